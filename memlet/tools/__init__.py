@@ -1,0 +1,1 @@
+"""Tools: schemas, JSON schema derivation, base tools."""
