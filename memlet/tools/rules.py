@@ -165,4 +165,5 @@ def parse_tool_rules(data: list[dict[str, Any]]) -> list[ToolRule]:
 
 def dump_tool_rules(rules: list[ToolRule]) -> list[dict[str, Any]]:
     """Serialize rules to JSON-ready dicts, the inverse of `parse_tool_rules`."""
-    return _TOOL_RULES_ADAPTER.dump_python(rules, mode="json")
+    dumped: list[dict[str, Any]] = _TOOL_RULES_ADAPTER.dump_python(rules, mode="json")
+    return dumped
