@@ -1,0 +1,56 @@
+"""Typed dependency aliases: the session, the acting user and the settings are resolved here and only here."""
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Header, Request
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from memlet import ids
+from memlet.config import Settings
+from memlet.db import models as orm
+from memlet.errors import BadRequestError
+
+
+async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
+    """One session per request, committed before the response is sent; an exception rolls it back."""
+    async with request.app.state.sessionmaker() as session:
+        yield session
+        await session.commit()
+
+
+def get_sessionmaker(request: Request) -> async_sessionmaker[AsyncSession]:
+    return request.app.state.sessionmaker  # type: ignore[no-any-return]
+
+
+def get_settings(request: Request) -> Settings:
+    return request.app.state.settings  # type: ignore[no-any-return]
+
+
+SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
+SessionmakerDep = Annotated[async_sessionmaker[AsyncSession], Depends(get_sessionmaker)]
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+
+@dataclass(frozen=True)
+class Actor:
+    user_id: str
+    organization_id: str
+
+
+DEFAULT_ACTOR = Actor(ids.DEFAULT_USER_ID, ids.DEFAULT_ORG_ID)
+
+
+async def get_actor(session: SessionDep, user_id: Annotated[str | None, Header()] = None) -> Actor:
+    """The ``user_id`` header picks the actor (as Letta): malformed -> 400, unknown -> the default user."""
+    if not user_id or user_id == ids.DEFAULT_USER_ID:
+        return DEFAULT_ACTOR
+    if not ids.is_valid(user_id, ids.Prefix.USER):
+        raise BadRequestError(f"Invalid user ID format: {user_id}")
+    org_id = await session.scalar(select(orm.User.organization_id).where(orm.User.id == user_id))
+    return Actor(user_id, org_id) if org_id else DEFAULT_ACTOR
+
+
+ActorDep = Annotated[Actor, Depends(get_actor)]

@@ -1,0 +1,116 @@
+"""Pure-ASGI middleware: bearer-password auth, body-size limit and trailing-slash tolerance."""
+
+import hmac
+import json
+
+from starlette.routing import Match, Router
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+OPEN_PATHS = frozenset({"/v1/health", "/v1/health/", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json", "/"})
+
+
+async def _send_json(send: Send, status: int, body: dict[str, object], headers: list[tuple[bytes, bytes]] = []) -> None:  # noqa: B006
+    payload = json.dumps(body).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
+
+
+class PasswordAuthMiddleware:
+    """With a server password set, every route but health needs ``Authorization: Bearer <password>``.
+
+    Letta's ``X-BARE-PASSWORD: password <pw>`` header is accepted too. Compared in constant time.
+    """
+
+    def __init__(self, app: ASGIApp, password: str) -> None:
+        self.app = app
+        self.password = password.encode()
+
+    def _authorized(self, scope: Scope) -> bool:
+        headers = dict(scope.get("headers") or [])
+        auth = headers.get(b"authorization", b"")
+        scheme, _, token = auth.partition(b" ")
+        if scheme.lower() == b"bearer" and hmac.compare_digest(token.strip(), self.password):
+            return True
+        bare = headers.get(b"x-bare-password", b"")
+        scheme, _, token = bare.partition(b" ")
+        return scheme.lower() == b"password" and hmac.compare_digest(token.strip(), self.password)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in OPEN_PATHS or self._authorized(scope):
+            await self.app(scope, receive, send)
+            return
+        await _send_json(send, 401, {"detail": "Unauthorized"}, [(b"www-authenticate", b"Bearer")])
+
+
+class BodyLimitMiddleware:
+    """Rejects bodies over ``max_bytes`` with 413, by Content-Length or while streaming a chunked body."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope.get("headers") or []).get(b"content-length")
+        too_big = {"detail": f"Request body exceeds the maximum size of {self.max_bytes} bytes"}
+        if length is not None and length.isdigit() and int(length) > self.max_bytes:
+            await _send_json(send, 413, too_big)
+            return
+        received = 0
+        started = False
+
+        async def guarded_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    raise _BodyTooLarge
+            return message
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, guarded_receive, tracking_send)
+        except _BodyTooLarge:
+            if not started:
+                await _send_json(send, 413, too_big)
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+class TrailingSlashMiddleware:
+    """Answers ``/v1/agents`` and ``/v1/agents/`` alike (Letta redirected one form; clients use both)."""
+
+    def __init__(self, app: ASGIApp, router: Router) -> None:
+        self.app = app
+        self.router = router
+
+    def _known(self, scope: Scope) -> bool:
+        return any(route.matches(scope)[0] != Match.NONE for route in self.router.routes)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] != "/" and not self._known(scope):
+            path: str = scope["path"]
+            other = path[:-1] if path.endswith("/") else path + "/"
+            candidate = dict(scope, path=other, raw_path=other.encode())
+            if self._known(candidate):
+                scope = candidate
+        await self.app(scope, receive, send)

@@ -1,0 +1,69 @@
+"""Cursor pagination: ``before`` / ``after`` / ``limit`` / ``order``, with cursors relative to the sort order.
+
+A cursor is the id of a row. ``after=X`` means "rows that come after X in the order being returned" and
+``before=X`` "rows that come before X in that order", so letta-client's auto-pagination (which passes the last id
+of a page as ``after``) walks every row exactly once in either order. Letta's absolute cursors repeated rows when
+paging newest-first; this is the documented fix.
+"""
+
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from sqlalchemy import Select, select, tuple_
+from sqlalchemy.orm import InstrumentedAttribute
+
+Order = Literal["asc", "desc"]
+T = TypeVar("T", bound=tuple[Any, ...])
+
+
+@dataclass(frozen=True)
+class Page:
+    before: str | None = None
+    after: str | None = None
+    limit: int | None = 50
+    order: Order = "desc"
+
+    @property
+    def descending(self) -> bool:
+        return self.order == "desc"
+
+
+def resolve_order(order: str | None, ascending: bool | None, default: Order) -> Order:
+    """``order`` wins; the legacy ``ascending`` flag is honoured when ``order`` is absent."""
+    if order in ("asc", "desc"):
+        return order  # type: ignore[return-value]
+    if ascending is not None:
+        return "asc" if ascending else "desc"
+    return default
+
+
+def paginate(
+    stmt: Select[T],
+    page: Page,
+    *,
+    sort_col: InstrumentedAttribute[Any],
+    id_col: InstrumentedAttribute[Any],
+) -> tuple[Select[T], bool]:
+    """Apply cursors, order and limit. Returns the statement and whether its rows must be reversed afterwards.
+
+    ``before`` alone must return the rows *closest* to the cursor, so it is queried in the opposite order and the
+    caller reverses the (small) result.
+    """
+
+    def key(cursor: str) -> Any:
+        return tuple_(select(sort_col).where(id_col == cursor).scalar_subquery(), cursor)
+
+    row = tuple_(sort_col, id_col)
+    if page.after:
+        stmt = stmt.where(row < key(page.after) if page.descending else row > key(page.after))
+    if page.before:
+        stmt = stmt.where(row > key(page.before) if page.descending else row < key(page.before))
+    reverse = bool(page.before and not page.after)
+    descending = page.descending != reverse
+    if descending:
+        stmt = stmt.order_by(sort_col.desc(), id_col.desc())
+    else:
+        stmt = stmt.order_by(sort_col.asc(), id_col.asc())
+    if page.limit is not None and page.limit > 0:
+        stmt = stmt.limit(page.limit)
+    return stmt, reverse

@@ -1,0 +1,16 @@
+"""Every v1 router, mounted under ``/v1`` in one list."""
+
+from fastapi import APIRouter
+
+from memlet.health.router import router as health_router
+
+ROUTERS: list[APIRouter] = [
+    health_router,
+]
+
+
+def build_v1_router() -> APIRouter:
+    v1 = APIRouter(prefix="/v1")
+    for router in ROUTERS:
+        v1.include_router(router)
+    return v1

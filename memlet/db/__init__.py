@@ -1,0 +1,1 @@
+"""Database layer: engine, sessions, embedded Postgres, advisory locks and the ORM models."""

@@ -1,0 +1,26 @@
+"""Per-agent advisory locks, so two requests to one agent never interleave, across processes and hosts."""
+
+import hashlib
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+
+
+def lock_key(agent_id: str) -> int:
+    """A stable signed 64-bit key for ``pg_advisory_*`` derived from the agent id."""
+    return int.from_bytes(hashlib.blake2b(agent_id.encode(), digest_size=8).digest(), "big", signed=True)
+
+
+async def agent_xact_lock(session: AsyncSession, agent_id: str) -> None:
+    """Hold the agent's lock until the current transaction ends (for short read-modify-write sections)."""
+    await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock_key(agent_id)})
+
+
+async def try_agent_session_lock(conn: AsyncConnection, agent_id: str) -> bool:
+    """Try the session-level lock on a dedicated connection (held across LLM calls, no transaction open)."""
+    result = await conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": lock_key(agent_id)})
+    return bool(result.scalar())
+
+
+async def release_agent_session_lock(conn: AsyncConnection, agent_id: str) -> None:
+    await conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": lock_key(agent_id)})

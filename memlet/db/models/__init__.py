@@ -1,0 +1,28 @@
+"""All ORM models. Import this package (not single modules) so every table is registered on the metadata."""
+
+from memlet.db.models.agent import Agent, AgentTag
+from memlet.db.models.block import Block, BlockAgent
+from memlet.db.models.identity import Identity, IdentityAgent, IdentityBlock
+from memlet.db.models.message import Message
+from memlet.db.models.org import Organization, User
+from memlet.db.models.provider import Provider
+from memlet.db.models.run import Run, Step
+from memlet.db.models.tool import Tool, ToolAgent
+
+__all__ = [
+    "Agent",
+    "AgentTag",
+    "Block",
+    "BlockAgent",
+    "Identity",
+    "IdentityAgent",
+    "IdentityBlock",
+    "Message",
+    "Organization",
+    "Provider",
+    "Run",
+    "Step",
+    "Tool",
+    "ToolAgent",
+    "User",
+]

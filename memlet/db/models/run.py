@@ -1,0 +1,65 @@
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import BigInteger, Boolean, DateTime, ForeignKey, Index, Integer, String, Text
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import Mapped, mapped_column
+
+from memlet.db.base import Base, OrgScopedMixin, TimestampMixin
+
+
+class Run(TimestampMixin, OrgScopedMixin, Base):
+    """One request processed by the agent loop: created -> running -> completed / failed / cancelled."""
+
+    __tablename__ = "runs"
+    __table_args__ = (Index("ix_runs_agent_created", "agent_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String, primary_key=True)
+    agent_id: Mapped[str | None] = mapped_column(String, ForeignKey("agents.id", ondelete="CASCADE"))
+    status: Mapped[str] = mapped_column(String, default="created", index=True)
+    stop_reason: Mapped[str | None] = mapped_column(String, default=None)
+    background: Mapped[bool | None] = mapped_column(Boolean, default=False)
+    metadata_: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSONB, default=None)
+    request_config: Mapped[dict[str, Any] | None] = mapped_column(JSONB, default=None)
+    callback_url: Mapped[str | None] = mapped_column(Text, default=None)
+    callback_sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    callback_status_code: Mapped[int | None] = mapped_column(Integer, default=None)
+    callback_error: Mapped[str | None] = mapped_column(Text, default=None)
+    conversation_id: Mapped[str | None] = mapped_column(String, default=None)
+    completed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    ttft_ns: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    total_duration_ns: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    num_steps: Mapped[int] = mapped_column(Integer, default=0)
+    tools_used: Mapped[list[str] | None] = mapped_column(JSONB, default=None)
+
+
+class Step(TimestampMixin, OrgScopedMixin, Base):
+    """One LLM call of a run, with its usage."""
+
+    __tablename__ = "steps"
+    __table_args__ = (Index("ix_steps_run_created", "run_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String, primary_key=True)
+    agent_id: Mapped[str | None] = mapped_column(String, ForeignKey("agents.id", ondelete="CASCADE"))
+    run_id: Mapped[str | None] = mapped_column(String, ForeignKey("runs.id", ondelete="CASCADE"))
+    provider_name: Mapped[str | None] = mapped_column(String, default=None)
+    provider_category: Mapped[str | None] = mapped_column(String, default=None)
+    provider_id: Mapped[str | None] = mapped_column(String, default=None)
+    model: Mapped[str | None] = mapped_column(String, default=None)
+    model_handle: Mapped[str | None] = mapped_column(String, default=None)
+    model_endpoint: Mapped[str | None] = mapped_column(String, default=None)
+    context_window_limit: Mapped[int | None] = mapped_column(Integer, default=None)
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    total_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    cached_input_tokens: Mapped[int | None] = mapped_column(Integer, default=None)
+    reasoning_tokens: Mapped[int | None] = mapped_column(Integer, default=None)
+    stop_reason: Mapped[str | None] = mapped_column(String, default=None)
+    status: Mapped[str] = mapped_column(String, default="pending")
+    error_type: Mapped[str | None] = mapped_column(String, default=None)
+    error_data: Mapped[dict[str, Any] | None] = mapped_column(JSONB, default=None)
+    feedback: Mapped[str | None] = mapped_column(String, default=None)
+    tags: Mapped[list[str] | None] = mapped_column(JSONB, default=None)
+    trace_id: Mapped[str | None] = mapped_column(String, default=None)
+    project_id: Mapped[str | None] = mapped_column(String, default=None)
+    step_metrics: Mapped[dict[str, Any] | None] = mapped_column(JSONB, default=None)

@@ -1,0 +1,125 @@
+"""Domain errors that carry their own HTTP status, rendered in Letta's shapes by one handler (memlet.app).
+
+    MemletError (500)
+    ├── BadRequestError (400)           "INVALID_ARGUMENT: ..." style messages
+    │   └── LimitExceededError (400)    a block value over its character limit
+    ├── UnauthorizedError (401)
+    ├── NotFoundError (404)             "<Entity> with ID <id> not found"
+    ├── MethodNotAllowedError (405)
+    ├── ConflictError (409)             duplicates, busy agents
+    │   └── PendingApprovalError (409)  {"detail": {"code": "PENDING_APPROVAL", ...}}
+    ├── UnprocessableError (422)        handler-raised validation
+    ├── LLMError (500, {"error": {...}}) provider failures: timeout, rate limit, auth, 5xx
+    └── ServiceUnavailableError (503)
+
+Services raise these; routes never raise HTTPException for domain conditions.
+"""
+
+from typing import Any, ClassVar
+
+
+class MemletError(Exception):
+    status_code: ClassVar[int] = 500
+
+    def __init__(self, message: str = "An unknown error occurred") -> None:
+        super().__init__(message)
+        self.message = message
+
+    def body(self) -> dict[str, Any]:
+        return {"detail": self.message}
+
+    def headers(self) -> dict[str, str] | None:
+        return None
+
+
+class BadRequestError(MemletError):
+    status_code = 400
+
+
+class LimitExceededError(BadRequestError):
+    def __init__(self, label: str, limit: int, size: int) -> None:
+        super().__init__(
+            f"INVALID_ARGUMENT: Edit failed: Exceeds {limit} character limit (requested {size}) for block '{label}'."
+        )
+        self.limit = limit
+        self.size = size
+
+
+class UnauthorizedError(MemletError):
+    status_code = 401
+
+    def __init__(self, message: str = "Unauthorized") -> None:
+        super().__init__(message)
+
+
+class NotFoundError(MemletError):
+    status_code = 404
+
+    def __init__(self, entity: str, entity_id: str | None = None, *, message: str | None = None) -> None:
+        text = message or (f"{entity} with ID {entity_id} not found" if entity_id else f"{entity} not found")
+        super().__init__(text)
+        self.entity = entity
+        self.entity_id = entity_id
+
+
+class MethodNotAllowedError(MemletError):
+    status_code = 405
+
+
+class ConflictError(MemletError):
+    status_code = 409
+
+
+class AgentBusyError(ConflictError):
+    def __init__(self, agent_id: str) -> None:
+        super().__init__(
+            f"CONFLICT: Cannot send a new message: Another request is currently being processed for agent "
+            f"{agent_id}. Please wait for the current request to complete, or cancel it."
+        )
+
+    def headers(self) -> dict[str, str] | None:
+        return {"Retry-After": "1"}
+
+
+class PendingApprovalError(ConflictError):
+    def __init__(self, pending_request_id: str | None) -> None:
+        super().__init__(
+            "CONFLICT: Cannot send a new message: The agent is waiting for approval on a tool call. "
+            "Please approve or deny the pending request before continuing."
+        )
+        self.pending_request_id = pending_request_id
+
+    def body(self) -> dict[str, Any]:
+        return {
+            "detail": {
+                "code": "PENDING_APPROVAL",
+                "message": self.message,
+                "pending_request_id": self.pending_request_id,
+            }
+        }
+
+
+class UnprocessableError(MemletError):
+    status_code = 422
+
+
+class LLMError(MemletError):
+    """A provider failure; ``error_type`` is one of Letta's llm_* error types."""
+
+    status_code = 500
+    error_type: str = "llm_error"
+
+    def __init__(
+        self, message: str, *, error_type: str = "llm_error", status_code: int = 500, detail: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+        self.http_status = status_code
+        self.detail = detail or message
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"type": self.error_type, "message": self.message, "detail": self.detail}}
+
+
+class ServiceUnavailableError(MemletError):
+    status_code = 503

@@ -1,0 +1,77 @@
+"""Prefixed ids (``agent-<uuid4>``), generated and validated in one place.
+
+Letta's ids are ``<prefix>-<uuid4>``. Path parameters use the ``*Id`` annotated types below so a malformed id
+is a 422 before any SQL runs, and a well-formed unknown id is a 404 naming it.
+"""
+
+import re
+import uuid
+from enum import StrEnum
+from typing import Annotated
+
+from fastapi import Path
+
+
+class Prefix(StrEnum):
+    AGENT = "agent"
+    BLOCK = "block"
+    TOOL = "tool"
+    MESSAGE = "message"
+    RUN = "run"
+    STEP = "step"
+    PASSAGE = "passage"
+    SOURCE = "source"
+    FILE = "file"
+    IDENTITY = "identity"
+    GROUP = "group"
+    PROVIDER = "provider"
+    ORGANIZATION = "org"
+    USER = "user"
+    ARCHIVE = "archive"
+    JOB = "job"
+    SANDBOX_CONFIG = "sandbox"
+    MCP_SERVER = "mcp_server"
+    CONVERSATION = "conv"
+
+
+_UUID = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+
+# Letta's well-known defaults (an unknown or absent ``user_id`` header acts as this user).
+DEFAULT_ORG_ID = "org-00000000-0000-4000-8000-000000000000"
+DEFAULT_USER_ID = "user-00000000-0000-4000-8000-000000000000"
+DEFAULT_ORG_NAME = "default_org"
+DEFAULT_USER_NAME = "default_user"
+
+
+def new_id(prefix: Prefix | str) -> str:
+    """A fresh ``<prefix>-<uuid4>`` id."""
+    return f"{prefix}-{uuid.uuid4()}"
+
+
+def id_pattern(prefix: Prefix | str) -> str:
+    return f"^{prefix}-{_UUID}$"
+
+
+def is_valid(value: str, prefix: Prefix | str) -> bool:
+    return re.fullmatch(id_pattern(prefix), value) is not None
+
+
+def _path_id(prefix: Prefix, name: str) -> object:
+    return Path(
+        pattern=id_pattern(prefix),
+        min_length=len(prefix) + 37,
+        max_length=len(prefix) + 37,
+        description=f"The ID of the {name} in the format '{prefix}-<uuid4>'",
+        examples=[f"{prefix}-123e4567-e89b-42d3-8456-426614174000"],
+    )
+
+
+AgentId = Annotated[str, _path_id(Prefix.AGENT, "agent")]
+BlockId = Annotated[str, _path_id(Prefix.BLOCK, "block")]
+ToolId = Annotated[str, _path_id(Prefix.TOOL, "tool")]
+MessageId = Annotated[str, _path_id(Prefix.MESSAGE, "message")]
+RunId = Annotated[str, _path_id(Prefix.RUN, "run")]
+StepId = Annotated[str, _path_id(Prefix.STEP, "step")]
+PassageId = Annotated[str, _path_id(Prefix.PASSAGE, "passage")]
+IdentityId = Annotated[str, _path_id(Prefix.IDENTITY, "identity")]
+ProviderId = Annotated[str, _path_id(Prefix.PROVIDER, "provider")]
