@@ -1,0 +1,1 @@
+"""Tool execution: built-in memory tools, user tool sandbox, call routing."""
