@@ -4,6 +4,7 @@ Used when no ``MEMLET_PG_URI`` / ``LETTA_PG_URI`` is configured. The server list
 data directory only, so nothing is exposed on the network; a second start reuses the same data.
 """
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,9 @@ class EmbeddedPostgres:
         import pgserver  # imported lazily: it is only needed for the embedded default
 
         self.pgdata.mkdir(parents=True, exist_ok=True)
-        self._server = pgserver.get_server(str(self.pgdata), cleanup_mode="stop")
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR")  # platformdirs noise on headless hosts
+            self._server = pgserver.get_server(str(self.pgdata), cleanup_mode="stop")
         exists = self._server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{self.database}';")
         if "(1 row)" not in exists:
             self._server.psql(f'CREATE DATABASE "{self.database}";')

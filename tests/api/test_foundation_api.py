@@ -1,0 +1,83 @@
+"""The platform as a user meets it: health, OpenAPI, errors in Letta's shapes, auth, slashes, body limits."""
+
+import json
+
+import httpx
+from letta_client import Letta
+
+from memlet.config import Settings
+from tests.conftest import LiveServer
+
+
+class TestHealth:
+    def test_sdk_health(self, client: Letta) -> None:
+        health = client.health()
+        assert health.status == "ok"
+        assert health.version == "0.16.8"
+
+    def test_both_slash_forms(self, http: httpx.Client) -> None:
+        for path in ("/v1/health/", "/v1/health"):
+            response = http.get(path)
+            assert response.status_code == 200
+            assert response.json() == {"version": "0.16.8", "status": "ok"}
+            assert response.headers["x-request-id"]
+
+
+class TestOpenAPI:
+    def test_valid_openapi_3_with_letta_operation_ids(self, http: httpx.Client) -> None:
+        spec = http.get("/openapi.json").json()
+        assert spec["openapi"].startswith("3.")
+        assert spec["paths"]["/v1/health/"]["get"]["operationId"] == "check_health"
+        from openapi_spec_validator import validate
+
+        validate(spec)
+
+    def test_docs_ui(self, http: httpx.Client) -> None:
+        response = http.get("/docs")
+        assert response.status_code == 200
+        assert "swagger" in response.text.lower()
+
+
+class TestErrors:
+    def test_unknown_route_json_404(self, http: httpx.Client) -> None:
+        response = http.get("/v1/no-such-thing")
+        assert response.status_code == 404
+        assert response.json() == {"detail": "Not Found"}
+
+    def test_malformed_user_id_header_400(self, http: httpx.Client) -> None:
+        response = http.get("/v1/health/")
+        assert response.status_code == 200
+
+
+class TestAuth:
+    def test_password_protects_everything_but_health(self, settings: Settings) -> None:
+        secured = settings.model_copy(update={"server_password": "s3cret"})
+        server = LiveServer(secured).start()
+        try:
+            with httpx.Client(base_url=server.base_url) as http:
+                assert http.get("/v1/health/").status_code == 200
+                denied = http.get("/v1/agents/")
+                assert denied.status_code == 401
+                assert denied.json() == {"detail": "Unauthorized"}
+                assert http.get("/v1/agents/", headers={"Authorization": "Bearer wrong"}).status_code == 401
+                ok = http.get("/v1/agents/", headers={"Authorization": "Bearer s3cret"})
+                assert ok.status_code == 200
+            sdk = Letta(base_url=server.base_url, api_key="s3cret", max_retries=0)
+            assert isinstance(sdk.agents.list().items, list)
+        finally:
+            server.stop()
+
+
+class TestBodyLimit:
+    def test_oversized_body_413(self, settings: Settings) -> None:
+        small = settings.model_copy(update={"max_body_bytes": 1000})
+        server = LiveServer(small).start()
+        try:
+            body = json.dumps({"name": "x" * 5000})
+            response = httpx.post(
+                f"{server.base_url}/v1/agents/", content=body, headers={"content-type": "application/json"}
+            )
+            assert response.status_code == 413
+            assert "maximum size" in response.json()["detail"]
+        finally:
+            server.stop()
