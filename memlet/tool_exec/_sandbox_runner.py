@@ -1,0 +1,154 @@
+"""Child side of the user-tool sandbox: run one tool call and report on a private file descriptor.
+
+Started by `memlet.tool_exec.sandbox` as `python -I _sandbox_runner.py <result_fd>`. It must stay importable
+without memlet (isolated mode, stdlib only), because it runs outside the server's import path.
+
+Protocol:
+- stdin: one JSON object {"source_code", "function_name", "args", "memory_mb", "return_char_limit"}. Arguments
+  travel as data and become keyword arguments; they are never spliced into code.
+- stdout / stderr: left to the tool, so prints and subprocess output are captured by the parent verbatim.
+- <result_fd>: one JSON object, written once at the end. Tools do not write there by accident, which keeps the
+  result intact however much they print.
+"""
+
+import asyncio
+import builtins
+import inspect
+import json
+import linecache
+import os
+import resource
+import sys
+import traceback
+import types
+from typing import Any
+
+TOOL_FILENAME = "<tool_source>"
+# The raw value is only a convenience for the caller; past this size the text form is enough.
+MAX_RAW_VALUE_CHARS = 1_000_000
+
+
+def _limit_memory(memory_mb: int) -> None:
+    """Cap the address space (soft and hard, so the tool cannot raise it again) and disable core dumps."""
+    if memory_mb > 0:
+        limit = memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _load_function(source_code: str, function_name: str) -> Any:
+    """Execute the tool source in a fresh module and return the named function."""
+    # Letta's generated script starts with `from typing import *`, so tools may use List/Optional unimported.
+    module = types.ModuleType("sandbox_tool")
+    module.__dict__["__builtins__"] = builtins
+    exec("from typing import *", module.__dict__)
+    # A real module entry lets dataclasses and pydantic models defined in the tool resolve their module.
+    sys.modules[module.__name__] = module
+    # Registering the source makes tracebacks show the tool's lines.
+    lines = source_code.splitlines(keepends=True)
+    linecache.cache[TOOL_FILENAME] = (len(source_code), None, lines, TOOL_FILENAME)
+    exec(compile(source_code, TOOL_FILENAME, "exec"), module.__dict__)
+    function = module.__dict__.get(function_name)
+    if not callable(function):
+        # Same outcome as Letta, whose generated script calls the name directly.
+        raise NameError(f"name '{function_name}' is not defined")
+    return function
+
+
+def _call(function: Any, args: dict[str, Any]) -> Any:
+    """Call the tool with keyword arguments; agent_state injection is not supported, so it is None."""
+    kwargs = dict(args)
+    try:
+        parameters = set(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        parameters = set()
+    if "agent_state" in parameters and "agent_state" not in kwargs:
+        kwargs["agent_state"] = None
+    result = function(**kwargs)
+    if inspect.isawaitable(result):
+        result = asyncio.run(_await(result))
+    return result
+
+
+async def _await(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def _json_fallback(obj: Any) -> Any:
+    # Letta serializes the return through a pydantic wrapper and then json.dumps(default=str).
+    dump = getattr(obj, "model_dump", None)
+    if callable(dump):
+        try:
+            return dump(mode="json")
+        except Exception:
+            pass
+    return str(obj)
+
+
+def _to_json_value(value: Any) -> Any:
+    """Round-trip the return through JSON the way Letta's sandbox transport does."""
+    try:
+        return json.loads(json.dumps(value, default=_json_fallback))
+    except (TypeError, ValueError, RecursionError):
+        return str(value)
+
+
+def _return_text(value: Any, return_char_limit: int) -> str:
+    """The model-visible text of a return value: Letta's coercion rules and truncation notice."""
+    if isinstance(value, str):
+        text = value
+    elif value is None:
+        text = "None"
+    elif isinstance(value, dict):
+        text = json.dumps(value, indent=2, ensure_ascii=False)
+    else:
+        text = str(value)
+    if return_char_limit and len(text) > return_char_limit:
+        text = (
+            f"{text[:return_char_limit]}... [NOTE: function output was truncated since it exceeded the "
+            f"character limit ({len(text)} > {return_char_limit})]"
+        )
+    return text
+
+
+def _success_report(result: Any, return_char_limit: int) -> dict[str, Any]:
+    value = _to_json_value(result)
+    raw_size = len(json.dumps(value, ensure_ascii=False))
+    return {
+        "ok": True,
+        "text": _return_text(value, return_char_limit),
+        "value": value if raw_size <= MAX_RAW_VALUE_CHARS else None,
+    }
+
+
+def _error_report(exc: BaseException) -> dict[str, Any]:
+    # Print the traceback from the tool's own frames on; the runner's frames are noise to the tool author.
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    traceback.print_exception(type(exc), exc, tb, file=sys.stderr)
+    message = exc.msg if isinstance(exc, SyntaxError) and exc.msg else str(exc)
+    return {"ok": False, "exc_type": type(exc).__name__, "exc_message": message}
+
+
+def main() -> None:
+    result_fd = int(sys.argv[1])
+    payload = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    for stream in (sys.stdout, sys.stderr):
+        stream.reconfigure(encoding="utf-8", errors="backslashreplace")  # type: ignore[union-attr]
+    _limit_memory(int(payload.get("memory_mb") or 0))
+    try:
+        function = _load_function(payload["source_code"], payload["function_name"])
+        report = _success_report(_call(function, payload["args"]), int(payload.get("return_char_limit") or 0))
+    except BaseException as exc:  # a tool's SystemExit or KeyboardInterrupt is an error result too
+        report = _error_report(exc)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    with os.fdopen(result_fd, "wb") as channel:
+        channel.write(json.dumps(report, ensure_ascii=False).encode("utf-8", errors="backslashreplace"))
+    # Skip interpreter shutdown: leftover non-daemon threads or atexit hooks from the tool must not stall the exit.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

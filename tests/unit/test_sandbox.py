@@ -1,0 +1,276 @@
+"""The user-tool sandbox: results, errors, limits and isolation as the model and the API see them."""
+
+import asyncio
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from memlet.tool_exec.sandbox import run_tool
+
+ECHO = '''
+def echo(value):
+    """Return the argument unchanged."""
+    return value
+'''
+
+
+class TestReturnValues:
+    async def test_dict_return_is_json_text_and_value(self) -> None:
+        source = "def f(city: str):\n    return {'city': city, 'temp': 21, 'ok': True}\n"
+        result = await run_tool(source, "f", {"city": "Zürich"})
+        assert result.status == "success"
+        assert json.loads(result.func_return or "") == {"city": "Zürich", "temp": 21, "ok": True}
+        assert "Zürich" in (result.func_return or "")  # not escaped to \\u00fc
+        assert result.value == {"city": "Zürich", "temp": 21, "ok": True}
+        assert result.stdout == []
+        assert result.stderr == []
+        assert result.duration_ms > 0
+
+    async def test_str_return_unchanged(self) -> None:
+        result = await run_tool(ECHO, "echo", {"value": "hello world"})
+        assert (result.status, result.func_return, result.value) == ("success", "hello world", "hello world")
+
+    async def test_int_return_stringified(self) -> None:
+        result = await run_tool("def add(a: int, b: int) -> int:\n    return a + b\n", "add", {"a": 2, "b": 3})
+        assert (result.status, result.func_return, result.value) == ("success", "5", 5)
+
+    async def test_none_and_list_use_python_str(self) -> None:
+        none = await run_tool("def f():\n    return None\n", "f", {})
+        listed = await run_tool("def f():\n    return [1, 'a', (2, 3)]\n", "f", {})
+        assert none.func_return == "None"
+        # Letta round-trips through JSON (tuple -> list) and then calls str() on non-dict values.
+        assert listed.func_return == "[1, 'a', [2, 3]]"
+
+    async def test_text_postgres_cannot_store_is_dropped(self) -> None:
+        result = await run_tool("def f():\n    return {'k': 'a\\x00b\\ud800c'}\n", "f", {})
+        assert result.value == {"k": "ab?c"}
+        assert "\x00" not in (result.func_return or "")
+        (result.func_return or "").encode("utf-8")  # no lone surrogate left
+
+    async def test_non_json_serializable_return_becomes_str(self) -> None:
+        source = (
+            "class Point:\n"
+            "    def __str__(self):\n"
+            "        return 'Point(1, 2)'\n"
+            "def f():\n"
+            "    return {'p': Point(), 's': {1}}\n"
+        )
+        result = await run_tool(source, "f", {})
+        assert result.status == "success"
+        assert result.value == {"p": "Point(1, 2)", "s": "{1}"}
+
+    async def test_async_tool_and_typing_names_available(self) -> None:
+        # Letta's generated script imports typing's names, so tools may use Optional without importing it.
+        source = "async def f(x: Optional[int] = None) -> str:\n    return f'got {x}'\n"
+        result = await run_tool(source, "f", {"x": 7})
+        assert (result.status, result.func_return) == ("success", "got 7")
+
+    async def test_agent_state_parameter_receives_none(self) -> None:
+        source = "def f(agent_state, n: int):\n    return f'{agent_state} {n}'\n"
+        result = await run_tool(source, "f", {"n": 1})
+        assert result.func_return == "None 1"
+
+    async def test_return_truncated_with_letta_notice(self) -> None:
+        result = await run_tool(ECHO, "echo", {"value": "x" * 120}, return_char_limit=100)
+        assert result.status == "success"
+        assert result.func_return == (
+            "x" * 100 + "... [NOTE: function output was truncated since it exceeded the character limit (120 > 100)]"
+        )
+
+    async def test_zero_limit_disables_truncation(self) -> None:
+        result = await run_tool(ECHO, "echo", {"value": "y" * 70000}, return_char_limit=0)
+        assert result.func_return == "y" * 70000
+
+
+class TestOutputCapture:
+    async def test_print_goes_to_stdout_not_return(self) -> None:
+        source = (
+            "import sys\n"
+            "def f():\n"
+            "    print('hello from tool')\n"
+            "    print('{\"ok\": false}')\n"
+            "    print('warn', file=sys.stderr)\n"
+            "    return 'done'\n"
+        )
+        result = await run_tool(source, "f", {})
+        assert result.status == "success"
+        assert result.func_return == "done"
+        assert result.stdout == ['hello from tool\n{"ok": false}\n']
+        assert result.stderr == ["warn\n"]
+
+    async def test_output_of_child_processes_is_captured(self) -> None:
+        source = "import subprocess\ndef f():\n    subprocess.run(['echo', 'from child'])\n    return 1\n"
+        result = await run_tool(source, "f", {})
+        assert result.stdout == ["from child\n"]
+        assert result.func_return == "1"
+
+
+class TestErrors:
+    async def test_exception_is_error_result_with_traceback(self) -> None:
+        source = "def f(x):\n    raise ValueError(f'bad value {x}')\n"
+        result = await run_tool(source, "f", {"x": 3})
+        assert result.status == "error"
+        assert result.func_return == "Error executing function f: ValueError: bad value 3"
+        assert result.value is None
+        assert len(result.stderr) == 1
+        assert "Traceback" in result.stderr[0]
+        assert "raise ValueError(f'bad value {x}')" in result.stderr[0]  # the tool's own source line
+        assert "_sandbox_runner" not in result.stderr[0]
+
+    async def test_syntax_error_in_source(self) -> None:
+        result = await run_tool("def f(:\n    return 1\n", "f", {})
+        assert result.status == "error"
+        assert (result.func_return or "").startswith("Error executing function f: SyntaxError: ")
+
+    async def test_missing_function(self) -> None:
+        result = await run_tool(ECHO, "nope", {})
+        assert result.status == "error"
+        assert result.func_return == "Error executing function nope: NameError: name 'nope' is not defined"
+
+    async def test_wrong_arguments(self) -> None:
+        result = await run_tool(ECHO, "echo", {"other": 1})
+        assert result.status == "error"
+        assert (result.func_return or "").startswith("Error executing function echo: TypeError: ")
+
+    async def test_sys_exit_is_an_error(self) -> None:
+        result = await run_tool("import sys\ndef f():\n    sys.exit(3)\n", "f", {})
+        assert result.status == "error"
+        assert result.func_return == "Error executing function f: SystemExit: 3"
+
+    async def test_hard_exit_without_result(self) -> None:
+        result = await run_tool("import os\ndef f():\n    os._exit(0)\n", "f", {})
+        assert result.status == "error"
+        assert "without returning a result" in (result.func_return or "")
+
+    async def test_error_text_capped_at_1000_chars(self) -> None:
+        result = await run_tool("def f():\n    raise RuntimeError('e' * 5000)\n", "f", {})
+        assert len(result.func_return or "") == 1000
+
+
+class TestLimits:
+    async def test_timeout_kills_process_quickly(self) -> None:
+        source = "import time\ndef f():\n    print('started', flush=True)\n    time.sleep(30)\n"
+        started = time.monotonic()
+        result = await run_tool(source, "f", {}, timeout_s=1.0)
+        assert time.monotonic() - started < 4
+        assert result.status == "error"
+        assert (
+            result.func_return
+            == "Error executing function f: TimeoutError: Executing tool f timed out after 1 seconds."
+        )
+        assert result.stdout == ["started\n"]
+
+    async def test_timeout_kills_background_children(self) -> None:
+        # A grandchild in the tool's process group must die with it, not keep running after the call.
+        source = (
+            "import subprocess, time\n"
+            "def f():\n"
+            "    p = subprocess.Popen(['sleep', '30'])\n"
+            "    print(p.pid, flush=True)\n"
+            "    time.sleep(30)\n"
+        )
+        result = await run_tool(source, "f", {}, timeout_s=1.0)
+        pid = int(result.stdout[0])
+        await asyncio.sleep(0.2)
+        assert not _is_running(pid)
+
+    async def test_daemon_holding_stdout_does_not_stall_the_call(self) -> None:
+        source = (
+            "import subprocess\n"
+            "def f():\n"
+            "    p = subprocess.Popen(['sleep', '30'], start_new_session=True)\n"
+            "    return p.pid\n"
+        )
+        started = time.monotonic()
+        result = await run_tool(source, "f", {}, timeout_s=10.0)
+        try:
+            assert result.status == "success"
+            assert time.monotonic() - started < 4
+        finally:
+            os.kill(int(result.func_return or 0), signal.SIGKILL)
+
+    async def test_cancelling_the_call_kills_the_tool(self, tmp_path: Path) -> None:
+        pid_file = tmp_path / "pid"
+        source = "import os, time\ndef f(path):\n    open(path, 'w').write(str(os.getpid()))\n    time.sleep(30)\n"
+        task = asyncio.create_task(run_tool(source, "f", {"path": str(pid_file)}))
+        for _ in range(100):
+            if pid_file.exists() and pid_file.read_text():
+                break
+            await asyncio.sleep(0.02)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert not _is_running(int(pid_file.read_text()))
+
+    async def test_memory_cap(self) -> None:
+        source = "def f():\n    data = bytearray(2 * 1024 ** 3)\n    return len(data)\n"
+        result = await run_tool(source, "f", {})  # default cap: 512 MB
+        assert result.status == "error"
+        assert (result.func_return or "").startswith("Error executing function f: MemoryError")
+
+    async def test_infinite_print_is_bounded(self) -> None:
+        source = "def f():\n    for _ in range(200000):\n        print('z' * 100)\n    return 'ok'\n"
+        result = await run_tool(source, "f", {})
+        assert result.func_return == "ok"
+        assert len(result.stdout[0]) <= 1_000_000
+
+
+class TestIsolation:
+    async def test_server_environment_not_visible(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-server-secret")
+        monkeypatch.setenv("MEMLET_SECRET", "server-only")
+        source = "import os\ndef f():\n    return dict(os.environ)\n"
+        result = await run_tool(source, "f", {}, env={"WEATHER_API_KEY": "agent-secret"})
+        assert result.status == "success"
+        env = result.value
+        assert isinstance(env, dict)
+        assert "OPENAI_API_KEY" not in env
+        assert "MEMLET_SECRET" not in env
+        assert "sk-server-secret" not in (result.func_return or "")
+        assert env["WEATHER_API_KEY"] == "agent-secret"
+        assert "PATH" in env
+
+    async def test_runs_in_fresh_temp_dir(self) -> None:
+        source = "import os\ndef f():\n    open('scratch.txt', 'w').write('x')\n    return os.getcwd()\n"
+        first = await run_tool(source, "f", {})
+        second = await run_tool(source, "f", {})
+        assert first.status == second.status == "success"
+        assert first.func_return != second.func_return
+        assert not _exists(first.func_return or "")  # removed after the call
+
+    @pytest.mark.parametrize(
+        "value",
+        [
+            '"); import os; ("',
+            "'''; raise SystemExit; '''",
+            'line one\nline "two"\n\ttab \\ backslash',
+            "emoji 🎉 ümlaut 中文",
+            "{{ jinja }} %s {0}",
+        ],
+    )
+    async def test_args_arrive_intact(self, value: str) -> None:
+        result = await run_tool(ECHO, "echo", {"value": value})
+        assert result.status == "success"
+        assert result.func_return == value
+
+    async def test_structured_args_arrive_as_json_types(self) -> None:
+        args = {"value": {"n": 1.5, "flag": False, "items": [None, "a"]}}
+        result = await run_tool(ECHO, "echo", args)
+        assert result.value == args["value"]
+
+
+def _exists(path: str) -> bool:
+    return os.path.exists(path)
+
+
+def _is_running(pid: int) -> bool:
+    """True unless the process is gone or a zombie (killed, waiting for its new parent to reap it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
