@@ -1,0 +1,42 @@
+# One virtualenv (.venv) for everything; each target creates it when missing.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: dev server test check lint format migrate bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+dev: $(STAMP)
+
+## Start the server on the embedded Postgres (data in ~/.memlet unless MEMLET_DATA_DIR / MEMLET_PG_URI is set).
+server: $(STAMP)
+	$(BIN)/memlet server
+
+## Run the whole test suite (real embedded Postgres + pgvector, real uvicorn, official letta-client).
+test: $(STAMP)
+	$(BIN)/pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+check: lint test
+
+format: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+migrate: $(STAMP)
+	$(BIN)/memlet db upgrade
+
+bench: $(STAMP)
+	$(BIN)/python bench/bench_state_api.py
+
+clean:
+	rm -rf $(VENV) *.egg-info
