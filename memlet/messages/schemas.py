@@ -1,0 +1,418 @@
+"""Wire schemas of the messages API, with Letta 0.16.8's names, defaults, field order and nulls.
+
+- ``LettaMessage``: the public message union (discriminator ``message_type``), plus the stream-only items
+  ``LettaPing``, ``LettaErrorMessage``, ``LettaStopReason`` and ``LettaUsageStatistics``.
+- ``StoredMessage``: Letta's internal ``Message`` (one DB row; also what ``GET /v1/agents/{id}/context`` lists).
+- ``LettaMessageUpdate``: the PATCH body for one message (request bodies of sends are in ``requests.py``).
+- ``LettaResponse``: the blocking send result.
+"""
+
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_serializer,
+    model_serializer,
+)
+
+from memlet.ids import Prefix, new_id
+from memlet.messages.content import (
+    AssistantContentPart,
+    MessageContentPart,
+    ToolReturnContentPart,
+    UserContentPart,
+)
+
+# Deprecated-but-served fields are flagged in the OpenAPI document only: pydantic's own ``deprecated=`` would
+# warn every time our code reads them.
+DEPRECATED: dict[str, Any] = {"deprecated": True}
+
+
+class MessageType(StrEnum):
+    system_message = "system_message"
+    user_message = "user_message"
+    assistant_message = "assistant_message"
+    reasoning_message = "reasoning_message"
+    hidden_reasoning_message = "hidden_reasoning_message"
+    tool_call_message = "tool_call_message"
+    tool_return_message = "tool_return_message"
+    approval_request_message = "approval_request_message"
+    approval_response_message = "approval_response_message"
+    summary_message = "summary_message"
+    event_message = "event_message"
+
+
+class MessageRole(StrEnum):
+    assistant = "assistant"
+    user = "user"
+    tool = "tool"
+    function = "function"
+    system = "system"
+    approval = "approval"
+    summary = "summary"
+
+
+# --- tool calls and returns as the public API shows them ---------------------------------------------------
+
+
+class ToolCall(BaseModel):
+    name: str
+    arguments: str
+    tool_call_id: str
+
+
+class ToolCallDelta(BaseModel):
+    """A token-streaming fragment of a tool call; null keys are left out, as in OpenAI's chunks."""
+
+    name: str | None = None
+    arguments: str | None = None
+    tool_call_id: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_nulls(self, handler: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
+        return {key: value for key, value in handler(self).items() if value is not None}
+
+
+class ApprovalReturn(BaseModel):
+    type: Literal["approval"] = "approval"
+    tool_call_id: str
+    approve: bool
+    reason: str | None = None
+
+
+class ToolReturn(BaseModel):
+    """A tool result as the client sends it (client-side tools) and as ``tool_returns`` items show it."""
+
+    type: Literal["tool"] = "tool"
+    tool_return: str | list[ToolReturnContentPart]
+    status: Literal["success", "error"]
+    tool_call_id: str
+    stdout: list[str] | None = None
+    stderr: list[str] | None = None
+
+
+ApprovalItem = Annotated[ApprovalReturn | ToolReturn, Field(discriminator="type")]
+
+
+# --- the LettaMessage union --------------------------------------------------------------------------------
+
+
+class LettaMessageBase(BaseModel):
+    """Fields common to every public message. ``id`` is the stored row's id, shared by all its views."""
+
+    id: str
+    date: datetime
+    name: str | None = None
+    message_type: str
+    otid: str | None = None
+    sender_id: str | None = None
+    step_id: str | None = None
+    is_err: bool | None = None
+    seq_id: int | None = None
+    run_id: str | None = None
+
+    @field_serializer("date")
+    def _date_seconds(self, value: datetime) -> str:
+        # Letta drops sub-second precision and always shows an offset: 2026-11-22T03:03:34+00:00.
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return value.isoformat(timespec="seconds")
+
+    @field_serializer("is_err")
+    def _is_err_only_when_true(self, value: bool | None) -> bool | None:
+        # A debugging flag: false is shown as null so normal messages look the same as before it existed.
+        return True if value is True else None
+
+
+class SystemMessage(LettaMessageBase):
+    message_type: Literal["system_message"] = "system_message"
+    content: str
+
+
+class UserMessage(LettaMessageBase):
+    message_type: Literal["user_message"] = "user_message"
+    content: str | list[UserContentPart]
+
+
+class ReasoningMessage(LettaMessageBase):
+    message_type: Literal["reasoning_message"] = "reasoning_message"
+    source: Literal["reasoner_model", "non_reasoner_model"] = "non_reasoner_model"
+    reasoning: str
+    signature: str | None = None
+
+
+class HiddenReasoningMessage(LettaMessageBase):
+    message_type: Literal["hidden_reasoning_message"] = "hidden_reasoning_message"
+    state: Literal["redacted", "omitted"]
+    hidden_reasoning: str | None = None
+
+
+class ToolCallMessage(LettaMessageBase):
+    message_type: Literal["tool_call_message"] = "tool_call_message"
+    tool_call: ToolCall | ToolCallDelta = Field(json_schema_extra=DEPRECATED)
+    tool_calls: list[ToolCall] | ToolCallDelta | None = None
+
+
+class ToolReturnMessage(LettaMessageBase):
+    message_type: Literal["tool_return_message"] = "tool_return_message"
+    tool_return: str = Field(json_schema_extra=DEPRECATED)
+    status: Literal["success", "error"] = Field(json_schema_extra=DEPRECATED)
+    tool_call_id: str = Field(json_schema_extra=DEPRECATED)
+    stdout: list[str] | None = Field(None, json_schema_extra=DEPRECATED)
+    stderr: list[str] | None = Field(None, json_schema_extra=DEPRECATED)
+    tool_returns: list[ToolReturn] | None = None
+
+
+class AssistantMessage(LettaMessageBase):
+    message_type: Literal["assistant_message"] = "assistant_message"
+    content: str | list[AssistantContentPart]
+
+
+class ApprovalRequestMessage(LettaMessageBase):
+    message_type: Literal["approval_request_message"] = "approval_request_message"
+    tool_call: ToolCall | ToolCallDelta = Field(json_schema_extra=DEPRECATED)
+    tool_calls: list[ToolCall] | ToolCallDelta | None = None
+
+
+class ApprovalResponseMessage(LettaMessageBase):
+    message_type: Literal["approval_response_message"] = "approval_response_message"
+    approvals: list[ApprovalItem] | None = None
+    approve: bool | None = Field(None, json_schema_extra=DEPRECATED)
+    approval_request_id: str | None = Field(None, json_schema_extra=DEPRECATED)
+    reason: str | None = Field(None, json_schema_extra=DEPRECATED)
+
+
+class CompactionStats(BaseModel):
+    trigger: str
+    context_tokens_before: int | None = None
+    context_tokens_after: int | None = None
+    context_window: int
+    messages_count_before: int
+    messages_count_after: int
+
+
+class SummaryMessage(LettaMessageBase):
+    message_type: Literal["summary_message"] = "summary_message"
+    summary: str
+    compaction_stats: CompactionStats | None = None
+
+
+class EventMessage(LettaMessageBase):
+    message_type: Literal["event_message"] = "event_message"
+    event_type: Literal["compaction"]
+    event_data: dict[str, Any]
+
+
+LettaMessage = Annotated[
+    SystemMessage
+    | UserMessage
+    | ReasoningMessage
+    | HiddenReasoningMessage
+    | ToolCallMessage
+    | ToolReturnMessage
+    | AssistantMessage
+    | ApprovalRequestMessage
+    | ApprovalResponseMessage
+    | SummaryMessage
+    | EventMessage,
+    Field(discriminator="message_type"),
+]
+"""Letta's ``LettaMessageUnion``: one public view of (part of) a stored message."""
+
+
+# --- stream-only items and the blocking response -----------------------------------------------------------
+
+
+class LettaPing(LettaMessageBase):
+    """A keep-alive event; the first one of a stream carries the run id."""
+
+    message_type: Literal["ping"] = "ping"
+
+    @classmethod
+    def create(cls, run_id: str | None, *, seq_id: int | None = None) -> "LettaPing":
+        """A fresh ping (``id`` is ``ping-<uuid4>``, dated now)."""
+        return cls(id=f"ping-{uuid.uuid4()}", date=datetime.now(UTC), run_id=run_id, seq_id=seq_id)
+
+
+class LettaErrorMessage(BaseModel):
+    message_type: Literal["error_message"] = "error_message"
+    run_id: str
+    error_type: str
+    message: str
+    detail: str | None = None
+    seq_id: int | None = None
+
+
+class StopReasonType(StrEnum):
+    end_turn = "end_turn"
+    error = "error"
+    llm_api_error = "llm_api_error"
+    invalid_llm_response = "invalid_llm_response"
+    invalid_tool_call = "invalid_tool_call"
+    max_steps = "max_steps"
+    max_tokens_exceeded = "max_tokens_exceeded"
+    no_tool_call = "no_tool_call"
+    tool_rule = "tool_rule"
+    cancelled = "cancelled"
+    insufficient_credits = "insufficient_credits"
+    requires_approval = "requires_approval"
+    context_window_overflow_in_system_prompt = "context_window_overflow_in_system_prompt"
+
+
+_COMPLETED = {
+    StopReasonType.end_turn,
+    StopReasonType.max_steps,
+    StopReasonType.tool_rule,
+    StopReasonType.requires_approval,
+}
+
+
+def run_status_for(stop_reason: StopReasonType) -> Literal["completed", "failed", "cancelled"]:
+    """The run status a stop reason implies: completed, cancelled, or failed for every error-like reason."""
+    if stop_reason in _COMPLETED:
+        return "completed"
+    if stop_reason is StopReasonType.cancelled:
+        return "cancelled"
+    return "failed"
+
+
+class LettaStopReason(BaseModel):
+    message_type: Literal["stop_reason"] = "stop_reason"
+    stop_reason: StopReasonType
+
+
+class LettaUsageStatistics(BaseModel):
+    """Token usage summed over a request's steps; the optional counters stay null when no provider reported them."""
+
+    message_type: Literal["usage_statistics"] = "usage_statistics"
+    completion_tokens: int = 0
+    prompt_tokens: int = 0
+    total_tokens: int = 0
+    step_count: int = 0
+    run_ids: list[str] | None = None
+    cached_input_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    context_tokens: int | None = None
+
+
+class TurnTokenData(BaseModel):
+    role: Literal["assistant", "tool"]
+    output_ids: list[int] | None = None
+    output_token_logprobs: list[list[Any]] | None = None
+    content: str | None = None
+    tool_name: str | None = None
+
+
+class LettaResponse(BaseModel):
+    messages: list[LettaMessage]
+    stop_reason: LettaStopReason
+    usage: LettaUsageStatistics
+    logprobs: dict[str, Any] | None = None
+    turns: list[TurnTokenData] | None = None
+
+
+# --- the stored message (Letta's internal ``Message``) -----------------------------------------------------
+
+
+class ToolCallFunction(BaseModel):
+    arguments: str
+    name: str
+
+
+class OpenAIToolCall(BaseModel):
+    """A tool call in OpenAI chat-completions form, as stored on assistant/approval rows."""
+
+    id: str
+    function: ToolCallFunction
+    type: Literal["function"] = "function"
+
+
+class StoredToolReturn(BaseModel):
+    """A tool result as stored: ``func_response`` is the packed ``{"status","message","time"}`` JSON or parts."""
+
+    tool_call_id: Any | None = None
+    status: Literal["success", "error"]
+    stdout: list[str] | None = None
+    stderr: list[str] | None = None
+    func_response: str | list[ToolReturnContentPart] | None = None
+
+
+def _stored_approval_kind(value: Any) -> str:
+    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    return "approval" if kind == "approval" else "tool"
+
+
+StoredApprovalItem = Annotated[
+    Annotated[ApprovalReturn, Tag("approval")] | Annotated[StoredToolReturn, Tag("tool")],
+    Discriminator(_stored_approval_kind),
+]
+
+
+class StoredMessage(BaseModel):
+    """One stored message row, field for field Letta's ``Message`` schema (validates from ORM rows too)."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    created_by_id: str | None = None
+    last_updated_by_id: str | None = None
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    updated_at: datetime | None = None
+    id: str = Field(default_factory=lambda: new_id(Prefix.MESSAGE))
+    agent_id: str | None = None
+    model: str | None = None
+    role: MessageRole
+    content: list[MessageContentPart] | None = None
+    name: str | None = None
+    tool_calls: list[OpenAIToolCall] | None = None
+    tool_call_id: str | None = None
+    step_id: str | None = None
+    run_id: str | None = None
+    otid: str | None = None
+    tool_returns: list[StoredToolReturn] | None = None
+    group_id: str | None = None
+    sender_id: str | None = None
+    batch_item_id: str | None = None
+    conversation_id: str | None = None
+    is_err: bool | None = None
+    approval_request_id: str | None = None
+    approve: bool | None = None
+    denial_reason: str | None = None
+    approvals: list[StoredApprovalItem] | None = None
+
+
+# --- PATCH /v1/agents/{agent_id}/messages/{message_id} -----------------------------------------------------
+
+
+class UpdateSystemMessage(BaseModel):
+    message_type: Literal["system_message"] = "system_message"
+    content: str
+
+
+class UpdateUserMessage(BaseModel):
+    message_type: Literal["user_message"] = "user_message"
+    content: str | list[UserContentPart]
+
+
+class UpdateReasoningMessage(BaseModel):
+    reasoning: str
+    message_type: Literal["reasoning_message"] = "reasoning_message"
+
+
+class UpdateAssistantMessage(BaseModel):
+    message_type: Literal["assistant_message"] = "assistant_message"
+    content: str | list[AssistantContentPart]
+
+
+LettaMessageUpdate = Annotated[
+    UpdateSystemMessage | UpdateUserMessage | UpdateReasoningMessage | UpdateAssistantMessage,
+    Field(discriminator="message_type"),
+]
