@@ -1,0 +1,1 @@
+"""Agents: the agent state wire models, CRUD and context window."""

@@ -1,0 +1,1 @@
+"""Memory blocks: wire models, standalone and per-agent core memory."""

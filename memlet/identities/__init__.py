@@ -1,0 +1,1 @@
+"""Identities: the users and organizations agents belong to."""

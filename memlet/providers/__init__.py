@@ -1,0 +1,1 @@
+"""Providers and models: LLM/embedding configuration and the model listings."""
