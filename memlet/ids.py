@@ -34,7 +34,7 @@ class Prefix(StrEnum):
     CONVERSATION = "conv"
 
 
-_UUID = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+_UUID = "[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
 
 # Letta's well-known defaults (an unknown or absent ``user_id`` header acts as this user).
 DEFAULT_ORG_ID = "org-00000000-0000-4000-8000-000000000000"

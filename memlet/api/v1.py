@@ -2,9 +2,11 @@
 
 from fastapi import APIRouter
 
+from memlet.agents.router import router as agents_router
 from memlet.health.router import router as health_router
 
 ROUTERS: list[APIRouter] = [
+    agents_router,
     health_router,
 ]
 

@@ -1,0 +1,164 @@
+"""SQL for agents: rows, tags, identities links, listing with filters and cursor pagination."""
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+from sqlalchemy import Select, delete, func, select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memlet.api.pagination import Page, paginate
+from memlet.db import models as orm
+
+
+class AgentFilters:
+    """The list/count filters of ``GET /v1/agents/``."""
+
+    def __init__(
+        self,
+        *,
+        name: str | None = None,
+        tags: Sequence[str] | None = None,
+        match_all_tags: bool = False,
+        query_text: str | None = None,
+        project_id: str | None = None,
+        template_id: str | None = None,
+        base_template_id: str | None = None,
+        identity_id: str | None = None,
+        identifier_keys: Sequence[str] | None = None,
+        last_stop_reason: str | None = None,
+        created_by_id: str | None = None,
+    ) -> None:
+        self.name = name
+        self.tags = list(tags or [])
+        self.match_all_tags = match_all_tags
+        self.query_text = query_text
+        self.project_id = project_id
+        self.template_id = template_id
+        self.base_template_id = base_template_id
+        self.identity_id = identity_id
+        self.identifier_keys = list(identifier_keys or [])
+        self.last_stop_reason = last_stop_reason
+        self.created_by_id = created_by_id
+
+    def apply(self, stmt: Select, org_id: str) -> Select:  # type: ignore[type-arg]
+        a = orm.Agent
+        stmt = stmt.where(a.organization_id == org_id)
+        for column, value in (
+            (a.name, self.name),
+            (a.project_id, self.project_id),
+            (a.template_id, self.template_id),
+            (a.base_template_id, self.base_template_id),
+            (a.last_stop_reason, self.last_stop_reason),
+            (a.created_by_id, self.created_by_id),
+        ):
+            if value is not None:
+                stmt = stmt.where(column == value)
+        if self.query_text:
+            stmt = stmt.where(a.name.ilike(f"%{_escape_like(self.query_text)}%", escape="\\"))
+        if self.tags:
+            tagged = (
+                select(orm.AgentTag.agent_id).where(orm.AgentTag.tag.in_(self.tags)).group_by(orm.AgentTag.agent_id)
+            )
+            if self.match_all_tags:
+                tagged = tagged.having(func.count(func.distinct(orm.AgentTag.tag)) == len(set(self.tags)))
+            stmt = stmt.where(a.id.in_(tagged))
+        if self.identity_id:
+            stmt = stmt.where(
+                a.id.in_(select(orm.IdentityAgent.agent_id).where(orm.IdentityAgent.identity_id == self.identity_id))
+            )
+        if self.identifier_keys:
+            stmt = stmt.where(
+                a.id.in_(
+                    select(orm.IdentityAgent.agent_id)
+                    .join(orm.Identity, orm.Identity.id == orm.IdentityAgent.identity_id)
+                    .where(orm.Identity.identifier_key.in_(self.identifier_keys))
+                )
+            )
+        return stmt
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+class AgentRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def add(self, agent: orm.Agent) -> None:
+        self.session.add(agent)
+        await self.session.flush()
+
+    async def find(self, org_id: str, agent_id: str, *, for_update: bool = False) -> orm.Agent | None:
+        stmt = select(orm.Agent).where(orm.Agent.id == agent_id, orm.Agent.organization_id == org_id)
+        if for_update:
+            stmt = stmt.with_for_update()
+        return await self.session.scalar(stmt)
+
+    async def by_ids(self, agent_ids: Sequence[str]) -> list[orm.Agent]:
+        if not agent_ids:
+            return []
+        return list(await self.session.scalars(select(orm.Agent).where(orm.Agent.id.in_(agent_ids))))
+
+    async def list(self, org_id: str, filters: AgentFilters, page: Page, *, sort_by: str) -> list[orm.Agent]:
+        sort_col = orm.Agent.last_run_completion if sort_by == "last_run_completion" else orm.Agent.created_at
+        stmt, reverse = paginate(filters.apply(select(orm.Agent), org_id), page, sort_col=sort_col, id_col=orm.Agent.id)
+        rows = list(await self.session.scalars(stmt))
+        return rows[::-1] if reverse else rows
+
+    async def count(self, org_id: str, filters: AgentFilters) -> int:
+        stmt = filters.apply(select(func.count()).select_from(orm.Agent), org_id)
+        return int(await self.session.scalar(stmt) or 0)
+
+    async def delete(self, agent_id: str) -> None:
+        await self.session.execute(delete(orm.Message).where(orm.Message.agent_id == agent_id))
+        await self.session.execute(delete(orm.Agent).where(orm.Agent.id == agent_id))
+
+    async def tags_for(self, agent_ids: Sequence[str]) -> dict[str, list[str]]:
+        result: dict[str, list[str]] = defaultdict(list)
+        if agent_ids:
+            rows = await self.session.execute(
+                select(orm.AgentTag.agent_id, orm.AgentTag.tag)
+                .where(orm.AgentTag.agent_id.in_(agent_ids))
+                .order_by(orm.AgentTag.tag)
+            )
+            for agent_id, tag in rows:
+                result[agent_id].append(tag)
+        return result
+
+    async def set_tags(self, agent_id: str, tags: Sequence[str]) -> None:
+        await self.session.execute(delete(orm.AgentTag).where(orm.AgentTag.agent_id == agent_id))
+        if tags:
+            values = [{"agent_id": agent_id, "tag": t} for t in dict.fromkeys(tags)]
+            await self.session.execute(insert(orm.AgentTag).values(values).on_conflict_do_nothing())
+
+    async def identities_for(self, agent_ids: Sequence[str]) -> dict[str, list[orm.Identity]]:
+        result: dict[str, list[orm.Identity]] = defaultdict(list)
+        if agent_ids:
+            rows = await self.session.execute(
+                select(orm.IdentityAgent.agent_id, orm.Identity)
+                .join(orm.Identity, orm.Identity.id == orm.IdentityAgent.identity_id)
+                .where(orm.IdentityAgent.agent_id.in_(agent_ids))
+            )
+            for agent_id, identity in rows:
+                result[agent_id].append(identity)
+        return result
+
+    async def set_identities(self, agent_id: str, identity_ids: Sequence[str]) -> None:
+        await self.session.execute(delete(orm.IdentityAgent).where(orm.IdentityAgent.agent_id == agent_id))
+        if identity_ids:
+            values = [{"agent_id": agent_id, "identity_id": i} for i in dict.fromkeys(identity_ids)]
+            await self.session.execute(insert(orm.IdentityAgent).values(values).on_conflict_do_nothing())
+
+    async def existing_identity_ids(self, org_id: str, identity_ids: Sequence[str]) -> set[str]:
+        if not identity_ids:
+            return set()
+        rows = await self.session.scalars(
+            select(orm.Identity.id).where(orm.Identity.id.in_(identity_ids), orm.Identity.organization_id == org_id)
+        )
+        return set(rows)
+
+    async def add_messages(self, rows: Sequence[orm.Message]) -> None:
+        self.session.add_all(rows)
+        await self.session.flush()

@@ -1,0 +1,116 @@
+"""``/v1/agents``: create, list, count, retrieve, modify, delete."""
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query, Request
+
+from memlet.agents.repository import AgentFilters
+from memlet.agents.schemas import AgentRelationship, AgentState, CreateAgent, UpdateAgent
+from memlet.agents.service import AgentService, parse_include
+from memlet.api.clients import is_sdk_v1
+from memlet.api.deps import ActorDep, SessionDep
+from memlet.api.pagination import Page, resolve_order
+from memlet.ids import AgentId
+
+router = APIRouter(prefix="/agents", tags=["agents"])
+
+
+def get_agent_service(request: Request, session: SessionDep) -> AgentService:
+    return AgentService(session, request.app.state.catalog)
+
+
+AgentServiceDep = Annotated[AgentService, Depends(get_agent_service)]
+
+
+def agent_filters(
+    name: str | None = None,
+    tags: Annotated[list[str] | None, Query()] = None,
+    match_all_tags: bool = False,
+    query_text: str | None = None,
+    project_id: str | None = None,
+    template_id: str | None = None,
+    base_template_id: str | None = None,
+    identity_id: str | None = None,
+    identifier_keys: Annotated[list[str] | None, Query()] = None,
+    last_stop_reason: str | None = None,
+    created_by_id: str | None = None,
+) -> AgentFilters:
+    return AgentFilters(
+        name=name,
+        tags=tags,
+        match_all_tags=match_all_tags,
+        query_text=query_text,
+        project_id=project_id,
+        template_id=template_id,
+        base_template_id=base_template_id,
+        identity_id=identity_id,
+        identifier_keys=identifier_keys,
+        last_stop_reason=last_stop_reason,
+        created_by_id=created_by_id,
+    )
+
+
+FiltersDep = Annotated[AgentFilters, Depends(agent_filters)]
+IncludeQuery = Annotated[list[AgentRelationship] | None, Query()]
+LegacyIncludeQuery = Annotated[list[str] | None, Query(deprecated=True)]
+
+
+@router.get("/", operation_id="list_agents", response_model=list[AgentState])
+async def list_agents(
+    request: Request,
+    service: AgentServiceDep,
+    actor: ActorDep,
+    filters: FiltersDep,
+    before: str | None = None,
+    after: str | None = None,
+    limit: int | None = 50,
+    include_relationships: LegacyIncludeQuery = None,
+    include: IncludeQuery = None,
+    order: Literal["asc", "desc"] | None = None,
+    order_by: Literal["created_at", "last_run_completion"] = "created_at",
+    ascending: bool | None = None,
+    sort_by: str | None = None,
+) -> Any:
+    """List agents, newest first by default, with filters and cursor pagination."""
+    page = Page(before=before, after=after, limit=limit, order=resolve_order(order, ascending, "desc"))
+    wanted = parse_include(include, include_relationships, sdk_v1=is_sdk_v1(request))
+    return await service.list(actor, filters, page, sort_by=sort_by or order_by, include=wanted)
+
+
+@router.post("/", operation_id="create_agent", response_model=AgentState)
+async def create_agent(body: CreateAgent, service: AgentServiceDep, actor: ActorDep) -> Any:
+    """Create an agent with its memory blocks, tools, tool rules and initial messages."""
+    return await service.create(actor, body)
+
+
+@router.get("/count", operation_id="count_agents", response_model=int)
+async def count_agents(service: AgentServiceDep, actor: ActorDep, filters: FiltersDep) -> Any:
+    """Count the agents matching the filters."""
+    return await service.count(actor, filters)
+
+
+@router.get("/{agent_id}", operation_id="retrieve_agent", response_model=AgentState)
+async def retrieve_agent(
+    agent_id: AgentId,
+    request: Request,
+    service: AgentServiceDep,
+    actor: ActorDep,
+    include_relationships: LegacyIncludeQuery = None,
+    include: IncludeQuery = None,
+) -> Any:
+    """Get an agent's state."""
+    wanted = parse_include(include, include_relationships, sdk_v1=is_sdk_v1(request))
+    return await service.get_state(actor, agent_id, wanted)
+
+
+@router.patch("/{agent_id}", operation_id="modify_agent", response_model=AgentState)
+async def modify_agent(agent_id: AgentId, body: UpdateAgent, service: AgentServiceDep, actor: ActorDep) -> Any:
+    """Update an agent: fields, model, tools, blocks, tags, rules."""
+    return await service.update(actor, agent_id, body)
+
+
+@router.delete("/{agent_id}", operation_id="delete_agent")
+async def delete_agent(agent_id: AgentId, service: AgentServiceDep, actor: ActorDep) -> Any:
+    """Delete an agent with its links and messages; shared blocks and tools survive."""
+    await service.delete(actor, agent_id)
+    return {}

@@ -1,0 +1,330 @@
+"""Agent lifecycle: create (with blocks, tools, rules and initial messages), read, list, update, delete."""
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memlet import ids
+from memlet.agents.initial_messages import initial_messages
+from memlet.agents.repository import AgentFilters, AgentRepository
+from memlet.agents.schemas import AgentState, CreateAgent, UpdateAgent
+from memlet.agents.views import ALL_RELATIONSHIPS, AgentRelations, agent_state
+from memlet.api.deps import Actor
+from memlet.api.pagination import Page
+from memlet.blocks.repository import BlockRepository
+from memlet.blocks.schemas import CreateBlock
+from memlet.db import models as orm
+from memlet.errors import BadRequestError, ConflictError, LimitExceededError, NotFoundError
+from memlet.loop.context import refresh_system_message
+from memlet.loop.prompts import default_system_prompt
+from memlet.tools.base_tools import base_tool_names_for, default_tool_rules_for, includes_base_tool_rules
+from memlet.tools.repository import ToolRepository
+from memlet.tools.rules import dump_tool_rules
+
+# Letta's default descriptions for the two classic blocks.
+DEFAULT_BLOCK_DESCRIPTIONS = {
+    "human": "The human block: Stores key details about the person you are conversing with, allowing for more "
+    "personalized and friend-like conversation.",
+    "persona": "The persona block: Stores details about your current persona, guiding how you behave and respond. "
+    "This helps you to maintain consistency and personality in your interactions.",
+}
+
+
+class Catalog(Protocol):
+    """What the agent service needs from the model catalog (memlet.providers.catalog.ModelCatalog)."""
+
+    async def resolve_llm(
+        self,
+        session: AsyncSession,
+        org_id: str,
+        handle: str,
+        *,
+        context_window_limit: int | None = None,
+        model_settings: dict[str, Any] | None = None,
+    ) -> dict[str, Any]: ...
+    async def resolve_embedding(self, session: AsyncSession, org_id: str, handle: str) -> dict[str, Any]: ...
+    def model_settings_for(self, llm_config: dict[str, Any]) -> dict[str, Any]: ...
+    def normalize_llm_config(self, llm_config: dict[str, Any]) -> dict[str, Any]: ...
+
+
+def new_block_row(org_id: str, actor_id: str, spec: CreateBlock) -> orm.Block:
+    """A block row from a CreateBlock, enforcing the character limit."""
+    if len(spec.value) > spec.limit:
+        raise LimitExceededError(spec.label, spec.limit, len(spec.value))
+    data = spec.model_dump(exclude={"metadata"})
+    data["description"] = data["description"] or DEFAULT_BLOCK_DESCRIPTIONS.get(spec.label)
+    return orm.Block(
+        id=ids.new_id(ids.Prefix.BLOCK),
+        organization_id=org_id,
+        metadata_=spec.metadata or {},
+        created_by_id=actor_id,
+        last_updated_by_id=actor_id,
+        **data,
+    )
+
+
+def _secrets(values: dict[str, str] | None) -> list[dict[str, Any]]:
+    return [
+        {"id": ids.new_id("agent-env"), "key": k, "value": v, "description": None} for k, v in (values or {}).items()
+    ]
+
+
+class AgentService:
+    def __init__(self, session: AsyncSession, catalog: Catalog) -> None:
+        self.session = session
+        self.catalog = catalog
+        self.agents = AgentRepository(session)
+        self.blocks = BlockRepository(session)
+        self.tools = ToolRepository(session)
+
+    async def get_row(self, actor: Actor, agent_id: str) -> orm.Agent:
+        agent = await self.agents.find(actor.organization_id, agent_id)
+        if agent is None:
+            raise NotFoundError("Agent", agent_id)
+        return agent
+
+    async def relations(self, agents: Sequence[orm.Agent], include: frozenset[str]) -> dict[str, AgentRelations]:
+        """Relationships for a page of agents: one query per included relationship, never per agent."""
+        agent_ids = [a.id for a in agents]
+        blocks = await self.blocks.for_agents(agent_ids) if "agent.blocks" in include else {}
+        tools = await self.tools.for_agents(agent_ids) if "agent.tools" in include else {}
+        tags = await self.agents.tags_for(agent_ids) if "agent.tags" in include else {}
+        identities = await self.agents.identities_for(agent_ids)
+        return {
+            a.id: AgentRelations(
+                blocks=blocks.get(a.id, []),
+                tools=tools.get(a.id, []),
+                tags=tags.get(a.id, []),
+                identities=identities.get(a.id, []),
+                include=include,
+            )
+            for a in agents
+        }
+
+    async def get_state(self, actor: Actor, agent_id: str, include: frozenset[str] = ALL_RELATIONSHIPS) -> AgentState:
+        agent = await self.get_row(actor, agent_id)
+        return agent_state(agent, (await self.relations([agent], include))[agent.id])
+
+    async def list(
+        self, actor: Actor, filters: AgentFilters, page: Page, *, sort_by: str, include: frozenset[str]
+    ) -> list[AgentState]:
+        rows = await self.agents.list(actor.organization_id, filters, page, sort_by=sort_by)
+        relations = await self.relations(rows, include)
+        return [agent_state(a, relations[a.id]) for a in rows]
+
+    async def count(self, actor: Actor, filters: AgentFilters) -> int:
+        return await self.agents.count(actor.organization_id, filters)
+
+    async def _llm_config(self, actor: Actor, req: CreateAgent | UpdateAgent) -> dict[str, Any] | None:
+        settings = req.model_settings.model_dump(exclude_none=True) if req.model_settings else None
+        if req.model:
+            return await self.catalog.resolve_llm(
+                self.session,
+                actor.organization_id,
+                req.model,
+                context_window_limit=req.context_window_limit,
+                model_settings=settings,
+            )
+        if req.llm_config:
+            config = self.catalog.normalize_llm_config(req.llm_config.model_dump(mode="json"))
+            if req.context_window_limit:
+                config["context_window"] = req.context_window_limit
+            return config
+        return None
+
+    async def _embedding_config(self, actor: Actor, req: CreateAgent | UpdateAgent) -> dict[str, Any] | None:
+        if req.embedding:
+            return await self.catalog.resolve_embedding(self.session, actor.organization_id, req.embedding)
+        return req.embedding_config.model_dump(mode="json") if req.embedding_config else None
+
+    async def _tools_for(self, actor: Actor, req: CreateAgent) -> list[orm.Tool]:
+        names = list(req.tools or [])
+        if req.include_base_tools:
+            names = (
+                base_tool_names_for(
+                    req.agent_type,
+                    enable_sleeptime=bool(req.enable_sleeptime),
+                    include_multi_agent_tools=req.include_multi_agent_tools,
+                )
+                + names
+            )
+        by_name = await self.tools.by_names(actor.organization_id, names)
+        missing = sorted(set(names) - {t.name for t in by_name})
+        if missing:
+            raise NotFoundError("Tool", message=f"Tools not found: {', '.join(missing)}")
+        by_id = await self.tools.by_ids(actor.organization_id, req.tool_ids or [])
+        missing = sorted(set(req.tool_ids or []) - {t.id for t in by_id})
+        if missing:
+            raise NotFoundError("Tool", missing[0])
+        unique: dict[str, orm.Tool] = {}
+        for tool in [*by_name, *by_id]:
+            unique.setdefault(tool.id, tool)
+        return sorted(unique.values(), key=lambda t: names.index(t.name) if t.name in names else len(names))
+
+    def _tool_rules(self, req: CreateAgent, tools: Sequence[orm.Tool], model: str) -> list[dict[str, Any]]:
+        user_rules = dump_tool_rules(req.tool_rules or [])
+        names = [t.name for t in tools]
+        rules = list(user_rules)
+        if includes_base_tool_rules(
+            req.agent_type, model, requested=req.include_base_tool_rules, has_user_rules=bool(user_rules)
+        ):
+            rules += default_tool_rules_for(req.agent_type, names, model=model)
+        rules += [
+            {"tool_name": t.name, "type": "requires_approval", "prompt_template": None}
+            for t in tools
+            if t.default_requires_approval
+        ]
+        unique: dict[tuple[str, str], dict[str, Any]] = {}
+        for rule in rules:
+            unique.setdefault((rule["tool_name"], rule["type"]), rule)
+        return list(unique.values())
+
+    async def _blocks_for(self, actor: Actor, req: CreateAgent) -> tuple[list[orm.Block], list[orm.Block]]:
+        new = [new_block_row(actor.organization_id, actor.user_id, b) for b in req.memory_blocks or []]
+        existing = await self.blocks.by_ids(actor.organization_id, req.block_ids or [])
+        missing = sorted(set(req.block_ids or []) - {b.id for b in existing})
+        if missing:
+            raise NotFoundError("Block", message=f"Block with id '{missing[0]}' not found")
+        seen: set[str] = set()
+        for block in [*new, *existing]:
+            if block.label in seen:
+                raise ConflictError(f"Duplicate block label '{block.label}': a label must be unique per agent")
+            seen.add(block.label)
+        return new, existing
+
+    async def create(self, actor: Actor, req: CreateAgent) -> AgentState:
+        llm_config = await self._llm_config(actor, req)
+        if llm_config is None:
+            raise BadRequestError("INVALID_ARGUMENT: Must specify either model or llm_config in request")
+        embedding_config = await self._embedding_config(actor, req)
+        identity_ids = req.identity_ids or []
+        found = await self.agents.existing_identity_ids(actor.organization_id, identity_ids)
+        if missing := [i for i in identity_ids if i not in found]:
+            raise NotFoundError("Identity", missing[0])
+        tools = await self._tools_for(actor, req)
+        new_blocks, existing_blocks = await self._blocks_for(actor, req)
+        agent = orm.Agent(
+            id=ids.new_id(ids.Prefix.AGENT),
+            organization_id=actor.organization_id,
+            name=req.name,
+            description=req.description,
+            agent_type=req.agent_type,
+            system=req.system or default_system_prompt(req.agent_type),
+            llm_config=llm_config,
+            embedding_config=embedding_config,
+            model_settings=self.catalog.model_settings_for(llm_config),
+            compaction_settings=req.compaction_settings.model_dump(mode="json") if req.compaction_settings else None,
+            response_format=req.response_format.model_dump(mode="json") if req.response_format else None,
+            tool_rules=self._tool_rules(req, tools, llm_config.get("model") or ""),
+            metadata_=req.metadata,
+            secrets=_secrets(req.secrets or req.tool_exec_environment_variables),
+            project_id=req.project_id,
+            template_id=req.template_id,
+            base_template_id=req.base_template_id,
+            message_buffer_autoclear=req.message_buffer_autoclear,
+            enable_sleeptime=req.enable_sleeptime,
+            timezone=req.timezone or "UTC",
+            max_files_open=req.max_files_open,
+            per_file_view_window_char_limit=req.per_file_view_window_char_limit,
+            hidden=req.hidden,
+            created_by_id=actor.user_id,
+            last_updated_by_id=actor.user_id,
+            message_ids=[],
+        )
+        await self.agents.add(agent)
+        await self.blocks.add_many(new_blocks)
+        await self.blocks.attach(agent.id, [*new_blocks, *existing_blocks])
+        await self.tools.attach(agent.id, [t.id for t in tools])
+        await self.agents.set_tags(agent.id, req.tags or [])
+        await self.agents.set_identities(agent.id, identity_ids)
+        messages = initial_messages(agent, req.initial_message_sequence)
+        await self.agents.add_messages(messages)
+        agent.message_ids = [m.id for m in messages]
+        await refresh_system_message(self.session, agent, update_timestamp=True)
+        return await self.get_state(actor, agent.id)
+
+    async def update(self, actor: Actor, agent_id: str, req: UpdateAgent) -> AgentState:
+        agent = await self.agents.find(actor.organization_id, agent_id, for_update=True)
+        if agent is None:
+            raise NotFoundError("Agent", agent_id)
+        fields = req.model_dump(exclude_unset=True)
+        llm_config = await self._llm_config(actor, req) if {"model", "llm_config"} & fields.keys() else None
+        if llm_config is None and "context_window_limit" in fields and req.context_window_limit:
+            llm_config = {**agent.llm_config, "context_window": req.context_window_limit}
+        if llm_config is not None:
+            agent.llm_config = llm_config
+            agent.model_settings = self.catalog.model_settings_for(llm_config)
+        if {"embedding", "embedding_config"} & fields.keys():
+            agent.embedding_config = await self._embedding_config(actor, req)
+        await self._apply_links(actor, agent, req, fields)
+        for name in (
+            "name",
+            "description",
+            "message_buffer_autoclear",
+            "enable_sleeptime",
+            "timezone",
+            "max_files_open",
+            "per_file_view_window_char_limit",
+            "hidden",
+            "project_id",
+            "template_id",
+            "base_template_id",
+            "last_run_completion",
+            "last_run_duration_ms",
+            "last_stop_reason",
+        ):
+            if name in fields:
+                setattr(agent, name, fields[name])
+        if "metadata" in fields:
+            agent.metadata_ = req.metadata
+        if "tool_rules" in fields:
+            agent.tool_rules = dump_tool_rules(req.tool_rules or [])
+        if "secrets" in fields or "tool_exec_environment_variables" in fields:
+            agent.secrets = _secrets(req.secrets or req.tool_exec_environment_variables)
+        if "message_ids" in fields and req.message_ids is not None:
+            agent.message_ids = list(req.message_ids)
+        if "system" in fields and req.system is not None:
+            agent.system = req.system
+        agent.last_updated_by_id = actor.user_id
+        if {"system", "block_ids", "tool_rules", "timezone"} & fields.keys():
+            await refresh_system_message(self.session, agent, update_timestamp=False)
+        await self.session.flush()
+        return await self.get_state(actor, agent.id)
+
+    async def _apply_links(self, actor: Actor, agent: orm.Agent, req: UpdateAgent, fields: dict[str, Any]) -> None:
+        if "tags" in fields:
+            await self.agents.set_tags(agent.id, req.tags or [])
+        if "identity_ids" in fields:
+            await self.agents.set_identities(agent.id, req.identity_ids or [])
+        if "tool_ids" in fields and req.tool_ids is not None:
+            tools = await self.tools.by_ids(actor.organization_id, req.tool_ids)
+            if missing := sorted(set(req.tool_ids) - {t.id for t in tools}):
+                raise NotFoundError("Tool", missing[0])
+            current = {t.id for t in (await self.tools.for_agents([agent.id])).get(agent.id, [])}
+            for tool_id in current - set(req.tool_ids):
+                await self.tools.detach(agent.id, tool_id)
+            await self.tools.attach(agent.id, [t for t in req.tool_ids if t not in current])
+        if "block_ids" in fields and req.block_ids is not None:
+            blocks = await self.blocks.by_ids(actor.organization_id, req.block_ids)
+            if missing := sorted(set(req.block_ids) - {b.id for b in blocks}):
+                raise NotFoundError("Block", message=f"Block with id '{missing[0]}' not found")
+            current = {b.id for b in (await self.blocks.for_agents([agent.id])).get(agent.id, [])}
+            for block_id in current - set(req.block_ids):
+                await self.blocks.detach(agent.id, block_id)
+            await self.blocks.attach(agent.id, [b for b in blocks if b.id not in current])
+
+    async def delete(self, actor: Actor, agent_id: str) -> None:
+        await self.get_row(actor, agent_id)
+        await self.agents.delete(agent_id)
+
+
+def parse_include(
+    include: Sequence[str] | None, include_relationships: Sequence[str] | None, *, sdk_v1: bool
+) -> frozenset[str]:
+    """Which relationships to serialize: Letta sends them all to pre-1.0 clients, only ``include=`` ones to 1.x."""
+    if include:
+        return frozenset(include)
+    if include_relationships is not None:
+        return frozenset(f"agent.{r}" if not r.startswith("agent.") else r for r in include_relationships)
+    return frozenset() if sdk_v1 else ALL_RELATIONSHIPS

@@ -1,0 +1,87 @@
+"""Stored agent rows (plus their loaded relationships) as the public ``AgentState``."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from memlet.agents.parts import AgentEnvironmentVariable
+from memlet.agents.schemas import AgentState
+from memlet.blocks.schemas import Block, Memory
+from memlet.db import models as orm
+from memlet.identities.schemas import Identity
+from memlet.tools.schemas import Tool
+
+ALL_RELATIONSHIPS = frozenset(
+    {"agent.blocks", "agent.tools", "agent.sources", "agent.tags", "agent.identities", "agent.secrets"}
+)
+
+
+@dataclass
+class AgentRelations:
+    """What a page of agents needs besides the row, each loaded for the whole page in one query."""
+
+    blocks: Sequence[orm.Block] = ()
+    tools: Sequence[orm.Tool] = ()
+    tags: Sequence[str] = ()
+    identities: Sequence[orm.Identity] = ()
+    include: frozenset[str] = field(default_factory=lambda: ALL_RELATIONSHIPS)
+
+
+def secrets_of(agent: orm.Agent) -> list[AgentEnvironmentVariable]:
+    return [AgentEnvironmentVariable.model_validate({**s, "agent_id": agent.id}) for s in agent.secrets or []]
+
+
+def agent_state(agent: orm.Agent, rel: AgentRelations) -> AgentState:
+    inc = rel.include
+    blocks = [Block.model_validate(b) for b in rel.blocks] if "agent.blocks" in inc else []
+    secrets = secrets_of(agent) if "agent.secrets" in inc else []
+    identities = [Identity.model_validate(i) for i in rel.identities] if "agent.identities" in inc else []
+    llm = agent.llm_config or {}
+    return AgentState.model_validate(
+        {
+            "created_by_id": agent.created_by_id,
+            "last_updated_by_id": agent.last_updated_by_id,
+            "created_at": agent.created_at,
+            "updated_at": agent.updated_at,
+            "id": agent.id,
+            "name": agent.name,
+            "tool_rules": agent.tool_rules or [],
+            "message_ids": agent.message_ids or [],
+            "system": agent.system,
+            "agent_type": agent.agent_type,
+            "llm_config": llm,
+            "embedding_config": agent.embedding_config,
+            "model": llm.get("handle"),
+            "embedding": (agent.embedding_config or {}).get("handle"),
+            "model_settings": agent.model_settings,
+            "compaction_settings": agent.compaction_settings,
+            "response_format": agent.response_format,
+            "description": agent.description,
+            "metadata": agent.metadata_,
+            "memory": Memory(agent_type=agent.agent_type, blocks=blocks),
+            "blocks": blocks,
+            "tools": [Tool.model_validate(t) for t in rel.tools] if "agent.tools" in inc else [],
+            "sources": [],
+            "tags": list(rel.tags) if "agent.tags" in inc else [],
+            "tool_exec_environment_variables": secrets,
+            "secrets": secrets,
+            "project_id": agent.project_id,
+            "template_id": agent.template_id,
+            "base_template_id": agent.base_template_id,
+            "deployment_id": agent.deployment_id,
+            "entity_id": agent.entity_id,
+            "identity_ids": [i.id for i in rel.identities],
+            "identities": identities,
+            "pending_approval": None,
+            "message_buffer_autoclear": agent.message_buffer_autoclear,
+            "enable_sleeptime": agent.enable_sleeptime,
+            "multi_agent_group": None,
+            "managed_group": None,
+            "last_run_completion": agent.last_run_completion,
+            "last_run_duration_ms": agent.last_run_duration_ms,
+            "last_stop_reason": agent.last_stop_reason,
+            "timezone": agent.timezone,
+            "max_files_open": agent.max_files_open,
+            "per_file_view_window_char_limit": agent.per_file_view_window_char_limit,
+            "hidden": agent.hidden,
+        }
+    )
