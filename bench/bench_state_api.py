@@ -1,0 +1,68 @@
+"""State-API latency: create agent (2 blocks) and list agents (limit 50 of 1,000), with SQL statements per request.
+
+    .venv/bin/python bench/bench_state_api.py [--creates 200] [--total 1000] [--lists 100]
+
+Letta 0.16.8 on the same kind of machine (../shared/letta/baseline.md): create p50 202.8 ms / p99 270.3 ms,
+list-agents p50 383.5 ms / p99 962.7 ms.
+"""
+
+import argparse
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.harness import bench_server, summary
+
+BODY = {
+    "model": "openai/gpt-4o-mini",
+    "embedding": "openai/text-embedding-3-small",
+    "memory_blocks": [{"label": "human", "value": "The human's name is Bob."}, {"label": "persona", "value": "Sam"}],
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--creates", type=int, default=200)
+    parser.add_argument("--total", type=int, default=1000)
+    parser.add_argument("--lists", type=int, default=100)
+    args = parser.parse_args()
+    with bench_server() as bench, httpx.Client(base_url=bench.server.base_url, timeout=60) as http:
+        times, sqls = [], []
+        for i in range(args.creates):
+            before = bench.sql.count
+            started = time.perf_counter()
+            response = http.post("/v1/agents/", json={**BODY, "name": f"bench-{i}"})
+            times.append(time.perf_counter() - started)
+            sqls.append(bench.sql.count - before)
+            response.raise_for_status()
+        print(summary("create agent (2 blocks), sequential", times, sqls))
+
+        def create(i: int) -> None:
+            httpx.post(f"{bench.server.base_url}/v1/agents/", json={**BODY, "name": f"fill-{i}"}, timeout=60)
+
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(create, range(args.creates, args.total)))
+        times, sqls = [], []
+        for _ in range(args.lists):
+            before = bench.sql.count
+            started = time.perf_counter()
+            response = http.get("/v1/agents/", params={"limit": 50})
+            times.append(time.perf_counter() - started)
+            sqls.append(bench.sql.count - before)
+            assert len(response.json()) == 50
+        print(summary(f"list agents limit=50 of {args.total}", times, sqls))
+        times = []
+        for _ in range(args.lists):
+            started = time.perf_counter()
+            http.get("/v1/agents/", params={"limit": 50, "include": ["agent.blocks", "agent.tools", "agent.tags"]})
+            times.append(time.perf_counter() - started)
+        print(summary("list agents limit=50, blocks+tools+tags", times))
+
+
+if __name__ == "__main__":
+    main()
