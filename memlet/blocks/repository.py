@@ -2,11 +2,98 @@
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import ARRAY, Select, String, cast, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import InstrumentedAttribute
+from sqlalchemy.sql.elements import ColumnElement
 
+from memlet.api.pagination import Page, paginate
 from memlet.db import models as orm
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _contains(column: InstrumentedAttribute[Any], text: str) -> ColumnElement[bool]:
+    """Case-insensitive substring match; `%` and `_` in the text are literal, not wildcards."""
+    return column.ilike(f"%{_escape_like(text)}%", escape="\\")
+
+
+@dataclass(frozen=True)
+class BlockFilters:
+    """The filters of ``GET /v1/blocks/`` and ``GET /v1/blocks/count`` (Letta's names in comments)."""
+
+    label: str | None = None
+    templates_only: bool = False  # Letta lists templates *or* ordinary blocks, never both
+    template_name: str | None = None  # the `name` query parameter
+    project_id: str | None = None
+    identity_id: str | None = None
+    identifier_keys: Sequence[str] = ()
+    tags: Sequence[str] = ()
+    match_all_tags: bool = False
+    label_search: str | None = None
+    description_search: str | None = None
+    value_search: str | None = None
+    agents_count_gt: int | None = None
+    agents_count_lt: int | None = None
+    agents_count_eq: Sequence[int] = field(default_factory=tuple)
+    show_hidden: bool = False
+
+    def apply(self, stmt: Select, org_id: str) -> Select:  # type: ignore[type-arg]
+        b = orm.Block
+        stmt = stmt.where(b.organization_id == org_id, b.is_template == self.templates_only)
+        for column, value in (
+            (b.label, self.label),
+            (b.template_name, self.template_name),
+            (b.project_id, self.project_id),
+        ):
+            if value is not None:
+                stmt = stmt.where(column == value)
+        if self.label_search and not self.label:
+            stmt = stmt.where(_contains(b.label, self.label_search))
+        if self.description_search:
+            stmt = stmt.where(_contains(b.description, self.description_search))
+        if self.value_search:
+            stmt = stmt.where(_contains(b.value, self.value_search))
+        if not self.show_hidden:
+            stmt = stmt.where(or_(b.hidden.is_(None), b.hidden.is_(False)))
+        if self.tags:
+            wanted = cast(list(dict.fromkeys(self.tags)), ARRAY(String))
+            stmt = stmt.where(b.tags.has_all(wanted) if self.match_all_tags else b.tags.has_any(wanted))
+        if self.identity_id:
+            stmt = stmt.where(
+                b.id.in_(select(orm.IdentityBlock.block_id).where(orm.IdentityBlock.identity_id == self.identity_id))
+            )
+        if self.identifier_keys:
+            stmt = stmt.where(
+                b.id.in_(
+                    select(orm.IdentityBlock.block_id)
+                    .join(orm.Identity, orm.Identity.id == orm.IdentityBlock.identity_id)
+                    .where(orm.Identity.identifier_key.in_(list(self.identifier_keys)))
+                )
+            )
+        return self._apply_agent_counts(stmt)
+
+    def _apply_agent_counts(self, stmt: Select) -> Select:  # type: ignore[type-arg]
+        if self.agents_count_gt is None and self.agents_count_lt is None and not self.agents_count_eq:
+            return stmt
+        attached = (
+            select(func.count())
+            .select_from(orm.BlockAgent)
+            .where(orm.BlockAgent.block_id == orm.Block.id)
+            .scalar_subquery()
+        )
+        if self.agents_count_gt is not None:
+            stmt = stmt.where(attached > self.agents_count_gt)
+        if self.agents_count_lt is not None:
+            stmt = stmt.where(attached < self.agents_count_lt)
+        if self.agents_count_eq:
+            stmt = stmt.where(attached.in_(list(self.agents_count_eq)))
+        return stmt
 
 
 class BlockRepository:
@@ -17,10 +104,11 @@ class BlockRepository:
         self.session.add_all(rows)
         await self.session.flush()
 
-    async def find(self, org_id: str, block_id: str) -> orm.Block | None:
-        return await self.session.scalar(
-            select(orm.Block).where(orm.Block.id == block_id, orm.Block.organization_id == org_id)
-        )
+    async def find(self, org_id: str, block_id: str, *, for_update: bool = False) -> orm.Block | None:
+        stmt = select(orm.Block).where(orm.Block.id == block_id, orm.Block.organization_id == org_id)
+        if for_update:
+            stmt = stmt.with_for_update()
+        return await self.session.scalar(stmt)
 
     async def by_ids(self, org_id: str, block_ids: Sequence[str]) -> list[orm.Block]:
         if not block_ids:
@@ -29,6 +117,20 @@ class BlockRepository:
             select(orm.Block).where(orm.Block.id.in_(block_ids), orm.Block.organization_id == org_id)
         )
         return list(rows)
+
+    async def list_page(self, org_id: str, filters: BlockFilters, page: Page) -> list[orm.Block]:
+        stmt, reverse = paginate(
+            filters.apply(select(orm.Block), org_id), page, sort_col=orm.Block.created_at, id_col=orm.Block.id
+        )
+        rows = list(await self.session.scalars(stmt))
+        return rows[::-1] if reverse else rows
+
+    async def count(self, org_id: str, filters: BlockFilters) -> int:
+        stmt = filters.apply(select(func.count()).select_from(orm.Block), org_id)
+        return int(await self.session.scalar(stmt) or 0)
+
+    async def delete(self, block_id: str) -> None:
+        await self.session.execute(delete(orm.Block).where(orm.Block.id == block_id))
 
     async def for_agents(self, agent_ids: Sequence[str]) -> dict[str, list[orm.Block]]:
         """Blocks of many agents in one query, each list in attachment order."""
@@ -44,6 +146,28 @@ class BlockRepository:
         for agent_id, block in rows:
             result[agent_id].append(block)
         return result
+
+    async def page_for_agent(self, agent_id: str, page: Page) -> list[orm.Block]:
+        """One page of an agent's blocks, ordered by creation time."""
+        attached = select(orm.BlockAgent.block_id).where(orm.BlockAgent.agent_id == agent_id)
+        stmt, reverse = paginate(
+            select(orm.Block).where(orm.Block.id.in_(attached)),
+            page,
+            sort_col=orm.Block.created_at,
+            id_col=orm.Block.id,
+        )
+        rows = list(await self.session.scalars(stmt))
+        return rows[::-1] if reverse else rows
+
+    async def by_label(self, agent_id: str, label: str, *, for_update: bool = False) -> orm.Block | None:
+        stmt = (
+            select(orm.Block)
+            .join(orm.BlockAgent, orm.BlockAgent.block_id == orm.Block.id)
+            .where(orm.BlockAgent.agent_id == agent_id, orm.BlockAgent.block_label == label)
+        )
+        if for_update:
+            stmt = stmt.with_for_update(of=orm.Block)
+        return await self.session.scalar(stmt)
 
     async def attach(self, agent_id: str, blocks: Sequence[orm.Block]) -> None:
         """Attach blocks after the agent's existing ones (label uniqueness is enforced by a constraint)."""
@@ -67,3 +191,53 @@ class BlockRepository:
     async def labels_of(self, agent_id: str) -> set[str]:
         rows = await self.session.scalars(select(orm.BlockAgent.block_label).where(orm.BlockAgent.agent_id == agent_id))
         return set(rows)
+
+    async def attachment(self, agent_id: str, block_id: str) -> orm.BlockAgent | None:
+        return await self.session.get(orm.BlockAgent, (agent_id, block_id))
+
+    async def holder_of_label(self, agent_ids: Sequence[str], label: str, *, other_than: str) -> orm.BlockAgent | None:
+        """An attachment among `agent_ids` whose label is `label` on a block other than `other_than`."""
+        if not agent_ids:
+            return None
+        return await self.session.scalar(
+            select(orm.BlockAgent)
+            .where(
+                orm.BlockAgent.agent_id.in_(agent_ids),
+                orm.BlockAgent.block_label == label,
+                orm.BlockAgent.block_id != other_than,
+            )
+            .limit(1)
+        )
+
+    async def relabel(self, block_id: str, label: str) -> None:
+        """Copy a block's new label onto its attachments (where per-agent uniqueness is checked)."""
+        await self.session.execute(
+            update(orm.BlockAgent).where(orm.BlockAgent.block_id == block_id).values(block_label=label)
+        )
+
+    async def find_agent(self, org_id: str, agent_id: str) -> orm.Agent | None:
+        return await self.session.scalar(
+            select(orm.Agent).where(orm.Agent.id == agent_id, orm.Agent.organization_id == org_id)
+        )
+
+    async def agents_of(self, block_id: str) -> list[orm.Agent]:
+        """Every agent the block is attached to, in one query."""
+        rows = await self.session.scalars(
+            select(orm.Agent)
+            .join(orm.BlockAgent, orm.BlockAgent.agent_id == orm.Agent.id)
+            .where(orm.BlockAgent.block_id == block_id)
+            .order_by(orm.Agent.created_at, orm.Agent.id)
+        )
+        return list(rows)
+
+    async def agents_page(self, org_id: str, block_id: str, page: Page) -> list[orm.Agent]:
+        """One page of the agents a block is attached to, ordered by creation time."""
+        attached = select(orm.BlockAgent.agent_id).where(orm.BlockAgent.block_id == block_id)
+        stmt, reverse = paginate(
+            select(orm.Agent).where(orm.Agent.organization_id == org_id, orm.Agent.id.in_(attached)),
+            page,
+            sort_col=orm.Agent.created_at,
+            id_col=orm.Agent.id,
+        )
+        rows = list(await self.session.scalars(stmt))
+        return rows[::-1] if reverse else rows

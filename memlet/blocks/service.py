@@ -1,0 +1,190 @@
+"""Memory blocks: standalone CRUD (`/v1/blocks`) and an agent's core memory (`/v1/agents/{id}/core-memory`).
+
+A block shared by several agents is one row, so an edit is seen by all of them. Every write checks the character
+limit before anything changes (`ensure_within_limit`), and any change that alters what the model sees recompiles
+the stored system message of every agent holding the block.
+"""
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memlet import ids
+from memlet.api.deps import Actor
+from memlet.api.pagination import Page
+from memlet.blocks.repository import BlockFilters, BlockRepository
+from memlet.blocks.schemas import Block, BlockUpdate, CreateBlock, Memory
+from memlet.db import models as orm
+from memlet.errors import ConflictError, LimitExceededError, NotFoundError
+from memlet.loop.context import refresh_system_message
+
+# Fields rendered into the system prompt: changing one means attached agents' prompts must be rebuilt.
+PROMPT_FIELDS = frozenset({"value", "limit", "label", "description", "read_only"})
+
+
+def ensure_within_limit(label: str | None, value: str, limit: int) -> None:
+    """Raise `LimitExceededError` (400, naming limit and size) when `value` is longer than `limit` characters."""
+    if len(value) > limit:
+        raise LimitExceededError(label or "", limit, len(value))
+
+
+def ensure_unique_labels(labels: Iterable[str]) -> None:
+    """Raise `ConflictError` naming the first label that appears twice (a label is unique per agent)."""
+    seen: set[str] = set()
+    for label in labels:
+        if label in seen:
+            raise duplicate_label_error(label)
+        seen.add(label)
+
+
+def duplicate_label_error(label: str, agent_id: str | None = None) -> ConflictError:
+    where = f"agent {agent_id}" if agent_id else "the agent"
+    return ConflictError(f"CONFLICT: A block with label '{label}' is already attached to {where}")
+
+
+def block_not_found(block_id: str) -> NotFoundError:
+    """Letta's text for an unknown block id."""
+    return NotFoundError("Block", block_id, message=f"Block with id '{block_id}' not found")
+
+
+def to_block(row: orm.Block) -> Block:
+    return Block.model_validate(row)
+
+
+def new_block(actor: Actor, spec: CreateBlock) -> orm.Block:
+    """An unsaved block row from a `CreateBlock`, after checking its limit."""
+    ensure_within_limit(spec.label, spec.value, spec.limit)
+    data = spec.model_dump(exclude={"metadata", "tags"})
+    return orm.Block(
+        id=ids.new_id(ids.Prefix.BLOCK),
+        organization_id=actor.organization_id,
+        metadata_=spec.metadata or {},
+        tags=list(dict.fromkeys(spec.tags or [])),
+        created_by_id=actor.user_id,
+        last_updated_by_id=actor.user_id,
+        **data,
+    )
+
+
+def _changes(update: BlockUpdate) -> dict[str, Any]:
+    # Like Letta, a null in the body means "leave as is", not "clear".
+    fields = update.model_dump(exclude_unset=True, exclude_none=True)
+    if "metadata" in fields:
+        fields["metadata_"] = fields.pop("metadata")
+    if "tags" in fields:
+        fields["tags"] = list(dict.fromkeys(fields["tags"]))
+    return fields
+
+
+class BlockService:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+        self.blocks = BlockRepository(session)
+
+    async def _row(self, actor: Actor, block_id: str, *, for_update: bool = False) -> orm.Block:
+        row = await self.blocks.find(actor.organization_id, block_id, for_update=for_update)
+        if row is None:
+            raise block_not_found(block_id)
+        return row
+
+    async def _agent(self, actor: Actor, agent_id: str) -> orm.Agent:
+        agent = await self.blocks.find_agent(actor.organization_id, agent_id)
+        if agent is None:
+            raise NotFoundError("Agent", agent_id)
+        return agent
+
+    async def _recompile(self, agents: Sequence[orm.Agent]) -> None:
+        await self.session.flush()
+        for agent in agents:
+            await refresh_system_message(self.session, agent, update_timestamp=False)
+
+    async def _apply(self, actor: Actor, row: orm.Block, update: BlockUpdate) -> Block:
+        """Validate and apply a partial update, keep attachments' labels in step, recompile affected prompts."""
+        fields = _changes(update)
+        label = fields.get("label", row.label)
+        ensure_within_limit(label, fields.get("value", row.value), fields.get("limit", row.limit))
+        changed = {k for k, v in fields.items() if getattr(row, k) != v}
+        agents = await self.blocks.agents_of(row.id) if changed & PROMPT_FIELDS else []
+        if "label" in changed:
+            clash = await self.blocks.holder_of_label([a.id for a in agents], label, other_than=row.id)
+            if clash is not None:
+                raise duplicate_label_error(label, clash.agent_id)
+            await self.blocks.relabel(row.id, label)
+        for key in changed:
+            setattr(row, key, fields[key])
+        if changed:
+            row.last_updated_by_id = actor.user_id
+        await self._recompile(agents)
+        return to_block(row)
+
+    async def create(self, actor: Actor, spec: CreateBlock) -> Block:
+        row = new_block(actor, spec)
+        await self.blocks.add_many([row])
+        return to_block(row)
+
+    async def get(self, actor: Actor, block_id: str) -> Block:
+        return to_block(await self._row(actor, block_id))
+
+    async def search(self, actor: Actor, filters: BlockFilters, page: Page) -> list[Block]:
+        return [to_block(r) for r in await self.blocks.list_page(actor.organization_id, filters, page)]
+
+    async def count(self, actor: Actor, filters: BlockFilters) -> int:
+        return await self.blocks.count(actor.organization_id, filters)
+
+    async def modify(self, actor: Actor, block_id: str, update: BlockUpdate) -> Block:
+        return await self._apply(actor, await self._row(actor, block_id, for_update=True), update)
+
+    async def delete(self, actor: Actor, block_id: str) -> None:
+        """Delete a block everywhere; the agents that held it lose it from their prompts."""
+        await self._row(actor, block_id)
+        agents = await self.blocks.agents_of(block_id)
+        await self.blocks.delete(block_id)
+        await self._recompile(agents)
+
+    async def agents_page(self, actor: Actor, block_id: str, page: Page) -> list[orm.Agent]:
+        await self._row(actor, block_id)
+        return await self.blocks.agents_page(actor.organization_id, block_id, page)
+
+    async def list_for_agent(self, actor: Actor, agent_id: str, page: Page) -> list[Block]:
+        await self._agent(actor, agent_id)
+        return [to_block(r) for r in await self.blocks.page_for_agent(agent_id, page)]
+
+    async def memory(self, actor: Actor, agent_id: str) -> Memory:
+        """The agent's core memory, blocks in prompt (attachment) order."""
+        agent = await self._agent(actor, agent_id)
+        rows = (await self.blocks.for_agents([agent_id])).get(agent_id, [])
+        return Memory(agent_type=agent.agent_type, blocks=[to_block(r) for r in rows])
+
+    async def _by_label(self, actor: Actor, agent_id: str, label: str, *, for_update: bool = False) -> orm.Block:
+        await self._agent(actor, agent_id)
+        row = await self.blocks.by_label(agent_id, label, for_update=for_update)
+        if row is None:
+            raise NotFoundError("Block", message=f"No block with label '{label}' found for agent '{agent_id}'")
+        return row
+
+    async def get_by_label(self, actor: Actor, agent_id: str, label: str) -> Block:
+        return to_block(await self._by_label(actor, agent_id, label))
+
+    async def modify_by_label(self, actor: Actor, agent_id: str, label: str, update: BlockUpdate) -> Block:
+        return await self._apply(actor, await self._by_label(actor, agent_id, label, for_update=True), update)
+
+    async def attach(self, actor: Actor, agent_id: str, block_id: str) -> None:
+        """Attach a block to an agent; attaching it again is a no-op, a taken label is a 409."""
+        agent = await self._agent(actor, agent_id)
+        row = await self._row(actor, block_id)
+        if await self.blocks.attachment(agent_id, block_id) is not None:
+            return
+        if row.label in await self.blocks.labels_of(agent_id):
+            raise duplicate_label_error(row.label, agent_id)
+        await self.blocks.attach(agent_id, [row])
+        await self._recompile([agent])
+
+    async def detach(self, actor: Actor, agent_id: str, block_id: str) -> None:
+        agent = await self._agent(actor, agent_id)
+        if not await self.blocks.detach(agent_id, block_id):
+            raise NotFoundError(
+                "Block",
+                message=f"No block with id '{block_id}' found for agent '{agent_id}' with actor id: '{actor.user_id}'",
+            )
+        await self._recompile([agent])
