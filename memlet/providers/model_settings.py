@@ -3,11 +3,16 @@
 `ModelSettings` is a union discriminated by `provider_type`. Letta 0.16.8 knows fifteen variants; newer
 letta-client releases also send provider types it does not know (`moonshot`, `moonshot_coding`), so any other
 `provider_type` lands in `OtherModelSettings`, which keeps every field it is given instead of answering 422.
+
+Two conversions tie these to an agent's `llm_config`, as Letta does: `settings_from_llm_config` derives the
+`model_settings` an AgentState shows, and `llm_params_from_settings` turns a request's `model_settings` into the
+`llm_config` fields it overrides.
 """
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter
 
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh"]
 # letta-client 1.12.1 also sends "xhigh", which 0.16.8's own Literal lacks; accept it rather than 422.
@@ -235,3 +240,134 @@ ModelSettings = Annotated[
 def model_settings_class(provider_type: str) -> type[_ModelSettingsBase]:
     """The settings model Letta uses for `provider_type` (`OtherModelSettings` when it has none)."""
     return _VARIANTS.get(provider_type, OtherModelSettings)
+
+
+_ADAPTER: TypeAdapter[Any] = TypeAdapter(ModelSettings)
+# Endpoint types whose settings carry only the shared fields plus temperature.
+_PLAIN = {
+    "azure": AzureModelSettings,
+    "xai": XAIModelSettings,
+    "groq": GroqModelSettings,
+    "deepseek": DeepseekModelSettings,
+    "together": TogetherModelSettings,
+    "bedrock": BedrockModelSettings,
+    "openrouter": OpenRouterModelSettings,
+    "baseten": BasetenModelSettings,
+}
+
+
+def _thinking(enabled: bool) -> Literal["enabled", "disabled"]:
+    return "enabled" if enabled else "disabled"
+
+
+def settings_from_llm_config(llm_config: Mapping[str, Any]) -> dict[str, Any]:
+    """The `model_settings` Letta shows for an agent with this `llm_config` (wire dict).
+
+    `parallel_tool_calls` is never read from the config, so it shows its default (true) whatever the config
+    says; Letta 0.16.8 does the same.
+    """
+    kind = llm_config.get("model_endpoint_type") or ""
+    max_tokens = llm_config.get("max_tokens")
+    temperature = llm_config.get("temperature", 0.7)
+    reasoning_budget = llm_config.get("max_reasoning_tokens") or 0
+    settings: BaseModel
+    if kind == "openai":
+        effort = llm_config.get("reasoning_effort") or "minimal"
+        sglang = (llm_config.get("handle") or "").startswith("sglang/") or "sglang" in (
+            llm_config.get("provider_name") or ""
+        ).lower()
+        common = {
+            "max_output_tokens": max_tokens or 4096,
+            "temperature": temperature,
+            "reasoning": OpenAIReasoning(reasoning_effort=effort),
+            "strict": llm_config.get("strict", False),
+        }
+        if sglang:
+            settings = SGLangModelSettings(**common, tool_call_parser=llm_config.get("tool_call_parser"))
+        else:
+            settings = OpenAIModelSettings(**common)
+    elif kind in ("anthropic", "minimax"):
+        settings = AnthropicModelSettings(
+            max_output_tokens=max_tokens or 4096,
+            temperature=temperature,
+            thinking=AnthropicThinking(
+                type=_thinking(bool(llm_config.get("enable_reasoner", True))), budget_tokens=reasoning_budget or 1024
+            ),
+            verbosity=llm_config.get("verbosity"),
+            strict=llm_config.get("strict", False),
+            effort=llm_config.get("effort") if kind == "anthropic" else None,
+        )
+    elif kind in ("google_ai", "google_vertex"):
+        cls = GoogleAIModelSettings if kind == "google_ai" else GoogleVertexModelSettings
+        settings = cls(
+            max_output_tokens=max_tokens or 65536,
+            temperature=temperature,
+            thinking_config=GeminiThinkingConfig(
+                include_thoughts=reasoning_budget > 0, thinking_budget=reasoning_budget or 1024
+            ),
+        )
+    elif kind in ("zai", "zai_coding"):
+        settings = ZAIModelSettings(
+            max_output_tokens=max_tokens or 4096,
+            temperature=temperature,
+            thinking=ZAIThinking(type=_thinking(bool(llm_config.get("enable_reasoner", True)))),
+        )
+    elif kind == "chatgpt_oauth":
+        settings = ChatGPTOAuthModelSettings(
+            max_output_tokens=max_tokens or 4096,
+            temperature=temperature,
+            reasoning=ChatGPTOAuthReasoning(reasoning_effort=llm_config.get("reasoning_effort") or "medium"),
+        )
+    elif kind in _PLAIN:
+        settings = _PLAIN[kind](max_output_tokens=max_tokens or 4096, temperature=temperature)
+    else:
+        # Letta falls back to the bare base settings; we keep the endpoint type so the union can still tag it.
+        settings = OtherModelSettings(provider_type=kind, max_output_tokens=max_tokens or 4096, temperature=temperature)
+    return settings.model_dump(mode="json")
+
+
+def _response_format(settings: BaseModel) -> Any:
+    value = getattr(settings, "response_format", None)
+    return value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+
+
+def llm_params_from_settings(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The `llm_config` fields a request's `model_settings` overrides (Letta's legacy mapping).
+
+    Unset fields take their model defaults, as in Letta, except `max_output_tokens`: when the request leaves it
+    out, the model's own `max_tokens` is kept.
+    """
+    settings = _ADAPTER.validate_python(dict(raw))
+    params: dict[str, Any] = {
+        "temperature": settings.temperature,
+        "max_tokens": settings.max_output_tokens,
+        "parallel_tool_calls": settings.parallel_tool_calls,
+    }
+    if isinstance(settings, OpenAIModelSettings | SGLangModelSettings):
+        params |= {
+            "reasoning_effort": settings.reasoning.reasoning_effort,
+            "response_format": _response_format(settings),
+            "strict": settings.strict,
+        }
+        if isinstance(settings, SGLangModelSettings):
+            params["tool_call_parser"] = settings.tool_call_parser
+    elif isinstance(settings, AnthropicModelSettings):
+        params |= {
+            "max_reasoning_tokens": settings.thinking.budget_tokens,
+            "verbosity": settings.verbosity,
+            "effort": settings.effort,
+            "response_format": _response_format(settings),
+            "strict": settings.strict,
+        }
+    elif isinstance(settings, GoogleAIModelSettings | GoogleVertexModelSettings):
+        tc = settings.thinking_config
+        params |= {"max_reasoning_tokens": tc.thinking_budget if tc.include_thoughts else 0, "strict": False}
+    elif isinstance(settings, ChatGPTOAuthModelSettings):
+        params["reasoning_effort"] = settings.reasoning.reasoning_effort
+    elif isinstance(settings, BasetenModelSettings):
+        params["strict"] = True
+    elif not isinstance(settings, OtherModelSettings):
+        params |= {"response_format": _response_format(settings), "strict": False}
+    if "max_output_tokens" not in raw:
+        params.pop("max_tokens")
+    return params
