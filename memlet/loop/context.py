@@ -4,14 +4,19 @@ The system message is always `agent.message_ids[0]`; rewriting it keeps the same
 so clients that cached the id still find it.
 """
 
+import copy
+import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
+from memlet.llm.client import wire_tool_call_id
 from memlet.loop import state as loop_state
 from memlet.loop.system_prompt import PromptBlock, compile_system_prompt, uses_line_numbers
+from memlet.loop.tokens import count_message_tokens, count_tools_tokens
 from memlet.loop.tool_rules import ToolRulesSolver
 from memlet.tools.rules import parse_tool_rules
 
@@ -96,3 +101,84 @@ async def refresh_system_message(
     if agent.message_ids:
         await repo.set_message_content(agent.message_ids[0], [{"type": "text", "text": text}])
     return text
+
+
+# --- the LLM request: stored messages and tools in OpenAI's chat format -------------------------------------
+
+# Agent types whose every reply is a tool call carrying `thinking` and (non-terminal tools) `request_heartbeat`.
+V2_AGENT_TYPES = frozenset({"memgpt_agent", "memgpt_v2_agent", "react_agent", "workflow_agent", "split_thread_agent"})
+THINKING_PARAM = "thinking"
+HEARTBEAT_PARAM = "request_heartbeat"
+_THINKING_SCHEMA = {"type": "string", "description": "Deep inner monologue private to you only."}
+_HEARTBEAT_SCHEMA = {
+    "type": "boolean",
+    "description": "Request an immediate heartbeat after function execution. "
+    "Set to `true` if you want to chain another function call after this one.",
+}
+
+
+def is_v2(agent_type: str) -> bool:
+    """Whether the agent runs the always-call-a-tool loop (memgpt-style) rather than letta_v1's."""
+    return agent_type in V2_AGENT_TYPES
+
+
+def _text_parts(content: list[dict[str, Any]] | None) -> str:
+    return "".join(str(part.get("text", "")) for part in content or [] if part.get("type") == "text")
+
+
+def _wire_calls(calls: list[dict[str, Any]], thinking: str | None) -> list[dict[str, Any]]:
+    wired = []
+    for call in calls:
+        function = dict(call.get("function") or {})
+        if thinking is not None:
+            # V2 models were asked for their thoughts as the first argument; give them back the same way.
+            try:
+                args = json.loads(function.get("arguments") or "{}")
+            except ValueError:
+                args = None
+            if isinstance(args, dict):
+                function["arguments"] = json.dumps({THINKING_PARAM: thinking, **args}, ensure_ascii=False)
+        wired.append({"id": wire_tool_call_id(call["id"]), "type": "function", "function": function})
+    return wired
+
+
+def to_openai_messages(system_text: str, rows: Sequence[orm.Message], agent_type: str) -> list[dict[str, Any]]:
+    """The chat messages for the LLM: the system prompt, then the in-context buffer (rows after the system row)."""
+    v2 = is_v2(agent_type)
+    out: list[dict[str, Any]] = [{"role": "system", "content": system_text}]
+    for row in rows:
+        text = _text_parts(row.content)
+        if row.role in ("assistant", "approval"):
+            if not row.tool_calls:
+                if row.role == "assistant" and text:
+                    out.append({"role": "assistant", "content": text})
+                continue  # approval responses are represented by the tool rows that follow them
+            thinking = text if v2 else None
+            content = None if v2 or not text else text
+            out.append({"role": "assistant", "content": content, "tool_calls": _wire_calls(row.tool_calls, thinking)})
+        elif row.role == "tool":
+            out.append({"role": "tool", "tool_call_id": wire_tool_call_id(row.tool_call_id or ""), "content": text})
+        elif row.role in ("user", "summary"):
+            out.append({"role": "user", "content": text})
+        elif row.role == "system":
+            out.append({"role": "system", "content": text})
+    return out
+
+
+def tool_definition(schema: dict[str, Any], *, v2: bool, terminal: bool) -> dict[str, Any]:
+    """An OpenAI tool object for a stored json_schema; V2 agents get `thinking` and `request_heartbeat`."""
+    function = copy.deepcopy(schema)
+    if v2:
+        params = function.setdefault("parameters", {"type": "object", "properties": {}})
+        properties = {THINKING_PARAM: _THINKING_SCHEMA, **params.get("properties", {})}
+        required = [THINKING_PARAM, *[r for r in params.get("required", []) if r != THINKING_PARAM]]
+        if not terminal:
+            properties[HEARTBEAT_PARAM] = _HEARTBEAT_SCHEMA
+            required.append(HEARTBEAT_PARAM)
+        params["properties"], params["required"] = properties, required
+    return {"type": "function", "function": function}
+
+
+def prompt_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+    """Our estimate of a request's prompt size, compared against the context window."""
+    return count_message_tokens(messages) + count_tools_tokens(tools)

@@ -1,11 +1,27 @@
-"""SQL the agent loop needs: load a step's state in few queries, and write a step's results."""
+"""SQL the agent loop needs: load a step's state in few queries, and write a step's results.
 
+Loading is three queries (agent + in-context messages, blocks, tools); the loop then closes its transaction and
+works on these detached rows (sessions use expire_on_commit=False).
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
+
+
+@dataclass
+class LoopState:
+    """Everything one step reads: the agent row, its blocks (attachment order), tools and in-context messages."""
+
+    agent: orm.Agent
+    blocks: list[orm.Block]
+    tools: list[orm.Tool]
+    messages: list[orm.Message]  # message_ids order, the system message first
 
 
 class LoopRepository:
@@ -14,6 +30,32 @@ class LoopRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
 
+    async def load_state(self, agent_id: str, organization_id: str) -> LoopState | None:
+        """The agent and what its next step needs, or None for an unknown agent."""
+        agent = await self.session.scalar(
+            select(orm.Agent).where(orm.Agent.id == agent_id, orm.Agent.organization_id == organization_id)
+        )
+        if agent is None:
+            return None
+        messages = await self.messages_by_ids(agent.message_ids or [])
+        return LoopState(
+            agent=agent, blocks=await self.blocks_of(agent_id), tools=await self.tools_of(agent_id), messages=messages
+        )
+
+    async def lock_agent_row(self, agent_id: str) -> orm.Agent | None:
+        """Re-read the agent row inside the commit transaction (fresh message_ids)."""
+        return await self.session.scalar(
+            select(orm.Agent).where(orm.Agent.id == agent_id).execution_options(populate_existing=True)
+        )
+
+    async def messages_by_ids(self, message_ids: Sequence[str]) -> list[orm.Message]:
+        """Rows for `message_ids`, in that order (unknown ids are skipped)."""
+        if not message_ids:
+            return []
+        rows = await self.session.scalars(select(orm.Message).where(orm.Message.id.in_(list(message_ids))))
+        by_id = {row.id: row for row in rows}
+        return [by_id[i] for i in message_ids if i in by_id]
+
     async def blocks_of(self, agent_id: str) -> list[orm.Block]:
         """The agent's blocks in attachment order."""
         rows = await self.session.scalars(
@@ -21,6 +63,15 @@ class LoopRepository:
             .join(orm.BlockAgent, orm.BlockAgent.block_id == orm.Block.id)
             .where(orm.BlockAgent.agent_id == agent_id)
             .order_by(orm.BlockAgent.position, orm.Block.created_at)
+        )
+        return list(rows)
+
+    async def tools_of(self, agent_id: str) -> list[orm.Tool]:
+        rows = await self.session.scalars(
+            select(orm.Tool)
+            .join(orm.ToolAgent, orm.ToolAgent.tool_id == orm.Tool.id)
+            .where(orm.ToolAgent.agent_id == agent_id)
+            .order_by(orm.ToolAgent.position, orm.Tool.name)
         )
         return list(rows)
 
@@ -33,3 +84,59 @@ class LoopRepository:
 
     async def set_message_content(self, message_id: str, content: list[dict[str, Any]]) -> None:
         await self.session.execute(update(orm.Message).where(orm.Message.id == message_id).values(content=content))
+
+    async def add_messages(self, rows: Sequence[orm.Message]) -> None:
+        """Insert rows in order, so their sequence ids follow the list order."""
+        for row in rows:
+            self.session.add(row)
+            await self.session.flush()
+
+    async def set_message_ids(self, agent_id: str, message_ids: list[str], **fields: Any) -> None:
+        await self.session.execute(
+            update(orm.Agent).where(orm.Agent.id == agent_id).values(message_ids=message_ids, **fields)
+        )
+
+    async def write_block_value(self, block_id: str, value: str) -> None:
+        await self.session.execute(update(orm.Block).where(orm.Block.id == block_id).values(value=value))
+
+    async def search_messages(
+        self,
+        agent_id: str,
+        *,
+        query: str | None,
+        roles: Sequence[str] | None,
+        start: Any | None,
+        end: Any | None,
+        limit: int,
+    ) -> list[orm.Message]:
+        """The agent's user/assistant messages matching `query` (case-insensitive substring), newest first.
+
+        Tool messages and the agent's own conversation_search calls are excluded, as in Letta.
+        """
+        stmt = select(orm.Message).where(
+            orm.Message.agent_id == agent_id, orm.Message.role.in_(list(roles or ["user", "assistant"]))
+        )
+        if query:
+            stmt = stmt.where(_MATCHES_TEXT.bindparams(q=f"%{_escape(query)}%"))
+        if start is not None:
+            stmt = stmt.where(orm.Message.created_at >= start)
+        if end is not None:
+            stmt = stmt.where(orm.Message.created_at <= end)
+        stmt = stmt.order_by(orm.Message.sequence_id.desc()).limit(limit * 4)
+        rows = [r for r in await self.session.scalars(stmt) if not _is_search_call(r)]
+        return rows[:limit]
+
+
+# Match the text parts (and, for V2 agents, send_message arguments), not the JSON keys around them.
+_MATCHES_TEXT = text(
+    "(EXISTS (SELECT 1 FROM jsonb_array_elements(COALESCE(messages.content, '[]'::jsonb)) AS part "
+    "WHERE part->>'text' ILIKE :q) OR COALESCE(messages.tool_calls::text, '') ILIKE :q)"
+)
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _is_search_call(row: orm.Message) -> bool:
+    return any((c.get("function") or {}).get("name") == "conversation_search" for c in row.tool_calls or [])

@@ -1,0 +1,132 @@
+"""The loop's write transactions: commit one step, or one compaction, atomically under the agent's xact lock.
+
+Memory-tool edits were made on the step's loaded blocks; they are written here, in the same transaction as the
+step's messages, and the system message is recompiled in that transaction too. Concurrent REST edits of the same
+block between load and commit are overwritten by the step (last writer wins), as in Letta.
+"""
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import delete, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from memlet import ids
+from memlet.db import models as orm
+from memlet.db.locks import agent_xact_lock
+from memlet.loop.context import refresh_system_message
+from memlet.loop.state import LoopRepository, LoopState
+from memlet.loop.step import StepContext, StepResult
+from memlet.loop.summarizer import CompactionPlan, summary_text
+from memlet.messages.schemas import StoredMessage
+from memlet.runs.repository import RunRepository
+from memlet.tool_exec.memory_tools import ToolContext
+
+
+async def _write_memory(session: AsyncSession, agent_id: str, tool_ctx: ToolContext) -> None:
+    for block in tool_ctx.created:
+        session.add(block)
+        await session.flush()
+        position = len(tool_ctx.blocks) + 1000  # after every existing attachment
+        session.add(orm.BlockAgent(agent_id=agent_id, block_id=block.id, block_label=block.label, position=position))
+    created = {b.id for b in tool_ctx.created}
+    for block in tool_ctx.blocks:
+        if block.id in tool_ctx.changed and block.id not in created:
+            await session.execute(
+                update(orm.Block)
+                .where(orm.Block.id == block.id)
+                .values(value=block.value, label=block.label, description=block.description)
+            )
+            await session.execute(
+                update(orm.BlockAgent)
+                .where(orm.BlockAgent.block_id == block.id, orm.BlockAgent.agent_id == agent_id)
+                .values(block_label=block.label)
+            )
+    for block_id in tool_ctx.detached:
+        await session.execute(
+            delete(orm.BlockAgent).where(orm.BlockAgent.agent_id == agent_id, orm.BlockAgent.block_id == block_id)
+        )
+    await session.flush()
+
+
+async def commit_step(
+    maker: async_sessionmaker[AsyncSession],
+    *,
+    ctx: StepContext,
+    result: StepResult,
+    step: orm.Step | None,
+    pending: Sequence[orm.Message],
+    num_steps: int,
+    tools_used: list[str],
+) -> list[StoredMessage]:
+    """Append `pending` inputs plus the step's rows, rewrite message_ids, write memory edits, step and run rows.
+
+    Returns the step's new messages (not the inputs) as stored, oldest first.
+    """
+    for row in pending:
+        row.step_id = ctx.step_id if step is not None else row.step_id
+    rows = [*pending, *result.rows]
+    async with maker() as session, session.begin():
+        await agent_xact_lock(session, ctx.agent.id)
+        repo = LoopRepository(session)
+        agent = await repo.lock_agent_row(ctx.agent.id)
+        if agent is None:
+            return []
+        if step is not None:
+            await session.merge(step)
+            await session.flush()
+        await repo.add_messages(rows)
+        agent.message_ids = [*(agent.message_ids or []), *(r.id for r in rows)]
+        await session.flush()
+        if ctx.tool_ctx.memory_changed:
+            await _write_memory(session, agent.id, ctx.tool_ctx)
+            await refresh_system_message(session, agent, update_timestamp=True, with_rules=True)
+        await RunRepository(session).record_progress(ctx.run_id, num_steps=num_steps, tools_used=tools_used)
+        committed = [StoredMessage.model_validate(r) for r in result.rows]
+    return committed
+
+
+async def commit_compaction(
+    maker: async_sessionmaker[AsyncSession],
+    *,
+    state: LoopState,
+    plan: CompactionPlan,
+    window: int,
+    tokens_after: int | None = None,
+) -> None:
+    """Insert the summary right after the system message and shrink message_ids to the kept rows."""
+    agent = state.agent
+    async with maker() as session, session.begin():
+        await agent_xact_lock(session, agent.id)
+        repo = LoopRepository(session)
+        fresh = await repo.lock_agent_row(agent.id)
+        if fresh is None:
+            return
+        kept_ids = [r.id for r in plan.kept]
+        summary_ids: list[str] = []
+        if plan.summary is not None:
+            stats: dict[str, Any] = {
+                "trigger": "context_window_exceeded",
+                "context_tokens_before": plan.tokens_before,
+                "context_tokens_after": tokens_after,
+                "context_window": window,
+                "messages_count_before": len(state.messages),
+                "messages_count_after": len(plan.kept) + 2,
+            }
+            row = orm.Message(
+                id=ids.new_id(ids.Prefix.MESSAGE),
+                organization_id=agent.organization_id,
+                agent_id=agent.id,
+                role="user",
+                content=[
+                    {"type": "text", "text": summary_text(plan.summary, plan.evicted_count, stats, agent.timezone)}
+                ],
+                created_at=datetime.now(UTC),
+            )
+            await repo.add_messages([row])
+            summary_ids = [row.id]
+        system_id = (fresh.message_ids or [state.messages[0].id])[0]
+        fresh.message_ids = [system_id, *summary_ids, *kept_ids]
+        await session.flush()
+        await refresh_system_message(session, fresh, update_timestamp=True, with_rules=True)

@@ -1,0 +1,51 @@
+"""What `run_agent` yields: committed messages, optional token deltas, and exactly one final event.
+
+MessagesCommitted   after each step's commit: the step's new messages, oldest first (never the user's input)
+TokenDelta          only with stream_tokens: a text / reasoning / tool-call-arguments fragment
+RunFinished         the run ended normally (end_turn, max_steps, tool_rule, requires_approval, cancelled)
+RunFailed           the run ended with an error (llm_api_error, no_tool_call, invalid_llm_response, error ...)
+"""
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from memlet.messages.schemas import StoredMessage
+
+
+@dataclass(frozen=True)
+class MessagesCommitted:
+    messages: list[StoredMessage]
+
+
+@dataclass(frozen=True)
+class TokenDelta:
+    """A streamed fragment of the assistant message `message_id` (its public part `otid`).
+
+    kind "assistant" / "reasoning" carry `text`; kind "tool_call" carries `tool_call_id` plus `name` on the first
+    fragment and `arguments` fragments afterwards.
+    """
+
+    kind: Literal["assistant", "reasoning", "tool_call"]
+    message_id: str
+    otid: str
+    text: str = ""
+    tool_call_id: str | None = None
+    name: str | None = None
+    arguments: str | None = None
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    stop_reason: str
+    usage: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunFailed:
+    stop_reason: str
+    error: Exception
+    error_type: str
+    usage: dict[str, Any] = field(default_factory=dict)
+
+
+LoopEvent = MessagesCommitted | TokenDelta | RunFinished | RunFailed

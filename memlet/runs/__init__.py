@@ -1,0 +1,1 @@
+"""Runs (one processed request) and their steps (one LLM call each)."""

@@ -1,0 +1,239 @@
+"""Built-in core tools: send_message, conversation_search and the memory-block editors.
+
+Memory tools edit the blocks the step loaded (`ToolContext.blocks`), not the database: the loop writes the
+changed blocks in the same transaction that commits the step's messages, so a step's memory edits and its
+messages land together or not at all. A value over the block's character limit is refused before anything
+changes. Every function raises `ToolError` (or `MemoryEditError`) with the text the model should see.
+"""
+
+import contextlib
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from memlet import ids
+from memlet.db import models as orm
+from memlet.loop.state import LoopRepository
+from memlet.tool_exec import memory_edits as edits
+
+SEND_MESSAGE_RESULT = "Sent message successfully."
+ARCHIVAL_UNAVAILABLE = "archival memory is not available yet"
+
+
+class ToolError(Exception):
+    """A tool failed; the message is the tool return the model sees."""
+
+
+@dataclass
+class ToolContext:
+    """What a built-in tool may read and change during one step."""
+
+    agent: orm.Agent
+    blocks: list[orm.Block]
+    sessionmaker: async_sessionmaker[AsyncSession]
+    changed: set[str] = field(default_factory=set)  # ids of blocks whose value/label/description changed
+    created: list[orm.Block] = field(default_factory=list)
+    detached: list[str] = field(default_factory=list)
+
+    def block(self, label: str) -> orm.Block:
+        for block in self.blocks:
+            if block.label == label:
+                return block
+        raise edits.unknown_label_error(label, [b.label for b in self.blocks])
+
+    @property
+    def memory_changed(self) -> bool:
+        return bool(self.changed or self.created or self.detached)
+
+
+def _set_value(ctx: ToolContext, block: orm.Block, value: str) -> str:
+    if block.limit is not None and len(value) > block.limit:
+        raise ToolError(f"Edit failed: Exceeds {block.limit} character limit (requested {len(value)})")
+    block.value = value
+    ctx.changed.add(block.id)
+    return value
+
+
+async def send_message(ctx: ToolContext, message: str = "") -> str:
+    del ctx, message
+    return SEND_MESSAGE_RESULT
+
+
+async def core_memory_append(ctx: ToolContext, label: str, content: str) -> str:
+    block = ctx.block(label)
+    return _set_value(ctx, block, edits.core_memory_append(block.value, content, read_only=block.read_only))
+
+
+async def core_memory_replace(ctx: ToolContext, label: str, old_content: str, new_content: str) -> str:
+    block = ctx.block(label)
+    value = edits.core_memory_replace(block.value, label, old_content, new_content, read_only=block.read_only)
+    return _set_value(ctx, block, value)
+
+
+async def memory_replace(ctx: ToolContext, label: str, old_string: str, new_string: str) -> str:
+    block = ctx.block(label)
+    value = edits.memory_replace(block.value, label, old_string, new_string, read_only=block.read_only)
+    return _set_value(ctx, block, value)
+
+
+async def memory_insert(ctx: ToolContext, label: str, new_string: str, insert_line: int = -1) -> str:
+    block = ctx.block(label)
+    return _set_value(ctx, block, edits.memory_insert(block.value, new_string, insert_line, read_only=block.read_only))
+
+
+async def memory_rethink(ctx: ToolContext, label: str, new_memory: str) -> str:
+    block = ctx.block(label)
+    return _set_value(ctx, block, edits.memory_rethink(new_memory, read_only=block.read_only))
+
+
+async def memory_finish_edits(ctx: ToolContext) -> None:
+    del ctx
+
+
+async def memory(ctx: ToolContext, command: str, **kwargs: Any) -> str:
+    """The omni `memory` tool: plan the command, then apply it to the loaded blocks."""
+    plan = edits.plan_memory_command(command, **kwargs)
+    if isinstance(plan, edits.StrReplacePlan):
+        return await memory_replace(ctx, plan.label, plan.old_string, plan.new_string)
+    if isinstance(plan, edits.InsertPlan):
+        block = ctx.block(plan.label)
+        value = edits.memory_insert(
+            block.value, plan.insert_text, plan.insert_line, read_only=block.read_only, arg_name="insert_text"
+        )
+        return _set_value(ctx, block, value)
+    if isinstance(plan, edits.CreatePlan):
+        if any(b.label == plan.label for b in ctx.blocks):
+            raise edits.block_exists_error(plan.label)
+        block = orm.Block(
+            id=ids.new_id(ids.Prefix.BLOCK),
+            organization_id=ctx.agent.organization_id,
+            label=plan.label,
+            value=plan.value,
+            limit=max(len(plan.value), 20000),
+            description=plan.description,
+            read_only=False,
+        )
+        ctx.blocks.append(block)
+        ctx.created.append(block)
+    elif isinstance(plan, edits.DeletePlan):
+        block = ctx.block(plan.label)
+        edits.ensure_editable(block.read_only)
+        ctx.blocks.remove(block)
+        ctx.detached.append(block.id)
+    elif isinstance(plan, edits.RenamePlan):
+        block = ctx.block(plan.old_label)
+        if any(b.label == plan.new_label for b in ctx.blocks):
+            raise edits.block_exists_error(plan.new_label)
+        block.label = plan.new_label
+        ctx.changed.add(block.id)
+    elif isinstance(plan, edits.DescribePlan):
+        block = ctx.block(plan.label)
+        block.description = plan.description
+        ctx.changed.add(block.id)
+    return edits.plan_result(plan)
+
+
+async def archival_unavailable(ctx: ToolContext, **kwargs: Any) -> None:
+    del ctx, kwargs
+    raise ToolError(ARCHIVAL_UNAVAILABLE)
+
+
+# --- conversation_search ----------------------------------------------------------------------------------
+
+
+def _zone(name: str | None) -> ZoneInfo:
+    try:
+        return ZoneInfo(name or "UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        return ZoneInfo("UTC")
+
+
+def _parse_when(value: str | None, zone: ZoneInfo, *, end: bool) -> datetime | None:
+    """ISO date or datetime; a bare date covers the whole day; naive values are in the agent's timezone."""
+    if not value:
+        return None
+    try:
+        if len(value) <= 10:
+            day = date.fromisoformat(value)
+            moment = datetime.combine(day, time.max if end else time.min)
+        else:
+            moment = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise ToolError(f"Invalid date format '{value}'. Use ISO format (YYYY-MM-DD or YYYY-MM-DDTHH:MM).") from exc
+    return moment if moment.tzinfo else moment.replace(tzinfo=zone)
+
+
+def _time_ago(moment: datetime, now: datetime) -> str:
+    seconds = max(int((now - moment).total_seconds()), 0)
+    if seconds < 60:
+        return "just now"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return "just now"
+
+
+def _search_text(row: orm.Message) -> str:
+    text = "".join(str(p.get("text", "")) for p in row.content or [] if p.get("type") == "text")
+    for call in row.tool_calls or []:
+        function = call.get("function") or {}
+        if function.get("name") == "send_message":
+            with contextlib.suppress(ValueError, AttributeError):
+                text = str(json.loads(function.get("arguments") or "{}").get("message", text))
+    return text
+
+
+async def conversation_search(
+    ctx: ToolContext,
+    query: str | None = None,
+    roles: list[str] | None = None,
+    limit: int | None = None,
+    start_date: str | None = None,
+    end_date: str | None = None,
+) -> str:
+    """Case-insensitive text search over this agent's user and assistant messages, newest first."""
+    zone = _zone(ctx.agent.timezone)
+    start, end = _parse_when(start_date, zone, end=False), _parse_when(end_date, zone, end=True)
+    wanted = [r for r in (roles or ["user", "assistant"]) if r in ("user", "assistant")]
+    async with ctx.sessionmaker() as session:
+        rows = await LoopRepository(session).search_messages(
+            ctx.agent.id, query=query, roles=wanted, start=start, end=end, limit=limit or 5
+        )
+    if not rows:
+        return json.dumps({"message": "No results found.", "results": []}, ensure_ascii=False)
+    now = datetime.now(UTC)
+    results = [
+        {
+            "timestamp": row.created_at.astimezone(zone).isoformat(),
+            "time_ago": _time_ago(row.created_at, now),
+            "role": row.role,
+            "content": _search_text(row),
+        }
+        for row in rows
+    ]
+    return json.dumps({"message": f"Showing {len(results)} results:", "results": results}, ensure_ascii=False)
+
+
+BuiltinTool = Callable[..., Awaitable[Any]]
+
+BUILTIN_TOOLS: dict[str, BuiltinTool] = {
+    "send_message": send_message,
+    "conversation_search": conversation_search,
+    "core_memory_append": core_memory_append,
+    "core_memory_replace": core_memory_replace,
+    "memory_replace": memory_replace,
+    "memory_insert": memory_insert,
+    "memory_rethink": memory_rethink,
+    "memory_finish_edits": memory_finish_edits,
+    "memory": memory,
+    "archival_memory_insert": archival_unavailable,
+    "archival_memory_search": archival_unavailable,
+}
+
+# Tools whose results Letta never truncates.
+UNTRUNCATED_TOOLS = frozenset({"conversation_search", "archival_memory_search"})

@@ -1,0 +1,81 @@
+"""Route one tool call to a built-in tool or to the user-tool sandbox, and shape the outcome.
+
+Never raises for a tool's own failure: every outcome is a `ToolOutcome` whose `value` becomes the `message` of
+the packed tool return the model reads.
+"""
+
+import inspect
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from memlet.config import Settings
+from memlet.db import models as orm
+from memlet.tool_exec.memory_edits import MemoryEditError
+from memlet.tool_exec.memory_tools import BUILTIN_TOOLS, UNTRUNCATED_TOOLS, ToolContext, ToolError
+from memlet.tool_exec.sandbox import run_tool
+
+
+@dataclass
+class ToolOutcome:
+    success: bool
+    value: Any
+    stdout: list[str] = field(default_factory=list)
+    stderr: list[str] = field(default_factory=list)
+
+
+def failure(message: str, stderr: str | None = None) -> ToolOutcome:
+    return ToolOutcome(success=False, value=message, stderr=[stderr] if stderr else [])
+
+
+def agent_env(agent: orm.Agent) -> dict[str, str]:
+    """The agent's secrets as environment variables (the only variables a user tool sees besides PATH/LANG)."""
+    return {str(s["key"]): str(s.get("value") or "") for s in agent.secrets or [] if s.get("key")}
+
+
+def _truncate(name: str, value: Any, limit: int) -> Any:
+    if name in UNTRUNCATED_TOOLS or not isinstance(value, str) or limit <= 0 or len(value) <= limit:
+        return value
+    return (
+        f"{value[:limit]}... [NOTE: function output was truncated since it exceeded the character limit "
+        f"({len(value)} > {limit})]"
+    )
+
+
+async def execute_tool(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], settings: Settings) -> ToolOutcome:
+    """Run `tool` with `args` (already stripped of loop-only kwargs)."""
+    builtin = BUILTIN_TOOLS.get(tool.name)
+    if builtin is not None and tool.tool_type != "custom":
+        return await _run_builtin(ctx, tool, builtin, args)
+    if tool.tool_type != "custom" or not tool.source_code:
+        return failure(f"Error: tool {tool.name} cannot be executed by this server.")
+    result = await run_tool(
+        tool.source_code,
+        tool.name,
+        args,
+        env=agent_env(ctx.agent),
+        timeout_s=settings.tool_timeout_s,
+        memory_mb=settings.tool_memory_mb,
+        return_char_limit=tool.return_char_limit,
+    )
+    if result.status == "error":
+        return ToolOutcome(False, result.func_return, result.stdout, result.stderr)
+    value = result.value if result.value is not None else result.func_return
+    return ToolOutcome(True, value, result.stdout, result.stderr)
+
+
+async def _run_builtin(ctx: ToolContext, tool: orm.Tool, builtin: Any, args: dict[str, Any]) -> ToolOutcome:
+    try:
+        inspect.signature(builtin).bind(ctx, **args)
+    except TypeError as exc:
+        return failure(f"Error executing function {tool.name}: TypeError: {exc}")
+    try:
+        value = await builtin(ctx, **args)
+    except (ToolError, MemoryEditError) as exc:
+        text = str(exc)
+        return failure(text, f"Error executing function {tool.name}: {type(exc).__name__}: {text}")
+    except Exception as exc:  # a bug in a built-in must not abort the run; the model sees the error
+        traceback.print_exc()
+        text = f"Error executing function {tool.name}: {type(exc).__name__}: {exc}"
+        return failure(text, text)
+    return ToolOutcome(True, _truncate(tool.name, value, tool.return_char_limit))
