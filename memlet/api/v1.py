@@ -6,12 +6,15 @@ from memlet.agents.router import router as agents_router
 from memlet.blocks.agent_router import router as core_memory_router
 from memlet.blocks.router import router as blocks_router
 from memlet.health.router import router as health_router
+from memlet.providers.router import models_router, providers_router
 
 ROUTERS: list[APIRouter] = [
     agents_router,
     core_memory_router,
     blocks_router,
     health_router,
+    models_router,
+    providers_router,
 ]
 
 
