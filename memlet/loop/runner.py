@@ -124,13 +124,21 @@ def _request_lock_name(agent_id: str) -> str:
     return f"{agent_id}:request"
 
 
-async def _acquire(conn: AsyncConnection, agent_id: str, timeout_s: float) -> None:
+async def _acquire(engine: AsyncEngine, agent_id: str, timeout_s: float) -> AsyncConnection:
+    """A connection holding the request lock. Waiters give their connection back between tries, so a queue of
+    requests for one agent cannot starve the pool that the lock holder needs for its own steps."""
     deadline = time.monotonic() + timeout_s
     while True:
-        acquired = await try_agent_session_lock(conn, _request_lock_name(agent_id))
-        await conn.commit()  # no transaction stays open while we hold the session lock
+        conn = await engine.connect()
+        try:
+            acquired = await try_agent_session_lock(conn, _request_lock_name(agent_id))
+            await conn.commit()  # no transaction stays open while we hold the session lock
+        except BaseException:
+            await conn.close()
+            raise
         if acquired:
-            return
+            return conn
+        await conn.close()
         if time.monotonic() >= deadline:
             raise AgentBusyError(agent_id)
         await asyncio.sleep(_LOCK_POLL_S)
@@ -227,18 +235,14 @@ async def run_agent(
     PendingApprovalError (a normal message while an approval is pending), BadRequestError (an approval that
     matches no pending request).
     """
-    conn = await _engine(deps.sessionmaker).connect()
-    locked = False
+    conn = await _acquire(_engine(deps.sessionmaker), agent_id, deps.settings.agent_lock_timeout_s)
     try:
-        await _acquire(conn, agent_id, deps.settings.agent_lock_timeout_s)
-        locked = True
         async for event in _run_locked(deps, agent_id, actor_org_id, run_id, inputs, options):
             yield event
     finally:
-        if locked:
-            with contextlib.suppress(Exception):
-                await release_agent_session_lock(conn, _request_lock_name(agent_id))
-                await conn.commit()
+        with contextlib.suppress(Exception):
+            await release_agent_session_lock(conn, _request_lock_name(agent_id))
+            await conn.commit()
         await conn.close()
 
 
