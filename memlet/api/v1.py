@@ -6,15 +6,23 @@ from memlet.agents.router import router as agents_router
 from memlet.blocks.agent_router import router as core_memory_router
 from memlet.blocks.router import router as blocks_router
 from memlet.health.router import router as health_router
+from memlet.identities.router import agent_router as agent_identities_router
+from memlet.identities.router import block_router as block_identities_router
+from memlet.identities.router import router as identities_router
 from memlet.providers.router import models_router, providers_router
+from memlet.tags.router import router as tags_router
 
 ROUTERS: list[APIRouter] = [
     agents_router,
     core_memory_router,
     blocks_router,
     health_router,
+    identities_router,
+    agent_identities_router,
+    block_identities_router,
     models_router,
     providers_router,
+    tags_router,
 ]
 
 
