@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import delete, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from memlet import ids
@@ -25,28 +24,16 @@ from memlet.tool_exec.memory_tools import ToolContext
 
 
 async def _write_memory(session: AsyncSession, agent_id: str, tool_ctx: ToolContext) -> None:
-    for block in tool_ctx.created:
-        session.add(block)
-        await session.flush()
-        position = len(tool_ctx.blocks) + 1000  # after every existing attachment
-        session.add(orm.BlockAgent(agent_id=agent_id, block_id=block.id, block_label=block.label, position=position))
+    repo = LoopRepository(session)
     created = {b.id for b in tool_ctx.created}
+    for offset, block in enumerate(tool_ctx.created):
+        # After every existing attachment; positions only need to sort, not to be dense.
+        await repo.attach_new_block(agent_id, block, position=len(tool_ctx.blocks) + 1000 + offset)
     for block in tool_ctx.blocks:
         if block.id in tool_ctx.changed and block.id not in created:
-            await session.execute(
-                update(orm.Block)
-                .where(orm.Block.id == block.id)
-                .values(value=block.value, label=block.label, description=block.description)
-            )
-            await session.execute(
-                update(orm.BlockAgent)
-                .where(orm.BlockAgent.block_id == block.id, orm.BlockAgent.agent_id == agent_id)
-                .values(block_label=block.label)
-            )
+            await repo.save_block(agent_id, block)
     for block_id in tool_ctx.detached:
-        await session.execute(
-            delete(orm.BlockAgent).where(orm.BlockAgent.agent_id == agent_id, orm.BlockAgent.block_id == block_id)
-        )
+        await repo.detach_block(agent_id, block_id)
     await session.flush()
 
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select, text, update
+from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
@@ -96,8 +96,31 @@ class LoopRepository:
             update(orm.Agent).where(orm.Agent.id == agent_id).values(message_ids=message_ids, **fields)
         )
 
-    async def write_block_value(self, block_id: str, value: str) -> None:
-        await self.session.execute(update(orm.Block).where(orm.Block.id == block_id).values(value=value))
+    async def save_block(self, agent_id: str, block: orm.Block) -> None:
+        """Write a block's value, label and description (and the label copy on its attachment)."""
+        await self.session.execute(
+            update(orm.Block)
+            .where(orm.Block.id == block.id)
+            .values(value=block.value, label=block.label, description=block.description)
+        )
+        await self.session.execute(
+            update(orm.BlockAgent)
+            .where(orm.BlockAgent.block_id == block.id, orm.BlockAgent.agent_id == agent_id)
+            .values(block_label=block.label)
+        )
+
+    async def attach_new_block(self, agent_id: str, block: orm.Block, position: int) -> None:
+        self.session.add(block)
+        await self.session.flush()
+        self.session.add(
+            orm.BlockAgent(agent_id=agent_id, block_id=block.id, block_label=block.label, position=position)
+        )
+        await self.session.flush()
+
+    async def detach_block(self, agent_id: str, block_id: str) -> None:
+        await self.session.execute(
+            delete(orm.BlockAgent).where(orm.BlockAgent.agent_id == agent_id, orm.BlockAgent.block_id == block_id)
+        )
 
     async def search_messages(
         self,

@@ -5,7 +5,7 @@ the packed tool return the model reads.
 """
 
 import inspect
-import traceback
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +14,8 @@ from memlet.db import models as orm
 from memlet.tool_exec.memory_edits import MemoryEditError
 from memlet.tool_exec.memory_tools import BUILTIN_TOOLS, UNTRUNCATED_TOOLS, ToolContext, ToolError
 from memlet.tool_exec.sandbox import run_tool
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -75,7 +77,7 @@ async def _run_builtin(ctx: ToolContext, tool: orm.Tool, builtin: Any, args: dic
         text = str(exc)
         return failure(text, f"Error executing function {tool.name}: {type(exc).__name__}: {text}")
     except Exception as exc:  # a bug in a built-in must not abort the run; the model sees the error
-        traceback.print_exc()
+        log.exception("built-in tool %s failed", tool.name)
         text = f"Error executing function {tool.name}: {type(exc).__name__}: {exc}"
         return failure(text, text)
     return ToolOutcome(True, _truncate(tool.name, value, tool.return_char_limit))

@@ -135,3 +135,40 @@ async def _steps(env: LoopEnv, run_id: str) -> list[orm.Step]:
 
     async with env.sessionmaker() as session:
         return list(await session.scalars(select(orm.Step).where(orm.Step.run_id == run_id)))
+
+
+class TestCancellationAndContext:
+    async def test_cancelled_run_stops_before_the_llm(self, loop_env: LoopEnv, mock_llm) -> None:
+        from memlet.runs.repository import RunRepository
+
+        agent = await loop_env.agent()
+        run_id = "run-00000000-0000-4000-8000-00000000c0de"
+        async with loop_env.sessionmaker() as session, session.begin():
+            repo = RunRepository(session)
+            await repo.ensure_run(run_id=run_id, agent_id=agent.id, organization_id=agent.organization_id)
+            run = await session.get(orm.Run, run_id)
+            run.status = "cancelled"
+        events = []
+        from memlet.loop.runner import RunOptions, run_agent
+        from memlet.messages.requests import MessageCreate
+
+        async for event in run_agent(
+            loop_env.deps,
+            agent_id=agent.id,
+            actor_org_id=agent.organization_id,
+            run_id=run_id,
+            inputs=[MessageCreate(role="user", content="hi")],
+            options=RunOptions(),
+        ):
+            events.append(event)
+        assert events[-1].stop_reason == "cancelled"
+        assert mock_llm.requests == []
+        assert (await loop_env.get(orm.Agent, agent.id)).last_stop_reason == "cancelled"
+
+    async def test_system_message_shows_blocks_and_recall_count(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent(blocks={"persona": "I am Ada."})
+        system = (await loop_env.in_context(agent.id))[0]
+        text = system.content[0]["text"]
+        assert "<persona>" in text and "I am Ada." in text
+        assert "- 0 previous messages between you and the user are stored in recall memory" in text
+        assert f"- AGENT_ID: {agent.id}" in text
