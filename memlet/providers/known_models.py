@@ -146,11 +146,30 @@ def _is_zai_reasoner(kind: str, model: str) -> bool:
     return kind in ("zai", "zai_coding") and model.startswith(("glm-4.5", "glm-4.6", "glm-4.7", "glm-5"))
 
 
+# OpenRouter model ids carry the vendor ("openai/o3-mini"), so reasoners are recognized by substrings.
+_OPENROUTER_REASONER_HINTS = (
+    "/o1",
+    "/o3",
+    "/o4",
+    "/gpt-5",
+    "claude-3-7-sonnet",
+    "claude-sonnet-4",
+    "claude-opus-4",
+    "claude-haiku-4",
+    "gemini",
+    "glm-4.5",
+    "glm-4.6",
+    "glm-4.7",
+    "glm-5",
+    "deepseek-r1",
+    "deepseek-reasoner",
+    "kimi",
+)
+
+
 def _is_openrouter_reasoner(kind: str, model: str) -> bool:
     name = model.lower()
-    hints = ("/o1", "/o3", "/o4", "/gpt-5", "claude-3-7-sonnet", "claude-sonnet-4", "claude-opus-4", "claude-haiku-4")
-    hints += ("gemini", "glm-4.5", "glm-4.6", "glm-4.7", "glm-5", "deepseek-r1", "deepseek-reasoner", "kimi")
-    return kind == "openrouter" and any(h in name for h in hints)
+    return kind == "openrouter" and any(hint in name for hint in _OPENROUTER_REASONER_HINTS)
 
 
 def default_reasoning(config: Mapping[str, Any]) -> bool:

@@ -1,8 +1,9 @@
 """SQL for BYOK providers (the rows behind `/v1/providers`); env-configured providers are never stored."""
 
 from collections.abc import Sequence
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.api.pagination import Page, paginate
@@ -35,7 +36,7 @@ class ProviderRepository:
     ) -> Sequence[orm.Provider]:
         """The organization's providers, optionally filtered, newest first unless `page` says otherwise."""
         p = orm.Provider
-        stmt = select(p).where(p.organization_id == org_id)
+        stmt: Select[Any] = select(p).where(p.organization_id == org_id)
         if name is not None:
             stmt = stmt.where(p.name == name)
         if provider_type is not None:
