@@ -101,7 +101,7 @@ class AgentRepository:
             return []
         return list(await self.session.scalars(select(orm.Agent).where(orm.Agent.id.in_(agent_ids))))
 
-    async def list(self, org_id: str, filters: AgentFilters, page: Page, *, sort_by: str) -> list[orm.Agent]:
+    async def list_page(self, org_id: str, filters: AgentFilters, page: Page, *, sort_by: str) -> list[orm.Agent]:
         sort_col = orm.Agent.last_run_completion if sort_by == "last_run_completion" else orm.Agent.created_at
         stmt, reverse = paginate(filters.apply(select(orm.Agent), org_id), page, sort_col=sort_col, id_col=orm.Agent.id)
         rows = list(await self.session.scalars(stmt))

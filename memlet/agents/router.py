@@ -74,7 +74,7 @@ async def list_agents(
     """List agents, newest first by default, with filters and cursor pagination."""
     page = Page(before=before, after=after, limit=limit, order=resolve_order(order, ascending, "desc"))
     wanted = parse_include(include, include_relationships, sdk_v1=is_sdk_v1(request))
-    return await service.list(actor, filters, page, sort_by=sort_by or order_by, include=wanted)
+    return await service.list_page(actor, filters, page, sort_by=sort_by or order_by, include=wanted)
 
 
 @router.post("/", operation_id="create_agent", response_model=AgentState)

@@ -106,10 +106,10 @@ class AgentService:
         agent = await self.get_row(actor, agent_id)
         return agent_state(agent, (await self.relations([agent], include))[agent.id])
 
-    async def list(
+    async def list_page(
         self, actor: Actor, filters: AgentFilters, page: Page, *, sort_by: str, include: frozenset[str]
     ) -> list[AgentState]:
-        rows = await self.agents.list(actor.organization_id, filters, page, sort_by=sort_by)
+        rows = await self.agents.list_page(actor.organization_id, filters, page, sort_by=sort_by)
         relations = await self.relations(rows, include)
         return [agent_state(a, relations[a.id]) for a in rows]
 
