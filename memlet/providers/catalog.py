@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.config import Settings
@@ -93,11 +94,16 @@ def _split_handle(handle: str) -> tuple[str, str] | None:
 class ModelCatalog:
     """Every model memlet can serve, plus the conversions between handles, llm_configs and model_settings."""
 
-    def __init__(self, settings: Settings, *, timeout_s: float = 5.0) -> None:
+    def __init__(
+        self, settings: Settings, *, timeout_s: float = 5.0, transport: httpx.AsyncBaseTransport | None = None
+    ) -> None:
         self.settings = settings
         self.timeout_s = timeout_s
+        self.transport = transport  # tests answer the providers' HTTP calls here
         self.base: list[tuple[ProviderSource, ModelLists]] = [(s, ModelLists()) for s in self.env_sources()]
         self._byok: dict[str, _Cached] = {}
+        # Env providers whose start-up listing failed, and when to try them again.
+        self._retry_at: dict[str, float] = {}
 
     def env_sources(self) -> list[ProviderSource]:
         """The providers the environment configures (the `base` category)."""
@@ -115,17 +121,35 @@ class ModelCatalog:
         return {s.name for s, _ in self.base}
 
     async def load(self) -> None:
-        """Fetch the env providers' model lists once; a provider that cannot be reached lists nothing."""
+        """Fetch the env providers' model lists once; one that cannot be reached is retried on use, at most
+        every `BYOK_TTL_S` seconds, so a provider that was down at start-up appears once it is up."""
         sources = [s for s, _ in self.base]
         results = await asyncio.gather(*(self._fetch(s) for s in sources))
-        self.base = list(zip(sources, results, strict=True))
+        self.base = [(s, lists or ModelLists()) for s, lists in zip(sources, results, strict=True)]
+        self._retry_at = {
+            s.name: time.monotonic() + BYOK_TTL_S for s, r in zip(sources, results, strict=True) if r is None
+        }
 
-    async def _fetch(self, source: ProviderSource) -> ModelLists:
+    async def _retry_failed(self) -> None:
+        now = time.monotonic()
+        due = [s for s, _ in self.base if self._retry_at.get(s.name, float("inf")) <= now]
+        if not due:
+            return
+        for source in due:
+            self._retry_at[source.name] = now + BYOK_TTL_S
+        results = dict(zip([s.name for s in due], await asyncio.gather(*(self._fetch(s) for s in due)), strict=True))
+        for i, (source, _) in enumerate(self.base):
+            lists = results.get(source.name)
+            if lists is not None:
+                self.base[i] = (source, lists)
+                self._retry_at.pop(source.name, None)
+
+    async def _fetch(self, source: ProviderSource) -> ModelLists | None:
         try:
-            return await fetch_models(source, timeout_s=self.timeout_s)
+            return await fetch_models(source, timeout_s=self.timeout_s, transport=self.transport)
         except Exception as exc:  # any failure of a remote listing must not stop the server
             log.warning("could not list models of provider %s: %s", source.name, exc)
-            return ModelLists()
+            return None
 
     async def byok_models(self, row: orm.Provider) -> ModelLists:
         """A BYOK provider's models, from the per-process cache when fresh."""
@@ -133,14 +157,14 @@ class ModelCatalog:
         now = time.monotonic()
         if cached and cached.expires_at > now and cached.updated_at == row.updated_at:
             return cached.lists
-        lists = await self._fetch(ProviderSource.from_row(row))
+        lists = await self._fetch(ProviderSource.from_row(row)) or ModelLists()
         self._byok[row.id] = _Cached(now + BYOK_TTL_S, row.updated_at, lists)
         return lists
 
     async def refresh(self, row: orm.Provider) -> bool:
         """List a BYOK provider's models now and cache them; False when the provider could not be reached."""
         try:
-            lists = await fetch_models(ProviderSource.from_row(row), timeout_s=self.timeout_s)
+            lists = await fetch_models(ProviderSource.from_row(row), timeout_s=self.timeout_s, transport=self.transport)
         except Exception as exc:  # a provider that cannot be listed is still saved, as in Letta
             log.warning("could not list models of provider %s: %s", row.name, exc)
             return False
@@ -155,6 +179,7 @@ class ModelCatalog:
         self, session: AsyncSession, org_id: str, categories: Iterable[str] | None = None, name: str | None = None
     ) -> _Listing:
         wanted = set(categories or ("base", "byok"))
+        await self._retry_failed()
         listing = _Listing()
         if "base" in wanted:
             listing.entries += [(s, m) for s, m in self.base if name is None or s.name == name]
@@ -197,6 +222,7 @@ class ModelCatalog:
     ) -> tuple[dict[str, Any] | None, list[str]]:
         """The config listed under `handle` (`kind` is "llm" or "embedding"), and every handle of that kind."""
         provider, name = _split_handle(handle) or ("", "")
+        await self._retry_failed()
         lookups = [handle]
         if provider == OPENAI_PROXY:
             lookups.append(f"openai/{name}")

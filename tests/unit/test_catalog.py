@@ -35,9 +35,9 @@ def openai_transport(ids: list[str]) -> httpx.MockTransport:
 
 
 async def loaded_catalog(base_url: str = MOCK_URL) -> ModelCatalog:
-    catalog = ModelCatalog(Settings(_env_file=None, openai_api_key="sk-test", openai_base_url=base_url))  # type: ignore[call-arg]
-    sources = catalog.env_sources()
-    catalog.base = [(s, await fetch_models(s, timeout_s=1, transport=openai_transport(MOCK_IDS))) for s in sources]
+    settings = Settings(_env_file=None, openai_api_key="sk-test", openai_base_url=base_url)  # type: ignore[call-arg]
+    catalog = ModelCatalog(settings, timeout_s=1, transport=openai_transport(MOCK_IDS))
+    await catalog.load()
     return catalog
 
 
@@ -149,6 +149,26 @@ class TestResolveLLM:
         config = await catalog.resolve_llm(NoRows(), "o", "openai/gpt-4o-mini", model_settings=settings)  # type: ignore[arg-type]
         assert (config["temperature"], config["max_tokens"], config["parallel_tool_calls"]) == (0.2, 16384, False)
         assert llm_params_from_settings({**settings, "max_output_tokens": 100})["max_tokens"] == 100
+
+
+class TestProviderDownAtStartup:
+    async def test_listing_is_retried_once_the_provider_answers(self) -> None:
+        up = False
+
+        def handler(request: httpx.Request) -> httpx.Response:
+            if not up:
+                raise httpx.ConnectError("refused", request=request)
+            return httpx.Response(200, json={"data": [{"id": "gpt-4o-mini"}]})
+
+        settings = Settings(_env_file=None, openai_api_key="sk", openai_base_url=MOCK_URL)  # type: ignore[call-arg]
+        catalog = ModelCatalog(settings, timeout_s=1, transport=httpx.MockTransport(handler))
+        await catalog.load()
+        with pytest.raises(NotFoundError):
+            await catalog.resolve_llm(NoRows(), "o", "openai/gpt-4o-mini")  # type: ignore[arg-type]
+        up = True
+        catalog._retry_at["openai"] = 0  # the retry delay has passed
+        config = await catalog.resolve_llm(NoRows(), "o", "openai/gpt-4o-mini")  # type: ignore[arg-type]
+        assert config["model"] == "gpt-4o-mini"
 
 
 class TestResolveEmbedding:
