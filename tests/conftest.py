@@ -4,7 +4,9 @@ Fixtures are lazy: unit tests that need none of them start nothing.
 """
 
 import asyncio
+import shutil
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -33,11 +35,14 @@ RESET_SQL = (
 
 
 @pytest.fixture(scope="session")
-def embedded_pg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedPostgres]:
-    server = EmbeddedPostgres(Path(tmp_path_factory.mktemp("pg")) / "pgdata", database=TEST_DB)
+def embedded_pg() -> Iterator[EmbeddedPostgres]:
+    # Its own temp dir (not pytest's numbered basetemp, which a concurrent pytest run may prune).
+    root = Path(tempfile.mkdtemp(prefix="memlet-test-pg-"))
+    server = EmbeddedPostgres(root / "pgdata", database=TEST_DB)
     server.start()
     yield server
     server.stop()
+    shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
