@@ -134,7 +134,7 @@ async def list_agents_for_identity(
     await service.ensure_exists(actor, identity_id)
     page = Page(before=before, after=after, limit=limit, order=order)
     filters = AgentFilters(identity_id=identity_id)
-    return await agents.list(actor, filters, page, sort_by="created_at", include=frozenset(include))
+    return await agents.list_page(actor, filters, page, sort_by="created_at", include=frozenset(include))
 
 
 @router.get(
