@@ -28,9 +28,9 @@ TEST_DB = "memlet_test"
 # Tables emptied between API tests; organizations, users and base tools stay.
 RESET_SQL = (
     "TRUNCATE agents, agents_tags, blocks, blocks_agents, identities, identities_agents, identities_blocks, "
-    "messages, runs, steps, providers, tools_agents CASCADE; "
-    "DELETE FROM tools WHERE tool_type NOT LIKE 'letta%'; "
-    "DELETE FROM users WHERE id <> 'user-00000000-0000-4000-8000-000000000000'"
+    "messages, runs, steps, providers, tools_agents CASCADE",
+    "DELETE FROM tools WHERE tool_type NOT LIKE 'letta%'",
+    "DELETE FROM users WHERE id <> 'user-00000000-0000-4000-8000-000000000000'",
 )
 
 
@@ -119,7 +119,8 @@ def reset_database(uri: str) -> None:
     async def run() -> None:
         engine = create_async_engine(async_url(uri))
         async with engine.begin() as conn:
-            await conn.execute(text(RESET_SQL))
+            for statement in RESET_SQL:
+                await conn.execute(text(statement))
         await engine.dispose()
 
     asyncio.run(run())

@@ -13,9 +13,9 @@ from memlet.agents.views import ALL_RELATIONSHIPS, AgentRelations, agent_state
 from memlet.api.deps import Actor
 from memlet.api.pagination import Page
 from memlet.blocks.repository import BlockRepository
-from memlet.blocks.schemas import CreateBlock
+from memlet.blocks.service import new_block
 from memlet.db import models as orm
-from memlet.errors import BadRequestError, ConflictError, LimitExceededError, NotFoundError
+from memlet.errors import BadRequestError, ConflictError, NotFoundError
 from memlet.loop.context import refresh_system_message
 from memlet.loop.prompts import default_system_prompt
 from memlet.tools.base_tools import base_tool_names_for, default_tool_rules_for, includes_base_tool_rules
@@ -46,22 +46,9 @@ class Catalog(Protocol):
     async def resolve_embedding(self, session: AsyncSession, org_id: str, handle: str) -> dict[str, Any]: ...
     def model_settings_for(self, llm_config: dict[str, Any]) -> dict[str, Any]: ...
     def normalize_llm_config(self, llm_config: dict[str, Any]) -> dict[str, Any]: ...
-
-
-def new_block_row(org_id: str, actor_id: str, spec: CreateBlock) -> orm.Block:
-    """A block row from a CreateBlock, enforcing the character limit."""
-    if len(spec.value) > spec.limit:
-        raise LimitExceededError(spec.label, spec.limit, len(spec.value))
-    data = spec.model_dump(exclude={"metadata"})
-    data["description"] = data["description"] or DEFAULT_BLOCK_DESCRIPTIONS.get(spec.label)
-    return orm.Block(
-        id=ids.new_id(ids.Prefix.BLOCK),
-        organization_id=org_id,
-        metadata_=spec.metadata or {},
-        created_by_id=actor_id,
-        last_updated_by_id=actor_id,
-        **data,
-    )
+    def apply_reasoning(
+        self, llm_config: dict[str, Any], reasoning: bool | None, agent_type: str
+    ) -> dict[str, Any]: ...
 
 
 def _secrets(values: dict[str, str] | None) -> list[dict[str, Any]]:
@@ -117,7 +104,7 @@ class AgentService:
         return await self.agents.count(actor.organization_id, filters)
 
     async def _llm_config(self, actor: Actor, req: CreateAgent | UpdateAgent) -> dict[str, Any] | None:
-        settings = req.model_settings.model_dump(exclude_none=True) if req.model_settings else None
+        settings = req.model_settings.model_dump(exclude_unset=True) if req.model_settings else None
         if req.model:
             return await self.catalog.resolve_llm(
                 self.session,
@@ -181,7 +168,12 @@ class AgentService:
         return list(unique.values())
 
     async def _blocks_for(self, actor: Actor, req: CreateAgent) -> tuple[list[orm.Block], list[orm.Block]]:
-        new = [new_block_row(actor.organization_id, actor.user_id, b) for b in req.memory_blocks or []]
+        new = [
+            new_block(
+                actor, b.model_copy(update={"description": b.description or DEFAULT_BLOCK_DESCRIPTIONS.get(b.label)})
+            )
+            for b in req.memory_blocks or []
+        ]
         existing = await self.blocks.by_ids(actor.organization_id, req.block_ids or [])
         missing = sorted(set(req.block_ids or []) - {b.id for b in existing})
         if missing:
@@ -197,6 +189,7 @@ class AgentService:
         llm_config = await self._llm_config(actor, req)
         if llm_config is None:
             raise BadRequestError("INVALID_ARGUMENT: Must specify either model or llm_config in request")
+        llm_config = self.catalog.apply_reasoning(llm_config, req.reasoning, req.agent_type)
         embedding_config = await self._embedding_config(actor, req)
         identity_ids = req.identity_ids or []
         found = await self.agents.existing_identity_ids(actor.organization_id, identity_ids)

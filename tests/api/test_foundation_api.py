@@ -4,6 +4,7 @@ import json
 
 import httpx
 from letta_client import Letta
+from pydantic import SecretStr
 
 from memlet.config import Settings
 from tests.conftest import LiveServer
@@ -51,7 +52,7 @@ class TestErrors:
 
 class TestAuth:
     def test_password_protects_everything_but_health(self, settings: Settings) -> None:
-        secured = settings.model_copy(update={"server_password": "s3cret"})
+        secured = settings.model_copy(update={"server_password": SecretStr("s3cret")})
         server = LiveServer(secured).start()
         try:
             with httpx.Client(base_url=server.base_url) as http:
