@@ -2,12 +2,72 @@
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import Select, delete, func, null, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from memlet.api.pagination import Page, paginate
 from memlet.db import models as orm
+from memlet.db.base import utcnow
+
+_TOOLS = orm.Tool.__table__
+# Columns an upsert never overwrites: the row's identity and who made it.
+_KEEP_ON_UPSERT = frozenset({"id", "organization_id", "name", "created_at", "created_by_id"})
+_UNIQUE_NAME = ["organization_id", "name"]
+
+
+@dataclass(frozen=True)
+class ToolFilters:
+    """The filters shared by `GET /v1/tools/` and `GET /v1/tools/count` (lists already split and validated)."""
+
+    names: Sequence[str] | None = None
+    tool_ids: Sequence[str] | None = None
+    search: str | None = None
+    tool_types: Sequence[str] | None = None
+    exclude_tool_types: Sequence[str] | None = None
+    return_only_letta_tools: bool = False
+    exclude_names: Sequence[str] | None = None
+
+    def apply(self, stmt: Select[Any], org_id: str) -> Select[Any]:
+        stmt = stmt.where(orm.Tool.organization_id == org_id)
+        if self.names is not None:
+            stmt = stmt.where(orm.Tool.name.in_(self.names))
+        if self.tool_ids is not None:
+            stmt = stmt.where(orm.Tool.id.in_(self.tool_ids))
+        if self.search:
+            stmt = stmt.where(orm.Tool.name.ilike(f"%{_escape_like(self.search)}%", escape="\\"))
+        if self.tool_types is not None:
+            stmt = stmt.where(orm.Tool.tool_type.in_(self.tool_types))
+        if self.exclude_tool_types is not None:
+            stmt = stmt.where(orm.Tool.tool_type.not_in(self.exclude_tool_types))
+        if self.return_only_letta_tools:
+            stmt = stmt.where(orm.Tool.tool_type.like("letta\\_%", escape="\\"))
+        if self.exclude_names:
+            stmt = stmt.where(orm.Tool.name.not_in(self.exclude_names))
+        return stmt
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _sql_nulls(values: dict[str, Any]) -> dict[str, Any]:
+    # None would be stored in JSONB columns as the JSON value null; these columns mean SQL NULL.
+    return {key: null() if value is None else value for key, value in values.items()}
+
+
+def _upsert_set(excluded: Any, *, keep_tags: bool) -> dict[str, Any]:
+    """ON CONFLICT assignments: every column from the new row except the identity ones."""
+    values: dict[str, Any] = {}
+    for column in _TOOLS.columns:
+        if column.name in _KEEP_ON_UPSERT or (keep_tags and column.name == "tags"):
+            continue
+        values[column.name] = excluded[column.name]
+    values["updated_at"] = utcnow()
+    return values
 
 
 class ToolRepository:
@@ -18,6 +78,20 @@ class ToolRepository:
         return await self.session.scalar(
             select(orm.Tool).where(orm.Tool.id == tool_id, orm.Tool.organization_id == org_id)
         )
+
+    async def find_by_name(self, org_id: str, name: str) -> orm.Tool | None:
+        return await self.session.scalar(
+            select(orm.Tool).where(orm.Tool.name == name, orm.Tool.organization_id == org_id)
+        )
+
+    async def name_taken(self, org_id: str, name: str, *, exclude_id: str) -> bool:
+        """Whether another tool of the org has this name; locks that row so a concurrent rename waits."""
+        found = await self.session.scalar(
+            select(orm.Tool.id)
+            .where(orm.Tool.organization_id == org_id, orm.Tool.name == name, orm.Tool.id != exclude_id)
+            .with_for_update()
+        )
+        return found is not None
 
     async def by_ids(self, org_id: str, tool_ids: Sequence[str]) -> list[orm.Tool]:
         if not tool_ids:
@@ -35,6 +109,55 @@ class ToolRepository:
         )
         return list(rows)
 
+    async def list_tools(self, org_id: str, filters: ToolFilters, page: Page) -> list[orm.Tool]:
+        stmt, reverse = paginate(
+            filters.apply(select(orm.Tool), org_id), page, sort_col=orm.Tool.created_at, id_col=orm.Tool.id
+        )
+        rows = list(await self.session.scalars(stmt))
+        return rows[::-1] if reverse else rows
+
+    async def count(self, org_id: str, filters: ToolFilters) -> int:
+        stmt = filters.apply(select(func.count()).select_from(orm.Tool), org_id)
+        return int(await self.session.scalar(stmt) or 0)
+
+    async def insert_new(self, values: dict[str, Any]) -> orm.Tool | None:
+        """Insert a tool unless its name is taken in the org (then None): one statement, safe under races."""
+        stmt = (
+            insert(orm.Tool)
+            .values(**_sql_nulls(values))
+            .on_conflict_do_nothing(index_elements=_UNIQUE_NAME)
+            .returning(orm.Tool)
+        )
+        return await self.session.scalar(stmt)
+
+    async def upsert(self, values: dict[str, Any]) -> orm.Tool:
+        """Insert, or overwrite the org's tool of the same name (keeping its id). Empty tags keep the old tags."""
+        new = insert(orm.Tool).values(**_sql_nulls(values))
+        stmt = new.on_conflict_do_update(
+            index_elements=_UNIQUE_NAME, set_=_upsert_set(new.excluded, keep_tags=not values.get("tags"))
+        ).returning(orm.Tool)
+        tool = await self.session.scalar(stmt.execution_options(populate_existing=True))
+        assert tool is not None  # DO UPDATE always returns the row
+        return tool
+
+    async def upsert_many(self, rows: Sequence[dict[str, Any]]) -> list[orm.Tool]:
+        """Insert or overwrite many tools by name in one statement (rows sorted by name so that concurrent
+        upserts lock in the same order and cannot deadlock)."""
+        if not rows:
+            return []
+        new = insert(orm.Tool).values([_sql_nulls(r) for r in sorted(rows, key=lambda r: str(r["name"]))])
+        stmt = new.on_conflict_do_update(
+            index_elements=_UNIQUE_NAME, set_=_upsert_set(new.excluded, keep_tags=False)
+        ).returning(orm.Tool)
+        return list(await self.session.scalars(stmt.execution_options(populate_existing=True)))
+
+    async def delete(self, org_id: str, tool_id: str) -> int:
+        """Delete a tool; its agent links go with it (ON DELETE CASCADE)."""
+        result = await self.session.execute(
+            delete(orm.Tool).where(orm.Tool.id == tool_id, orm.Tool.organization_id == org_id)
+        )
+        return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
     async def for_agents(self, agent_ids: Sequence[str]) -> dict[str, list[orm.Tool]]:
         """Tools of many agents in one query, each list in attachment order."""
         result: dict[str, list[orm.Tool]] = defaultdict(list)
@@ -49,6 +172,17 @@ class ToolRepository:
         for agent_id, tool in rows:
             result[agent_id].append(tool)
         return result
+
+    async def list_for_agent(self, agent_id: str, page: Page) -> list[orm.Tool]:
+        """One page of an agent's tools, ordered by the tools' creation time."""
+        stmt: Select[Any] = (
+            select(orm.Tool)
+            .join(orm.ToolAgent, orm.ToolAgent.tool_id == orm.Tool.id)
+            .where(orm.ToolAgent.agent_id == agent_id)
+        )
+        stmt, reverse = paginate(stmt, page, sort_col=orm.Tool.created_at, id_col=orm.Tool.id)
+        rows = list(await self.session.scalars(stmt))
+        return rows[::-1] if reverse else rows
 
     async def attach(self, agent_id: str, tool_ids: Sequence[str]) -> None:
         """Attach tools after the agent's existing ones; attaching twice is a no-op."""

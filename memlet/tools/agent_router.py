@@ -1,0 +1,112 @@
+"""``/v1/agents/{agent_id}/tools``: list, attach, detach, and the approval requirement of a tool.
+
+Attach, detach and approval answer ``null`` to letta-client 1.x and the full AgentState to older clients, as
+Letta 0.16.8 does (SPEC "SDK-version sniffing").
+"""
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Body, Depends, Query, Request
+from pydantic import BaseModel, ConfigDict, Field
+
+from memlet.agents.router import get_agent_service
+from memlet.agents.schemas import AgentState
+from memlet.api.clients import is_sdk_v1
+from memlet.api.deps import Actor, ActorDep, SessionDep
+from memlet.api.pagination import Page
+from memlet.errors import UnprocessableError
+from memlet.ids import AgentId, ToolId
+from memlet.tools.schemas import Tool
+from memlet.tools.service import AgentToolService
+
+router = APIRouter(prefix="/agents", tags=["tools"])
+
+
+class ModifyApprovalRequest(BaseModel):
+    """Body of ``PATCH /v1/agents/{agent_id}/tools/approval/{tool_name}``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    requires_approval: bool = Field(..., description="Whether the tool requires approval before execution")
+
+
+def get_agent_tool_service(session: SessionDep) -> AgentToolService:
+    return AgentToolService(session)
+
+
+AgentToolServiceDep = Annotated[AgentToolService, Depends(get_agent_tool_service)]
+
+
+async def agent_reply(request: Request, session: SessionDep, actor: Actor, agent_id: str) -> AgentState | None:
+    """What attach/detach/approval return: nothing for 1.x SDKs, the updated agent for older clients."""
+    if is_sdk_v1(request):
+        return None
+    return await get_agent_service(request, session).get_state(actor, agent_id)
+
+
+@router.get("/{agent_id}/tools", operation_id="list_tools_for_agent", response_model=list[Tool])
+async def list_tools_for_agent(
+    agent_id: AgentId,
+    service: AgentToolServiceDep,
+    actor: ActorDep,
+    before: str | None = None,
+    after: str | None = None,
+    limit: int | None = 10,
+    order: Literal["asc", "desc"] = "desc",
+    order_by: Literal["created_at"] = "created_at",
+) -> Any:
+    """List the tools attached to an agent, newest first by default."""
+    return await service.list_tools(actor, agent_id, Page(before=before, after=after, limit=limit, order=order))
+
+
+@router.patch(
+    "/{agent_id}/tools/attach/{tool_id}", operation_id="attach_tool_to_agent", response_model=AgentState | None
+)
+async def attach_tool_to_agent(
+    tool_id: ToolId,
+    agent_id: AgentId,
+    request: Request,
+    session: SessionDep,
+    service: AgentToolServiceDep,
+    actor: ActorDep,
+) -> Any:
+    """Attach a tool to an agent."""
+    await service.attach(actor, agent_id, tool_id)
+    return await agent_reply(request, session, actor, agent_id)
+
+
+@router.patch(
+    "/{agent_id}/tools/detach/{tool_id}", operation_id="detach_tool_from_agent", response_model=AgentState | None
+)
+async def detach_tool_from_agent(
+    tool_id: ToolId,
+    agent_id: AgentId,
+    request: Request,
+    session: SessionDep,
+    service: AgentToolServiceDep,
+    actor: ActorDep,
+) -> Any:
+    """Detach a tool from an agent."""
+    await service.detach(actor, agent_id, tool_id)
+    return await agent_reply(request, session, actor, agent_id)
+
+
+@router.patch(
+    "/{agent_id}/tools/approval/{tool_name}", operation_id="modify_approval_for_tool", response_model=AgentState | None
+)
+async def modify_approval_for_tool(
+    tool_name: str,
+    agent_id: AgentId,
+    request: Request,
+    session: SessionDep,
+    service: AgentToolServiceDep,
+    actor: ActorDep,
+    requires_approval: Annotated[bool | None, Query(deprecated=True)] = None,
+    body: Annotated[ModifyApprovalRequest | None, Body()] = None,
+) -> Any:
+    """Require (or stop requiring) human approval before the agent calls this tool."""
+    value = body.requires_approval if body is not None else requires_approval
+    if value is None:
+        raise UnprocessableError("requires_approval must be provided either in request body or as query parameter")
+    await service.set_approval(actor, agent_id, tool_name, value)
+    return await agent_reply(request, session, actor, agent_id)

@@ -1,0 +1,318 @@
+"""Tools: create and upsert from source (schema derived) or an explicit schema, read, list, update, delete;
+the built-in tools; and an agent's tools (attach, detach, approval rules).
+
+Tool names are unique per organization. `POST /v1/tools/` refuses a taken name with 409 (Letta on Postgres
+silently overwrote the other tool); `PUT /v1/tools/` is the upsert.
+"""
+
+import ast
+from datetime import UTC, datetime
+from typing import Any
+
+from docstring_parser import parse as parse_docstring
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memlet import ids
+from memlet.agents.repository import AgentRepository
+from memlet.api.deps import Actor
+from memlet.api.pagination import Page
+from memlet.config import Settings
+from memlet.db import models as orm
+from memlet.errors import BadRequestError, ConflictError, MemletError, NotFoundError
+from memlet.messages.schemas import ToolReturn, ToolReturnMessage
+from memlet.tool_exec.sandbox import run_tool
+from memlet.tools.bootstrap import upsert_base_tools
+from memlet.tools.json_schema import derive_json_schema, function_name, tool_hash
+from memlet.tools.repository import ToolFilters, ToolRepository
+from memlet.tools.rules import RequiresApprovalToolRule, dump_tool_rules
+from memlet.tools.schemas import Tool, ToolCreate, ToolRunFromSource, ToolUpdate
+
+CUSTOM = "custom"
+# Fields whose change alters what runs, so `metadata_.tool_hash` is recomputed.
+_HASHED_FIELDS = ("source_code", "source_type", "pip_requirements", "npm_requirements")
+
+
+def name_conflict(name: str) -> ConflictError:
+    return ConflictError(f"Tool with name '{name}' already exists in your organization")
+
+
+def schema_from_args(source_code: str, args_json_schema: dict[str, Any], name: str | None = None) -> dict[str, Any]:
+    """A function schema whose parameters are `args_json_schema`; name and description come from the source."""
+    fn_name = name or function_name(source_code)
+    description = None
+    for node in ast.walk(ast.parse(source_code)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == fn_name:
+            doc = ast.get_docstring(node)
+            description = parse_docstring(doc).short_description if doc else None
+    return {
+        "name": fn_name,
+        "description": description or "",
+        "parameters": {
+            "type": "object",
+            "properties": args_json_schema.get("properties", {}),
+            "required": list(args_json_schema.get("required", [])),
+        },
+    }
+
+
+def schema_for_create(req: ToolCreate) -> dict[str, Any]:
+    """The tool's JSON schema: the one given, else built from `args_json_schema`, else derived from the source."""
+    if req.json_schema:
+        schema = req.json_schema
+    elif req.source_type not in ("python", None):
+        raise BadRequestError(f"Unknown tool source type: {req.source_type}")
+    elif req.args_json_schema:
+        schema = schema_from_args(req.source_code, req.args_json_schema)
+    else:
+        schema = derive_json_schema(req.source_code)
+    if not isinstance(schema.get("name"), str) or not schema["name"]:
+        raise BadRequestError("The tool's json_schema must have a 'name'")
+    return schema
+
+
+def _dump(value: Any) -> Any:
+    return [item.model_dump() for item in value] if isinstance(value, list) else value
+
+
+def _hash_of(fields: dict[str, Any]) -> str:
+    return tool_hash(
+        fields.get("source_code"),
+        fields.get("source_type"),
+        fields.get("pip_requirements"),
+        fields.get("npm_requirements"),
+    )
+
+
+def tool_values(actor: Actor, req: ToolCreate) -> dict[str, Any]:
+    """Insert values for a custom tool from a create/upsert request."""
+    schema = schema_for_create(req)
+    fields = req.model_dump(exclude={"pip_requirements", "npm_requirements"})
+    fields["pip_requirements"] = _dump(req.pip_requirements)
+    fields["npm_requirements"] = _dump(req.npm_requirements)
+    return {
+        **fields,
+        "id": ids.new_id(ids.Prefix.TOOL),
+        "organization_id": actor.organization_id,
+        "name": schema["name"],
+        "tool_type": CUSTOM,
+        "json_schema": schema,
+        "description": req.description if req.description is not None else schema.get("description"),
+        "tags": req.tags or [],
+        "metadata_": {"tool_hash": _hash_of(fields)},
+        "created_by_id": actor.user_id,
+        "last_updated_by_id": actor.user_id,
+    }
+
+
+def _check_source_defines(name: str, source_code: str, source_type: str | None, schema_name: Any) -> None:
+    keyword = "function" if source_type == "typescript" else "def"
+    if f"{keyword} {name}" not in source_code:
+        raise BadRequestError(
+            f"Tool name '{name}' does not match the name in the JSON schema '{schema_name}' "
+            f"or in the source code `{source_code}`"
+        )
+
+
+class ToolService:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+        self.tools = ToolRepository(session)
+
+    async def get_row(self, actor: Actor, tool_id: str) -> orm.Tool:
+        tool = await self.tools.find(actor.organization_id, tool_id)
+        if tool is None:
+            raise NotFoundError("Tool", tool_id)
+        return tool
+
+    async def get(self, actor: Actor, tool_id: str) -> Tool:
+        return Tool.model_validate(await self.get_row(actor, tool_id))
+
+    async def create(self, actor: Actor, req: ToolCreate) -> Tool:
+        values = tool_values(actor, req)
+        row = await self.tools.insert_new(values)
+        if row is None:
+            raise name_conflict(values["name"])
+        return Tool.model_validate(row)
+
+    async def upsert(self, actor: Actor, req: ToolCreate) -> Tool:
+        return Tool.model_validate(await self.tools.upsert(tool_values(actor, req)))
+
+    async def list_tools(self, actor: Actor, filters: ToolFilters, page: Page) -> list[Tool]:
+        return [Tool.model_validate(t) for t in await self.tools.list_tools(actor.organization_id, filters, page)]
+
+    async def count(self, actor: Actor, filters: ToolFilters) -> int:
+        return await self.tools.count(actor.organization_id, filters)
+
+    async def delete(self, actor: Actor, tool_id: str) -> None:
+        if not await self.tools.delete(actor.organization_id, tool_id):
+            raise NotFoundError("Tool", tool_id)
+
+    async def add_base_tools(self, actor: Actor) -> list[Tool]:
+        rows = await upsert_base_tools(self.session, actor.organization_id, actor.user_id)
+        return [Tool.model_validate(t) for t in rows]
+
+    async def update(self, actor: Actor, tool_id: str, req: ToolUpdate) -> Tool:
+        """Apply the fields sent (nulls ignored). A new source re-derives the schema of a custom Python tool unless
+        a schema is sent too; a schema naming another function renames the tool."""
+        tool = await self.get_row(actor, tool_id)
+        fields = {k: v for k, v in req.model_dump(exclude_unset=True).items() if v is not None}
+        old_schema = tool.json_schema or {}
+        schema = self._updated_schema(tool, fields)
+        if schema is not None:
+            fields["json_schema"] = schema
+            new_name = schema.get("name") or tool.name
+            if new_name != tool.name and await self.tools.name_taken(
+                actor.organization_id, new_name, exclude_id=tool.id
+            ):
+                raise name_conflict(new_name)
+            fields["name"] = new_name
+            if "description" not in fields and tool.description == old_schema.get("description"):
+                fields["description"] = schema.get("description")
+        if "source_code" in fields:
+            source_type = fields.get("source_type", tool.source_type)
+            name = fields.get("name", tool.name)
+            _check_source_defines(name, fields["source_code"], source_type, (schema or old_schema).get("name"))
+        for key, value in fields.items():
+            setattr(tool, key, value)
+        if any(key in fields for key in _HASHED_FIELDS):
+            current = {key: getattr(tool, key) for key in _HASHED_FIELDS}
+            tool.metadata_ = {**(tool.metadata_ or {}), "tool_hash": _hash_of(current)}
+        tool.last_updated_by_id = actor.user_id
+        await self.session.flush()
+        return Tool.model_validate(tool)
+
+    def _updated_schema(self, tool: orm.Tool, fields: dict[str, Any]) -> dict[str, Any] | None:
+        if "json_schema" in fields:
+            if "args_json_schema" in fields:
+                raise BadRequestError("Cannot provide both json_schema and args_json_schema in update")
+            return dict(fields["json_schema"])
+        if tool.tool_type != CUSTOM:
+            return None
+        source = fields.get("source_code", tool.source_code)
+        if "args_json_schema" in fields:
+            if not source:
+                raise BadRequestError("Source code required when updating with args_json_schema")
+            return schema_from_args(source, fields["args_json_schema"])
+        if source and "source_code" in fields and fields.get("source_type", tool.source_type) in ("python", None):
+            return derive_json_schema(source, name=tool.name)
+        return None
+
+
+def with_approval(rules: list[dict[str, Any]], tool_name: str, required: bool) -> list[dict[str, Any]] | None:
+    """The agent's rules with a `requires_approval` rule for the tool added or removed; None when unchanged."""
+    matches = [r for r in rules if r.get("tool_name") == tool_name and r.get("type") == "requires_approval"]
+    if required and not matches:
+        return [*rules, *dump_tool_rules([RequiresApprovalToolRule(tool_name=tool_name)])]
+    if not required and matches:
+        return [r for r in rules if r not in matches]
+    return None
+
+
+class AgentToolService:
+    """The tools attached to one agent."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+        self.tools = ToolRepository(session)
+        self.agents = AgentRepository(session)
+
+    async def _agent(self, actor: Actor, agent_id: str, *, for_update: bool = False) -> orm.Agent:
+        agent = await self.agents.find(actor.organization_id, agent_id, for_update=for_update)
+        if agent is None:
+            raise NotFoundError("Agent", agent_id)
+        return agent
+
+    async def list_tools(self, actor: Actor, agent_id: str, page: Page) -> list[Tool]:
+        await self._agent(actor, agent_id)
+        return [Tool.model_validate(t) for t in await self.tools.list_for_agent(agent_id, page)]
+
+    async def attach(self, actor: Actor, agent_id: str, tool_id: str) -> None:
+        """Attach once; a tool that asks for approval by default gets a `requires_approval` rule."""
+        agent = await self._agent(actor, agent_id, for_update=True)
+        tool = await self.tools.find(actor.organization_id, tool_id)
+        if tool is None:
+            raise NotFoundError("Tool", tool_id)
+        await self.tools.attach(agent_id, [tool_id])
+        if tool.default_requires_approval:
+            self._set_rules(agent, with_approval(list(agent.tool_rules or []), tool.name, True))
+
+    async def detach(self, actor: Actor, agent_id: str, tool_id: str) -> None:
+        """Detaching a tool that is not attached is a no-op, as in Letta."""
+        await self._agent(actor, agent_id)
+        await self.tools.detach(agent_id, tool_id)
+
+    async def set_approval(self, actor: Actor, agent_id: str, tool_name: str, required: bool) -> None:
+        agent = await self._agent(actor, agent_id, for_update=True)
+        self._set_rules(agent, with_approval(list(agent.tool_rules or []), tool_name, required))
+
+    def _set_rules(self, agent: orm.Agent, rules: list[dict[str, Any]] | None) -> None:
+        # A new list object, so the JSONB column is seen as changed.
+        if rules is not None:
+            agent.tool_rules = rules
+
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+class ToolRunForbiddenError(MemletError):
+    status_code = 403
+
+
+def check_run_allowed(settings: Settings) -> None:
+    """Running arbitrary source is remote code execution by design: allow it only behind the server password,
+    or on a server that listens on loopback only (a local, single-user set-up)."""
+    if settings.password is None and settings.host not in LOOPBACK_HOSTS:
+        raise ToolRunForbiddenError(
+            "Running tool source code is disabled on a server without a password that listens beyond localhost; "
+            "set MEMLET_SERVER_PASSWORD to enable POST /v1/tools/run"
+        )
+
+
+def _run_name(req: ToolRunFromSource) -> str:
+    if req.name:
+        return req.name
+    if req.json_schema and isinstance(req.json_schema.get("name"), str):
+        return str(req.json_schema["name"])
+    if req.args_json_schema:
+        return function_name(req.source_code)
+    return str(derive_json_schema(req.source_code)["name"])
+
+
+async def run_from_source(req: ToolRunFromSource, settings: Settings) -> ToolReturnMessage:
+    """Run source once in the sandbox without storing a tool; failures of the tool come back as status "error"."""
+    check_run_allowed(settings)
+    if req.source_type not in (None, "python", "typescript"):
+        raise BadRequestError(f"Tool source type is not supported at this time. Found {req.source_type}")
+    if req.source_type == "typescript":
+        raise BadRequestError("TypeScript tools cannot be run on this server")
+    name = _run_name(req)
+    result = await run_tool(
+        req.source_code,
+        name,
+        req.args,
+        env=req.env_vars,
+        timeout_s=settings.tool_timeout_s,
+        memory_mb=settings.tool_memory_mb,
+    )
+    # Letta shows str() of the returned value (a dict as Python's repr), not the model-facing JSON text.
+    text = str(result.value) if result.status == "success" and result.value is not None else result.func_return
+    tool_return = text or ""
+    # Letta answers with the literal id "null": the message is never stored.
+    item = ToolReturn(
+        tool_return=tool_return,
+        status=result.status,
+        tool_call_id="null",
+        stdout=result.stdout,
+        stderr=result.stderr,
+    )
+    return ToolReturnMessage(
+        id="null",
+        date=datetime.now(UTC),
+        name=req.name,
+        tool_return=tool_return,
+        status=result.status,
+        tool_call_id="null",
+        stdout=result.stdout,
+        stderr=result.stderr,
+        tool_returns=[item],
+    )
