@@ -11,6 +11,8 @@ from memlet.identities.router import block_router as block_identities_router
 from memlet.identities.router import router as identities_router
 from memlet.providers.router import models_router, providers_router
 from memlet.tags.router import router as tags_router
+from memlet.tools.agent_router import router as agent_tools_router
+from memlet.tools.router import router as tools_router
 
 ROUTERS: list[APIRouter] = [
     agents_router,
@@ -23,6 +25,8 @@ ROUTERS: list[APIRouter] = [
     models_router,
     providers_router,
     tags_router,
+    agent_tools_router,
+    tools_router,
 ]
 
 
