@@ -9,7 +9,11 @@ from memlet.health.router import router as health_router
 from memlet.identities.router import agent_router as agent_identities_router
 from memlet.identities.router import block_router as block_identities_router
 from memlet.identities.router import router as identities_router
+from memlet.messages.agent_router import router as agent_messages_router
+from memlet.messages.router import router as messages_router
 from memlet.providers.router import models_router, providers_router
+from memlet.runs.router import router as runs_router
+from memlet.runs.steps_router import router as steps_router
 from memlet.tags.router import router as tags_router
 from memlet.tools.agent_router import router as agent_tools_router
 from memlet.tools.router import router as tools_router
@@ -22,8 +26,12 @@ ROUTERS: list[APIRouter] = [
     identities_router,
     agent_identities_router,
     block_identities_router,
+    agent_messages_router,
+    messages_router,
     models_router,
     providers_router,
+    runs_router,
+    steps_router,
     tags_router,
     agent_tools_router,
     tools_router,

@@ -1,0 +1,215 @@
+"""``/v1/agents/{agent_id}/...`` message routes: send (blocking, streamed, async), list, cancel, reset, context."""
+
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Body, Depends, Query, Request
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel
+
+from memlet.agents.parts import ContextWindowOverview
+from memlet.agents.schemas import AgentState
+from memlet.agents.service import AgentService
+from memlet.api.clients import is_sdk_v1
+from memlet.api.deps import ActorDep, SessionDep, SessionmakerDep, SettingsDep
+from memlet.errors import MethodNotAllowedError, UnprocessableError
+from memlet.ids import AgentId, MessageId
+from memlet.loop.runner import LoopDeps, default_llm_for
+from memlet.messages.compaction import CompactionRequest, CompactionResponse, summarize
+from memlet.messages.context_window import context_window
+from memlet.messages.requests import (
+    LettaAsyncRequest,
+    LettaStreamingRequest,
+    ensure_messages,
+    ensure_streaming_options,
+)
+from memlet.messages.schemas import LettaMessage, LettaMessageUpdate, LettaResponse, MessageType
+from memlet.messages.sending import SendService
+from memlet.messages.service import HistoryQuery, MessageService
+from memlet.runs.schemas import Run
+
+router = APIRouter(prefix="/agents", tags=["agents"])
+
+EDITING_REMOVED = (
+    "Message editing is no longer supported. Messages are immutable as they may be shared across multiple "
+    "conversations via forking."
+)
+_SSE = {"text/event-stream": {"description": "Server-Sent Events stream"}}
+
+
+def get_loop_deps(request: Request, settings: SettingsDep, sessionmaker: SessionmakerDep) -> LoopDeps:
+    """The loop's dependencies from the app: an LLM factory set at start-up, else the settings-based one."""
+    llm_for = getattr(request.app.state, "llm_for", None) or default_llm_for(settings)
+    return LoopDeps(sessionmaker=sessionmaker, settings=settings, llm_for=llm_for)
+
+
+LoopDepsDep = Annotated[LoopDeps, Depends(get_loop_deps)]
+
+
+def get_send_service(deps: LoopDepsDep, actor: ActorDep) -> SendService:
+    return SendService(deps, actor)
+
+
+def get_message_service(session: SessionDep, actor: ActorDep) -> MessageService:
+    return MessageService(session, actor)
+
+
+SendServiceDep = Annotated[SendService, Depends(get_send_service)]
+MessageServiceDep = Annotated[MessageService, Depends(get_message_service)]
+
+
+class CancelAgentRunRequest(BaseModel):
+    run_ids: list[str] | None = None
+
+
+class ResetMessagesRequest(BaseModel):
+    add_default_initial_messages: bool = False
+
+
+def sse_response(chunks: AsyncIterator[str]) -> StreamingResponse:
+    return StreamingResponse(chunks, media_type="text/event-stream")
+
+
+@router.get("/{agent_id}/messages", operation_id="list_messages", response_model=list[LettaMessage])
+async def list_messages(
+    agent_id: AgentId,
+    service: MessageServiceDep,
+    before: str | None = None,
+    after: str | None = None,
+    limit: int | None = 100,
+    order: Literal["asc", "desc"] | None = None,
+    order_by: Literal["created_at"] = "created_at",
+    group_id: str | None = None,
+    conversation_id: str | None = None,
+    use_assistant_message: Annotated[bool, Query(deprecated=True)] = True,
+    assistant_message_tool_name: Annotated[str, Query(deprecated=True)] = "send_message",
+    assistant_message_tool_kwarg: Annotated[str, Query(deprecated=True)] = "message",
+    include_err: bool | None = None,
+    include_return_message_types: Annotated[list[MessageType] | None, Query()] = None,
+) -> Any:
+    """List an agent's message history (no `order`: the newest `limit` messages, oldest first)."""
+    query = HistoryQuery(
+        before=before,
+        after=after,
+        limit=limit,
+        order=order,
+        group_id=group_id,
+        conversation_id=conversation_id,
+        use_assistant_message=use_assistant_message,
+        assistant_message_tool_name=assistant_message_tool_name,
+        assistant_message_tool_kwarg=assistant_message_tool_kwarg,
+        include_err=include_err,
+        include_return_message_types=include_return_message_types,
+    )
+    return await service.list_for_agent(agent_id, query)
+
+
+@router.post(
+    "/{agent_id}/messages",
+    operation_id="send_message",
+    response_model=LettaResponse,
+    responses={200: {"content": {"text/event-stream": {"description": "Server-Sent Events (streaming=true)"}}}},
+)
+async def send_message(
+    agent_id: AgentId, body: LettaStreamingRequest, request: Request, service: SendServiceDep
+) -> Any:
+    """Send messages to an agent and get its reply; with `streaming=true` the reply is an SSE stream."""
+    ensure_messages(body)
+    ensure_streaming_options(body)
+    if not body.streaming:
+        return await service.send(agent_id, body, "send_message")
+    if not is_sdk_v1(request):
+        raise UnprocessableError("streaming=true is only supported for SDK v1.0+ clients.")
+    return sse_response(await service.open_stream(agent_id, body, "send_message"))
+
+
+@router.post(
+    "/{agent_id}/messages/stream",
+    operation_id="create_agent_message_stream",
+    deprecated=True,
+    responses={200: {"content": _SSE}},
+)
+async def create_agent_message_stream(agent_id: AgentId, body: LettaStreamingRequest, service: SendServiceDep) -> Any:
+    """Send messages and stream the agent's reply as Server-Sent Events (always streams)."""
+    ensure_messages(body)
+    body.streaming = True
+    return sse_response(await service.open_stream(agent_id, body, "send_message_streaming"))
+
+
+@router.post("/{agent_id}/messages/async", operation_id="create_agent_message_async", response_model=Run)
+async def create_agent_message_async(agent_id: AgentId, body: LettaAsyncRequest, service: SendServiceDep) -> Any:
+    """Start processing messages in the background and return the run to poll."""
+    ensure_messages(body)
+    return await service.send_async(agent_id, body)
+
+
+@router.post("/{agent_id}/messages/cancel", operation_id="cancel_message", response_model=dict[str, Any])
+async def cancel_message(
+    agent_id: AgentId,
+    service: MessageServiceDep,
+    body: Annotated[CancelAgentRunRequest | None, Body()] = None,
+) -> Any:
+    """Cancel the given runs of an agent, or all its active runs."""
+    return await service.cancel(agent_id, body.run_ids if body else None)
+
+
+@router.patch(
+    "/{agent_id}/messages/{message_id}", operation_id="modify_message", deprecated=True, response_model=LettaMessage
+)
+async def modify_message(agent_id: AgentId, message_id: MessageId, body: LettaMessageUpdate) -> Any:
+    """Message editing was removed in Letta 0.16: messages are immutable (always 405)."""
+    raise MethodNotAllowedError(EDITING_REMOVED)
+
+
+@router.patch("/{agent_id}/reset-messages", operation_id="reset_messages", response_model=AgentState | None)
+async def reset_messages(
+    agent_id: AgentId, body: ResetMessagesRequest, request: Request, service: MessageServiceDep, actor: ActorDep
+) -> Any:
+    """Clear the agent's context window except its system message; stored messages stay searchable."""
+    await service.reset(agent_id, add_default_initial_messages=body.add_default_initial_messages)
+    return await AgentService(service.session, request.app.state.catalog).get_state(actor, agent_id)
+
+
+@router.get(
+    "/{agent_id}/context",
+    operation_id="retrieve_agent_context_window",
+    deprecated=True,
+    response_model=ContextWindowOverview,
+)
+async def retrieve_agent_context_window(
+    agent_id: AgentId, session: SessionDep, actor: ActorDep, conversation_id: str | None = None
+) -> Any:
+    """Show what the agent's next LLM call would contain, with token counts per section."""
+    return await context_window(session, actor.organization_id, agent_id)
+
+
+@router.post("/{agent_id}/recompile", operation_id="recompile_agent", response_model=str)
+async def recompile_agent(
+    agent_id: AgentId, service: MessageServiceDep, update_timestamp: bool = False, dry_run: bool = False
+) -> Any:
+    """Recompile the agent's system prompt from its current memory and return it."""
+    return await service.recompile(agent_id, update_timestamp=update_timestamp, dry_run=dry_run)
+
+
+@router.post(
+    "/{agent_id}/system-prompt/recompile",
+    operation_id="recompile_agent_system_prompt",
+    deprecated=True,
+    response_model=str,
+)
+async def recompile_agent_system_prompt(
+    agent_id: AgentId, service: MessageServiceDep, update_timestamp: bool = False, dry_run: bool = False
+) -> Any:
+    """Deprecated alias of POST /v1/agents/{agent_id}/recompile."""
+    return await service.recompile(agent_id, update_timestamp=update_timestamp, dry_run=dry_run)
+
+
+@router.post("/{agent_id}/summarize", operation_id="summarize_messages", response_model=CompactionResponse)
+async def summarize_messages(
+    agent_id: AgentId,
+    deps: LoopDepsDep,
+    actor: ActorDep,
+    body: Annotated[CompactionRequest | None, Body()] = None,
+) -> Any:
+    """Summarize the oldest part of the agent's context window into one message."""
+    return await summarize(deps, actor, agent_id)

@@ -1,0 +1,78 @@
+"""``GET /v1/agents/{agent_id}/context``: what the agent's next LLM call would hold, with token counts per part.
+
+Sections come from the stored (compiled) system message, split where Letta splits it; tools are counted as the
+loop sends them; messages are the in-context buffer after the system message.
+"""
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memlet.agents.parts import ContextWindowOverview
+from memlet.errors import NotFoundError
+from memlet.loop.context import is_v2, to_openai_messages, tool_definition
+from memlet.loop.state import LoopRepository
+from memlet.loop.system_prompt import split_sections
+from memlet.loop.tokens import count_message_tokens, count_tokens, count_tools_tokens
+from memlet.loop.tool_rules import ToolRulesSolver
+from memlet.messages.schemas import StoredMessage
+from memlet.tools.rules import parse_tool_rules
+
+DEFAULT_CONTEXT_WINDOW = 128_000
+# Letta detects an in-context summary only as a user message right after the system message with this text.
+_SUMMARY_MARKER = "The following is a summary of the previous "
+
+
+def _text(content: list[dict[str, object]] | None) -> str:
+    return "".join(str(p.get("text", "")) for p in content or [] if p.get("type") == "text")
+
+
+async def context_window(session: AsyncSession, org_id: str, agent_id: str) -> ContextWindowOverview:
+    """The context-window report for one agent (four queries: agent + buffer, blocks, tools, message count)."""
+    repo = LoopRepository(session)
+    state = await repo.load_state(agent_id, org_id)
+    if state is None:
+        raise NotFoundError("Agent", agent_id)
+    agent, rows = state.agent, state.messages
+    system_text = _text(rows[0].content) if rows else ""
+    sections = split_sections(system_text)
+    terminal = set(ToolRulesSolver(parse_tool_rules(list(agent.tool_rules or []))).terminal_tool_names())
+    v2 = is_v2(agent.agent_type)
+    tools = [
+        tool_definition(t.json_schema or {"name": t.name}, v2=v2, terminal=t.name in terminal) for t in state.tools
+    ]
+    buffer = rows[1:]
+    chat = to_openai_messages(system_text, buffer, agent.agent_type)[1:]
+    summary = None
+    if buffer and buffer[0].role == "user" and _SUMMARY_MARKER in _text(buffer[0].content):
+        summary = _text(buffer[0].content)
+
+    def tokens(text: str | None) -> int:
+        return count_tokens(text or "")
+
+    counts = {
+        "num_tokens_system": tokens(sections["system_prompt"]),
+        "num_tokens_core_memory": tokens(sections["core_memory"]),
+        "num_tokens_external_memory_summary": tokens(sections["external_memory_summary"]),
+        "num_tokens_memory_filesystem": tokens(sections["memory_filesystem"]),
+        "num_tokens_tool_usage_rules": tokens(sections["tool_usage_rules"]),
+        "num_tokens_directories": tokens(sections["directories"]),
+        "num_tokens_summary_memory": tokens(summary),
+        "num_tokens_functions_definitions": count_tools_tokens(tools),
+        "num_tokens_messages": count_message_tokens(chat),
+    }
+    return ContextWindowOverview(
+        context_window_size_max=int((agent.llm_config or {}).get("context_window") or DEFAULT_CONTEXT_WINDOW),
+        context_window_size_current=sum(counts.values()),
+        num_messages=len(rows),
+        num_archival_memory=0,
+        num_recall_memory=await repo.count_messages(agent_id),
+        external_memory_summary=sections["external_memory_summary"] or "",
+        system_prompt=sections["system_prompt"] or "",
+        core_memory=sections["core_memory"] or "",
+        memory_filesystem=sections["memory_filesystem"],
+        tool_usage_rules=sections["tool_usage_rules"],
+        directories=sections["directories"],
+        summary_memory=summary,
+        functions_definitions=tools,
+        messages=[StoredMessage.model_validate(row) for row in rows],
+        **counts,
+    )

@@ -1,0 +1,47 @@
+"""``/v1/messages``: one message by id, and the organization-wide message listing."""
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query
+
+from memlet.api.deps import ActorDep, SessionDep
+from memlet.ids import MessageId
+from memlet.messages.schemas import LettaMessage, MessageType
+from memlet.messages.service import HistoryQuery, MessageService
+
+router = APIRouter(prefix="/messages", tags=["messages"])
+
+
+def get_message_service(session: SessionDep, actor: ActorDep) -> MessageService:
+    return MessageService(session, actor)
+
+
+MessageServiceDep = Annotated[MessageService, Depends(get_message_service)]
+
+
+@router.get("/", operation_id="list_all_messages", response_model=list[LettaMessage])
+async def list_all_messages(
+    service: MessageServiceDep,
+    before: str | None = None,
+    after: str | None = None,
+    limit: int | None = 100,
+    order: Literal["asc", "desc"] | None = None,
+    conversation_id: str | None = None,
+    include_return_message_types: Annotated[list[MessageType] | None, Query()] = None,
+) -> Any:
+    """List messages across all of the organization's agents (no `order`: the newest, oldest first)."""
+    query = HistoryQuery(
+        before=before,
+        after=after,
+        limit=limit,
+        order=order,
+        conversation_id=conversation_id,
+        include_return_message_types=include_return_message_types,
+    )
+    return await service.list_all(query)
+
+
+@router.get("/{message_id}", operation_id="retrieve_message", response_model=list[LettaMessage])
+async def retrieve_message(message_id: MessageId, service: MessageServiceDep) -> Any:
+    """Get one stored message as its public views (one row can show as several messages)."""
+    return await service.retrieve(message_id)

@@ -1,0 +1,235 @@
+"""Send messages to an agent: blocking (``LettaResponse``), streamed (SSE) or async (a ``Run`` returned at once).
+
+Every send creates its run row first, then drives ``run_agent`` in a task of its own that feeds a queue. The
+request only reads that queue, so a client that disconnects mid-turn does not cut a step in half: the loop
+finishes the turn and closes the run. Errors the loop raises before its first event (unknown agent, pending
+approval, busy agent) become HTTP errors for blocking sends and in-stream errors once a stream has started.
+"""
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from memlet import ids
+from memlet.agents.repository import AgentRepository
+from memlet.api.deps import Actor
+from memlet.db import models as orm
+from memlet.errors import MemletError, NotFoundError, ServiceUnavailableError
+from memlet.log import get_logger
+from memlet.loop import events as ev
+from memlet.loop.context import is_v2
+from memlet.loop.runner import LoopDeps, RunOptions, run_agent
+from memlet.messages.requests import LettaAsyncRequest, LettaRequest, LettaStreamingRequest
+from memlet.messages.schemas import LettaPing, LettaResponse, StoredMessage
+from memlet.messages.streaming import EventRenderer, ViewOptions, public_views, sse, stop_reason, usage_of
+from memlet.runs.queries import RunQueries
+from memlet.runs.repository import RunRepository
+from memlet.runs.schemas import LettaRequestConfig, Run
+
+log = get_logger("messages.sending")
+
+# Letta pings a silent stream every LETTA_KEEPALIVE_INTERVAL (20 s by default) so proxies keep it open.
+KEEPALIVE_INTERVAL_S = 20.0
+_END = object()
+# Detached loop tasks; held here so the event loop does not garbage-collect them mid-run.
+_TASKS: set[asyncio.Task[None]] = set()
+
+Item = ev.LoopEvent | BaseException | object
+
+
+def request_config(req: LettaRequest) -> dict[str, Any]:
+    """The display options stored on the run (``Run.request_config``)."""
+    return LettaRequestConfig(
+        use_assistant_message=req.use_assistant_message,
+        assistant_message_tool_name=req.assistant_message_tool_name,
+        assistant_message_tool_kwarg=req.assistant_message_tool_kwarg,
+        include_return_message_types=req.include_return_message_types,
+    ).model_dump(mode="json")
+
+
+def view_options(agent_type: str, req: LettaRequest) -> ViewOptions:
+    """V3 agents (letta_v1, sleeptime) reply in plain text; V2 agents think in text and reply via send_message."""
+    v2 = is_v2(agent_type)
+    return ViewOptions(
+        text_is_assistant=not v2,
+        use_assistant_message=req.use_assistant_message,
+        assistant_message_tool_name=req.assistant_message_tool_name,
+        assistant_message_tool_kwarg=req.assistant_message_tool_kwarg,
+        include_types=req.include_return_message_types,
+        reasoning_source="non_reasoner_model" if v2 else "reasoner_model",
+    )
+
+
+async def background_tasks_idle() -> None:
+    """Wait for every detached loop task (used by tests and shutdown)."""
+    while _TASKS:
+        await asyncio.gather(*list(_TASKS), return_exceptions=True)
+
+
+class SendService:
+    """Starts runs of the agent loop for one actor. Uses the sessionmaker, never a request's session."""
+
+    def __init__(self, deps: LoopDeps, actor: Actor) -> None:
+        self.deps = deps
+        self.actor = actor
+
+    async def agent(self, agent_id: str) -> orm.Agent:
+        async with self.deps.sessionmaker() as session:
+            agent = await AgentRepository(session).find(self.actor.organization_id, agent_id)
+        if agent is None:
+            raise NotFoundError("Agent", agent_id)
+        return agent
+
+    async def create_run(
+        self, agent_id: str, req: LettaRequest, metadata: dict[str, Any], *, background: bool
+    ) -> orm.Run:
+        run_id = ids.new_id(ids.Prefix.RUN)
+        async with self.deps.sessionmaker() as session, session.begin():
+            await RunRepository(session).ensure_run(
+                run_id=run_id,
+                agent_id=agent_id,
+                organization_id=self.actor.organization_id,
+                metadata=metadata,
+                request_config=request_config(req),
+                background=background,
+            )
+            run = await session.get(orm.Run, run_id)
+            if run is None:
+                raise MemletError("The run could not be created")
+            if isinstance(req, LettaAsyncRequest):
+                run.callback_url = req.callback_url
+            run.created_by_id = self.actor.user_id
+        return run
+
+    def launch(
+        self, agent_id: str, run: orm.Run, req: LettaRequest, *, stream_tokens: bool = False
+    ) -> asyncio.Queue[Item]:
+        """Start the loop in a detached task; its events (or its early exception) arrive on the returned queue."""
+        queue: asyncio.Queue[Item] = asyncio.Queue()
+        options = RunOptions(
+            max_steps=req.max_steps,
+            stream_tokens=stream_tokens,
+            override_model=req.override_model,
+            client_tools=[t.model_dump() for t in req.client_tools or []],
+            run_metadata=run.metadata_,
+            request_config=run.request_config,
+            background=bool(run.background),
+        )
+        task = asyncio.create_task(self._drive(agent_id, run.id, req, options, queue), name=f"run {run.id}")
+        _TASKS.add(task)
+        task.add_done_callback(_TASKS.discard)
+        return queue
+
+    async def _drive(
+        self, agent_id: str, run_id: str, req: LettaRequest, options: RunOptions, queue: asyncio.Queue[Item]
+    ) -> None:
+        try:
+            events = run_agent(
+                self.deps,
+                agent_id=agent_id,
+                actor_org_id=self.actor.organization_id,
+                run_id=run_id,
+                inputs=list(req.messages or []),
+                options=options,
+            )
+            async for event in events:
+                queue.put_nowait(event)
+        except Exception as exc:
+            if not isinstance(exc, MemletError):
+                log.exception("agent loop failed outside a step")
+            with contextlib.suppress(Exception):
+                async with self.deps.sessionmaker() as session, session.begin():
+                    await RunQueries(session).mark_failed(run_id, str(exc))
+            queue.put_nowait(exc)
+        finally:
+            queue.put_nowait(_END)
+
+    async def send(self, agent_id: str, req: LettaStreamingRequest, run_type: str) -> LettaResponse:
+        """Run the loop to the end and answer with the new messages, the stop reason and the usage."""
+        agent = await self.agent(agent_id)
+        run = await self.create_run(agent_id, req, {"run_type": run_type}, background=False)
+        queue = self.launch(agent_id, run, req)
+        committed: list[StoredMessage] = []
+        final: ev.RunFinished | ev.RunFailed | None = None
+        while (item := await queue.get()) is not _END:
+            if isinstance(item, BaseException):
+                raise item
+            if isinstance(item, ev.MessagesCommitted):
+                committed.extend(item.messages)
+            elif isinstance(item, ev.RunFinished | ev.RunFailed):
+                final = item
+        if final is None:
+            raise MemletError()
+        if isinstance(final, ev.RunFailed):
+            raise final.error if isinstance(final.error, MemletError) else MemletError()
+        return LettaResponse(
+            messages=public_views(committed, view_options(agent.agent_type, req)),
+            stop_reason=stop_reason(final.stop_reason),
+            usage=usage_of(final.usage),
+        )
+
+    async def open_stream(self, agent_id: str, req: LettaStreamingRequest, run_type: str) -> AsyncIterator[str]:
+        """Start a streamed run; errors before the stream begins (no initial ping) are raised here, as HTTP errors."""
+        agent = await self.agent(agent_id)
+        run = await self.create_run(agent_id, req, {"run_type": run_type}, background=req.background)
+        if req.background:
+            await self.reject_background(run.id)
+        queue = self.launch(agent_id, run, req, stream_tokens=req.stream_tokens)
+        first: Item | None = None
+        if not req.include_pings:
+            first = await queue.get()
+            if isinstance(first, BaseException):
+                raise first
+        renderer = EventRenderer(run.id, view_options(agent.agent_type, req))
+        return _sse_stream(run.id, queue, renderer, include_pings=req.include_pings, first=first)
+
+    async def reject_background(self, run_id: str) -> None:
+        """Background streams need a shared stream store (Redis in Letta); like Letta without Redis: 503."""
+        message = (
+            "Background streaming requires Redis to be running, and memlet does not provide it. "
+            "Use POST /v1/agents/{agent_id}/messages/async and poll the run instead."
+        )
+        async with self.deps.sessionmaker() as session, session.begin():
+            await RunQueries(session).mark_failed(run_id, message)
+        raise ServiceUnavailableError(message)
+
+    async def send_async(self, agent_id: str, req: LettaAsyncRequest) -> Run:
+        """Create the run, start the loop in the background and return the run at once."""
+        await self.agent(agent_id)
+        metadata = {"run_type": "send_message_async", "lettuce": False}
+        run = await self.create_run(agent_id, req, metadata, background=True)
+        self.launch(agent_id, run, req)
+        return Run.model_validate(run)
+
+
+async def _sse_stream(
+    run_id: str, queue: asyncio.Queue[Item], renderer: EventRenderer, *, include_pings: bool, first: Item | None
+) -> AsyncIterator[str]:
+    if include_pings:
+        yield sse(LettaPing.create(run_id))
+    pending = first
+    while True:
+        if pending is not None:
+            item, pending = pending, None
+        else:
+            try:
+                item = await asyncio.wait_for(queue.get(), KEEPALIVE_INTERVAL_S)
+            except TimeoutError:
+                if include_pings:
+                    yield sse(LettaPing.create(run_id))
+                continue
+        if item is _END:
+            # The loop ended without its final event: close the stream the way Letta guarantees.
+            incomplete = MemletError("Stream ended unexpectedly without a terminal event.")
+            for chunk in renderer.failure(incomplete, "error", "stream_incomplete"):
+                yield chunk
+            return
+        if isinstance(item, BaseException):
+            for chunk in renderer.failure(item):
+                yield chunk
+            return
+        for chunk in renderer.render(item):  # type: ignore[arg-type]
+            yield chunk
+        if isinstance(item, ev.RunFinished | ev.RunFailed):
+            return

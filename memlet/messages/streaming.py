@@ -1,0 +1,121 @@
+"""Loop events → public messages and Server-Sent Events, in Letta's exact wire format.
+
+Each event is one ``data: <compact json>\\n\\n`` line; only errors carry an event name (``event: error``). A stream
+ends with ``stop_reason``, then ``usage_statistics`` (success only), then ``data: [DONE]``. In token mode the
+fragments of a message share its ``id``; when the step commits, the parts already streamed are not sent again.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from pydantic import BaseModel
+
+from memlet.errors import LLMError, MemletError
+from memlet.loop import events as ev
+from memlet.messages.schemas import (
+    AssistantMessage,
+    LettaErrorMessage,
+    LettaMessage,
+    LettaStopReason,
+    LettaUsageStatistics,
+    MessageType,
+    ReasoningMessage,
+    StopReasonType,
+    StoredMessage,
+    ToolCallDelta,
+    ToolCallMessage,
+)
+from memlet.messages.views import filter_message_types, to_letta_messages
+
+DONE = "data: [DONE]\n\n"
+_DELTA_TYPES = {"assistant": "assistant_message", "reasoning": "reasoning_message", "tool_call": "tool_call_message"}
+
+
+def sse(item: BaseModel) -> str:
+    """One ``data:`` event holding the item's compact JSON."""
+    return f"data: {item.model_dump_json()}\n\n"
+
+
+def sse_error(item: LettaErrorMessage) -> str:
+    return f"event: error\ndata: {item.model_dump_json()}\n\n"
+
+
+@dataclass(frozen=True)
+class ViewOptions:
+    """How stored rows are shown to this client (the request's display options and the agent's loop kind)."""
+
+    text_is_assistant: bool
+    use_assistant_message: bool = True
+    assistant_message_tool_name: str = "send_message"
+    assistant_message_tool_kwarg: str = "message"
+    include_types: Sequence[MessageType | str] | None = None
+    reasoning_source: str = "reasoner_model"
+
+
+def public_views(rows: Sequence[StoredMessage], opts: ViewOptions) -> list[LettaMessage]:
+    """The committed rows as the client sees them, filtered by ``include_return_message_types``."""
+    views = to_letta_messages(
+        rows,
+        use_assistant_message=opts.use_assistant_message,
+        assistant_message_tool_name=opts.assistant_message_tool_name,
+        assistant_message_tool_kwarg=opts.assistant_message_tool_kwarg,
+        text_is_assistant=opts.text_is_assistant,
+    )
+    return filter_message_types(views, opts.include_types)
+
+
+def delta_view(delta: ev.TokenDelta, run_id: str, reasoning_source: str = "reasoner_model") -> LettaMessage:
+    """A token fragment as a partial message (tool-call fragments carry a single delta object, not a list)."""
+    common = {"id": delta.message_id, "date": datetime.now(UTC), "otid": delta.otid, "run_id": run_id}
+    if delta.kind == "assistant":
+        return AssistantMessage(**common, content=delta.text)
+    if delta.kind == "reasoning":
+        return ReasoningMessage(**common, reasoning=delta.text, source=reasoning_source)  # type: ignore[arg-type]
+    fragment = ToolCallDelta(name=delta.name, arguments=delta.arguments, tool_call_id=delta.tool_call_id)
+    return ToolCallMessage(**common, tool_call=fragment, tool_calls=fragment)
+
+
+def error_message(run_id: str, error: BaseException, error_type: str | None = None) -> LettaErrorMessage:
+    """The in-stream error: LLM errors keep their type and fixed message, anything else is ``internal_error``."""
+    if isinstance(error, LLMError):
+        return LettaErrorMessage(run_id=run_id, error_type=error.error_type, message=error.message, detail=error.detail)
+    detail = str(error) or repr(error)
+    message = detail if isinstance(error, MemletError) else "An unknown error occurred with the LLM streaming request."
+    return LettaErrorMessage(run_id=run_id, error_type=error_type or "internal_error", message=message, detail=detail)
+
+
+class EventRenderer:
+    """Turns one run's loop events into SSE chunks, remembering which message parts were already streamed."""
+
+    def __init__(self, run_id: str, opts: ViewOptions) -> None:
+        self.run_id = run_id
+        self.opts = opts
+        self._streamed: set[tuple[str, str]] = set()
+
+    def _wanted(self, message_type: str) -> bool:
+        return self.opts.include_types is None or message_type in {str(t) for t in self.opts.include_types}
+
+    def render(self, event: ev.LoopEvent) -> list[str]:
+        if isinstance(event, ev.TokenDelta):
+            view = delta_view(event, self.run_id, self.opts.reasoning_source)
+            self._streamed.add((event.message_id, _DELTA_TYPES[event.kind]))
+            return [sse(view)] if self._wanted(view.message_type) else []
+        if isinstance(event, ev.MessagesCommitted):
+            views = public_views(event.messages, self.opts)
+            return [sse(v) for v in views if (v.id, v.message_type) not in self._streamed]
+        if isinstance(event, ev.RunFinished):
+            return [sse(stop_reason(event.stop_reason)), sse(usage_of(event.usage)), DONE]
+        return self.failure(event.error, event.stop_reason, event.error_type)
+
+    def failure(self, error: BaseException, reason: str = "error", error_type: str | None = None) -> list[str]:
+        """The error tail of a stream: stop reason, the error event, [DONE] (no usage, as in Letta)."""
+        return [sse(stop_reason(reason)), sse_error(error_message(self.run_id, error, error_type)), DONE]
+
+
+def stop_reason(reason: str) -> LettaStopReason:
+    return LettaStopReason(stop_reason=StopReasonType(reason))
+
+
+def usage_of(usage: dict[str, object]) -> LettaUsageStatistics:
+    return LettaUsageStatistics.model_validate({**usage, "message_type": "usage_statistics"})

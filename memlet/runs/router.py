@@ -1,0 +1,110 @@
+"""``/v1/runs``: list, retrieve, delete, and a run's messages, usage, steps and metrics."""
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query
+
+from memlet.api.deps import ActorDep, SessionDep
+from memlet.api.pagination import Page
+from memlet.messages.schemas import LettaMessage, StopReasonType
+from memlet.runs.queries import RunFilters
+from memlet.runs.schemas import ACTIVE_STATUSES, Run, RunMetrics, Step, UsageStatistics
+from memlet.runs.service import RunService
+
+router = APIRouter(prefix="/runs", tags=["runs"])
+
+
+def get_run_service(session: SessionDep, actor: ActorDep) -> RunService:
+    return RunService(session, actor)
+
+
+RunServiceDep = Annotated[RunService, Depends(get_run_service)]
+Order = Literal["asc", "desc"]
+
+
+@router.get("/", operation_id="list_runs", response_model=list[Run])
+async def list_runs(
+    service: RunServiceDep,
+    agent_id: str | None = None,
+    agent_ids: Annotated[list[str] | None, Query(deprecated=True)] = None,
+    statuses: Annotated[list[str] | None, Query()] = None,
+    background: bool | None = None,
+    stop_reason: StopReasonType | None = None,
+    conversation_id: str | None = None,
+    before: str | None = None,
+    after: str | None = None,
+    limit: Annotated[int | None, Query(ge=1, le=1000)] = 100,
+    order: Order = "desc",
+    order_by: Literal["created_at"] = "created_at",
+    active: bool = False,
+    ascending: Annotated[bool, Query(deprecated=True)] = False,
+) -> Any:
+    """List runs, newest first by default, filtered by agent, status, stop reason or background mode."""
+    filters = RunFilters(
+        agent_ids=[agent_id] if agent_id else agent_ids,
+        statuses=statuses if statuses is not None else (ACTIVE_STATUSES if active else None),
+        background=background,
+        stop_reason=stop_reason.value if stop_reason else None,
+        conversation_id=conversation_id,
+    )
+    page = Page(before=before, after=after, limit=limit, order="asc" if ascending else order)
+    return await service.list_runs(filters, page)
+
+
+@router.get("/active", operation_id="list_active_runs", deprecated=True, response_model=list[Run])
+async def list_active_runs(service: RunServiceDep, agent_id: str | None = None, background: bool | None = None) -> Any:
+    """List runs that are created or running."""
+    filters = RunFilters(agent_ids=[agent_id] if agent_id else None, statuses=ACTIVE_STATUSES, background=background)
+    return await service.list_runs(filters, Page(limit=100))
+
+
+@router.get("/{run_id}", operation_id="retrieve_run", response_model=Run)
+async def retrieve_run(run_id: str, service: RunServiceDep) -> Any:
+    """Get a run and its status."""
+    return await service.get(run_id)
+
+
+@router.delete("/{run_id}", operation_id="delete_run")
+async def delete_run(run_id: str, service: RunServiceDep) -> Any:
+    """Delete a run (its steps go with it; its messages stay in the agent's history)."""
+    await service.delete(run_id)
+
+
+@router.get("/{run_id}/messages", operation_id="list_messages_for_run", response_model=list[LettaMessage])
+async def list_messages_for_run(
+    run_id: str,
+    service: RunServiceDep,
+    before: str | None = None,
+    after: str | None = None,
+    limit: int | None = 100,
+    order: Order = "asc",
+    order_by: Literal["created_at"] = "created_at",
+) -> Any:
+    """List the messages a run stored, its input included, oldest first by default."""
+    return await service.messages_of(run_id, Page(before=before, after=after, limit=limit, order=order))
+
+
+@router.get("/{run_id}/usage", operation_id="retrieve_usage_for_run", response_model=UsageStatistics)
+async def retrieve_usage_for_run(run_id: str, service: RunServiceDep) -> Any:
+    """Get a run's token usage, summed over its steps."""
+    return await service.usage(run_id)
+
+
+@router.get("/{run_id}/metrics", operation_id="retrieve_metrics_for_run", response_model=RunMetrics)
+async def retrieve_metrics_for_run(run_id: str, service: RunServiceDep) -> Any:
+    """Get a run's timing and step metrics."""
+    return await service.metrics(run_id)
+
+
+@router.get("/{run_id}/steps", operation_id="list_steps_for_run", response_model=list[Step])
+async def list_steps_for_run(
+    run_id: str,
+    service: RunServiceDep,
+    before: str | None = None,
+    after: str | None = None,
+    limit: int | None = 100,
+    order: Order = "desc",
+    order_by: Literal["created_at"] = "created_at",
+) -> Any:
+    """List a run's steps (one per LLM call), newest first by default."""
+    return await service.steps_of(run_id, Page(before=before, after=after, limit=limit, order=order))
