@@ -120,16 +120,6 @@ class ToolRepository:
         stmt = filters.apply(select(func.count()).select_from(orm.Tool), org_id)
         return int(await self.session.scalar(stmt) or 0)
 
-    async def insert_new(self, values: dict[str, Any]) -> orm.Tool | None:
-        """Insert a tool unless its name is taken in the org (then None): one statement, safe under races."""
-        stmt = (
-            insert(orm.Tool)
-            .values(**_sql_nulls(values))
-            .on_conflict_do_nothing(index_elements=_UNIQUE_NAME)
-            .returning(orm.Tool)
-        )
-        return await self.session.scalar(stmt)
-
     async def upsert(self, values: dict[str, Any]) -> orm.Tool:
         """Insert, or overwrite the org's tool of the same name (keeping its id). Empty tags keep the old tags."""
         new = insert(orm.Tool).values(**_sql_nulls(values))

@@ -128,11 +128,11 @@ class ToolService:
         return Tool.model_validate(await self.get_row(actor, tool_id))
 
     async def create(self, actor: Actor, req: ToolCreate) -> Tool:
-        values = tool_values(actor, req)
-        row = await self.tools.insert_new(values)
-        if row is None:
-            raise name_conflict(values["name"])
-        return Tool.model_validate(row)
+        """Create a tool; a tool of the same name is updated in place, as Letta 0.16.8 did.
+
+        Programs commonly create their tools at every start, so a second create must not fail.
+        """
+        return await self.upsert(actor, req)
 
     async def upsert(self, actor: Actor, req: ToolCreate) -> Tool:
         return Tool.model_validate(await self.tools.upsert(tool_values(actor, req)))

@@ -2,7 +2,7 @@
 
 import httpx
 import pytest
-from letta_client import BadRequestError, ConflictError, Letta, NotFoundError
+from letta_client import BadRequestError, Letta, NotFoundError
 
 ROLL = '''
 from typing import Literal, Optional
@@ -105,11 +105,12 @@ class TestCreateTool:
         with pytest.raises(BadRequestError):
             client.tools.create(source_code='def f(x: int) -> int:\n    """Do it."""\n    return x\n')
 
-    def test_duplicate_name_is_409_naming_it(self, client: Letta) -> None:
-        client.tools.create(source_code=source("twice"))
-        with pytest.raises(ConflictError) as info:
-            client.tools.create(source_code=source("twice", "Another doc."))
-        assert "twice" in str(info.value.body)
+    def test_same_name_again_updates_in_place_as_letta(self, client: Letta) -> None:
+        first = client.tools.create(source_code=source("twice"))
+        second = client.tools.create(source_code=source("twice", "Another doc."))
+        assert second.id == first.id
+        assert second.description == "Another doc."
+        assert len(client.tools.list(name="twice").items) == 1
 
 
 class TestUpsertTool:
