@@ -7,13 +7,12 @@ paging newest-first; this is the documented fix.
 """
 
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from sqlalchemy import Select, select, tuple_
 from sqlalchemy.orm import InstrumentedAttribute
 
 Order = Literal["asc", "desc"]
-T = TypeVar("T", bound=tuple[Any, ...])
 
 
 @dataclass(frozen=True)
@@ -38,12 +37,12 @@ def resolve_order(order: str | None, ascending: bool | None, default: Order) -> 
 
 
 def paginate(
-    stmt: Select[T],
+    stmt: Select[Any],
     page: Page,
     *,
     sort_col: InstrumentedAttribute[Any],
     id_col: InstrumentedAttribute[Any],
-) -> tuple[Select[T], bool]:
+) -> tuple[Select[Any], bool]:
     """Apply cursors, order and limit. Returns the statement and whether its rows must be reversed afterwards.
 
     ``before`` alone must return the rows *closest* to the cursor, so it is queried in the opposite order and the
