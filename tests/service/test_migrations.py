@@ -11,8 +11,21 @@ from memlet.db.embedded import EmbeddedPostgres
 from memlet.db.engine import async_url
 
 CORE_TABLES = {
-    "organizations", "users", "agents", "agents_tags", "blocks", "blocks_agents", "tools", "tools_agents",
-    "messages", "runs", "steps", "identities", "identities_agents", "identities_blocks", "providers",
+    "organizations",
+    "users",
+    "agents",
+    "agents_tags",
+    "blocks",
+    "blocks_agents",
+    "tools",
+    "tools_agents",
+    "messages",
+    "runs",
+    "steps",
+    "identities",
+    "identities_agents",
+    "identities_blocks",
+    "providers",
 }
 
 
