@@ -163,11 +163,16 @@ async def modify_message(agent_id: AgentId, message_id: MessageId, body: LettaMe
 
 @router.patch("/{agent_id}/reset-messages", operation_id="reset_messages", response_model=AgentState | None)
 async def reset_messages(
-    agent_id: AgentId, body: ResetMessagesRequest, request: Request, service: MessageServiceDep, actor: ActorDep
+    agent_id: AgentId,
+    body: ResetMessagesRequest,
+    request: Request,
+    session: SessionDep,
+    service: MessageServiceDep,
+    actor: ActorDep,
 ) -> Any:
     """Clear the agent's context window except its system message; stored messages stay searchable."""
     await service.reset(agent_id, add_default_initial_messages=body.add_default_initial_messages)
-    return await AgentService(service.session, request.app.state.catalog).get_state(actor, agent_id)
+    return await AgentService(session, request.app.state.catalog).get_state(actor, agent_id)
 
 
 @router.get(

@@ -58,7 +58,7 @@ class MessageRepository:
         return await self._tail(stmt, after, before, limit)
 
     async def _tail(
-        self, stmt: Select[tuple[orm.Message]], after: str | None, before: str | None, limit: int | None
+        self, stmt: Select[Any], after: str | None, before: str | None, limit: int | None
     ) -> list[orm.Message]:
         if after:
             stmt = stmt.where(M.sequence_id > select(M.sequence_id).where(M.id == after).scalar_subquery())
@@ -83,7 +83,7 @@ class MessageRepository:
     async def page_for_org(self, org_id: str, page: Page, **filters: Any) -> list[orm.Message]:
         return await self._page(_filtered(select(M).where(M.organization_id == org_id), **filters), page)
 
-    async def _page(self, stmt: Select[tuple[orm.Message]], page: Page) -> list[orm.Message]:
+    async def _page(self, stmt: Select[Any], page: Page) -> list[orm.Message]:
         stmt, reverse = paginate(stmt, page, sort_col=M.sequence_id, id_col=M.id)
         rows = list(await self.session.scalars(stmt))
         return rows[::-1] if reverse else rows
@@ -95,9 +95,7 @@ class MessageRepository:
             await self.session.flush()
 
 
-def _filtered(
-    stmt: Select[tuple[orm.Message]], *, group_id: str | None = None, conversation_id: str | None = None
-) -> Select[tuple[orm.Message]]:
+def _filtered(stmt: Select[Any], *, group_id: str | None = None, conversation_id: str | None = None) -> Select[Any]:
     if group_id:
         stmt = stmt.where(M.group_id == group_id)
     # "default" is the agent's own history: messages outside any conversation.
