@@ -34,7 +34,7 @@ EDITING_REMOVED = (
     "Message editing is no longer supported. Messages are immutable as they may be shared across multiple "
     "conversations via forking."
 )
-_SSE = {"text/event-stream": {"description": "Server-Sent Events stream"}}
+_SSE = {"text/event-stream": {"schema": {"type": "string", "description": "Server-Sent Events stream"}}}
 
 
 def get_loop_deps(request: Request, settings: SettingsDep, sessionmaker: SessionmakerDep) -> LoopDeps:
@@ -108,7 +108,15 @@ async def list_messages(
     "/{agent_id}/messages",
     operation_id="send_message",
     response_model=LettaResponse,
-    responses={200: {"content": {"text/event-stream": {"description": "Server-Sent Events (streaming=true)"}}}},
+    responses={
+        200: {
+            "content": {
+                "text/event-stream": {
+                    "schema": {"type": "string", "description": "Server-Sent Events (streaming=true)"}
+                }
+            }
+        }
+    },
 )
 async def send_message(
     agent_id: AgentId, body: LettaStreamingRequest, request: Request, service: SendServiceDep
