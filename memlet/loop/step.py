@@ -29,7 +29,13 @@ DENIAL_PREFIX = "Error: request to call tool denied. User reason: "
 
 
 def required_before_exit_reason(names: Sequence[str]) -> str:
+    """V3's heartbeat when the model tries to end its turn before calling required tools."""
     return HIDDEN + f"ToolRuleViolated: You must call {', '.join(names)} at least once to exit the loop."
+
+
+def required_before_exit_v2_reason(names: Sequence[str]) -> str:
+    """V2's wording of the same heartbeat."""
+    return HIDDEN + f"Continuing, user expects these tools: [{', '.join(names)}] to be called still."
 
 
 @dataclass
@@ -102,7 +108,8 @@ def parse_args(call: ToolCall) -> dict[str, Any] | None:
     return args if isinstance(args, dict) else None
 
 
-def _stored_call(call_id: str, name: str, args: dict[str, Any] | None, raw: str) -> dict[str, Any]:
+def stored_call(call_id: str, name: str, args: dict[str, Any] | None, raw: str) -> dict[str, Any]:
+    """A call as stored on its row: re-serialized arguments, or the model's raw text when it was not JSON."""
     arguments = json.dumps(args, ensure_ascii=False) if args is not None else raw
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
@@ -119,6 +126,7 @@ def assistant_content(result: ChatResult, thinking: str | None, v2: bool) -> lis
 
 
 def needs_approval(ctx: StepContext, name: str) -> bool:
+    """Whether a call to `name` waits for the client: a requires_approval rule or default, or a client tool."""
     tool = ctx.tools.get(name)
     default = bool(tool is not None and tool.default_requires_approval)
     return name in ctx.client_tools or ctx.solver.requires_approval(name) or default
@@ -136,6 +144,45 @@ async def run_call(ctx: StepContext, name: str, args: dict[str, Any] | None, all
     return await execute_tool(ctx.tool_ctx, tool, {**args, **ctx.solver.prefilled_args(name)}, ctx.settings)
 
 
+def previous_message_id(message_id: str) -> str:
+    """The message id whose uuid is one less (Letta numbers the approval row of a mixed response this way)."""
+    prefix = f"{ids.Prefix.MESSAGE}-"
+    value = (int(message_id.removeprefix(prefix).replace("-", ""), 16) - 1) % (1 << 128)
+    digits = f"{value:032x}"
+    return f"{prefix}{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
+
+
+def approval_request(
+    ctx: StepContext,
+    result: ChatResult,
+    calls: Sequence[tuple[ToolCall, dict[str, Any] | None]],
+    gated: set[str],
+    thinking: str | None,
+    assistant_id: str,
+) -> StepResult:
+    """Rows for a response with approval-gated calls (their call ids in `gated`); nothing runs now.
+
+    Only gated calls: one `approval` row with the response's reasoning/text, id = the step's assistant id (so
+    the streamed fragments' ids match it). Mixed: an `assistant` row with the reasoning/text and the ungated
+    calls, then the `approval` row (id = assistant id minus one, as in Letta); `approvals.resume_approval`
+    runs the ungated calls after the approved ones. An approval request's otid is its id.
+    """
+    content = assistant_content(result, thinking, is_v2(ctx.agent.agent_type))
+    held = [stored_call(c.id, c.name, _loop_free(a), c.arguments) for c, a in calls if c.id not in gated]
+    asked = [stored_call(c.id, c.name, _loop_free(a), c.arguments) for c, a in calls if c.id in gated]
+    rows: list[orm.Message] = []
+    approval_id = assistant_id
+    if held:
+        assistant = ctx.row("assistant", id=assistant_id, content=content, tool_calls=held)
+        assistant.model = result.model
+        rows.append(assistant)
+        approval_id, content = previous_message_id(assistant_id), None
+    request = ctx.row("approval", id=approval_id, otid=approval_id, content=content, tool_calls=asked)
+    request.model = result.model
+    rows.append(request)
+    return StepResult(rows=rows, stop_reason="requires_approval")
+
+
 async def handle_response(
     ctx: StepContext, result: ChatResult, allowed: Sequence[str], assistant_id: str
 ) -> StepResult:
@@ -145,12 +192,9 @@ async def handle_response(
         return _handle_text(ctx, result, assistant_id, v2)
     calls = [(call, parse_args(call)) for call in result.tool_calls]
     thinking = next((str(a.pop(THINKING_PARAM)) for _, a in calls if a and THINKING_PARAM in a), None)
-    if any(needs_approval(ctx, call.name) for call, _ in calls):
-        stored = [_stored_call(c.id, c.name, _loop_free(a), c.arguments) for c, a in calls]
-        # Letta gives the approval request the id just before the assistant id it would have used; ours is fresh.
-        row = ctx.row("approval", id=assistant_id, content=assistant_content(result, thinking, v2), tool_calls=stored)
-        row.otid = row.id.removeprefix(f"{ids.Prefix.MESSAGE}-")
-        return StepResult(rows=[row], stop_reason="requires_approval")
+    gated = {call.id for call, _ in calls if needs_approval(ctx, call.name)}
+    if gated:
+        return approval_request(ctx, result, calls, gated, thinking, assistant_id)
     step = StepResult()
     returns: list[orm.Message] = []
     stored_calls: list[dict[str, Any]] = []
@@ -161,15 +205,17 @@ async def handle_response(
         asked.append(heartbeat)
         violated = args is not None and call.name not in allowed
         outcome = await run_call(ctx, call.name, args, allowed)
-        ctx.solver.register_call(call.name)
+        if not violated:
+            # As in Letta, a refused call is not history: the rule that refused it still applies next time.
+            ctx.solver.register_call(call.name)
         step.tools_called.append(call.name)
         returns.append(ctx.tool_row(call.id, call.name, outcome))
-        decision = _v2_decision(ctx, call.name, heartbeat, violated, outcome.success) if v2 else _v1_decision(ctx, call)
+        decision = _v2_decision(ctx, call.name, heartbeat, violated, outcome.success) if v2 else _v3_decision(ctx, call)
         continues.append(decision)
         stored_args = args
-        if v2 and args is not None:
-            stored_args = {**args, HEARTBEAT_PARAM: decision[0]} if not ctx.solver.is_terminal(call.name) else args
-        stored_calls.append(_stored_call(call.id, call.name, stored_args, call.arguments))
+        if v2 and args is not None and not ctx.solver.is_terminal(call.name):
+            stored_args = {**args, HEARTBEAT_PARAM: decision[0]}
+        stored_calls.append(stored_call(call.id, call.name, stored_args, call.arguments))
     assistant = ctx.row("assistant", id=assistant_id, content=assistant_content(result, thinking, v2))
     assistant.tool_calls = stored_calls
     assistant.model = result.model
@@ -193,25 +239,25 @@ def _loop_free(args: dict[str, Any] | None) -> dict[str, Any] | None:
     return {k: v for k, v in args.items() if k != HEARTBEAT_PARAM}
 
 
-def _v1_decision(ctx: StepContext, call: ToolCall) -> tuple[bool, str | None]:
+def _v3_decision(ctx: StepContext, call: ToolCall) -> tuple[bool, str | None]:
+    # V3 continues after any call except a terminal one; it writes no heartbeat rows.
     return (not ctx.solver.is_terminal(call.name), None)
 
 
 def _v2_decision(
     ctx: StepContext, name: str, heartbeat: bool, violated: bool, success: bool
 ) -> tuple[bool, str | None]:
+    """Letta's V2 order: violation, terminal, child rule, continue rule, then the model's own heartbeat."""
     if violated:
         return True, HEARTBEAT_VIOLATION
     if ctx.solver.is_terminal(name):
         return False, None
-    if heartbeat:
-        return True, HEARTBEAT_REQUESTED
-    if ctx.solver.is_continue(name):
-        return True, HEARTBEAT_CONTINUE_RULE
     if ctx.solver.has_children(name):
         return True, HEARTBEAT_CHILD_RULE
-    if not success:
-        return True, HEARTBEAT_FAILED
+    if ctx.solver.is_continue(name):
+        return True, HEARTBEAT_CONTINUE_RULE
+    if heartbeat:
+        return True, HEARTBEAT_REQUESTED if success else HEARTBEAT_FAILED
     return False, None
 
 
@@ -219,12 +265,18 @@ def _require_before_exit(ctx: StepContext, step: StepResult, v2: bool) -> StepRe
     missing = ctx.solver.uncalled_required_before_exit(list(ctx.tools))
     if not missing:
         return step
-    step.rows.append(ctx.heartbeat_row(required_before_exit_reason(missing)))
+    reason = required_before_exit_v2_reason(missing) if v2 else required_before_exit_reason(missing)
+    step.rows.append(ctx.heartbeat_row(reason))
     step.should_continue, step.stop_reason = True, None
     return step
 
 
 def _handle_text(ctx: StepContext, result: ChatResult, assistant_id: str, v2: bool) -> StepResult:
+    """A response without tool calls: V2 fails (no_tool_call); V3 ends the turn, storing the text if any.
+
+    An empty response stores nothing (Letta does not persist a no-op), unless a required-before-exit tool is
+    still uncalled: then the loop goes on with a heartbeat.
+    """
     if v2:
         return StepResult(stop_reason="no_tool_call")
     content = assistant_content(result, None, False)
@@ -233,77 +285,7 @@ def _handle_text(ctx: StepContext, result: ChatResult, assistant_id: str, v2: bo
         row = ctx.row("assistant", id=assistant_id, content=content)
         row.model = result.model
         step.rows.append(row)
-        if result.finish_reason == "length":
-            step.stop_reason = "max_tokens_exceeded"
-            return step
-    return _require_before_exit(ctx, step, v2)
-
-
-# --- resuming after an approval request ------------------------------------------------------------------
-
-NO_PENDING_APPROVAL = (
-    "Cannot process approval response: No tool call is currently awaiting approval. Please send a regular "
-    "message to interact with the agent."
-)
-
-
-def pending_approval(rows: Sequence[orm.Message]) -> orm.Message | None:
-    """The approval request waiting at the end of the buffer, if any."""
-    last = rows[-1] if rows else None
-    return last if last is not None and last.role == "approval" and last.tool_calls else None
-
-
-async def resume_approval(
-    ctx: StepContext, request: orm.Message, items: Sequence[Any], allowed: Sequence[str]
-) -> StepResult:
-    """Execute approved calls, turn denials and client results into tool returns; the loop then continues.
-
-    `items` are ApprovalReturn / ToolReturn models whose tool_call_ids exactly match the request's calls.
-    """
-    by_id = {getattr(item, "tool_call_id", None): item for item in items}
-    approvals: list[dict[str, Any]] = []
-    returns: list[orm.Message] = []
-    for call in request.tool_calls or []:
-        call_id, name = call["id"], call["function"]["name"]
-        item = by_id[call_id]
-        if getattr(item, "type", "") == "tool":
-            text = item.tool_return if isinstance(item.tool_return, str) else json.dumps(item.tool_return)
-            outcome = ToolOutcome(item.status == "success", text, item.stdout or [], item.stderr or [])
-            approvals.append(
-                {
-                    "type": "tool",
-                    "tool_call_id": call_id,
-                    "status": item.status,
-                    "stdout": item.stdout,
-                    "stderr": item.stderr,
-                    "func_response": pack_tool_return(outcome.success, text, timezone=ctx.agent.timezone),
-                }
-            )
-        elif item.approve:
-            approvals.append({"type": "approval", "tool_call_id": call_id, "approve": True, "reason": item.reason})
-            args = parse_args(ToolCall(call_id, name, call["function"]["arguments"]))
-            outcome = await run_call(ctx, name, args, [*list(allowed), name])
-        else:
-            approvals.append({"type": "approval", "tool_call_id": call_id, "approve": False, "reason": item.reason})
-            outcome = failure(f"{DENIAL_PREFIX}{item.reason}")
-        ctx.solver.register_call(name)
-        returns.append(ctx.tool_row(call_id, name, outcome))
-    first = next((a for a in approvals if a["type"] == "approval"), None)
-    response = ctx.row(
-        "approval",
-        approvals=approvals,
-        approve=first["approve"] if first else None,
-        approval_request_id=first["tool_call_id"] if first else None,
-        denial_reason=first["reason"] if first else None,
-    )
-    response.step_id = request.step_id
-    for row in returns:
-        row.step_id = request.step_id
-    names = [c["function"]["name"] for c in request.tool_calls or []]
-    terminal = any(ctx.solver.is_terminal(n) for n in names)
-    return StepResult(
-        rows=[response, *returns],
-        should_continue=not terminal,
-        stop_reason="tool_rule" if terminal else None,
-        tools_called=names,
-    )
+    step = _require_before_exit(ctx, step, v2)
+    if step.stop_reason == "end_turn" and content and result.finish_reason == "length":
+        step.stop_reason = "max_tokens_exceeded"
+    return step

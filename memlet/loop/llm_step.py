@@ -1,0 +1,101 @@
+"""One normal step of the loop: compact if needed, call the LLM, run the tools, commit the step."""
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from memlet import ids
+from memlet.db import models as orm
+from memlet.loop import events as ev
+from memlet.loop.commit import commit_compaction, commit_step
+from memlet.loop.llm_call import call_llm, request_tools
+from memlet.loop.run_state import RunState
+from memlet.loop.state import LoopState
+from memlet.loop.step import StepResult, handle_response
+from memlet.loop.summarizer import plan_compaction
+
+
+def _system_text(state: LoopState) -> str:
+    return "".join(p.get("text", "") for p in (state.messages[0].content or []) if p.get("type") == "text")
+
+
+def _step_row(run: RunState, agent: orm.Agent, step_id: str, window: int) -> orm.Step:
+    return orm.Step(
+        id=step_id,
+        organization_id=run.org_id,
+        agent_id=run.agent_id,
+        run_id=run.run_id,
+        provider_name=agent.llm_config.get("model_endpoint_type"),
+        provider_category="base",
+        model=agent.llm_config.get("model"),
+        model_endpoint=agent.llm_config.get("model_endpoint"),
+        context_window_limit=window,
+        status="pending",
+        tags=[],
+    )
+
+
+async def llm_step(run: RunState, state: LoopState, outcome: list[StepResult]) -> AsyncIterator[ev.LoopEvent]:
+    """Run one step, yielding token deltas and the committed messages; `outcome` receives the StepResult.
+
+    Raises what the LLM call raises (the step row is written as failed first) and ContextOverflowError.
+    """
+    assert run.llm is not None
+    agent = state.agent
+    tools, allowed, tool_choice = request_tools(state, run.solver, run.options.client_tools)
+    window = int(agent.llm_config.get("context_window") or 128000)
+    plan = await plan_compaction(
+        llm=run.llm,
+        model=str(agent.llm_config.get("model")),
+        system=_system_text(state),
+        rows=state.messages[1:],
+        pending=run.pending,
+        tools=tools,
+        agent_type=agent.agent_type,
+        window=window,
+    )
+    if plan is not None:
+        await commit_compaction(run.deps.sessionmaker, state=state, plan=plan, window=window)
+        state = await run.load()
+    step_id = ids.new_id(ids.Prefix.STEP)
+    ctx = run.step_context(state, step_id)
+    step = _step_row(run, agent, step_id, window)
+    assistant_id = ids.new_id(ids.Prefix.MESSAGE)
+    result_box: list[Any] = []
+    try:
+        async for delta in call_llm(
+            run.llm,
+            state,
+            _system_text(state),
+            run.pending,
+            tools,
+            tool_choice,
+            run.options.stream_tokens,
+            assistant_id,
+            result_box,
+        ):
+            yield delta
+    except Exception as exc:
+        await run.fail_step(step, exc)
+        raise
+    chat = result_box[0]
+    run.add_usage(step, chat.usage)
+    result = await handle_response(ctx, chat, allowed, assistant_id)
+    outcome.append(result)
+    if result.stop_reason == "no_tool_call":
+        await run.fail_step(step, None, stop_reason="no_tool_call")
+        return
+    step.stop_reason = None if result.should_continue else result.stop_reason
+    step.status = "success"
+    run.tools_used += result.tools_called
+    committed = await commit_step(
+        run.deps.sessionmaker,
+        ctx=ctx,
+        result=result,
+        step=step,
+        pending=run.pending,
+        num_steps=run.steps,
+        tools_used=run.tools_used,
+    )
+    run.pending = []
+    if committed:
+        yield ev.MessagesCommitted(committed)

@@ -1,0 +1,69 @@
+"""The per-request agent lock: one request at a time per agent, held on a dedicated connection.
+
+The lock is a Postgres session-level advisory lock, so it holds across processes and hosts while the request
+calls the LLM with no transaction open.
+"""
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
+
+from memlet.db.locks import release_agent_session_lock, try_agent_session_lock
+from memlet.errors import AgentBusyError
+
+_LOCK_POLL_S = 0.05
+
+
+def engine_of(maker: async_sessionmaker[AsyncSession]) -> AsyncEngine:
+    """The engine a sessionmaker is bound to (the lock needs a raw connection of its own)."""
+    bind = maker.kw.get("bind")
+    if not isinstance(bind, AsyncEngine):
+        raise TypeError("the loop's sessionmaker must be bound to an AsyncEngine")
+    return bind
+
+
+def request_lock_name(agent_id: str) -> str:
+    """The lock key of a whole request.
+
+    A key of its own: the short commit transactions (and REST writers) take agent_xact_lock(agent_id), which must
+    not wait for a whole request, and must not deadlock against the request that holds this lock.
+    """
+    return f"{agent_id}:request"
+
+
+async def _acquire(engine: AsyncEngine, agent_id: str, timeout_s: float) -> AsyncConnection:
+    # Waiters give their connection back between tries, so a queue of requests for one agent cannot starve the
+    # pool that the lock holder needs for its own steps.
+    deadline = time.monotonic() + timeout_s
+    while True:
+        conn = await engine.connect()
+        try:
+            acquired = await try_agent_session_lock(conn, request_lock_name(agent_id))
+            await conn.commit()  # no transaction stays open while we hold the session lock
+        except BaseException:
+            await conn.close()
+            raise
+        if acquired:
+            return conn
+        await conn.close()
+        if time.monotonic() >= deadline:
+            raise AgentBusyError(agent_id)
+        await asyncio.sleep(_LOCK_POLL_S)
+
+
+@contextlib.asynccontextmanager
+async def agent_request_lock(
+    maker: async_sessionmaker[AsyncSession], agent_id: str, timeout_s: float
+) -> AsyncIterator[None]:
+    """Hold the agent's request lock for the body; raises AgentBusyError after waiting `timeout_s`."""
+    conn = await _acquire(engine_of(maker), agent_id, timeout_s)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            await release_agent_session_lock(conn, request_lock_name(agent_id))
+            await conn.commit()
+        await conn.close()

@@ -1,0 +1,128 @@
+"""Per-request bookkeeping of the loop: loading state, usage totals, step failures and closing the run."""
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from memlet.db import models as orm
+from memlet.errors import LLMError, NotFoundError
+from memlet.llm.client import LLMClient
+from memlet.loop import events as ev
+from memlet.loop.deps import LoopDeps, RunOptions
+from memlet.loop.state import LoopRepository, LoopState
+from memlet.loop.step import StepContext
+from memlet.loop.tool_rules import ToolRulesSolver
+from memlet.messages.schemas import StopReasonType, run_status_for
+from memlet.runs.repository import RunRepository
+from memlet.tool_exec.memory_tools import ToolContext
+
+
+def _empty_usage() -> dict[str, Any]:
+    return {
+        "completion_tokens": 0,
+        "prompt_tokens": 0,
+        "total_tokens": 0,
+        "step_count": 0,
+        "run_ids": None,
+        "cached_input_tokens": None,
+        "cache_write_tokens": None,
+        "reasoning_tokens": None,
+        "context_tokens": None,
+    }
+
+
+@dataclass
+class RunState:
+    """Mutable state of one request: the solver, the not-yet-written input, usage and step counts."""
+
+    deps: LoopDeps
+    run_id: str
+    agent_id: str
+    org_id: str
+    options: RunOptions
+    solver: ToolRulesSolver
+    llm: LLMClient | None = None
+    pending: list[orm.Message] = field(default_factory=list)  # input rows, written with the first step
+    approval_items: list[Any] = field(default_factory=list)
+    steps: int = 0
+    tools_used: list[str] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=_empty_usage)
+    started: float = field(default_factory=time.monotonic)
+
+    async def load(self) -> LoopState:
+        """A fresh snapshot of the agent for the next step (raises NotFoundError if it was deleted)."""
+        async with self.deps.sessionmaker() as session:
+            state = await LoopRepository(session).load_state(self.agent_id, self.org_id)
+        if state is None:
+            raise NotFoundError("Agent", self.agent_id)
+        return self.apply_override(state)
+
+    def apply_override(self, state: LoopState) -> LoopState:
+        """Swap in the request's llm_config override. The agent row is detached, so this never reaches the DB."""
+        override = self.options.llm_config_override
+        if override:
+            state.agent.llm_config = {**(state.agent.llm_config or {}), **override}
+        return state
+
+    def step_context(self, state: LoopState, step_id: str) -> StepContext:
+        tool_ctx = ToolContext(agent=state.agent, blocks=state.blocks, sessionmaker=self.deps.sessionmaker)
+        return StepContext(
+            agent=state.agent,
+            tools={t.name: t for t in state.tools},
+            solver=self.solver,
+            tool_ctx=tool_ctx,
+            settings=self.deps.settings,
+            run_id=self.run_id,
+            step_id=step_id,
+            client_tools={str(t.get("name")) for t in self.options.client_tools},
+        )
+
+    def add_usage(self, step: orm.Step, usage: Any) -> None:
+        """Count one LLM call into the step row and the run totals."""
+        step.prompt_tokens, step.completion_tokens = usage.prompt_tokens, usage.completion_tokens
+        step.total_tokens = usage.total_tokens
+        step.cached_input_tokens, step.reasoning_tokens = usage.cached_tokens, usage.reasoning_tokens
+        self.usage["prompt_tokens"] += usage.prompt_tokens
+        self.usage["completion_tokens"] += usage.completion_tokens
+        self.usage["total_tokens"] += usage.total_tokens
+        self.usage["cached_input_tokens"] = (self.usage["cached_input_tokens"] or 0) + usage.cached_tokens
+        self.usage["reasoning_tokens"] = (self.usage["reasoning_tokens"] or 0) + usage.reasoning_tokens
+        self.usage["context_tokens"] = usage.total_tokens
+        self.usage["step_count"] += 1
+        self.steps += 1
+
+    async def fail_step(self, step: orm.Step, exc: Exception | None, stop_reason: str | None = None) -> None:
+        """Write the step row as failed (its messages are never written)."""
+        step.status = "failed"
+        step.stop_reason = stop_reason or ("llm_api_error" if isinstance(exc, LLMError) else "error")
+        step.error_type = type(exc).__name__ if exc else stop_reason
+        step.error_data = {"message": str(exc)} if exc else None
+        async with self.deps.sessionmaker() as session, session.begin():
+            await RunRepository(session).merge_step(step)
+
+    async def cancelled(self) -> bool:
+        """Whether a client cancelled the run (checked at every step boundary)."""
+        async with self.deps.sessionmaker() as session:
+            return await RunRepository(session).status_of(self.run_id) == "cancelled"
+
+    async def finish(self, stop_reason: str, error: Exception | None = None) -> ev.LoopEvent:
+        """Close the run row, record the agent's last stop reason, and build the final event."""
+        status = run_status_for(StopReasonType(stop_reason))
+        async with self.deps.sessionmaker() as session, session.begin():
+            await RunRepository(session).finish(
+                self.run_id,
+                status=status,
+                stop_reason=stop_reason,
+                num_steps=self.steps,
+                tools_used=self.tools_used,
+                duration_ns=int((time.monotonic() - self.started) * 1e9),
+                error={"type": type(error).__name__, "message": str(error)} if error else None,
+            )
+            agent = await session.get(orm.Agent, self.agent_id)
+            if agent is not None:
+                agent.last_stop_reason = stop_reason
+        usage = {"message_type": "usage_statistics", **self.usage}
+        if error is None:
+            return ev.RunFinished(stop_reason=stop_reason, usage=usage)
+        error_type = error.error_type if isinstance(error, LLMError) else "internal_error"
+        return ev.RunFailed(stop_reason=stop_reason, error=error, error_type=error_type, usage=usage)
