@@ -155,7 +155,14 @@ def to_openai_messages(system_text: str, rows: Sequence[orm.Message], agent_type
                 continue  # approval responses are represented by the tool rows that follow them
             thinking = text if v2 else None
             content = None if v2 or not text else text
-            out.append({"role": "assistant", "content": content, "tool_calls": _wire_calls(row.tool_calls, thinking)})
+            calls = _wire_calls(row.tool_calls, thinking)
+            last = out[-1]
+            if row.role == "approval" and last["role"] == "assistant" and last.get("tool_calls"):
+                # A mixed response was stored as an assistant row plus an approval row; the model made it as
+                # one message, and the tool returns that follow answer both rows' calls.
+                last["tool_calls"] = [*last["tool_calls"], *calls]
+                continue
+            out.append({"role": "assistant", "content": content, "tool_calls": calls})
         elif row.role == "tool":
             out.append({"role": "tool", "tool_call_id": wire_tool_call_id(row.tool_call_id or ""), "content": text})
         elif row.role in ("user", "summary"):

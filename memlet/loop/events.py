@@ -1,7 +1,7 @@
 """What `run_agent` yields: committed messages, optional token deltas, and exactly one final event.
 
 MessagesCommitted   after each step's commit: the step's new messages, oldest first (never the user's input)
-TokenDelta          only with stream_tokens: a text / reasoning / tool-call-arguments fragment
+TokenDelta          only with stream_tokens: a text / reasoning / tool-call / approval-request fragment
 RunFinished         the run ended normally (end_turn, max_steps, tool_rule, requires_approval, cancelled)
 RunFailed           the run ended with an error (llm_api_error, no_tool_call, invalid_llm_response, error ...)
 """
@@ -19,13 +19,15 @@ class MessagesCommitted:
 
 @dataclass(frozen=True)
 class TokenDelta:
-    """A streamed fragment of the assistant message `message_id` (its public part `otid`).
+    """A streamed fragment of the message `message_id` (its public part `otid`); both equal those of the row
+    the step commits and of its public views.
 
-    kind "assistant" / "reasoning" carry `text`; kind "tool_call" carries `tool_call_id` plus `name` on the first
+    kind "assistant" / "reasoning" carry `text`; kind "tool_call" (shown as tool_call_message) and "approval"
+    (an approval-gated call, shown as approval_request_message) carry `tool_call_id` plus `name` on the first
     fragment and `arguments` fragments afterwards.
     """
 
-    kind: Literal["assistant", "reasoning", "tool_call"]
+    kind: Literal["assistant", "reasoning", "tool_call", "approval"]
     message_id: str
     otid: str
     text: str = ""

@@ -1,13 +1,23 @@
 """Build one LLM request from the loaded state and call the model, forwarding token deltas when streaming."""
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from memlet.db import models as orm
-from memlet.llm.client import ChatRequest, ChatResult, ContentDelta, LLMClient, ReasoningDelta, ToolCallDelta
+from memlet.llm.client import (
+    ChatRequest,
+    ChatResult,
+    ContentDelta,
+    LLMClient,
+    LLMEmptyResponseError,
+    ReasoningDelta,
+    ToolCallDelta,
+    Usage,
+)
 from memlet.loop.context import is_v2, to_openai_messages, tool_definition
 from memlet.loop.events import TokenDelta
 from memlet.loop.state import LoopState
+from memlet.loop.step import previous_message_id
 from memlet.loop.tool_rules import ToolRulesSolver
 from memlet.messages.views import otid_from_id
 
@@ -45,6 +55,62 @@ def _last_return(rows: Sequence[orm.Message]) -> str | None:
     return None
 
 
+class DeltaLabels:
+    """Ids for streamed fragments, so they equal the ids of the rows the step commits (and their views' otids).
+
+    As in Letta, one response is one assistant row: its public parts (reasoning, text, tool calls) get the otids
+    `otid_from_id(assistant_id, i)`, where i moves on each time the kind of fragment changes; in the stored
+    row the parts come in the same order, so `views.to_letta_messages` numbers them alike. V2 agents store the
+    `thinking` argument as a text part before the calls, so their calls get one index more, and their plain
+    content is not stored, so it is not streamed. Approval-gated calls belong to the approval row: its id (the
+    assistant id, or the id before it when ungated calls came first in the same response; see
+    `step.approval_request`) is also their otid. Known gap: a gated call followed by ungated ones in the same
+    response is labelled with the assistant id although it is stored on the row before it.
+    """
+
+    def __init__(self, assistant_id: str, *, v2: bool, gated: Callable[[str], bool]) -> None:
+        self.assistant_id = assistant_id
+        self.v2 = v2
+        self.gated = gated
+        self._kind: str | None = None
+        self._index = 0
+        self._plain_seen = False
+        self._approval_calls: dict[str, str] = {}  # tool call id -> approval row id
+
+    def _part(self, kind: str) -> str:
+        if self._kind != kind:
+            if self._kind is not None:
+                self._index += 1
+            if kind == "tool_call" and self.v2:
+                self._index += 1  # the stored `thinking` text part comes before the calls
+        self._kind = kind
+        return otid_from_id(self.assistant_id, self._index)
+
+    def reasoning(self, text: str) -> TokenDelta:
+        return TokenDelta("reasoning", self.assistant_id, self._part("reasoning"), text=text)
+
+    def content(self, text: str) -> TokenDelta | None:
+        if self.v2:
+            return None
+        return TokenDelta("assistant", self.assistant_id, self._part("assistant"), text=text)
+
+    def tool_call(self, delta: ToolCallDelta) -> TokenDelta:
+        approval_id = self._approval_calls.get(delta.id)
+        if approval_id is None and delta.name is not None and self.gated(delta.name):
+            approval_id = previous_message_id(self.assistant_id) if self._plain_seen else self.assistant_id
+            self._approval_calls[delta.id] = approval_id
+        arguments = delta.arguments or None
+        if approval_id is not None:
+            return TokenDelta(
+                "approval", approval_id, approval_id, tool_call_id=delta.id, name=delta.name, arguments=arguments
+            )
+        self._plain_seen = True
+        otid = self._part("tool_call")
+        return TokenDelta(
+            "tool_call", self.assistant_id, otid, tool_call_id=delta.id, name=delta.name, arguments=arguments
+        )
+
+
 async def call_llm(
     llm: LLMClient,
     state: LoopState,
@@ -53,10 +119,15 @@ async def call_llm(
     tools: list[dict[str, Any]],
     tool_choice: str | dict[str, Any] | None,
     stream_tokens: bool,
-    assistant_id: str,
+    labels: DeltaLabels,
     result_box: list[ChatResult],
 ) -> AsyncIterator[TokenDelta]:
-    """Call the model; with `stream_tokens` yield its fragments labelled with the assistant row's id and otids."""
+    """Call the model; with `stream_tokens` yield its fragments labelled by `labels`.
+
+    A streamed response with neither text nor tool calls is an empty result here (the V3 loop then ends the
+    turn without storing anything, as Letta's streaming path does); unstreamed, the client's
+    LLMEmptyResponseError propagates (Letta's OpenAI client raises it too: invalid_llm_response).
+    """
     config = state.agent.llm_config
     request = ChatRequest(
         model=str(config.get("model")),
@@ -68,19 +139,22 @@ async def call_llm(
         max_tokens=config.get("max_tokens"),
         stream=stream_tokens,
     )
-    async for event in llm.stream_chat(request):
-        if isinstance(event, ChatResult):
-            result_box.append(event)
-        elif isinstance(event, ReasoningDelta):
-            yield TokenDelta("reasoning", assistant_id, otid_from_id(assistant_id, 0), text=event.text)
-        elif isinstance(event, ContentDelta):
-            yield TokenDelta("assistant", assistant_id, otid_from_id(assistant_id, 1), text=event.text)
-        elif isinstance(event, ToolCallDelta):
-            yield TokenDelta(
-                "tool_call",
-                assistant_id,
-                otid_from_id(assistant_id, 2),
-                tool_call_id=event.id,
-                name=event.name,
-                arguments=event.arguments or None,
-            )
+    try:
+        async for event in llm.stream_chat(request):
+            if isinstance(event, ChatResult):
+                result_box.append(event)
+            elif isinstance(event, ReasoningDelta):
+                yield labels.reasoning(event.text)
+            elif isinstance(event, ContentDelta):
+                delta = labels.content(event.text)
+                if delta is not None:
+                    yield delta
+            elif isinstance(event, ToolCallDelta):
+                yield labels.tool_call(event)
+    except LLMEmptyResponseError as exc:
+        if not (stream_tokens and _NO_CONTENT_STREAMED in str(exc.detail or exc)):
+            raise
+        result_box.append(ChatResult(content=None, tool_calls=[], finish_reason="stop", usage=Usage()))
+
+
+_NO_CONTENT_STREAMED = "streamed no content and no tool calls"

@@ -7,10 +7,11 @@ from memlet import ids
 from memlet.db import models as orm
 from memlet.loop import events as ev
 from memlet.loop.commit import commit_compaction, commit_step
-from memlet.loop.llm_call import call_llm, request_tools
+from memlet.loop.context import is_v2
+from memlet.loop.llm_call import DeltaLabels, call_llm, request_tools
 from memlet.loop.run_state import RunState
 from memlet.loop.state import LoopState
-from memlet.loop.step import StepResult, handle_response
+from memlet.loop.step import StepResult, handle_response, needs_approval
 from memlet.loop.summarizer import plan_compaction
 
 
@@ -70,7 +71,7 @@ async def llm_step(run: RunState, state: LoopState, outcome: list[StepResult]) -
             tools,
             tool_choice,
             run.options.stream_tokens,
-            assistant_id,
+            DeltaLabels(assistant_id, v2=is_v2(agent.agent_type), gated=lambda name: needs_approval(ctx, name)),
             result_box,
         ):
             yield delta

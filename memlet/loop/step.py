@@ -76,27 +76,39 @@ class StepContext:
         )
 
     def tool_row(self, call_id: str, name: str, outcome: ToolOutcome) -> orm.Message:
-        packed = pack_tool_return(outcome.success, outcome.value, timezone=self.agent.timezone)
-        status = "success" if outcome.success else "error"
-        stored_return = {
-            "tool_call_id": call_id,
-            "status": status,
-            "stdout": outcome.stdout or None,
-            "stderr": outcome.stderr or None,
-            "func_response": packed,
-        }
-        return self.row(
-            "tool",
-            name=name,
-            tool_call_id=call_id,
-            content=[{"type": "text", "text": packed}],
-            tool_returns=[stored_return],
-        )
+        """The tool-return row answering call `call_id`."""
+        return tool_return_row(self.agent, call_id, name, outcome, run_id=self.run_id, step_id=self.step_id)
 
     def heartbeat_row(self, reason: str) -> orm.Message:
         return self.row(
             "user", content=[{"type": "text", "text": pack_heartbeat(reason, timezone=self.agent.timezone)}]
         )
+
+
+def tool_return_row(
+    agent: orm.Agent, call_id: str, name: str, outcome: ToolOutcome, *, run_id: str | None, step_id: str | None
+) -> orm.Message:
+    """A tool-return row: the packed result as its text (what the model reads) plus the structured return."""
+    packed = pack_tool_return(outcome.success, outcome.value, timezone=agent.timezone)
+    stored_return = {
+        "tool_call_id": call_id,
+        "status": "success" if outcome.success else "error",
+        "stdout": outcome.stdout or None,
+        "stderr": outcome.stderr or None,
+        "func_response": packed,
+    }
+    return orm.Message(
+        id=ids.new_id(ids.Prefix.MESSAGE),
+        organization_id=agent.organization_id,
+        agent_id=agent.id,
+        role="tool",
+        run_id=run_id,
+        step_id=step_id,
+        name=name,
+        tool_call_id=call_id,
+        content=[{"type": "text", "text": packed}],
+        tool_returns=[stored_return],
+    )
 
 
 def parse_args(call: ToolCall) -> dict[str, Any] | None:

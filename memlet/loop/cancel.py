@@ -1,0 +1,88 @@
+"""Cancel runs from the API: mark them cancelled, and unblock an agent left waiting for an approval.
+
+A running loop notices the cancellation at its next step boundary (`RunState.cancelled`) and stops with
+stop_reason `cancelled`. A run that stopped with `requires_approval` has already ended, but cancelling it (as in
+Letta) denies every pending call: an approval response plus one error tool return per call (including ungated
+calls held back with a mixed response), so the agent can take a normal message again.
+"""
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memlet import ids
+from memlet.db import models as orm
+from memlet.db.locks import agent_xact_lock
+from memlet.loop.approvals import held_calls, pending_approval
+from memlet.loop.state import LoopRepository
+from memlet.loop.step import DENIAL_PREFIX, tool_return_row
+from memlet.tool_exec.registry import failure
+
+CANCEL_DENIAL_REASON = "The user cancelled the request, so the tool call was denied."
+
+
+async def cancel_runs(session: AsyncSession, agent_id: str, run_ids: Sequence[str]) -> dict[str, str]:
+    """Cancel `run_ids` of agent `agent_id`; returns `{run_id: "cancelled" | "failed"}` as Letta's route does.
+
+    "failed" means no such run for this agent. A run that already ended (other than waiting for an approval) is
+    left as it is and still reported "cancelled". If any run was cancelled and the agent's buffer ends with a
+    pending approval request, the pending calls are denied with CANCEL_DENIAL_REASON. The caller resolves "all
+    active runs" itself and checks the agent belongs to the actor; runs in the caller's transaction, never commits.
+    """
+    results: dict[str, str] = {}
+    cancelled: str | None = None
+    for run_id in run_ids:
+        run = await session.get(orm.Run, run_id, with_for_update=True)
+        if run is None or run.agent_id != agent_id:
+            results[run_id] = "failed"
+            continue
+        results[run_id] = "cancelled"
+        if run.stop_reason is not None and run.stop_reason != "requires_approval":
+            continue  # already over: cancelling is a no-op, as in Letta
+        run.status, run.stop_reason = "cancelled", "cancelled"
+        run.completed_at = run.completed_at or datetime.now(UTC)
+        cancelled = run_id
+    if cancelled is not None:
+        await _deny_pending(session, agent_id, cancelled)
+    return results
+
+
+async def _deny_pending(session: AsyncSession, agent_id: str, run_id: str) -> None:
+    await agent_xact_lock(session, agent_id)
+    repo = LoopRepository(session)
+    agent = await repo.lock_agent_row(agent_id)
+    if agent is None:
+        return
+    agent.last_stop_reason = "cancelled"
+    rows = await repo.messages_by_ids(agent.message_ids or [])
+    request = pending_approval(rows)
+    if request is None:
+        return
+    asked: list[dict[str, Any]] = list(request.tool_calls or [])
+    first = asked[0]["id"]
+    response = orm.Message(
+        id=ids.new_id(ids.Prefix.MESSAGE),
+        organization_id=agent.organization_id,
+        agent_id=agent.id,
+        role="approval",
+        run_id=run_id,
+        step_id=request.step_id,
+        approvals=[
+            {"type": "approval", "tool_call_id": c["id"], "approve": False, "reason": CANCEL_DENIAL_REASON}
+            for c in asked
+        ],
+        approve=False,
+        approval_request_id=first,
+        denial_reason=CANCEL_DENIAL_REASON,
+    )
+    denied = failure(f"{DENIAL_PREFIX}{CANCEL_DENIAL_REASON}")
+    returns = [
+        tool_return_row(agent, c["id"], c["function"]["name"], denied, run_id=run_id, step_id=request.step_id)
+        for c in [*asked, *held_calls(rows)]
+    ]
+    new_rows = [response, *returns]
+    await repo.add_messages(new_rows)
+    agent.message_ids = [*(agent.message_ids or []), *(r.id for r in new_rows)]
+    await session.flush()

@@ -1,0 +1,429 @@
+"""Tool rules, approvals, cancellation and malformed LLM output through the agent loop (real Postgres, mock LLM).
+
+Every rule test checks what the model was OFFERED at each step (the tools and tool_choice in the recorded
+requests) as well as what happened.
+"""
+
+import json
+from typing import Any
+
+from memlet import ids
+from memlet.db import models as orm
+from memlet.loop.cancel import CANCEL_DENIAL_REASON, cancel_runs
+from memlet.loop.events import MessagesCommitted, RunFailed, RunFinished
+from memlet.loop.runner import RunOptions, run_agent
+from memlet.loop.state import LoopRepository
+from memlet.loop.step import previous_message_id
+from memlet.messages.requests import ApprovalCreate, MessageCreate
+from memlet.messages.schemas import ApprovalReturn
+from tests.mock_llm import Call, Reply
+from tests.service.loop_factories import CustomTool, LoopEnv, function_schema, loop_env
+
+__all__ = ["loop_env"]
+
+ECHO = CustomTool(
+    name="echo",
+    source_code='def echo(x: str) -> str:\n    """Echo.\n\n    Args:\n        x: text\n    """\n    return x\n',
+    json_schema=function_schema("echo", {"x": {"type": "string"}}, ["x"]),
+)
+
+
+def noop(name: str, requires_approval: bool | None = None) -> CustomTool:
+    return CustomTool(
+        name=name,
+        source_code=f'def {name}() -> str:\n    """No-op."""\n    return "{name} done"\n',
+        json_schema=function_schema(name, {}),
+        default_requires_approval=requires_approval,
+    )
+
+
+def offered(request: dict[str, Any]) -> list[str]:
+    return [t["function"]["name"] for t in request.get("tools") or []]
+
+
+def forced(name: str) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name}}
+
+
+def tool_texts(rows: list[orm.Message]) -> list[dict[str, Any]]:
+    return [json.loads(r.content[0]["text"]) for r in rows if r.role == "tool"]
+
+
+async def blocks_of(env: LoopEnv, agent_id: str) -> dict[str, str]:
+    async with env.sessionmaker() as session:
+        return {b.label: b.value for b in await LoopRepository(session).blocks_of(agent_id)}
+
+
+CONDITIONAL_TOOLS = [ECHO, noop("tool_a"), noop("tool_b"), noop("tool_c")]
+
+
+def conditional(**fields: Any) -> list[dict[str, Any]]:
+    rule = {"tool_name": "echo", "type": "conditional", "child_output_mapping": {"yes": "tool_a", "no": "tool_b"}}
+    return [{**rule, **fields}]
+
+
+class TestConditional:
+    async def test_output_mapping_picks_the_only_child_and_forces_it(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent(tools=[], custom_tools=CONDITIONAL_TOOLS, tool_rules=conditional())
+        mock_llm.script(Reply.tool_call("echo", {"x": "no"}), Reply.tool_call("tool_b", {}), Reply.text("done"))
+        out = await loop_env.send(agent, "go")
+        assert out.final.stop_reason == "end_turn"
+        first, second, third = mock_llm.requests
+        assert (offered(first), first["tool_choice"]) == (["echo", "tool_a", "tool_b", "tool_c"], "auto")
+        assert (offered(second), second["tool_choice"]) == (["tool_b"], forced("tool_b"))
+        assert (offered(third), third["tool_choice"]) == (["echo", "tool_a", "tool_b", "tool_c"], "auto")
+        assert [t["message"] for t in tool_texts(await loop_env.in_context(agent.id))] == ["no", "tool_b done"]
+
+    async def test_unmatched_output_uses_default_child(self, loop_env: LoopEnv, mock_llm) -> None:
+        rules = conditional(default_child="tool_c")
+        agent = await loop_env.agent(tools=[], custom_tools=CONDITIONAL_TOOLS, tool_rules=rules)
+        mock_llm.script(Reply.tool_call("echo", {"x": "maybe"}), Reply.tool_call("tool_c", {}), Reply.text("ok"))
+        await loop_env.send(agent, "go")
+        assert offered(mock_llm.requests[1]) == ["tool_c"]
+        assert mock_llm.requests[1]["tool_choice"] == forced("tool_c")
+
+    async def test_unmatched_without_default_allows_all_but_still_forces(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent(tools=[], custom_tools=CONDITIONAL_TOOLS, tool_rules=conditional())
+        mock_llm.script(Reply.tool_call("echo", {"x": "maybe"}), Reply.tool_call("tool_c", {}), Reply.text("ok"))
+        await loop_env.send(agent, "go")
+        assert offered(mock_llm.requests[1]) == ["echo", "tool_a", "tool_b", "tool_c"]
+        assert mock_llm.requests[1]["tool_choice"] == "required"
+
+    async def test_require_output_mapping_leaves_nothing_so_letta_falls_back_to_all(
+        self, loop_env: LoopEnv, mock_llm
+    ) -> None:
+        rules = conditional(default_child="tool_c", require_output_mapping=True)
+        agent = await loop_env.agent(tools=[], custom_tools=CONDITIONAL_TOOLS, tool_rules=rules)
+        mock_llm.script(Reply.tool_call("echo", {"x": "maybe"}), Reply.tool_call("tool_a", {}), Reply.text("ok"))
+        out = await loop_env.send(agent, "go")
+        # The rule permits no tool; Letta's loop then offers every tool (and still forces a call).
+        assert offered(mock_llm.requests[1]) == ["echo", "tool_a", "tool_b", "tool_c"]
+        assert mock_llm.requests[1]["tool_choice"] == "required"
+        assert out.final.stop_reason == "end_turn"
+
+
+class TestParentLastTool:
+    async def test_children_only_right_after_the_parent(self, loop_env: LoopEnv, mock_llm) -> None:
+        rules = [{"tool_name": "tool_a", "type": "parent_last_tool", "children": ["tool_b"]}]
+        agent = await loop_env.agent(tools=[], custom_tools=[noop("tool_a"), noop("tool_b")], tool_rules=rules)
+        mock_llm.script(
+            Reply.tool_call("tool_b", {}),  # refused: its parent was not the last call
+            Reply.tool_call("tool_a", {}),
+            Reply.tool_call("tool_b", {}),
+            Reply.text("done"),
+        )
+        out = await loop_env.send(agent, "go")
+        assert out.final.stop_reason == "end_turn"
+        requests = mock_llm.requests
+        assert [offered(r) for r in requests] == [["tool_a"], ["tool_a"], ["tool_b"], ["tool_a"]]
+        assert [r["tool_choice"] for r in requests] == ["auto", "auto", forced("tool_b"), "auto"]
+        returns = tool_texts(await loop_env.in_context(agent.id))
+        assert returns[0]["message"].startswith("[ToolConstraintError] Cannot call tool_b, valid tools include:")
+        assert [r["message"] for r in returns[1:]] == ["tool_a done", "tool_b done"]
+
+
+class TestContinueLoop:
+    async def test_v2_continue_rule_injects_heartbeat_without_request(self, loop_env: LoopEnv, mock_llm) -> None:
+        rules = [
+            {"tool_name": "send_message", "type": "exit_loop"},
+            {"tool_name": "conversation_search", "type": "continue_loop"},
+        ]
+        agent = await loop_env.agent(
+            agent_type="memgpt_v2_agent", tools=["send_message", "conversation_search"], tool_rules=rules
+        )
+        mock_llm.script(
+            Reply.tool_call("conversation_search", {"thinking": "t", "query": "x", "request_heartbeat": False}),
+            Reply.tool_call("send_message", {"thinking": "t", "message": "nothing found"}),
+        )
+        out = await loop_env.send(agent, "find x")
+        assert out.final.stop_reason == "end_turn"
+        assert [m.role for m in out.messages] == ["assistant", "tool", "user", "assistant", "tool"]
+        heartbeat = json.loads(out.messages[2].content[0].text)
+        assert heartbeat["reason"] == (
+            "[This is an automated system message hidden from the user] Continuing: continue tool rule."
+        )
+        stored = json.loads(out.messages[0].tool_calls[0].function.arguments)
+        assert stored["request_heartbeat"] is True  # forced to the computed continuation
+
+    async def test_v2_failed_call_without_heartbeat_ends_the_turn(self, loop_env: LoopEnv, mock_llm) -> None:
+        rules = [{"tool_name": "send_message", "type": "exit_loop"}]
+        agent = await loop_env.agent(
+            agent_type="memgpt_v2_agent", tools=["send_message", "memory_replace"], tool_rules=rules
+        )
+        args = {"thinking": "t", "label": "human", "old_string": "nope", "new_string": "x", "request_heartbeat": False}
+        mock_llm.script(Reply.tool_call("memory_replace", args))
+        out = await loop_env.send(agent, "edit")
+        assert out.final.stop_reason == "end_turn"
+        assert len(mock_llm.requests) == 1
+        assert [m.role for m in out.messages] == ["assistant", "tool"]
+
+    async def test_v2_failed_call_with_heartbeat_reports_failure(self, loop_env: LoopEnv, mock_llm) -> None:
+        rules = [{"tool_name": "send_message", "type": "exit_loop"}]
+        agent = await loop_env.agent(
+            agent_type="memgpt_v2_agent", tools=["send_message", "memory_replace"], tool_rules=rules
+        )
+        args = {"thinking": "t", "label": "human", "old_string": "nope", "new_string": "x", "request_heartbeat": True}
+        mock_llm.script(
+            Reply.tool_call("memory_replace", args), Reply.tool_call("send_message", {"thinking": "t", "message": "k"})
+        )
+        out = await loop_env.send(agent, "edit")
+        heartbeat = json.loads(out.messages[2].content[0].text)
+        assert heartbeat["reason"].endswith("Function call failed, returning control")
+
+    async def test_v3_continue_rule_keeps_going_without_heartbeat_rows(self, loop_env: LoopEnv, mock_llm) -> None:
+        rules = [{"tool_name": "tool_a", "type": "continue_loop"}]
+        agent = await loop_env.agent(tools=[], custom_tools=[noop("tool_a")], tool_rules=rules)
+        mock_llm.script(Reply.tool_call("tool_a", {}), Reply.text("done"))
+        out = await loop_env.send(agent, "go")
+        assert out.final.stop_reason == "end_turn"
+        assert [m.role for m in out.messages] == ["assistant", "tool", "assistant"]
+        assert len(mock_llm.requests) == 2
+
+
+class TestChildRules:
+    async def test_child_arg_nodes_prefill_override_the_models_args(self, loop_env: LoopEnv, mock_llm) -> None:
+        rules = [
+            {
+                "tool_name": "conversation_search",
+                "type": "constrain_child_tools",
+                "children": ["memory_insert"],
+                "child_arg_nodes": [{"name": "memory_insert", "args": {"label": "human"}}],
+            }
+        ]
+        agent = await loop_env.agent(tool_rules=rules)
+        mock_llm.script(
+            Reply.tool_call("conversation_search", {"query": "tea"}),
+            Reply.tool_call("memory_insert", {"label": "persona", "new_string": "Likes tea."}),
+            Reply.text("noted"),
+        )
+        await loop_env.send(agent, "I like tea")
+        assert offered(mock_llm.requests[1]) == ["memory_insert"]
+        assert mock_llm.requests[1]["tool_choice"] == forced("memory_insert")
+        blocks = await blocks_of(loop_env, agent.id)
+        assert blocks == {"persona": "I am a helpful agent.", "human": "Name: Sam\nLikes tea."}
+        assert "Name: Sam\nLikes tea." in mock_llm.requests[2]["messages"][0]["content"]
+
+    async def test_several_children_force_required(self, loop_env: LoopEnv, mock_llm) -> None:
+        rules = [
+            {"tool_name": "tool_a", "type": "constrain_child_tools", "children": ["tool_b", "tool_c"]},
+            {"tool_name": "tool_a", "type": "run_first"},
+        ]
+        tools = [noop("tool_a"), noop("tool_b"), noop("tool_c")]
+        agent = await loop_env.agent(tools=[], custom_tools=tools, tool_rules=rules)
+        mock_llm.script(Reply.tool_call("tool_a", {}), Reply.tool_call("tool_c", {}), Reply.text("ok"))
+        await loop_env.send(agent, "go")
+        requests = mock_llm.requests
+        assert [(offered(r), r["tool_choice"]) for r in requests] == [
+            (["tool_a"], forced("tool_a")),
+            (["tool_b", "tool_c"], "required"),
+            (["tool_a", "tool_b", "tool_c"], "auto"),
+        ]
+
+    async def test_refused_call_does_not_lift_the_constraint(self, loop_env: LoopEnv, mock_llm) -> None:
+        rules = [{"tool_name": "tool_a", "type": "constrain_child_tools", "children": ["tool_b"]}]
+        tools = [noop("tool_a"), noop("tool_b"), noop("tool_c")]
+        agent = await loop_env.agent(tools=[], custom_tools=tools, tool_rules=rules)
+        mock_llm.script(
+            Reply.tool_call("tool_a", {}),
+            Reply.tool_call("tool_c", {}),  # refused
+            Reply.tool_call("tool_b", {}),
+            Reply.text("ok"),
+        )
+        await loop_env.send(agent, "go")
+        # After the refusal the last *executed* call is still tool_a, so the model is still held to tool_b.
+        everything = ["tool_a", "tool_b", "tool_c"]
+        assert [offered(r) for r in mock_llm.requests] == [everything, ["tool_b"], ["tool_b"], everything]
+        assert mock_llm.requests[2]["tool_choice"] == forced("tool_b")
+        returns = tool_texts(await loop_env.in_context(agent.id))
+        assert [r["status"] for r in returns] == ["OK", "Failed", "OK"]
+
+
+class TestApprovalRules:
+    async def test_requires_approval_rule_holds_the_call_until_approved(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent(tool_rules=[{"tool_name": "memory_insert", "type": "requires_approval"}])
+        mock_llm.script(Reply.tool_call("memory_insert", {"label": "human", "new_string": "Likes tea."}, id="call_m"))
+        first = await loop_env.send(agent, "remember tea")
+        assert first.final.stop_reason == "requires_approval"
+        assert [m.role for m in first.messages] == ["approval"]
+        assert first.messages[0].otid == first.messages[0].id
+        assert (await blocks_of(loop_env, agent.id))["human"] == "Name: Sam"
+        mock_llm.script(Reply.text("saved"))
+        approve = ApprovalCreate(approvals=[ApprovalReturn(tool_call_id="call_m", approve=True)])
+        second = await loop_env.send(agent, approve)
+        assert second.final.stop_reason == "end_turn"
+        assert (await blocks_of(loop_env, agent.id))["human"] == "Name: Sam\nLikes tea."
+        assert "Likes tea." in mock_llm.requests[-1]["messages"][0]["content"]
+
+    async def test_mixed_response_holds_ungated_calls_and_runs_them_after_approval(
+        self, loop_env: LoopEnv, mock_llm
+    ) -> None:
+        agent = await loop_env.agent(custom_tools=[noop("launch", requires_approval=True)])
+        mock_llm.script(
+            Reply.tool_calls(
+                Call("memory_insert", {"label": "human", "new_string": "Launching."}, id="call_u"),
+                Call("launch", {}, id="call_g"),
+                content="Let me do both.",
+            )
+        )
+        first = await loop_env.send(agent, "launch it")
+        assert first.final.stop_reason == "requires_approval"
+        assistant, request = first.messages
+        assert (assistant.role, request.role) == ("assistant", "approval")
+        assert [c.id for c in assistant.tool_calls] == ["call_u"]
+        assert assistant.content[0].text == "Let me do both."
+        assert [c.id for c in request.tool_calls] == ["call_g"]
+        assert request.id == previous_message_id(assistant.id) and request.otid == request.id
+        assert (await blocks_of(loop_env, agent.id))["human"] == "Name: Sam"  # nothing ran yet
+        mock_llm.script(Reply.text("done"))
+        approve = ApprovalCreate(approvals=[ApprovalReturn(tool_call_id="call_g", approve=True)])
+        second = await loop_env.send(agent, approve)
+        assert second.final.stop_reason == "end_turn"
+        assert [m.role for m in second.messages] == ["approval", "tool", "tool", "assistant"]
+        assert [m.tool_call_id for m in second.messages[1:3]] == ["call_g", "call_u"]
+        assert (await blocks_of(loop_env, agent.id))["human"] == "Name: Sam\nLaunching."
+        # The model sees its response as one message with both calls, then both returns.
+        wire = mock_llm.requests[-1]["messages"]
+        calls = [m for m in wire if m.get("tool_calls")]
+        assert len(calls) == 1 and [c["id"] for c in calls[0]["tool_calls"]] == ["call_u", "call_g"]
+        assert [m["tool_call_id"] for m in wire if m["role"] == "tool"] == ["call_g", "call_u"]
+
+
+async def _collect(env: LoopEnv, agent: orm.Agent, run_id: str, text: str, on_commit=None) -> list[Any]:
+    events: list[Any] = []
+    async for event in run_agent(
+        env.deps,
+        agent_id=agent.id,
+        actor_org_id=agent.organization_id,
+        run_id=run_id,
+        inputs=[MessageCreate(role="user", content=text)],
+        options=RunOptions(),
+    ):
+        events.append(event)
+        if on_commit is not None and isinstance(event, MessagesCommitted):
+            await on_commit()
+            on_commit = None
+    return events
+
+
+class TestCancellation:
+    async def test_cancel_mid_run_stops_at_next_step_and_agent_stays_usable(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent()
+        run_id = ids.new_id(ids.Prefix.RUN)
+        mock_llm.script(Reply.tool_call("conversation_search", {"query": "x"}), Reply.text("never asked"))
+
+        async def cancel() -> None:
+            async with loop_env.sessionmaker() as session, session.begin():
+                assert await cancel_runs(session, agent.id, [run_id]) == {run_id: "cancelled"}
+
+        events = await _collect(loop_env, agent, run_id, "search", on_commit=cancel)
+        assert isinstance(events[-1], RunFinished) and events[-1].stop_reason == "cancelled"
+        assert len(mock_llm.requests) == 1
+        run = await loop_env.get(orm.Run, run_id)
+        assert (run.status, run.stop_reason) == ("cancelled", "cancelled")
+        assert (await loop_env.get(orm.Agent, agent.id)).last_stop_reason == "cancelled"
+        mock_llm.reset()
+        mock_llm.script(Reply.text("back"))
+        again = await loop_env.send(agent, "hello")
+        assert again.final.stop_reason == "end_turn"
+
+    async def test_unknown_or_foreign_run_is_failed(self, loop_env: LoopEnv) -> None:
+        agent = await loop_env.agent()
+        async with loop_env.sessionmaker() as session, session.begin():
+            result = await cancel_runs(session, agent.id, ["run-00000000-0000-4000-8000-000000000000"])
+        assert result == {"run-00000000-0000-4000-8000-000000000000": "failed"}
+
+    async def test_cancelling_a_pending_approval_denies_every_pending_call(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent(custom_tools=[noop("launch", requires_approval=True)])
+        mock_llm.script(
+            Reply.tool_calls(Call("conversation_search", {"query": "x"}, id="call_u"), Call("launch", {}, id="call_g"))
+        )
+        first = await loop_env.send(agent, "launch it")
+        assert first.final.stop_reason == "requires_approval"
+        async with loop_env.sessionmaker() as session, session.begin():
+            assert await cancel_runs(session, agent.id, [first.run_id]) == {first.run_id: "cancelled"}
+        rows = await loop_env.in_context(agent.id)
+        assert [r.role for r in rows[-4:]] == ["approval", "approval", "tool", "tool"]
+        response = rows[-3]
+        assert response.approvals == [
+            {"type": "approval", "tool_call_id": "call_g", "approve": False, "reason": CANCEL_DENIAL_REASON}
+        ]
+        denial = f"Error: request to call tool denied. User reason: {CANCEL_DENIAL_REASON}"
+        returns = tool_texts(rows)
+        assert [(r["status"], r["message"]) for r in returns] == [("Failed", denial), ("Failed", denial)]
+        assert [r.tool_call_id for r in rows[-2:]] == ["call_g", "call_u"]
+        run = await loop_env.get(orm.Run, first.run_id)
+        assert (run.status, run.stop_reason) == ("cancelled", "cancelled")
+        mock_llm.script(Reply.text("ok"))
+        again = await loop_env.send(agent, "never mind")  # no PendingApprovalError any more
+        assert again.final.stop_reason == "end_turn"
+
+    async def test_cancelling_a_finished_run_changes_nothing(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent()
+        mock_llm.script(Reply.text("hi"))
+        out = await loop_env.send(agent, "hello")
+        async with loop_env.sessionmaker() as session, session.begin():
+            assert await cancel_runs(session, agent.id, [out.run_id]) == {out.run_id: "cancelled"}
+        run = await loop_env.get(orm.Run, out.run_id)
+        assert (run.status, run.stop_reason) == ("completed", "end_turn")
+
+
+class TestMalformedOutput:
+    async def test_invalid_json_arguments_become_an_error_return(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent()
+        mock_llm.script(Reply.tool_call("memory_insert", '{"label": "human", '), Reply.text("sorry"))
+        out = await loop_env.send(agent, "go")
+        assert out.final.stop_reason == "end_turn"
+        returns = tool_texts(await loop_env.in_context(agent.id))
+        assert returns == [
+            {
+                "status": "Failed",
+                "message": "Error: the arguments of memory_insert are not a valid JSON object.",
+                "time": returns[0]["time"],
+            }
+        ]
+        assert (await blocks_of(loop_env, agent.id))["human"] == "Name: Sam"
+        assert mock_llm.requests[1]["messages"][-1]["role"] == "tool"
+
+    async def test_unknown_tool_becomes_an_error_return(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent()
+        mock_llm.script(Reply.tool_call("launch_rockets", {"count": 3}), Reply.text("cannot"))
+        out = await loop_env.send(agent, "go")
+        assert out.final.stop_reason == "end_turn"
+        returns = tool_texts(await loop_env.in_context(agent.id))
+        assert returns[0]["status"] == "Failed"
+        assert returns[0]["message"].startswith(
+            "[ToolConstraintError] Cannot call launch_rockets, valid tools include: "
+            "['conversation_search', 'memory_insert', 'memory_replace']."
+        )
+
+    async def test_empty_streamed_response_ends_turn_storing_only_the_input(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent()
+        mock_llm.script(Reply.empty())
+        out = await loop_env.send(agent, "hi", stream_tokens=True)
+        assert isinstance(out.final, RunFinished) and out.final.stop_reason == "end_turn"
+        assert out.messages == []
+        assert [r.role for r in await loop_env.in_context(agent.id)] == ["system", "user"]
+
+    async def test_empty_unstreamed_response_is_invalid_llm_response(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent()
+        mock_llm.script(Reply.empty())
+        out = await loop_env.send(agent, "hi")
+        assert isinstance(out.final, RunFailed) and out.final.stop_reason == "invalid_llm_response"
+        assert [r.role for r in await loop_env.in_context(agent.id)] == ["system"]
+
+    async def test_empty_text_ends_turn_storing_nothing_but_the_input(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent()
+        mock_llm.script(Reply.text(""))
+        out = await loop_env.send(agent, "hi")
+        assert out.final.stop_reason == "end_turn" and out.messages == []
+        assert [r.role for r in await loop_env.in_context(agent.id)] == ["system", "user"]
+
+
+class TestModelOverride:
+    async def test_llm_config_override_applies_to_this_request_only(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent()
+        mock_llm.script(Reply.text("a"), Reply.text("b"))
+        await loop_env.send(agent, "hi", override_model="openai/gpt-4o", llm_config_override={"model": "gpt-4o"})
+        await loop_env.send(agent, "again")
+        assert [r["model"] for r in mock_llm.requests] == ["gpt-4o", "gpt-4o-mini"]
+        assert (await loop_env.get(orm.Agent, agent.id)).llm_config["model"] == "gpt-4o-mini"
