@@ -151,8 +151,10 @@ class LoopRepository:
 
 
 # Match the text parts (and, for V2 agents, send_message arguments), not the JSON keys around them.
+# A row without content may hold JSON null rather than SQL NULL, hence the jsonb_typeof guard.
 _MATCHES_TEXT = text(
-    "(EXISTS (SELECT 1 FROM jsonb_array_elements(COALESCE(messages.content, '[]'::jsonb)) AS part "
+    "(EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(messages.content) = 'array' "
+    "THEN messages.content ELSE '[]'::jsonb END) AS part "
     "WHERE part->>'text' ILIKE :q) OR COALESCE(messages.tool_calls::text, '') ILIKE :q)"
 )
 

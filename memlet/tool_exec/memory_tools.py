@@ -95,13 +95,25 @@ async def memory_finish_edits(ctx: ToolContext) -> None:
     del ctx
 
 
+def _block_at(ctx: ToolContext, label: str) -> orm.Block:
+    """A block named by a `/memories/<label>` path (its own error text, unlike the label-addressed tools)."""
+    for block in ctx.blocks:
+        if block.label == label:
+            return block
+    raise edits.missing_block_error(label)
+
+
 async def memory(ctx: ToolContext, command: str, **kwargs: Any) -> str:
     """The omni `memory` tool: plan the command, then apply it to the loaded blocks."""
     plan = edits.plan_memory_command(command, **kwargs)
     if isinstance(plan, edits.StrReplacePlan):
-        return await memory_replace(ctx, plan.label, plan.old_string, plan.new_string)
+        block = _block_at(ctx, plan.label)
+        value = edits.memory_replace(
+            block.value, plan.label, plan.old_string, plan.new_string, read_only=block.read_only
+        )
+        return _set_value(ctx, block, value)
     if isinstance(plan, edits.InsertPlan):
-        block = ctx.block(plan.label)
+        block = _block_at(ctx, plan.label)
         value = edits.memory_insert(
             block.value, plan.insert_text, plan.insert_line, read_only=block.read_only, arg_name="insert_text"
         )
@@ -121,18 +133,18 @@ async def memory(ctx: ToolContext, command: str, **kwargs: Any) -> str:
         ctx.blocks.append(block)
         ctx.created.append(block)
     elif isinstance(plan, edits.DeletePlan):
-        block = ctx.block(plan.label)
+        block = _block_at(ctx, plan.label)
         edits.ensure_editable(block.read_only)
         ctx.blocks.remove(block)
         ctx.detached.append(block.id)
     elif isinstance(plan, edits.RenamePlan):
-        block = ctx.block(plan.old_label)
+        block = _block_at(ctx, plan.old_label)
         if any(b.label == plan.new_label for b in ctx.blocks):
             raise edits.block_exists_error(plan.new_label)
         block.label = plan.new_label
         ctx.changed.add(block.id)
     elif isinstance(plan, edits.DescribePlan):
-        block = ctx.block(plan.label)
+        block = _block_at(ctx, plan.label)
         block.description = plan.description
         ctx.changed.add(block.id)
     return edits.plan_result(plan)
@@ -169,23 +181,44 @@ def _parse_when(value: str | None, zone: ZoneInfo, *, end: bool) -> datetime | N
 
 
 def _time_ago(moment: datetime, now: datetime) -> str:
-    seconds = max(int((now - moment).total_seconds()), 0)
-    if seconds < 60:
-        return "just now"
+    seconds = int((now - moment).total_seconds())
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:
             return f"{seconds // size}{unit} ago"
-    return "just now"
+    return f"{seconds}s ago"
 
 
-def _search_text(row: orm.Message) -> str:
-    text = "".join(str(p.get("text", "")) for p in row.content or [] if p.get("type") == "text")
+def _json_object(text: str) -> dict[str, Any] | None:
+    if not text.strip().startswith("{"):
+        return None
+    with contextlib.suppress(ValueError):
+        value = json.loads(text)
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def _result_fields(row: orm.Message) -> dict[str, Any]:
+    """What a search hit shows of its message, shaped as Letta shapes it.
+
+    Text that is itself a JSON object (system alerts, summaries) is merged in rather than nested; heartbeats show
+    nothing; a V2 `send_message` call shows its message as `content` and the inner thoughts as `thinking`.
+    """
+    text = " ".join(
+        str(p.get("text") or p.get("reasoning") or "") for p in row.content or [] if p.get("text") or p.get("reasoning")
+    )
+    packed = _json_object(text)
+    if packed is not None and packed.get("type") == "heartbeat":
+        return {}
     for call in row.tool_calls or []:
         function = call.get("function") or {}
         if function.get("name") == "send_message":
             with contextlib.suppress(ValueError, AttributeError):
-                text = str(json.loads(function.get("arguments") or "{}").get("message", text))
-    return text
+                message = json.loads(function.get("arguments") or "{}").get("message", "")
+                return {"thinking": text, "content": message}
+    if not text:
+        return {}
+    return packed if packed is not None else {"content": text}
 
 
 async def conversation_search(
@@ -195,28 +228,35 @@ async def conversation_search(
     limit: int | None = None,
     start_date: str | None = None,
     end_date: str | None = None,
-) -> str:
-    """Case-insensitive text search over this agent's user and assistant messages, newest first."""
+) -> dict[str, Any]:
+    """Case-insensitive text search over this agent's user and assistant messages, newest first.
+
+    Tool messages and the agent's own conversation_search calls are never results (as in Letta), so asking for
+    `roles=["tool"]` alone finds nothing. Like Letta it returns an object, so the packed tool return holds it
+    as a JSON object (not a string) and the API's `tool_return` shows its Python repr.
+    """
     zone = _zone(ctx.agent.timezone)
     start, end = _parse_when(start_date, zone, end=False), _parse_when(end_date, zone, end=True)
     wanted = [r for r in (roles or ["user", "assistant"]) if r in ("user", "assistant")]
-    async with ctx.sessionmaker() as session:
-        rows = await LoopRepository(session).search_messages(
-            ctx.agent.id, query=query, roles=wanted, start=start, end=end, limit=limit or 5
-        )
+    rows: list[orm.Message] = []
+    if wanted:
+        async with ctx.sessionmaker() as session:
+            rows = await LoopRepository(session).search_messages(
+                ctx.agent.id, query=query, roles=wanted, start=start, end=end, limit=limit or 5
+            )
     if not rows:
-        return json.dumps({"message": "No results found.", "results": []}, ensure_ascii=False)
+        return {"message": "No results found.", "results": []}
     now = datetime.now(UTC)
     results = [
         {
             "timestamp": row.created_at.astimezone(zone).isoformat(),
             "time_ago": _time_ago(row.created_at, now),
             "role": row.role,
-            "content": _search_text(row),
+            **_result_fields(row),
         }
         for row in rows
     ]
-    return json.dumps({"message": f"Showing {len(results)} results:", "results": results}, ensure_ascii=False)
+    return {"message": f"Showing {len(results)} results:", "results": results}
 
 
 BuiltinTool = Callable[..., Awaitable[Any]]

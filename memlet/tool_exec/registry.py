@@ -80,4 +80,5 @@ async def _run_builtin(ctx: ToolContext, tool: orm.Tool, builtin: Any, args: dic
         log.exception("built-in tool %s failed", tool.name)
         text = f"Error executing function {tool.name}: {type(exc).__name__}: {exc}"
         return failure(text, text)
-    return ToolOutcome(True, _truncate(tool.name, value, tool.return_char_limit))
+    # Letta shows a tool that returned nothing as the text "None".
+    return ToolOutcome(True, _truncate(tool.name, "None" if value is None else value, tool.return_char_limit))
