@@ -127,8 +127,9 @@ class AgentRepository:
                 result[agent_id].append(tag)
         return result
 
-    async def set_tags(self, agent_id: str, tags: Sequence[str]) -> None:
-        await self.session.execute(delete(orm.AgentTag).where(orm.AgentTag.agent_id == agent_id))
+    async def set_tags(self, agent_id: str, tags: Sequence[str], *, replace: bool = True) -> None:
+        if replace:
+            await self.session.execute(delete(orm.AgentTag).where(orm.AgentTag.agent_id == agent_id))
         if tags:
             values = [{"agent_id": agent_id, "tag": t} for t in dict.fromkeys(tags)]
             await self.session.execute(insert(orm.AgentTag).values(values).on_conflict_do_nothing())
@@ -145,19 +146,20 @@ class AgentRepository:
                 result[agent_id].append(identity)
         return result
 
-    async def set_identities(self, agent_id: str, identity_ids: Sequence[str]) -> None:
-        await self.session.execute(delete(orm.IdentityAgent).where(orm.IdentityAgent.agent_id == agent_id))
+    async def set_identities(self, agent_id: str, identity_ids: Sequence[str], *, replace: bool = True) -> None:
+        if replace:
+            await self.session.execute(delete(orm.IdentityAgent).where(orm.IdentityAgent.agent_id == agent_id))
         if identity_ids:
             values = [{"agent_id": agent_id, "identity_id": i} for i in dict.fromkeys(identity_ids)]
             await self.session.execute(insert(orm.IdentityAgent).values(values).on_conflict_do_nothing())
 
-    async def existing_identity_ids(self, org_id: str, identity_ids: Sequence[str]) -> set[str]:
+    async def identities_by_ids(self, org_id: str, identity_ids: Sequence[str]) -> list[orm.Identity]:
         if not identity_ids:
-            return set()
+            return []
         rows = await self.session.scalars(
-            select(orm.Identity.id).where(orm.Identity.id.in_(identity_ids), orm.Identity.organization_id == org_id)
+            select(orm.Identity).where(orm.Identity.id.in_(identity_ids), orm.Identity.organization_id == org_id)
         )
-        return set(rows)
+        return list(rows)
 
     async def add_messages(self, rows: Sequence[orm.Message]) -> None:
         self.session.add_all(rows)

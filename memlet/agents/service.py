@@ -15,8 +15,9 @@ from memlet.api.pagination import Page
 from memlet.blocks.repository import BlockRepository
 from memlet.blocks.service import new_block
 from memlet.db import models as orm
+from memlet.db.base import utcnow
 from memlet.errors import BadRequestError, ConflictError, NotFoundError
-from memlet.loop.context import refresh_system_message
+from memlet.loop.context import refresh_system_message, system_message_text
 from memlet.loop.prompts import default_system_prompt
 from memlet.tools.base_tools import base_tool_names_for, default_tool_rules_for, includes_base_tool_rules
 from memlet.tools.repository import ToolRepository
@@ -191,9 +192,9 @@ class AgentService:
             raise BadRequestError("INVALID_ARGUMENT: Must specify either model or llm_config in request")
         llm_config = self.catalog.apply_reasoning(llm_config, req.reasoning, req.agent_type)
         embedding_config = await self._embedding_config(actor, req)
-        identity_ids = req.identity_ids or []
-        found = await self.agents.existing_identity_ids(actor.organization_id, identity_ids)
-        if missing := [i for i in identity_ids if i not in found]:
+        identity_ids = list(dict.fromkeys(req.identity_ids or []))
+        identities = await self.agents.identities_by_ids(actor.organization_id, identity_ids)
+        if missing := sorted(set(identity_ids) - {i.id for i in identities}):
             raise NotFoundError("Identity", missing[0])
         tools = await self._tools_for(actor, req)
         new_blocks, existing_blocks = await self._blocks_for(actor, req)
@@ -225,17 +226,28 @@ class AgentService:
             last_updated_by_id=actor.user_id,
             message_ids=[],
         )
+        # Everything is known here, so each table gets one INSERT and the response is built without reading back.
+        blocks = [*new_blocks, *existing_blocks]
+        tags = sorted(dict.fromkeys(req.tags or []))
+        messages = initial_messages(agent, req.initial_message_sequence)
+        agent.message_ids = [m.id for m in messages]
+        agent.system_compiled_at = utcnow()
+        messages[0].content = [
+            {
+                "type": "text",
+                "text": system_message_text(
+                    agent, blocks, recall_count=0, archival_count=0, archival_tags=[], now=agent.system_compiled_at
+                ),
+            }
+        ]
         await self.agents.add(agent)
         await self.blocks.add_many(new_blocks)
-        await self.blocks.attach(agent.id, [*new_blocks, *existing_blocks])
-        await self.tools.attach(agent.id, [t.id for t in tools])
-        await self.agents.set_tags(agent.id, req.tags or [])
-        await self.agents.set_identities(agent.id, identity_ids)
-        messages = initial_messages(agent, req.initial_message_sequence)
+        await self.blocks.attach(agent.id, blocks, start=0)
+        await self.tools.attach(agent.id, [t.id for t in tools], start=0)
+        await self.agents.set_tags(agent.id, tags, replace=False)
+        await self.agents.set_identities(agent.id, identity_ids, replace=False)
         await self.agents.add_messages(messages)
-        agent.message_ids = [m.id for m in messages]
-        await refresh_system_message(self.session, agent, update_timestamp=True)
-        return await self.get_state(actor, agent.id)
+        return agent_state(agent, AgentRelations(blocks=blocks, tools=tools, tags=tags, identities=identities))
 
     async def update(self, actor: Actor, agent_id: str, req: UpdateAgent) -> AgentState:
         agent = await self.agents.find(actor.organization_id, agent_id, for_update=True)

@@ -169,13 +169,19 @@ class BlockRepository:
             stmt = stmt.with_for_update(of=orm.Block)
         return await self.session.scalar(stmt)
 
-    async def attach(self, agent_id: str, blocks: Sequence[orm.Block]) -> None:
-        """Attach blocks after the agent's existing ones (label uniqueness is enforced by a constraint)."""
+    async def attach(self, agent_id: str, blocks: Sequence[orm.Block], *, start: int | None = None) -> None:
+        """Attach blocks after the agent's existing ones (label uniqueness is enforced by a constraint).
+
+        ``start`` is the first position when the caller knows it (a new agent has none yet: 0).
+        """
         if not blocks:
             return
-        start = await self.session.scalar(
-            select(func.coalesce(func.max(orm.BlockAgent.position) + 1, 0)).where(orm.BlockAgent.agent_id == agent_id)
-        )
+        if start is None:
+            start = await self.session.scalar(
+                select(func.coalesce(func.max(orm.BlockAgent.position) + 1, 0)).where(
+                    orm.BlockAgent.agent_id == agent_id
+                )
+            )
         self.session.add_all(
             orm.BlockAgent(agent_id=agent_id, block_id=b.id, block_label=b.label, position=(start or 0) + i)
             for i, b in enumerate(blocks)

@@ -174,13 +174,14 @@ class ToolRepository:
         rows = list(await self.session.scalars(stmt))
         return rows[::-1] if reverse else rows
 
-    async def attach(self, agent_id: str, tool_ids: Sequence[str]) -> None:
+    async def attach(self, agent_id: str, tool_ids: Sequence[str], *, start: int | None = None) -> None:
         """Attach tools after the agent's existing ones; attaching twice is a no-op."""
         if not tool_ids:
             return
-        start = await self.session.scalar(
-            select(func.coalesce(func.max(orm.ToolAgent.position) + 1, 0)).where(orm.ToolAgent.agent_id == agent_id)
-        )
+        if start is None:
+            start = await self.session.scalar(
+                select(func.coalesce(func.max(orm.ToolAgent.position) + 1, 0)).where(orm.ToolAgent.agent_id == agent_id)
+            )
         values = [{"agent_id": agent_id, "tool_id": t, "position": (start or 0) + i} for i, t in enumerate(tool_ids)]
         await self.session.execute(insert(orm.ToolAgent).values(values).on_conflict_do_nothing())
 
