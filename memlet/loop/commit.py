@@ -6,6 +6,7 @@ block between load and commit are overwritten by the step (last writer wins), as
 """
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,6 +38,16 @@ async def _write_memory(session: AsyncSession, agent_id: str, tool_ctx: ToolCont
     await session.flush()
 
 
+@dataclass
+class Committed:
+    """What one step's commit wrote: the step's own new messages (as public views need them), every row written
+    (inputs included, for the in-memory buffer), and the run status read in the same transaction."""
+
+    messages: list[StoredMessage]
+    rows: list[orm.Message]
+    run_status: str | None
+
+
 async def commit_step(
     maker: async_sessionmaker[AsyncSession],
     *,
@@ -46,32 +57,38 @@ async def commit_step(
     pending: Sequence[orm.Message],
     num_steps: int,
     tools_used: list[str],
-) -> list[StoredMessage]:
-    """Append `pending` inputs plus the step's rows, rewrite message_ids, write memory edits, step and run rows.
+) -> Committed:
+    """Append `pending` inputs plus the step's rows, extend message_ids, write memory edits, step and run rows.
 
-    Returns the step's new messages (not the inputs) as stored, oldest first.
+    The common path is five statements: the agent's xact lock, the step row, all messages in one INSERT, an
+    atomic append to message_ids, and the run's progress (which also reads back whether it was cancelled).
+    `ctx.agent.message_ids` is updated in place so the next step can go on without reloading.
     """
     for row in pending:
         row.step_id = ctx.step_id if step is not None else row.step_id
     rows = [*pending, *result.rows]
+    new_ids = [r.id for r in rows]
     async with maker() as session, session.begin():
         await agent_xact_lock(session, ctx.agent.id)
         repo = LoopRepository(session)
-        agent = await repo.lock_agent_row(ctx.agent.id)
-        if agent is None:
-            return []
         if step is not None:
-            await session.merge(step)
-            await session.flush()
+            session.add(step)
         await repo.add_messages(rows)
-        agent.message_ids = [*(agent.message_ids or []), *(r.id for r in rows)]
-        await session.flush()
         if ctx.tool_ctx.memory_changed:
+            agent = await repo.lock_agent_row(ctx.agent.id)
+            if agent is None:
+                return Committed([], [], None)
+            agent.message_ids = [*(agent.message_ids or []), *new_ids]
+            await session.flush()
             await _write_memory(session, agent.id, ctx.tool_ctx)
             await refresh_system_message(session, agent, update_timestamp=True, with_rules=True)
-        await RunRepository(session).record_progress(ctx.run_id, num_steps=num_steps, tools_used=tools_used)
+            message_ids = list(agent.message_ids)
+        else:
+            message_ids = await repo.append_message_ids(ctx.agent.id, new_ids)
+        status = await RunRepository(session).record_progress(ctx.run_id, num_steps=num_steps, tools_used=tools_used)
+        ctx.agent.message_ids = message_ids
         committed = [StoredMessage.model_validate(r) for r in result.rows]
-    return committed
+    return Committed(committed, rows, status)
 
 
 async def commit_compaction(

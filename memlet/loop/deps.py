@@ -40,7 +40,12 @@ class RunOptions:
 
 
 def default_llm_for(settings: Settings) -> Callable[[dict[str, Any]], LLMClient]:
-    """The production factory: endpoint URL from llm_config, key from settings (none for local servers)."""
+    """The production factory: endpoint URL from llm_config, key from settings (none for local servers).
+
+    Clients are kept per (endpoint type, URL, key) so requests reuse their HTTP connections; a client holds no
+    state of the agent or the request.
+    """
+    cache: dict[tuple[str, str, str | None], LLMClient] = {}
 
     def build(llm_config: dict[str, Any]) -> LLMClient:
         endpoint_type = str(llm_config.get("model_endpoint_type") or "openai")
@@ -49,12 +54,12 @@ def default_llm_for(settings: Settings) -> Callable[[dict[str, Any]], LLMClient]
         base_url = llm_config.get("model_endpoint") or (
             settings.openai_base_url if endpoint_type == "openai" else "https://api.deepseek.com/v1"
         )
-        return client_for(
-            endpoint_type,
-            str(base_url),
-            secret.get_secret_value() if secret else None,
-            settings.llm_timeout_s,
-            settings.llm_max_retries,
-        )
+        key = secret.get_secret_value() if secret else None
+        cache_key = (endpoint_type, str(base_url), key)
+        if cache_key not in cache:
+            cache[cache_key] = client_for(
+                endpoint_type, str(base_url), key, settings.llm_timeout_s, settings.llm_max_retries
+            )
+        return cache[cache_key]
 
     return build

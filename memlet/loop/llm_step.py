@@ -57,6 +57,7 @@ async def llm_step(run: RunState, state: LoopState, outcome: list[StepResult]) -
     if plan is not None:
         await commit_compaction(run.deps.sessionmaker, state=state, plan=plan, window=window)
         state = await run.load()
+        run.needs_reload = True
     step_id = ids.new_id(ids.Prefix.STEP)
     ctx = run.step_context(state, step_id)
     step = _step_row(run, agent, step_id, window)
@@ -98,5 +99,10 @@ async def llm_step(run: RunState, state: LoopState, outcome: list[StepResult]) -
         tools_used=run.tools_used,
     )
     run.pending = []
-    if committed:
-        yield ev.MessagesCommitted(committed)
+    run.run_status = committed.run_status
+    if ctx.tool_ctx.memory_changed:
+        run.needs_reload = True  # blocks and the system prompt changed: the next step reads them afresh
+    else:
+        state.messages.extend(committed.rows)
+    if committed.messages:
+        yield ev.MessagesCommitted(committed.messages)

@@ -57,11 +57,14 @@ async def _acquire(engine: AsyncEngine, agent_id: str, timeout_s: float) -> Asyn
 @contextlib.asynccontextmanager
 async def agent_request_lock(
     maker: async_sessionmaker[AsyncSession], agent_id: str, timeout_s: float
-) -> AsyncIterator[None]:
-    """Hold the agent's request lock for the body; raises AgentBusyError after waiting `timeout_s`."""
+) -> AsyncIterator[AsyncConnection]:
+    """Hold the agent's request lock for the body, yielding the connection that holds it (no transaction open).
+
+    Raises AgentBusyError after waiting `timeout_s`.
+    """
     conn = await _acquire(engine_of(maker), agent_id, timeout_s)
     try:
-        yield
+        yield conn
     finally:
         with contextlib.suppress(Exception):
             await release_agent_session_lock(conn, request_lock_name(agent_id))

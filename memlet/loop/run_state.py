@@ -48,6 +48,17 @@ class RunState:
     tools_used: list[str] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=_empty_usage)
     started: float = field(default_factory=time.monotonic)
+    # The run's status as last read in a write transaction (a client may cancel it between steps).
+    run_status: str | None = None
+    # Set when a step changed what a plain append cannot describe (memory edits, compaction).
+    needs_reload: bool = False
+
+    async def next_state(self, state: LoopState) -> LoopState:
+        """The state for the next step: the one in memory (kept current by each commit) unless a reload is due."""
+        if not self.needs_reload:
+            return state
+        self.needs_reload = False
+        return await self.load()
 
     async def load(self) -> LoopState:
         """A fresh snapshot of the agent for the next step (raises NotFoundError if it was deleted)."""
@@ -100,10 +111,13 @@ class RunState:
         async with self.deps.sessionmaker() as session, session.begin():
             await RunRepository(session).merge_step(step)
 
-    async def cancelled(self) -> bool:
-        """Whether a client cancelled the run (checked at every step boundary)."""
-        async with self.deps.sessionmaker() as session:
-            return await RunRepository(session).status_of(self.run_id) == "cancelled"
+    async def cancelled(self, *, fresh: bool) -> bool:
+        """Whether a client cancelled the run. The first step uses the status read when the run started; later
+        steps read it again, since a client may cancel while the previous step's messages are being delivered."""
+        if fresh:
+            async with self.deps.sessionmaker() as session:
+                self.run_status = await RunRepository(session).status_of(self.run_id)
+        return self.run_status == "cancelled"
 
     async def finish(self, stop_reason: str, error: Exception | None = None) -> ev.LoopEvent:
         """Close the run row, record the agent's last stop reason, and build the final event."""
@@ -118,9 +132,7 @@ class RunState:
                 duration_ns=int((time.monotonic() - self.started) * 1e9),
                 error={"type": type(error).__name__, "message": str(error)} if error else None,
             )
-            agent = await session.get(orm.Agent, self.agent_id)
-            if agent is not None:
-                agent.last_stop_reason = stop_reason
+            await LoopRepository(session).set_last_stop_reason(self.agent_id, stop_reason)
         usage = {"message_type": "usage_statistics", **self.usage}
         if error is None:
             return ev.RunFinished(stop_reason=stop_reason, usage=usage)

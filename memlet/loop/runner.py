@@ -12,9 +12,11 @@ Module map: `deps` (LoopDeps, RunOptions), `run_state` (per-request bookkeeping)
 `cancel` (cancelling runs from the API).
 """
 
-import contextlib
 import logging
 from collections.abc import AsyncIterator
+from dataclasses import replace
+
+from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from memlet import ids
 from memlet.db import models as orm
@@ -78,28 +80,29 @@ async def run_agent(
     PendingApprovalError (a normal message while an approval is pending), BadRequestError (an approval that
     matches no pending request).
     """
-    async with agent_request_lock(deps.sessionmaker, agent_id, deps.settings.agent_lock_timeout_s):
-        async for event in _run_locked(deps, agent_id, actor_org_id, run_id, inputs, options):
+    async with agent_request_lock(deps.sessionmaker, agent_id, deps.settings.agent_lock_timeout_s) as conn:
+        # All of the request's reads and writes go through the connection that holds the lock: one pooled
+        # connection per running request, however many steps it takes.
+        locked = replace(deps, sessionmaker=async_sessionmaker(bind=conn, expire_on_commit=False, autoflush=False))
+        async for event in _run_locked(locked, agent_id, actor_org_id, run_id, inputs, options):
             yield event
 
 
 async def _run_locked(
     deps: LoopDeps, agent_id: str, org_id: str, run_id: str, inputs: list[InputItem], options: RunOptions
 ) -> AsyncIterator[ev.LoopEvent]:
-    async with deps.sessionmaker() as session:
-        state = await LoopRepository(session).load_state(agent_id, org_id)
-    if state is None:
-        raise NotFoundError("Agent", agent_id)
-    answers = approval_items(inputs)
-    approval = check_approval(state, answers)
-    solver = ToolRulesSolver(parse_tool_rules(list(state.agent.tool_rules or [])))
-    run = RunState(deps, run_id, agent_id, org_id, options, solver)
-    state = run.apply_override(state)
-    run.pending = [input_row(i, state.agent, run_id) for i in inputs if isinstance(i, MessageCreate)]
-    run.approval_items = answers or []
+    # One transaction: load what the first step needs, check the input against a pending approval, start the run.
     async with deps.sessionmaker() as session, session.begin():
-        runs = RunRepository(session)
-        await runs.ensure_run(
+        state = await LoopRepository(session).load_state(agent_id, org_id)
+        if state is None:
+            raise NotFoundError("Agent", agent_id)
+        answers = approval_items(inputs)
+        approval = check_approval(state, answers)
+        solver = ToolRulesSolver(parse_tool_rules(list(state.agent.tool_rules or [])))
+        run = RunState(deps, run_id, agent_id, org_id, options, solver)
+        run.pending = [input_row(i, state.agent, run_id) for i in inputs if isinstance(i, MessageCreate)]
+        run.approval_items = answers or []
+        run.run_status = await RunRepository(session).start_run(
             run_id=run_id,
             agent_id=agent_id,
             organization_id=org_id,
@@ -107,16 +110,11 @@ async def _run_locked(
             request_config=options.request_config,
             background=options.background,
         )
-        await runs.mark_running(run_id)
+    # After the transaction: the override must change the detached row only, never the stored agent.
+    state = run.apply_override(state)
     run.llm = deps.llm_for(state.agent.llm_config)
-    try:
-        async for event in _steps(run, state, approval):
-            yield event
-    finally:
-        closer = getattr(run.llm, "aclose", None)
-        if closer is not None:
-            with contextlib.suppress(Exception):
-                await closer()
+    async for event in _steps(run, state, approval):
+        yield event
 
 
 async def _resume(run: RunState, state: LoopState, approval: orm.Message) -> tuple[StepResult, list[StoredMessage]]:
@@ -133,7 +131,8 @@ async def _resume(run: RunState, state: LoopState, approval: orm.Message) -> tup
         num_steps=run.steps,
         tools_used=run.tools_used,
     )
-    return result, committed
+    run.run_status = committed.run_status
+    return result, committed.messages
 
 
 async def _steps(run: RunState, state: LoopState, approval: orm.Message | None) -> AsyncIterator[ev.LoopEvent]:
@@ -146,7 +145,7 @@ async def _steps(run: RunState, state: LoopState, approval: orm.Message | None) 
         state = await run.load()
     stop_reason = "end_turn"
     for index in range(run.options.max_steps):
-        if await run.cancelled():
+        if await run.cancelled(fresh=index > 0 or approval is not None):
             yield await run.finish("cancelled")
             return
         outcome: list[StepResult] = []
@@ -177,5 +176,5 @@ async def _steps(run: RunState, state: LoopState, approval: orm.Message | None) 
         if index == run.options.max_steps - 1:
             stop_reason = "max_steps"
             break
-        state = await run.load()
+        state = await run.next_state(state)
     yield await run.finish(stop_reason)

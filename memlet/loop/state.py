@@ -8,10 +8,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, func, select, text, update
+from sqlalchemy import ARRAY, String, delete, func, insert, literal, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
+from memlet.db.base import utcnow
+
+# Every column but the identity, which the database numbers.
+_MESSAGE_COLUMNS = tuple(c.key for c in orm.Message.__mapper__.column_attrs if c.key != "sequence_id")
 
 
 @dataclass
@@ -86,10 +90,38 @@ class LoopRepository:
         await self.session.execute(update(orm.Message).where(orm.Message.id == message_id).values(content=content))
 
     async def add_messages(self, rows: Sequence[orm.Message]) -> None:
-        """Insert rows in order, so their sequence ids follow the list order."""
+        """Insert rows in one statement; sequence ids follow the list order (VALUES rows are numbered in order)."""
+        if not rows:
+            return
+        now = utcnow()
+        values = []
         for row in rows:
-            self.session.add(row)
-            await self.session.flush()
+            row.created_at = row.created_at or now
+            row.updated_at = row.updated_at or row.created_at
+            values.append({key: getattr(row, key) for key in _MESSAGE_COLUMNS})
+        result = await self.session.execute(
+            insert(orm.Message).values(values).returning(orm.Message.id, orm.Message.sequence_id)
+        )
+        sequence = dict(result.tuples().all())
+        for row in rows:
+            row.sequence_id = sequence[row.id]
+
+    async def set_last_stop_reason(self, agent_id: str, stop_reason: str) -> None:
+        await self.session.execute(
+            update(orm.Agent)
+            .where(orm.Agent.id == agent_id, orm.Agent.last_stop_reason.is_distinct_from(stop_reason))
+            .values(last_stop_reason=stop_reason)
+        )
+
+    async def append_message_ids(self, agent_id: str, message_ids: Sequence[str]) -> list[str]:
+        """Append to the agent's in-context list atomically; returns the whole list."""
+        result = await self.session.scalar(
+            update(orm.Agent)
+            .where(orm.Agent.id == agent_id)
+            .values(message_ids=orm.Agent.message_ids.op("||")(literal(list(message_ids), ARRAY(String))))
+            .returning(orm.Agent.message_ids)
+        )
+        return list(result or [])
 
     async def set_message_ids(self, agent_id: str, message_ids: list[str], **fields: Any) -> None:
         await self.session.execute(

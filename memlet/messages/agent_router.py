@@ -39,8 +39,10 @@ _SSE = {"text/event-stream": {"schema": {"type": "string", "description": "Serve
 
 def get_loop_deps(request: Request, settings: SettingsDep, sessionmaker: SessionmakerDep) -> LoopDeps:
     """The loop's dependencies from the app: an LLM factory set at start-up, else the settings-based one."""
-    llm_for = getattr(request.app.state, "llm_for", None) or default_llm_for(settings)
-    return LoopDeps(sessionmaker=sessionmaker, settings=settings, llm_for=llm_for)
+    state = request.app.state
+    if getattr(state, "llm_for", None) is None:
+        state.llm_for = default_llm_for(settings)  # built once per app, so LLM clients are reused
+    return LoopDeps(sessionmaker=sessionmaker, settings=settings, llm_for=state.llm_for)
 
 
 LoopDepsDep = Annotated[LoopDeps, Depends(get_loop_deps)]

@@ -5,8 +5,6 @@ so the same sliding-window plan (summarize the oldest part, keep the rest) runs 
 shrink the buffer is a 400, as in Letta.
 """
 
-import contextlib
-
 from pydantic import BaseModel
 
 from memlet.agents.parts import CompactionSettings
@@ -56,22 +54,17 @@ async def summarize(deps: LoopDeps, actor: Actor, agent_id: str) -> CompactionRe
     current = prompt_tokens(to_openai_messages(system_text, rows[1:], agent.agent_type), tools)
     window = int((agent.llm_config or {}).get("context_window") or 128_000)
     llm = deps.llm_for(agent.llm_config)
-    try:
-        plan = await plan_compaction(
-            llm=llm,
-            model=str(agent.llm_config.get("model")),
-            system=system_text,
-            rows=rows[1:],
-            pending=[],
-            tools=tools,
-            agent_type=agent.agent_type,
-            window=min(window, current - 1),
-        )
-    finally:
-        closer = getattr(llm, "aclose", None)
-        if closer is not None:
-            with contextlib.suppress(Exception):
-                await closer()
+    # The client is shared with the app's other requests (deps.llm_for caches it): never close it here.
+    plan = await plan_compaction(
+        llm=llm,
+        model=str(agent.llm_config.get("model")),
+        system=system_text,
+        rows=rows[1:],
+        pending=[],
+        tools=tools,
+        agent_type=agent.agent_type,
+        window=min(window, current - 1),
+    )
     after = len(plan.kept) + 2 if plan is not None else len(rows)
     if plan is None or plan.summary is None or after >= len(rows):
         raise BadRequestError(NOT_REDUCED)

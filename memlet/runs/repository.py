@@ -3,8 +3,8 @@
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select, update
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import case, func, literal, select, update
+from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
@@ -42,6 +42,34 @@ class RunRepository:
             .on_conflict_do_nothing()
         )
 
+    async def start_run(
+        self,
+        *,
+        run_id: str,
+        agent_id: str,
+        organization_id: str,
+        metadata: dict[str, Any] | None = None,
+        request_config: dict[str, Any] | None = None,
+        background: bool = False,
+    ) -> str:
+        """Create the run as running, or promote the caller's created row; one statement. Returns the status
+        (``cancelled`` when a client cancelled it before the loop started)."""
+        stmt = insert(orm.Run).values(
+            id=run_id,
+            agent_id=agent_id,
+            organization_id=organization_id,
+            status="running",
+            metadata=metadata,
+            request_config=request_config,
+            background=background,
+            num_steps=0,
+        )
+        stmt = stmt.on_conflict_do_update(
+            index_elements=[orm.Run.id],
+            set_={"status": case((orm.Run.status == "created", "running"), else_=orm.Run.status)},
+        ).returning(orm.Run.status)
+        return str(await self.session.scalar(stmt))
+
     async def status_of(self, run_id: str) -> str | None:
         status: str | None = await self.session.scalar(select(orm.Run.status).where(orm.Run.id == run_id))
         return status
@@ -51,10 +79,15 @@ class RunRepository:
             update(orm.Run).where(orm.Run.id == run_id, orm.Run.status == "created").values(status="running")
         )
 
-    async def record_progress(self, run_id: str, *, num_steps: int, tools_used: list[str]) -> None:
-        await self.session.execute(
-            update(orm.Run).where(orm.Run.id == run_id).values(num_steps=num_steps, tools_used=tools_used)
+    async def record_progress(self, run_id: str, *, num_steps: int, tools_used: list[str]) -> str | None:
+        """Store the step count and tools used; returns the run's status (a client may have cancelled it)."""
+        status: str | None = await self.session.scalar(
+            update(orm.Run)
+            .where(orm.Run.id == run_id)
+            .values(num_steps=num_steps, tools_used=tools_used)
+            .returning(orm.Run.status)
         )
+        return status
 
     async def finish(
         self,
@@ -67,19 +100,21 @@ class RunRepository:
         duration_ns: int | None = None,
         error: dict[str, Any] | None = None,
     ) -> None:
-        """Close the run; a run already cancelled by a client stays cancelled."""
-        run = await self.session.get(orm.Run, run_id, with_for_update=True)
-        if run is None:
-            return
-        if run.status != "cancelled":
-            run.status = status
-        run.stop_reason = "cancelled" if run.status == "cancelled" else stop_reason
-        run.completed_at = datetime.now(UTC)
-        run.num_steps = num_steps
-        run.tools_used = tools_used
-        run.total_duration_ns = duration_ns
+        """Close the run in one statement; a run already cancelled by a client stays cancelled."""
+        was_cancelled = orm.Run.status == "cancelled"
+        values: dict[str, Any] = {
+            "status": case((was_cancelled, "cancelled"), else_=status),
+            "stop_reason": case((was_cancelled, "cancelled"), else_=stop_reason),
+            "completed_at": datetime.now(UTC),
+            "num_steps": num_steps,
+            "tools_used": tools_used,
+            "total_duration_ns": duration_ns,
+        }
         if error is not None:
-            run.metadata_ = {**(run.metadata_ or {}), "error": error}
+            values["metadata_"] = func.coalesce(orm.Run.metadata_, literal({}, JSONB)).op("||")(
+                literal({"error": error}, JSONB)
+            )
+        await self.session.execute(update(orm.Run).where(orm.Run.id == run_id).values(**values))
 
     def add_step(self, step: orm.Step) -> None:
         self.session.add(step)
