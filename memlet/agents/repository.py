@@ -96,6 +96,11 @@ class AgentRepository:
             stmt = stmt.with_for_update()
         return await self.session.scalar(stmt)
 
+    async def agent_type(self, org_id: str, agent_id: str) -> str | None:
+        return await self.session.scalar(
+            select(orm.Agent.agent_type).where(orm.Agent.id == agent_id, orm.Agent.organization_id == org_id)
+        )
+
     async def by_ids(self, agent_ids: Sequence[str]) -> list[orm.Agent]:
         if not agent_ids:
             return []

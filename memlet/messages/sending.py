@@ -24,7 +24,6 @@ from memlet.messages.requests import LettaAsyncRequest, LettaRequest, LettaStrea
 from memlet.messages.schemas import LettaPing, LettaResponse, StoredMessage
 from memlet.messages.streaming import EventRenderer, ViewOptions, public_views, sse, stop_reason, usage_of
 from memlet.runs.queries import RunQueries
-from memlet.runs.repository import RunRepository
 from memlet.runs.schemas import LettaRequestConfig, Run
 
 log = get_logger("messages.sending")
@@ -74,32 +73,32 @@ class SendService:
         self.deps = deps
         self.actor = actor
 
-    async def agent(self, agent_id: str) -> orm.Agent:
+    async def agent_type(self, agent_id: str) -> str:
+        """The agent's type (it decides how replies are shown); 404 for an unknown agent."""
         async with self.deps.sessionmaker() as session:
-            agent = await AgentRepository(session).find(self.actor.organization_id, agent_id)
-        if agent is None:
+            agent_type = await AgentRepository(session).agent_type(self.actor.organization_id, agent_id)
+        if agent_type is None:
             raise NotFoundError("Agent", agent_id)
-        return agent
+        return agent_type
 
     async def create_run(
         self, agent_id: str, req: LettaRequest, metadata: dict[str, Any], *, background: bool
     ) -> orm.Run:
-        run_id = ids.new_id(ids.Prefix.RUN)
+        """The run row (status created), so the client can see the run before the loop starts; one INSERT."""
+        run = orm.Run(
+            id=ids.new_id(ids.Prefix.RUN),
+            agent_id=agent_id,
+            organization_id=self.actor.organization_id,
+            status="created",
+            metadata_=metadata,
+            request_config=request_config(req),
+            background=background,
+            num_steps=0,
+            callback_url=req.callback_url if isinstance(req, LettaAsyncRequest) else None,
+            created_by_id=self.actor.user_id,
+        )
         async with self.deps.sessionmaker() as session, session.begin():
-            await RunRepository(session).ensure_run(
-                run_id=run_id,
-                agent_id=agent_id,
-                organization_id=self.actor.organization_id,
-                metadata=metadata,
-                request_config=request_config(req),
-                background=background,
-            )
-            run = await session.get(orm.Run, run_id)
-            if run is None:
-                raise MemletError("The run could not be created")
-            if isinstance(req, LettaAsyncRequest):
-                run.callback_url = req.callback_url
-            run.created_by_id = self.actor.user_id
+            session.add(run)
         return run
 
     def launch(
@@ -147,7 +146,7 @@ class SendService:
 
     async def send(self, agent_id: str, req: LettaStreamingRequest, run_type: str) -> LettaResponse:
         """Run the loop to the end and answer with the new messages, the stop reason and the usage."""
-        agent = await self.agent(agent_id)
+        agent_type = await self.agent_type(agent_id)
         run = await self.create_run(agent_id, req, {"run_type": run_type}, background=False)
         queue = self.launch(agent_id, run, req)
         committed: list[StoredMessage] = []
@@ -164,14 +163,14 @@ class SendService:
         if isinstance(final, ev.RunFailed):
             raise final.error if isinstance(final.error, MemletError) else MemletError()
         return LettaResponse(
-            messages=public_views(committed, view_options(agent.agent_type, req)),
+            messages=public_views(committed, view_options(agent_type, req)),
             stop_reason=stop_reason(final.stop_reason),
             usage=usage_of(final.usage),
         )
 
     async def open_stream(self, agent_id: str, req: LettaStreamingRequest, run_type: str) -> AsyncIterator[str]:
         """Start a streamed run; errors before the stream begins (no initial ping) are raised here, as HTTP errors."""
-        agent = await self.agent(agent_id)
+        agent_type = await self.agent_type(agent_id)
         run = await self.create_run(agent_id, req, {"run_type": run_type}, background=req.background)
         if req.background:
             await self.reject_background(run.id)
@@ -181,7 +180,7 @@ class SendService:
             first = await queue.get()
             if isinstance(first, BaseException):
                 raise first
-        renderer = EventRenderer(run.id, view_options(agent.agent_type, req))
+        renderer = EventRenderer(run.id, view_options(agent_type, req))
         return _sse_stream(run.id, queue, renderer, include_pings=req.include_pings, first=first)
 
     async def reject_background(self, run_id: str) -> None:
@@ -196,7 +195,7 @@ class SendService:
 
     async def send_async(self, agent_id: str, req: LettaAsyncRequest) -> Run:
         """Create the run, start the loop in the background and return the run at once."""
-        await self.agent(agent_id)
+        await self.agent_type(agent_id)
         metadata = {"run_type": "send_message_async", "lettuce": False}
         run = await self.create_run(agent_id, req, metadata, background=True)
         self.launch(agent_id, run, req)

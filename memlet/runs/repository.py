@@ -16,32 +16,6 @@ class RunRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
 
-    async def ensure_run(
-        self,
-        *,
-        run_id: str,
-        agent_id: str,
-        organization_id: str,
-        metadata: dict[str, Any] | None = None,
-        request_config: dict[str, Any] | None = None,
-        background: bool = False,
-    ) -> None:
-        """Create the run row (status created) unless the caller already made it."""
-        await self.session.execute(
-            insert(orm.Run)
-            .values(
-                id=run_id,
-                agent_id=agent_id,
-                organization_id=organization_id,
-                status="created",
-                metadata=metadata,
-                request_config=request_config,
-                background=background,
-                num_steps=0,
-            )
-            .on_conflict_do_nothing()
-        )
-
     async def start_run(
         self,
         *,
@@ -73,11 +47,6 @@ class RunRepository:
     async def status_of(self, run_id: str) -> str | None:
         status: str | None = await self.session.scalar(select(orm.Run.status).where(orm.Run.id == run_id))
         return status
-
-    async def mark_running(self, run_id: str) -> None:
-        await self.session.execute(
-            update(orm.Run).where(orm.Run.id == run_id, orm.Run.status == "created").values(status="running")
-        )
 
     async def record_progress(self, run_id: str, *, num_steps: int, tools_used: list[str]) -> str | None:
         """Store the step count and tools used; returns the run's status (a client may have cancelled it)."""
@@ -115,9 +84,6 @@ class RunRepository:
                 literal({"error": error}, JSONB)
             )
         await self.session.execute(update(orm.Run).where(orm.Run.id == run_id).values(**values))
-
-    def add_step(self, step: orm.Step) -> None:
-        self.session.add(step)
 
     async def merge_step(self, step: orm.Step) -> None:
         """Insert or update a step row built outside this session."""

@@ -139,15 +139,12 @@ async def _steps(env: LoopEnv, run_id: str) -> list[orm.Step]:
 
 class TestCancellationAndContext:
     async def test_cancelled_run_stops_before_the_llm(self, loop_env: LoopEnv, mock_llm) -> None:
-        from memlet.runs.repository import RunRepository
-
         agent = await loop_env.agent()
         run_id = "run-00000000-0000-4000-8000-00000000c0de"
         async with loop_env.sessionmaker() as session, session.begin():
-            repo = RunRepository(session)
-            await repo.ensure_run(run_id=run_id, agent_id=agent.id, organization_id=agent.organization_id)
-            run = await session.get(orm.Run, run_id)
-            run.status = "cancelled"
+            session.add(
+                orm.Run(id=run_id, agent_id=agent.id, organization_id=agent.organization_id, status="cancelled")
+            )
         events = []
         from memlet.loop.runner import RunOptions, run_agent
         from memlet.messages.requests import MessageCreate
