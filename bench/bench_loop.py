@@ -1,4 +1,4 @@
-"""Agent-loop latency with the mock LLM at 0 ms: per-message server time, 20-client throughput, SQL per step.
+"""Agent-loop latency with the mock LLM at 0 ms: per-message time, 20-client throughput (SQL counts: trace_sql.py).
 
     .venv/bin/python bench/bench_loop.py [--seq 100] [--clients 20] [--per-client 20]
 
@@ -16,7 +16,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.harness import bench_server, summary
+from bench.harness import bench_server, rss_mb, summary
 
 AGENT = {
     "model": "openai/gpt-4o-mini",
@@ -39,24 +39,22 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--per-client", type=int, default=20)
     args = parser.parse_args()
-    with bench_server() as bench, httpx.Client(base_url=bench.server.base_url, timeout=60) as http:
+    with bench_server() as bench, httpx.Client(base_url=bench.base_url, timeout=60) as http:
         agent_id = http.post("/v1/agents/", json={**AGENT, "name": "seq"}).json()["id"]
-        times, sqls, steps = [], [], 0
+        times, steps = [], 0
         for i in range(args.seq):
-            before = bench.sql.count
             started = time.perf_counter()
             body = send(http, agent_id, f"hello number {i}")
             times.append(time.perf_counter() - started)
-            sqls.append(bench.sql.count - before)
             steps += body["usage"]["step_count"]
-        print(summary("send message, sequential, one agent", times, sqls))
-        print(f"{'':<42} steps per message={steps / args.seq:.2f}  sequential rate={args.seq / sum(times):.1f} msg/s")
+        print(summary("send message, sequential, one agent", times))
+        print(f"{'':<44} steps per message={steps / args.seq:.2f}  sequential rate={args.seq / sum(times):.1f} msg/s")
 
         agents = [http.post("/v1/agents/", json={**AGENT, "name": f"c{i}"}).json()["id"] for i in range(args.clients)]
 
         def client_run(agent: str) -> list[float]:
             out = []
-            with httpx.Client(base_url=bench.server.base_url, timeout=120) as own:
+            with httpx.Client(base_url=bench.base_url, timeout=120) as own:
                 for j in range(args.per_client):
                     started = time.perf_counter()
                     send(own, agent, f"message {j}")
@@ -68,7 +66,8 @@ def main() -> None:
             results = [t for ts in pool.map(client_run, agents) for t in ts]
         wall = time.perf_counter() - started
         print(summary(f"send message, {args.clients} clients x {args.per_client}", results))
-        print(f"{'':<42} throughput={len(results) / wall:.1f} msg/s")
+        print(f"{'':<44} throughput={len(results) / wall:.1f} msg/s")
+        print(f"server RSS after the run: {rss_mb(bench.server_pid):.0f} MB")
 
 
 if __name__ == "__main__":

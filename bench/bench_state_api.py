@@ -1,4 +1,6 @@
-"""State-API latency: create agent (2 blocks) and list agents (limit 50 of 1,000), with SQL statements per request.
+"""State-API latency: create agent (2 blocks) and list agents (limit 50 of 1,000), against a memlet server process.
+
+Statements per request: bench/trace_sql.py.
 
     .venv/bin/python bench/bench_state_api.py [--creates 200] [--total 1000] [--lists 100]
 
@@ -16,7 +18,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.harness import bench_server, summary
+from bench.harness import bench_server, rss_mb, summary
 
 BODY = {
     "model": "openai/gpt-4o-mini",
@@ -31,37 +33,34 @@ def main() -> None:
     parser.add_argument("--total", type=int, default=1000)
     parser.add_argument("--lists", type=int, default=100)
     args = parser.parse_args()
-    with bench_server() as bench, httpx.Client(base_url=bench.server.base_url, timeout=60) as http:
-        times, sqls = [], []
+    with bench_server() as bench, httpx.Client(base_url=bench.base_url, timeout=60) as http:
+        times = []
         for i in range(args.creates):
-            before = bench.sql.count
             started = time.perf_counter()
             response = http.post("/v1/agents/", json={**BODY, "name": f"bench-{i}"})
             times.append(time.perf_counter() - started)
-            sqls.append(bench.sql.count - before)
             response.raise_for_status()
-        print(summary("create agent (2 blocks), sequential", times, sqls))
+        print(summary("create agent (2 blocks), sequential", times))
 
         def create(i: int) -> None:
-            httpx.post(f"{bench.server.base_url}/v1/agents/", json={**BODY, "name": f"fill-{i}"}, timeout=60)
+            httpx.post(f"{bench.base_url}/v1/agents/", json={**BODY, "name": f"fill-{i}"}, timeout=60)
 
         with ThreadPoolExecutor(8) as pool:
             list(pool.map(create, range(args.creates, args.total)))
-        times, sqls = [], []
+        times = []
         for _ in range(args.lists):
-            before = bench.sql.count
             started = time.perf_counter()
             response = http.get("/v1/agents/", params={"limit": 50})
             times.append(time.perf_counter() - started)
-            sqls.append(bench.sql.count - before)
             assert len(response.json()) == 50
-        print(summary(f"list agents limit=50 of {args.total}", times, sqls))
+        print(summary(f"list agents limit=50 of {args.total} (all relations)", times))
         times = []
         for _ in range(args.lists):
             started = time.perf_counter()
             http.get("/v1/agents/", params={"limit": 50, "include": ["agent.blocks", "agent.tools", "agent.tags"]})
             times.append(time.perf_counter() - started)
         print(summary("list agents limit=50, blocks+tools+tags", times))
+        print(f"server RSS after the run: {rss_mb(bench.server_pid):.0f} MB")
 
 
 if __name__ == "__main__":

@@ -1,21 +1,33 @@
-"""Shared bench plumbing: an embedded Postgres, the project's mock LLM and an in-process memlet that counts SQL."""
+"""Shared bench plumbing: an embedded Postgres, the project's mock LLM and memlet, each in its own process.
+
+Timings come from a real ``memlet server`` process (as a user runs it) talking to a separate mock LLM process, so
+the client, the server and the mock never share a GIL. SQL statement counts need the engine, so ``in_process``
+serves the app in this process instead (used by ``trace_sql.py``, whose numbers are counts, not times).
+"""
 
 import asyncio
+import os
+import signal
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlalchemy import event
+import httpx
 
 from memlet import migrations
 from memlet.config import Settings
 from memlet.db.embedded import EmbeddedPostgres
-from tests.conftest import LiveServer
+from tests.conftest import LiveServer, free_port
 from tests.mock_llm import MockLLM
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @dataclass
@@ -32,19 +44,72 @@ class SqlCounter:
 
 @dataclass
 class Bench:
-    server: LiveServer
-    mock: MockLLM
-    sql: SqlCounter
+    base_url: str
+    server_pid: int
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen[bytes] | None = None, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url, timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"{url}: process exited with {proc.returncode}")
+        time.sleep(0.05)
+    raise RuntimeError(f"{url} did not become healthy")
+
+
+@contextmanager
+def _database() -> Iterator[str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        pg = EmbeddedPostgres(Path(tmp) / "pgdata", database="memlet_bench")
+        uri = pg.start()
+        try:
+            asyncio.run(migrations.upgrade(uri))
+            yield uri
+        finally:
+            pg.stop()
 
 
 @contextmanager
 def bench_server() -> Iterator[Bench]:
-    with tempfile.TemporaryDirectory() as tmp:
-        pg = EmbeddedPostgres(Path(tmp) / "pgdata", database="memlet_bench")
-        uri = pg.start()
+    """memlet and the mock LLM as separate processes on one embedded Postgres."""
+    with _database() as uri:
+        mock_port, port = free_port(), free_port()
+        mock = subprocess.Popen([sys.executable, "-m", "tests.mock_llm", "--port", str(mock_port)], cwd=ROOT)
+        env = {
+            **os.environ,
+            "MEMLET_PG_URI": uri,
+            "MEMLET_MIGRATE_ON_START": "false",
+            "MEMLET_LOG_LEVEL": "WARNING",
+            "OPENAI_API_KEY": "sk-mock",
+            "OPENAI_BASE_URL": f"http://127.0.0.1:{mock_port}/v1",
+        }
+        server = subprocess.Popen([sys.executable, "-m", "memlet", "server", "--port", str(port)], cwd=ROOT, env=env)
+        try:
+            _wait_healthy(f"http://127.0.0.1:{mock_port}/v1/models", mock)
+            _wait_healthy(f"http://127.0.0.1:{port}/v1/health/", server)
+            yield Bench(f"http://127.0.0.1:{port}", server.pid)
+        finally:
+            for proc in (server, mock):
+                proc.send_signal(signal.SIGINT)
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+
+
+@contextmanager
+def in_process() -> Iterator[tuple[LiveServer, SqlCounter]]:
+    """The app served in this process, with a statement counter on its engine (for counts, not timings)."""
+    from sqlalchemy import event
+
+    with _database() as uri:
         mock = MockLLM.start()
         try:
-            asyncio.run(migrations.upgrade(uri))
             settings = Settings(
                 _env_file=None,
                 pg_uri=uri,
@@ -57,18 +122,20 @@ def bench_server() -> Iterator[Bench]:
             engine = server.server.config.app.state.engine  # type: ignore[attr-defined]
             event.listen(engine.sync_engine, "before_cursor_execute", counter)
             try:
-                yield Bench(server, mock, counter)
+                yield server, counter
             finally:
                 server.stop()
         finally:
             mock.stop()
-            pg.stop()
 
 
-def summary(name: str, seconds: list[float], statements: list[int] | None = None) -> str:
+def rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        fields = dict(line.split(":", 1) for line in f if ":" in line)
+    return int(fields["VmRSS"].split()[0]) / 1024
+
+
+def summary(name: str, seconds: list[float]) -> str:
     ms = sorted(s * 1000 for s in seconds)
     q = statistics.quantiles(ms, n=100, method="inclusive") if len(ms) > 1 else [ms[0]] * 99
-    line = f"{name:<42} n={len(ms):<5} p50={q[49]:8.2f} ms  p99={q[98]:8.2f} ms"
-    if statements:
-        line += f"  sql/request={statistics.median(statements):.0f} (max {max(statements)})"
-    return line
+    return f"{name:<44} n={len(ms):<5} p50={q[49]:8.2f} ms  p99={q[98]:8.2f} ms"

@@ -12,13 +12,13 @@ from sqlalchemy import event
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_loop import AGENT
-from bench.harness import bench_server
+from bench.harness import in_process
 
 
 def main() -> None:
-    with bench_server() as bench, httpx.Client(base_url=bench.server.base_url, timeout=60) as http:
+    with in_process() as (server, _), httpx.Client(base_url=server.base_url, timeout=60) as http:
         log: list[str] = []
-        engine = bench.server.server.config.app.state.engine  # type: ignore[attr-defined]
+        engine = server.server.config.app.state.engine  # type: ignore[attr-defined]
 
         def record(_conn, _cursor, statement, *_args) -> None:  # type: ignore[no-untyped-def]
             log.append(" ".join(statement.split())[:160])

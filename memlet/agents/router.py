@@ -15,14 +15,14 @@ from memlet.ids import AgentId
 router = APIRouter(prefix="/agents", tags=["agents"])
 
 
-def get_agent_service(request: Request, session: SessionDep) -> AgentService:
+async def get_agent_service(request: Request, session: SessionDep) -> AgentService:
     return AgentService(session, request.app.state.catalog)
 
 
 AgentServiceDep = Annotated[AgentService, Depends(get_agent_service)]
 
 
-def agent_filters(
+async def agent_filters(
     name: str | None = None,
     tags: Annotated[list[str] | None, Query()] = None,
     match_all_tags: bool = False,

@@ -21,11 +21,11 @@ async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
         await session.commit()
 
 
-def get_sessionmaker(request: Request) -> async_sessionmaker[AsyncSession]:
+async def get_sessionmaker(request: Request) -> async_sessionmaker[AsyncSession]:
     return request.app.state.sessionmaker  # type: ignore[no-any-return]
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     return request.app.state.settings  # type: ignore[no-any-return]
 
 

@@ -18,7 +18,7 @@ from memlet.ids import BlockId, Prefix, id_pattern
 router = APIRouter(prefix="/blocks", tags=["blocks"])
 
 
-def get_block_service(session: SessionDep) -> BlockService:
+async def get_block_service(session: SessionDep) -> BlockService:
     return BlockService(session)
 
 

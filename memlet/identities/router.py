@@ -28,7 +28,7 @@ agent_router = APIRouter(prefix="/agents", tags=["agents"])
 block_router = APIRouter(prefix="/blocks", tags=["blocks"])
 
 
-def get_identity_service(session: SessionDep) -> IdentityService:
+async def get_identity_service(session: SessionDep) -> IdentityService:
     return IdentityService(session)
 
 

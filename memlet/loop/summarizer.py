@@ -64,6 +64,13 @@ def _tokens(
     return prompt_tokens(messages, tools)
 
 
+def _byte_bound(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+    """An upper bound of the prompt's tokens: every token stands for at least one byte, and the JSON text of a
+    message outweighs the per-message framing the exact count adds."""
+    text = json.dumps([messages, tools], ensure_ascii=False, separators=(",", ":"))
+    return len(text.encode()) + 8
+
+
 def _transcript(rows: Sequence[Any], agent_type: str) -> str:
     lines = []
     for message in to_openai_messages("", rows, agent_type)[1:]:
@@ -119,7 +126,10 @@ async def plan_compaction(
     window: int,
 ) -> CompactionPlan | None:
     """None when the prompt already fits; otherwise which rows to keep and the summary of the rest."""
-    before = _tokens(system, rows, pending, tools, agent_type, None)
+    messages = to_openai_messages(system, [*rows, *pending], agent_type)
+    if _byte_bound(messages, tools) <= window:
+        return None  # fits for sure: skip the exact count, the costliest part of a short step
+    before = prompt_tokens(messages, tools)
     if before <= window:
         return None
     if _tokens(system, [], pending, tools, agent_type, None) > window:

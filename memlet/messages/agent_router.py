@@ -37,7 +37,7 @@ EDITING_REMOVED = (
 _SSE = {"text/event-stream": {"schema": {"type": "string", "description": "Server-Sent Events stream"}}}
 
 
-def get_loop_deps(request: Request, settings: SettingsDep, sessionmaker: SessionmakerDep) -> LoopDeps:
+async def get_loop_deps(request: Request, settings: SettingsDep, sessionmaker: SessionmakerDep) -> LoopDeps:
     """The loop's dependencies from the app: an LLM factory set at start-up, else the settings-based one."""
     state = request.app.state
     if getattr(state, "llm_for", None) is None:
@@ -48,11 +48,11 @@ def get_loop_deps(request: Request, settings: SettingsDep, sessionmaker: Session
 LoopDepsDep = Annotated[LoopDeps, Depends(get_loop_deps)]
 
 
-def get_send_service(deps: LoopDepsDep, actor: ActorDep) -> SendService:
+async def get_send_service(deps: LoopDepsDep, actor: ActorDep) -> SendService:
     return SendService(deps, actor)
 
 
-def get_message_service(session: SessionDep, actor: ActorDep) -> MessageService:
+async def get_message_service(session: SessionDep, actor: ActorDep) -> MessageService:
     return MessageService(session, actor)
 
 

@@ -12,7 +12,7 @@ from memlet.messages.service import HistoryQuery, MessageService
 router = APIRouter(prefix="/messages", tags=["messages"])
 
 
-def get_message_service(session: SessionDep, actor: ActorDep) -> MessageService:
+async def get_message_service(session: SessionDep, actor: ActorDep) -> MessageService:
     return MessageService(session, actor)
 
 

@@ -46,14 +46,14 @@ async def catalog_lifespan(app: FastAPI) -> AsyncIterator[None]:
     yield
 
 
-def get_catalog(request: Request) -> ModelCatalog:
+async def get_catalog(request: Request) -> ModelCatalog:
     return request.app.state.catalog  # type: ignore[no-any-return]
 
 
 CatalogDep = Annotated[ModelCatalog, Depends(get_catalog)]
 
 
-def get_provider_service(session: SessionDep, catalog: CatalogDep) -> ProviderService:
+async def get_provider_service(session: SessionDep, catalog: CatalogDep) -> ProviderService:
     return ProviderService(session, catalog)
 
 

@@ -14,7 +14,7 @@ from memlet.runs.service import RunService
 router = APIRouter(prefix="/runs", tags=["runs"])
 
 
-def get_run_service(session: SessionDep, actor: ActorDep) -> RunService:
+async def get_run_service(session: SessionDep, actor: ActorDep) -> RunService:
     return RunService(session, actor)
 
 

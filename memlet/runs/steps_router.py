@@ -16,7 +16,7 @@ from memlet.runs.service import StepService
 router = APIRouter(prefix="/steps", tags=["steps"])
 
 
-def get_step_service(session: SessionDep, actor: ActorDep) -> StepService:
+async def get_step_service(session: SessionDep, actor: ActorDep) -> StepService:
     return StepService(session, actor)
 
 

@@ -30,7 +30,7 @@ class ModifyApprovalRequest(BaseModel):
     requires_approval: bool = Field(..., description="Whether the tool requires approval before execution")
 
 
-def get_agent_tool_service(session: SessionDep) -> AgentToolService:
+async def get_agent_tool_service(session: SessionDep) -> AgentToolService:
     return AgentToolService(session)
 
 
@@ -41,7 +41,7 @@ async def agent_reply(request: Request, session: SessionDep, actor: Actor, agent
     """What attach/detach/approval return: nothing for 1.x SDKs, the updated agent for older clients."""
     if is_sdk_v1(request):
         return None
-    return await get_agent_service(request, session).get_state(actor, agent_id)
+    return await (await get_agent_service(request, session)).get_state(actor, agent_id)
 
 
 @router.get("/{agent_id}/tools", operation_id="list_tools_for_agent", response_model=list[Tool])

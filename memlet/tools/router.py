@@ -22,7 +22,7 @@ _TOOL_TYPES: tuple[str, ...] = get_args(ToolType)
 ListQuery = Annotated[list[str] | None, Query()]
 
 
-def get_tool_service(session: SessionDep) -> ToolService:
+async def get_tool_service(session: SessionDep) -> ToolService:
     return ToolService(session)
 
 
