@@ -22,6 +22,7 @@ from memlet.loop.prompts import default_system_prompt
 from memlet.tools.base_tools import base_tool_names_for, default_tool_rules_for, includes_base_tool_rules
 from memlet.tools.repository import ToolRepository
 from memlet.tools.rules import dump_tool_rules
+from memlet.tools.schemas import Tool
 
 # Letta's default descriptions for the two classic blocks.
 DEFAULT_BLOCK_DESCRIPTIONS = {
@@ -79,10 +80,16 @@ class AgentService:
         tools = await self.tools.for_agents(agent_ids) if "agent.tools" in include else {}
         tags = await self.agents.tags_for(agent_ids) if "agent.tags" in include else {}
         identities = await self.agents.identities_for(agent_ids)
+        # Agents share tool rows: build each tool's public view once for the whole page.
+        views: dict[str, Tool] = {}
+        for rows in tools.values():
+            for row in rows:
+                if row.id not in views:
+                    views[row.id] = Tool.model_validate(row)
         return {
             a.id: AgentRelations(
                 blocks=blocks.get(a.id, []),
-                tools=tools.get(a.id, []),
+                tools=[views[t.id] for t in tools.get(a.id, [])],
                 tags=tags.get(a.id, []),
                 identities=identities.get(a.id, []),
                 include=include,

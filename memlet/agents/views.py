@@ -20,7 +20,7 @@ class AgentRelations:
     """What a page of agents needs besides the row, each loaded for the whole page in one query."""
 
     blocks: Sequence[orm.Block] = ()
-    tools: Sequence[orm.Tool] = ()
+    tools: Sequence[orm.Tool | Tool] = ()
     tags: Sequence[str] = ()
     identities: Sequence[orm.Identity] = ()
     include: frozenset[str] = field(default_factory=lambda: ALL_RELATIONSHIPS)
@@ -59,7 +59,9 @@ def agent_state(agent: orm.Agent, rel: AgentRelations) -> AgentState:
             "metadata": agent.metadata_,
             "memory": Memory(agent_type=agent.agent_type, blocks=blocks),
             "blocks": blocks,
-            "tools": [Tool.model_validate(t) for t in rel.tools] if "agent.tools" in inc else [],
+            "tools": [t if isinstance(t, Tool) else Tool.model_validate(t) for t in rel.tools]
+            if "agent.tools" in inc
+            else [],
             "sources": [],
             "tags": list(rel.tags) if "agent.tags" in inc else [],
             "tool_exec_environment_variables": secrets,

@@ -1,5 +1,8 @@
 """Async engine and session factory. Sessions are created per request (memlet.api.deps) or per loop phase."""
 
+from typing import Any
+
+import orjson
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
@@ -12,9 +15,16 @@ def async_url(uri: str) -> str:
     return url.set(drivername="postgresql+asyncpg").render_as_string(hide_password=False)
 
 
+def _json_dumps(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
 def create_engine(uri: str, settings: Settings) -> AsyncEngine:
+    # orjson for JSONB columns: decoding agents' configs, tool schemas and message content dominated reads.
     return create_async_engine(
         async_url(uri),
+        json_serializer=_json_dumps,
+        json_deserializer=orjson.loads,
         pool_size=settings.pg_pool_size,
         max_overflow=settings.pg_max_overflow,
         pool_pre_ping=False,

@@ -137,12 +137,16 @@ async def call_llm(
         parallel_tool_calls=False if tools else None,
         temperature=config.get("temperature"),
         max_tokens=config.get("max_tokens"),
-        stream=stream_tokens,
+        # Always streamed from the provider, even when the client wants whole messages: the result is the
+        # same, and some servers answer a streamed request sooner than a plain one.
+        stream=True,
     )
     try:
         async for event in llm.stream_chat(request):
             if isinstance(event, ChatResult):
                 result_box.append(event)
+            elif not stream_tokens:
+                continue
             elif isinstance(event, ReasoningDelta):
                 yield labels.reasoning(event.text)
             elif isinstance(event, ContentDelta):

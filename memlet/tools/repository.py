@@ -149,19 +149,31 @@ class ToolRepository:
         return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
     async def for_agents(self, agent_ids: Sequence[str]) -> dict[str, list[orm.Tool]]:
-        """Tools of many agents in one query, each list in attachment order."""
-        result: dict[str, list[orm.Tool]] = defaultdict(list)
+        """Tools of many agents in one query, each list in attachment order.
+
+        Agents mostly share the same tools (the base tools), so each tool row is fetched (and its JSON schema
+        decoded) once, with the agents that hold it aggregated beside it; the lists share the row objects.
+        """
         if not agent_ids:
-            return result
-        rows = await self.session.execute(
-            select(orm.ToolAgent.agent_id, orm.Tool)
-            .join(orm.Tool, orm.Tool.id == orm.ToolAgent.tool_id)
+            return {}
+        links = (
+            select(
+                orm.ToolAgent.tool_id,
+                func.array_agg(orm.ToolAgent.agent_id).label("agent_ids"),
+                func.array_agg(orm.ToolAgent.position).label("positions"),
+            )
             .where(orm.ToolAgent.agent_id.in_(agent_ids))
-            .order_by(orm.ToolAgent.agent_id, orm.ToolAgent.position, orm.Tool.name)
+            .group_by(orm.ToolAgent.tool_id)
+            .subquery()
         )
-        for agent_id, tool in rows:
-            result[agent_id].append(tool)
-        return result
+        rows = await self.session.execute(
+            select(orm.Tool, links.c.agent_ids, links.c.positions).join(links, links.c.tool_id == orm.Tool.id)
+        )
+        ordered: dict[str, list[tuple[int, str, orm.Tool]]] = defaultdict(list)
+        for tool, holders, positions in rows:
+            for agent_id, position in zip(holders, positions, strict=True):
+                ordered[agent_id].append((position, tool.name, tool))
+        return {agent_id: [t for *_, t in sorted(items, key=lambda i: i[:2])] for agent_id, items in ordered.items()}
 
     async def list_for_agent(self, agent_id: str, page: Page) -> list[orm.Tool]:
         """One page of an agent's tools, ordered by the tools' creation time."""

@@ -80,7 +80,8 @@ class TestTextAndReasoning:
         mock_llm.script(Reply.text("Hello there.", reasoning="hm"))
         out = await loop_env.send(agent, "hi")
         assert shape(out) == ["committed", "finished"]
-        assert not mock_llm.requests[-1].get("stream")
+        # The provider is still asked to stream (the loop collects the fragments itself).
+        assert mock_llm.requests[-1].get("stream") is True
 
 
 class TestToolCalls:
