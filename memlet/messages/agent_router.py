@@ -48,8 +48,8 @@ async def get_loop_deps(request: Request, settings: SettingsDep, sessionmaker: S
 LoopDepsDep = Annotated[LoopDeps, Depends(get_loop_deps)]
 
 
-async def get_send_service(deps: LoopDepsDep, actor: ActorDep) -> SendService:
-    return SendService(deps, actor)
+async def get_send_service(request: Request, deps: LoopDepsDep, actor: ActorDep) -> SendService:
+    return SendService(deps, actor, getattr(request.app.state, "catalog", None))
 
 
 async def get_message_service(session: SessionDep, actor: ActorDep) -> MessageService:

@@ -23,6 +23,7 @@ from memlet.loop.runner import LoopDeps, RunOptions, run_agent
 from memlet.messages.requests import LettaAsyncRequest, LettaRequest, LettaStreamingRequest
 from memlet.messages.schemas import LettaPing, LettaResponse, StoredMessage
 from memlet.messages.streaming import EventRenderer, ViewOptions, public_views, sse, stop_reason, usage_of
+from memlet.providers.catalog import ModelCatalog
 from memlet.runs.queries import RunQueries
 from memlet.runs.schemas import LettaRequestConfig, Run
 
@@ -69,9 +70,17 @@ async def background_tasks_idle() -> None:
 class SendService:
     """Starts runs of the agent loop for one actor. Uses the sessionmaker, never a request's session."""
 
-    def __init__(self, deps: LoopDeps, actor: Actor) -> None:
+    def __init__(self, deps: LoopDeps, actor: Actor, catalog: ModelCatalog | None = None) -> None:
         self.deps = deps
         self.actor = actor
+        self.catalog = catalog
+
+    async def model_override(self, req: LettaRequest) -> dict[str, Any] | None:
+        """The llm_config of ``override_model`` (this request only); an unknown handle is a 404 before any run."""
+        if not req.override_model or self.catalog is None:
+            return None
+        async with self.deps.sessionmaker() as session:
+            return await self.catalog.resolve_llm(session, self.actor.organization_id, req.override_model)
 
     async def agent_type(self, agent_id: str) -> str:
         """The agent's type (it decides how replies are shown); 404 for an unknown agent."""
@@ -102,7 +111,13 @@ class SendService:
         return run
 
     def launch(
-        self, agent_id: str, run: orm.Run, req: LettaRequest, *, stream_tokens: bool = False
+        self,
+        agent_id: str,
+        run: orm.Run,
+        req: LettaRequest,
+        *,
+        stream_tokens: bool = False,
+        llm_override: dict[str, Any] | None = None,
     ) -> asyncio.Queue[Item]:
         """Start the loop in a detached task; its events (or its early exception) arrive on the returned queue."""
         queue: asyncio.Queue[Item] = asyncio.Queue()
@@ -110,6 +125,7 @@ class SendService:
             max_steps=req.max_steps,
             stream_tokens=stream_tokens,
             override_model=req.override_model,
+            llm_config_override=llm_override,
             client_tools=[t.model_dump() for t in req.client_tools or []],
             run_metadata=run.metadata_,
             request_config=run.request_config,
@@ -147,8 +163,9 @@ class SendService:
     async def send(self, agent_id: str, req: LettaStreamingRequest, run_type: str) -> LettaResponse:
         """Run the loop to the end and answer with the new messages, the stop reason and the usage."""
         agent_type = await self.agent_type(agent_id)
+        override = await self.model_override(req)
         run = await self.create_run(agent_id, req, {"run_type": run_type}, background=False)
-        queue = self.launch(agent_id, run, req)
+        queue = self.launch(agent_id, run, req, llm_override=override)
         committed: list[StoredMessage] = []
         final: ev.RunFinished | ev.RunFailed | None = None
         while (item := await queue.get()) is not _END:
@@ -171,10 +188,11 @@ class SendService:
     async def open_stream(self, agent_id: str, req: LettaStreamingRequest, run_type: str) -> AsyncIterator[str]:
         """Start a streamed run; errors before the stream begins (no initial ping) are raised here, as HTTP errors."""
         agent_type = await self.agent_type(agent_id)
+        override = await self.model_override(req)
         run = await self.create_run(agent_id, req, {"run_type": run_type}, background=req.background)
         if req.background:
             await self.reject_background(run.id)
-        queue = self.launch(agent_id, run, req, stream_tokens=req.stream_tokens)
+        queue = self.launch(agent_id, run, req, stream_tokens=req.stream_tokens, llm_override=override)
         first: Item | None = None
         if not req.include_pings:
             first = await queue.get()
@@ -196,9 +214,10 @@ class SendService:
     async def send_async(self, agent_id: str, req: LettaAsyncRequest) -> Run:
         """Create the run, start the loop in the background and return the run at once."""
         await self.agent_type(agent_id)
+        override = await self.model_override(req)
         metadata = {"run_type": "send_message_async", "lettuce": False}
         run = await self.create_run(agent_id, req, metadata, background=True)
-        self.launch(agent_id, run, req)
+        self.launch(agent_id, run, req, llm_override=override)
         return Run.model_validate(run)
 
 

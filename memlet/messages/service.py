@@ -17,6 +17,7 @@ from memlet.api.deps import Actor
 from memlet.api.pagination import Order, Page
 from memlet.db import models as orm
 from memlet.errors import BadRequestError, ConflictError, NotFoundError
+from memlet.loop.cancel import cancel_runs
 from memlet.loop.context import refresh_system_message
 from memlet.messages.packing import pack_login_event
 from memlet.messages.repository import MessageRepository
@@ -175,7 +176,5 @@ class MessageService:
             run_ids = [run.id for run in active]
         if not run_ids:
             raise ConflictError(f"CONFLICT: No active runs to cancel for agent {agent_id}")
-        known = {run.id for run in await runs.by_ids(self.actor.organization_id, run_ids)}
-        await runs.cancel([r for r in run_ids if r in known])
-        # Letta reports a run it could not find as "failed"; a run that already ended counts as cancelled.
-        return {run_id: "cancelled" if run_id in known else "failed" for run_id in run_ids}
+        # Unknown runs are reported "failed", ended ones "cancelled" (as Letta); a pending approval is denied.
+        return await cancel_runs(self.session, agent_id, list(run_ids))

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from memlet.errors import LLMError, MemletError
 from memlet.loop import events as ev
 from memlet.messages.schemas import (
+    ApprovalRequestMessage,
     AssistantMessage,
     LettaErrorMessage,
     LettaMessage,
@@ -29,7 +30,12 @@ from memlet.messages.schemas import (
 from memlet.messages.views import filter_message_types, to_letta_messages
 
 DONE = "data: [DONE]\n\n"
-_DELTA_TYPES = {"assistant": "assistant_message", "reasoning": "reasoning_message", "tool_call": "tool_call_message"}
+_DELTA_TYPES = {
+    "assistant": "assistant_message",
+    "reasoning": "reasoning_message",
+    "tool_call": "tool_call_message",
+    "approval": "approval_request_message",
+}
 
 
 def sse(item: BaseModel) -> str:
@@ -73,6 +79,8 @@ def delta_view(delta: ev.TokenDelta, run_id: str, reasoning_source: str = "reaso
     if delta.kind == "reasoning":
         return ReasoningMessage(**common, reasoning=delta.text, source=reasoning_source)  # type: ignore[arg-type]
     fragment = ToolCallDelta(name=delta.name, arguments=delta.arguments, tool_call_id=delta.tool_call_id)
+    if delta.kind == "approval":
+        return ApprovalRequestMessage(**common, tool_call=fragment, tool_calls=fragment)
     return ToolCallMessage(**common, tool_call=fragment, tool_calls=fragment)
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.api.pagination import Page, paginate
@@ -83,18 +83,6 @@ class RunQueries:
 
     async def delete(self, run_id: str) -> None:
         await self.session.execute(delete(orm.Run).where(orm.Run.id == run_id))
-
-    async def cancel(self, run_ids: Sequence[str]) -> list[str]:
-        """Mark the still-active runs among ``run_ids`` cancelled; returns the ids that changed."""
-        if not run_ids:
-            return []
-        result = await self.session.execute(
-            update(orm.Run)
-            .where(orm.Run.id.in_(list(run_ids)), orm.Run.status.in_(["created", "running"]))
-            .values(status="cancelled", stop_reason="cancelled", completed_at=datetime.now(UTC))
-            .returning(orm.Run.id)
-        )
-        return list(result.scalars())
 
     async def mark_failed(self, run_id: str, error: str) -> None:
         """Close a run that failed before the loop took it over (the loop closes the others itself)."""

@@ -392,3 +392,46 @@ class TestReset:
         agent = make_agent(client, agent_type="memgpt_v2_agent")
         state = client.agents.messages.reset(agent.id, add_default_initial_messages=True)
         assert state is not None and len(state.message_ids or []) == 4
+
+
+class TestOverrideModel:
+    def test_override_model_applies_to_one_request(self, client, http, mock_llm) -> None:  # type: ignore[no-untyped-def]
+        mock_llm.reset()
+        agent = client.agents.create(model="openai/gpt-4o-mini", embedding="openai/text-embedding-3-small")
+        body = {"messages": [{"role": "user", "content": "hi"}], "override_model": "openai/mock-model"}
+        assert http.post(f"/v1/agents/{agent.id}/messages", json=body).status_code == 200
+        assert mock_llm.requests[-1]["model"] == "mock-model"
+        http.post(f"/v1/agents/{agent.id}/messages", json={"messages": [{"role": "user", "content": "again"}]})
+        assert mock_llm.requests[-1]["model"] == "gpt-4o-mini"
+        assert client.agents.retrieve(agent.id).model == "openai/gpt-4o-mini"
+
+    def test_unknown_override_is_404_and_runs_nothing(self, client, http, mock_llm) -> None:  # type: ignore[no-untyped-def]
+        mock_llm.reset()
+        agent = client.agents.create(model="openai/gpt-4o-mini", embedding="openai/text-embedding-3-small")
+        body = {"messages": [{"role": "user", "content": "hi"}], "override_model": "openai/nope"}
+        response = http.post(f"/v1/agents/{agent.id}/messages", json=body)
+        assert response.status_code == 404
+        assert "openai/nope" in response.json()["detail"]
+        assert mock_llm.requests == []
+
+
+class TestCancelPendingApproval:
+    def test_cancel_denies_the_pending_call_and_unblocks_the_agent(self, client, http, mock_llm) -> None:  # type: ignore[no-untyped-def]
+        from tests.mock_llm import Reply
+
+        mock_llm.reset()
+        agent = client.agents.create(model="openai/gpt-4o-mini", memory_blocks=[{"label": "human", "value": "Bob"}])
+        http.patch(f"/v1/agents/{agent.id}/tools/approval/memory_insert", json={"requires_approval": True})
+        mock_llm.script(Reply.tool_call("memory_insert", {"label": "human", "new_string": "likes tea"}))
+        first = http.post(f"/v1/agents/{agent.id}/messages", json={"messages": [{"role": "user", "content": "tea"}]})
+        assert first.json()["stop_reason"]["stop_reason"] == "requires_approval"
+        run_id = first.json()["messages"][-1]["run_id"]
+        blocked = http.post(f"/v1/agents/{agent.id}/messages", json={"messages": [{"role": "user", "content": "x"}]})
+        assert blocked.status_code == 409
+
+        cancelled = http.post(f"/v1/agents/{agent.id}/messages/cancel", json={"run_ids": [run_id]})
+        assert cancelled.json() == {run_id: "cancelled"}
+        mock_llm.script(Reply.text("ok then"))
+        again = http.post(f"/v1/agents/{agent.id}/messages", json={"messages": [{"role": "user", "content": "hi"}]})
+        assert again.status_code == 200
+        assert client.agents.blocks.retrieve("human", agent_id=agent.id).value == "Bob"
