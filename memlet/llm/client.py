@@ -4,165 +4,74 @@
 exactly one ``ChatResult``; ``chat`` drains the same generator. Retries happen here (the SDK's are off), and only
 before the first chunk of a stream reaches the caller, so no caller ever sees a token twice.
 
-Failures surface as ``memlet.errors.LLMError`` carrying Letta's ``error_type``:
-
-    LLMError        llm_timeout (504) | llm_rate_limit (429) | llm_authentication (401) |
-    │               llm_insufficient_credits (402) | llm_bad_request (400) | llm_error (500)
-    └── LLMEmptyResponseError   llm_empty_response: nothing usable came back (stop reason invalid_llm_response)
-    ContextWindowExceededError (BadRequestError, 400): the prompt does not fit; the loop compacts and retries
+Failures surface as ``memlet.errors.LLMError`` carrying Letta's ``error_type`` (the tree is in ``memlet.llm.errors``).
+The request/event dataclasses live in ``memlet.llm.types`` and the retry policy in ``memlet.llm.retry``; every name
+is re-exported here so callers may keep importing from this module.
 """
 
-import asyncio
 import contextlib
-import email.utils
-import logging
-import random
-import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessageToolCall
 from openai.types.completion_usage import CompletionUsage
 
-from memlet.errors import BadRequestError, LLMError
+from memlet.errors import BadRequestError
+from memlet.llm.errors import (
+    ContextWindowExceededError,
+    LLMEmptyResponseError,
+    ProviderError,
+    llm_error,
+    to_llm_error,
+)
+from memlet.llm.retry import RetryPolicy, is_retryable, parse_retry_after, retry_after_seconds, with_retries
+from memlet.llm.types import (
+    ChatEvent,
+    ChatRequest,
+    ChatResult,
+    ContentDelta,
+    ReasoningDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+)
 
-log = logging.getLogger(__name__)
-T = TypeVar("T")
+__all__ = [
+    "OPENAI_COMPATIBLE_ENDPOINTS",
+    "PLACEHOLDER_API_KEY",
+    "TOOL_CALL_ID_MAX_LEN",
+    "ChatEvent",
+    "ChatRequest",
+    "ChatResult",
+    "ContentDelta",
+    "ContextWindowExceededError",
+    "LLMClient",
+    "LLMEmptyResponseError",
+    "OpenAICompatibleClient",
+    "ProviderError",
+    "ReasoningDelta",
+    "RetryPolicy",
+    "ToolCall",
+    "ToolCallDelta",
+    "Usage",
+    "client_for",
+    "is_retryable",
+    "llm_error",
+    "new_tool_call_id",
+    "parse_retry_after",
+    "retry_after_seconds",
+    "to_llm_error",
+    "wire_tool_call_id",
+    "with_retries",
+]
 
 # Local servers (vLLM, Ollama, LM Studio) ignore the key, but the SDK refuses to start without one.
 PLACEHOLDER_API_KEY = "sk-no-key"
 # OpenAI rejects longer tool_call ids; Letta truncates them on the way out and so do we.
 TOOL_CALL_ID_MAX_LEN = 29
-
-# error_type -> (HTTP status, the user-facing message Letta puts in {"error": {"message": ...}}).
-_ERROR_TYPES: dict[str, tuple[int, str]] = {
-    "llm_timeout": (504, "The LLM request timed out. Please try again."),
-    "llm_rate_limit": (
-        429,
-        "Rate limit exceeded for LLM model provider. Please wait before making another request.",
-    ),
-    "llm_authentication": (401, "Authentication failed with the LLM model provider."),
-    "llm_insufficient_credits": (402, "Insufficient credits for LLM request. Please check your account."),
-    "llm_bad_request": (400, "The request to the LLM model provider was invalid."),
-    "llm_error": (500, "An error occurred with the LLM request."),
-    "llm_empty_response": (500, "LLM returned an empty response."),
-}
-_CONTEXT_OVERFLOW_HINTS = ("exceeds the context window", "maximum context length", "context_length_exceeded")
-_CREDIT_HINTS = ("insufficient credits", "exceeded your current quota", "insufficient_quota", "add more credits")
-
-
-class LLMEmptyResponseError(LLMError):
-    """The provider answered with neither text nor tool calls, or with a body we cannot parse."""
-
-    def __init__(self, detail: str) -> None:
-        status, message = _ERROR_TYPES["llm_empty_response"]
-        super().__init__(message, error_type="llm_empty_response", status_code=status, detail=detail)
-
-
-class ContextWindowExceededError(BadRequestError):
-    """The prompt is larger than the model's context window (Letta answers these with a plain 400)."""
-
-
-# Everything ``to_llm_error`` can produce.
-ProviderError = LLMError | ContextWindowExceededError
-
-
-def llm_error(error_type: str, detail: str) -> LLMError:
-    """An ``LLMError`` of one of Letta's ``llm_*`` types, with Letta's fixed message for that type."""
-    status, message = _ERROR_TYPES[error_type]
-    return LLMError(message, error_type=error_type, status_code=status, detail=detail)
-
-
-def to_llm_error(exc: Exception) -> ProviderError:
-    """Map an openai SDK exception to the error memlet raises (Letta's classification, our wording)."""
-    text = str(exc)
-    lowered = text.lower()
-    if isinstance(exc, openai.APITimeoutError):
-        return llm_error("llm_timeout", f"TIMEOUT: Request to the LLM provider timed out: {text}")
-    if isinstance(exc, openai.APIConnectionError):
-        return llm_error("llm_error", f"INTERNAL_SERVER_ERROR: Failed to connect to the LLM provider: {text}")
-    if isinstance(exc, openai.APIResponseValidationError):
-        return LLMEmptyResponseError(f"INTERNAL_SERVER_ERROR: Unparsable LLM response: {text}")
-    if any(hint in lowered for hint in _CONTEXT_OVERFLOW_HINTS):
-        return ContextWindowExceededError(f"CONTEXT_WINDOW_EXCEEDED: The LLM context window was exceeded: {text}")
-    if isinstance(exc, openai.RateLimitError):
-        return llm_error("llm_rate_limit", f"RATE_LIMIT_EXCEEDED: Rate limited by the LLM provider: {text}")
-    if isinstance(exc, openai.AuthenticationError):
-        return llm_error("llm_authentication", f"UNAUTHENTICATED: Authentication failed: {text}")
-    if isinstance(exc, openai.APIStatusError):
-        if exc.status_code == 402 or any(hint in lowered for hint in _CREDIT_HINTS):
-            return llm_error("llm_insufficient_credits", f"PAYMENT_REQUIRED: Insufficient credits: {text}")
-        if exc.status_code >= 500:
-            return llm_error("llm_error", f"INTERNAL_SERVER_ERROR: LLM provider error: {text}")
-        return llm_error("llm_bad_request", f"INVALID_ARGUMENT: Bad request to the LLM provider: {text}")
-    # An error event inside a stream, or anything else the SDK raises.
-    return llm_error("llm_error", f"INTERNAL_SERVER_ERROR: LLM provider error: {text}")
-
-
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """How often and how long to retry 429s, 5xx and connection failures."""
-
-    max_retries: int = 3
-    base_delay_s: float = 0.5
-    # Also caps a provider's Retry-After, so one request never waits unboundedly.
-    max_delay_s: float = 30.0
-
-    def backoff(self, attempt: int) -> float:
-        """Exponential delay for retry number ``attempt`` (0-based), with up to 25% jitter."""
-        return min(self.max_delay_s, self.base_delay_s * 2.0**attempt * random.uniform(1.0, 1.25))
-
-
-def retry_after_seconds(exc: Exception) -> float | None:
-    """The wait a failed provider response asked for, if any."""
-    return parse_retry_after(exc.response.headers) if isinstance(exc, openai.APIStatusError) else None
-
-
-def parse_retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds to wait per ``retry-after-ms`` or ``Retry-After`` (delta-seconds or an HTTP date); None if absent."""
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            return max(0.0, float(value) * scale)
-        except ValueError:
-            pass
-    try:
-        when = email.utils.parsedate_to_datetime(headers.get("retry-after") or "")
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def is_retryable(exc: Exception) -> bool:
-    """Transient failures: connection errors and timeouts, 408/409/429 (but not exhausted quota) and 5xx."""
-    if isinstance(exc, openai.APIConnectionError):
-        return True
-    if not isinstance(exc, openai.APIStatusError):
-        return False
-    if exc.status_code == 429:
-        return not any(hint in str(exc).lower() for hint in _CREDIT_HINTS)
-    return exc.status_code in (408, 409) or exc.status_code >= 500
-
-
-async def with_retries(call: Callable[[], Awaitable[T]], policy: RetryPolicy) -> T:
-    """Await ``call()``, retrying transient SDK errors per ``policy``; raise the mapped memlet error at the end."""
-    attempt = 0
-    while True:
-        try:
-            return await call()
-        except openai.OpenAIError as exc:
-            if attempt >= policy.max_retries or not is_retryable(exc):
-                raise to_llm_error(exc) from exc
-            delay = retry_after_seconds(exc)
-            delay = policy.backoff(attempt) if delay is None else min(delay, policy.max_delay_s)
-            log.warning("LLM call failed (%s); retry %d/%d in %.2fs", exc, attempt + 1, policy.max_retries, delay)
-            await asyncio.sleep(delay)
-            attempt += 1
 
 
 def wire_tool_call_id(tool_call_id: str) -> str:
@@ -173,76 +82,6 @@ def wire_tool_call_id(tool_call_id: str) -> str:
 def new_tool_call_id() -> str:
     """An OpenAI-shaped id for providers that omit one (exactly 29 characters)."""
     return f"call_{uuid.uuid4().hex[:24]}"
-
-
-@dataclass(slots=True)
-class ChatRequest:
-    """One chat.completions call; ``messages`` and ``tools`` are already in OpenAI's wire format."""
-
-    model: str
-    messages: list[dict[str, Any]]
-    tools: list[dict[str, Any]] | None = None
-    tool_choice: str | dict[str, Any] | None = None
-    parallel_tool_calls: bool | None = None
-    temperature: float | None = None
-    max_tokens: int | None = None
-    stream: bool = True
-    # Provider-specific fields (e.g. reasoning_effort) passed through untouched.
-    extra_body: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ContentDelta:
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class ReasoningDelta:
-    """Reasoning text streamed by providers that send ``reasoning_content`` (DeepSeek) or ``reasoning``."""
-
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCallDelta:
-    """A piece of tool call ``index``: its name when first seen, then argument fragments; ``id`` is always set."""
-
-    index: int
-    id: str
-    name: str | None = None
-    arguments: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCall:
-    id: str
-    name: str
-    arguments: str  # JSON text exactly as the model produced it (may be invalid; the loop decides)
-
-
-@dataclass(frozen=True, slots=True)
-class Usage:
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    total_tokens: int = 0
-    cached_tokens: int = 0
-    reasoning_tokens: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class ChatResult:
-    """The assembled assistant message plus why it ended and what it cost."""
-
-    content: str | None
-    tool_calls: list[ToolCall]
-    finish_reason: str | None
-    usage: Usage
-    reasoning: str | None = None
-    model: str | None = None
-    response_id: str | None = None
-
-
-ChatEvent = ContentDelta | ReasoningDelta | ToolCallDelta | ChatResult
 
 
 class LLMClient(Protocol):

@@ -6,13 +6,9 @@ from typing import Protocol
 import openai
 
 from memlet.errors import BadRequestError
-from memlet.llm.client import (
-    OPENAI_COMPATIBLE_ENDPOINTS,
-    PLACEHOLDER_API_KEY,
-    LLMEmptyResponseError,
-    RetryPolicy,
-    with_retries,
-)
+from memlet.llm.client import OPENAI_COMPATIBLE_ENDPOINTS, PLACEHOLDER_API_KEY
+from memlet.llm.errors import LLMEmptyResponseError
+from memlet.llm.retry import RetryPolicy, with_retries
 
 # Letta stores every embedding in one vector(4096) column, zero-padding shorter ones (its MAX_EMBEDDING_DIM).
 MAX_EMBEDDING_DIM = 4096

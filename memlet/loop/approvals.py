@@ -12,7 +12,7 @@ from typing import Any
 
 from memlet.db import models as orm
 from memlet.errors import BadRequestError, PendingApprovalError
-from memlet.llm.client import ToolCall
+from memlet.llm.types import ToolCall
 from memlet.loop.state import LoopState
 from memlet.loop.step import DENIAL_PREFIX, StepContext, StepResult, parse_args, run_call
 from memlet.messages.packing import pack_tool_return

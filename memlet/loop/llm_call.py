@@ -4,16 +4,9 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from memlet.db import models as orm
-from memlet.llm.client import (
-    ChatRequest,
-    ChatResult,
-    ContentDelta,
-    LLMClient,
-    LLMEmptyResponseError,
-    ReasoningDelta,
-    ToolCallDelta,
-    Usage,
-)
+from memlet.llm.client import LLMClient
+from memlet.llm.errors import LLMEmptyResponseError
+from memlet.llm.types import ChatRequest, ChatResult, ContentDelta, ReasoningDelta, ToolCallDelta, Usage
 from memlet.loop.context import is_v2, to_openai_messages, tool_definition
 from memlet.loop.events import TokenDelta
 from memlet.loop.state import LoopState

@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from memlet import ids
 from memlet.db import models as orm
 from memlet.errors import LLMError, NotFoundError
-from memlet.llm.client import LLMEmptyResponseError
+from memlet.llm.errors import LLMEmptyResponseError
 from memlet.loop import events as ev
 from memlet.loop.approvals import approval_items, check_approval, held_calls, resume_approval
 from memlet.loop.commit import commit_step

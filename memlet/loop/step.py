@@ -12,7 +12,7 @@ from typing import Any
 from memlet import ids
 from memlet.config import Settings
 from memlet.db import models as orm
-from memlet.llm.client import ChatResult, ToolCall
+from memlet.llm.types import ChatResult, ToolCall
 from memlet.loop.context import HEARTBEAT_PARAM, THINKING_PARAM, is_v2
 from memlet.loop.tool_rules import ToolRulesSolver
 from memlet.messages.packing import pack_heartbeat, pack_tool_return

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from memlet.errors import LLMError
-from memlet.llm.client import ChatRequest, LLMClient
+from memlet.llm.client import LLMClient
+from memlet.llm.types import ChatRequest
 from memlet.loop.context import prompt_tokens, to_openai_messages
 from memlet.loop.tokens import count_tokens
 from memlet.messages.packing import format_local_time

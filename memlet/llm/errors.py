@@ -1,0 +1,78 @@
+"""Letta's LLM error types, and the mapping from openai SDK exceptions onto them.
+
+Every provider failure becomes one of these, with Letta's ``error_type``, status and fixed message:
+
+    LLMError        llm_timeout (504) | llm_rate_limit (429) | llm_authentication (401) |
+    │               llm_insufficient_credits (402) | llm_bad_request (400) | llm_error (500)
+    └── LLMEmptyResponseError   llm_empty_response: nothing usable came back (stop reason invalid_llm_response)
+    ContextWindowExceededError (BadRequestError, 400): the prompt does not fit; the loop compacts and retries
+"""
+
+import openai
+
+from memlet.errors import BadRequestError, LLMError
+
+# error_type -> (HTTP status, the user-facing message Letta puts in {"error": {"message": ...}}).
+_ERROR_TYPES: dict[str, tuple[int, str]] = {
+    "llm_timeout": (504, "The LLM request timed out. Please try again."),
+    "llm_rate_limit": (
+        429,
+        "Rate limit exceeded for LLM model provider. Please wait before making another request.",
+    ),
+    "llm_authentication": (401, "Authentication failed with the LLM model provider."),
+    "llm_insufficient_credits": (402, "Insufficient credits for LLM request. Please check your account."),
+    "llm_bad_request": (400, "The request to the LLM model provider was invalid."),
+    "llm_error": (500, "An error occurred with the LLM request."),
+    "llm_empty_response": (500, "LLM returned an empty response."),
+}
+_CONTEXT_OVERFLOW_HINTS = ("exceeds the context window", "maximum context length", "context_length_exceeded")
+# Also tells an exhausted quota (not worth retrying) from a passing rate limit in ``memlet.llm.retry``.
+CREDIT_HINTS = ("insufficient credits", "exceeded your current quota", "insufficient_quota", "add more credits")
+
+
+class LLMEmptyResponseError(LLMError):
+    """The provider answered with neither text nor tool calls, or with a body we cannot parse."""
+
+    def __init__(self, detail: str) -> None:
+        status, message = _ERROR_TYPES["llm_empty_response"]
+        super().__init__(message, error_type="llm_empty_response", status_code=status, detail=detail)
+
+
+class ContextWindowExceededError(BadRequestError):
+    """The prompt is larger than the model's context window (Letta answers these with a plain 400)."""
+
+
+# Everything ``to_llm_error`` can produce.
+ProviderError = LLMError | ContextWindowExceededError
+
+
+def llm_error(error_type: str, detail: str) -> LLMError:
+    """An ``LLMError`` of one of Letta's ``llm_*`` types, with Letta's fixed message for that type."""
+    status, message = _ERROR_TYPES[error_type]
+    return LLMError(message, error_type=error_type, status_code=status, detail=detail)
+
+
+def to_llm_error(exc: Exception) -> ProviderError:
+    """Map an openai SDK exception to the error memlet raises (Letta's classification, our wording)."""
+    text = str(exc)
+    lowered = text.lower()
+    if isinstance(exc, openai.APITimeoutError):
+        return llm_error("llm_timeout", f"TIMEOUT: Request to the LLM provider timed out: {text}")
+    if isinstance(exc, openai.APIConnectionError):
+        return llm_error("llm_error", f"INTERNAL_SERVER_ERROR: Failed to connect to the LLM provider: {text}")
+    if isinstance(exc, openai.APIResponseValidationError):
+        return LLMEmptyResponseError(f"INTERNAL_SERVER_ERROR: Unparsable LLM response: {text}")
+    if any(hint in lowered for hint in _CONTEXT_OVERFLOW_HINTS):
+        return ContextWindowExceededError(f"CONTEXT_WINDOW_EXCEEDED: The LLM context window was exceeded: {text}")
+    if isinstance(exc, openai.RateLimitError):
+        return llm_error("llm_rate_limit", f"RATE_LIMIT_EXCEEDED: Rate limited by the LLM provider: {text}")
+    if isinstance(exc, openai.AuthenticationError):
+        return llm_error("llm_authentication", f"UNAUTHENTICATED: Authentication failed: {text}")
+    if isinstance(exc, openai.APIStatusError):
+        if exc.status_code == 402 or any(hint in lowered for hint in CREDIT_HINTS):
+            return llm_error("llm_insufficient_credits", f"PAYMENT_REQUIRED: Insufficient credits: {text}")
+        if exc.status_code >= 500:
+            return llm_error("llm_error", f"INTERNAL_SERVER_ERROR: LLM provider error: {text}")
+        return llm_error("llm_bad_request", f"INVALID_ARGUMENT: Bad request to the LLM provider: {text}")
+    # An error event inside a stream, or anything else the SDK raises.
+    return llm_error("llm_error", f"INTERNAL_SERVER_ERROR: LLM provider error: {text}")

@@ -1,0 +1,74 @@
+"""The request and stream-event values an ``LLMClient`` takes and yields (plain dataclasses, no SDK types)."""
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(slots=True)
+class ChatRequest:
+    """One chat.completions call; ``messages`` and ``tools`` are already in OpenAI's wire format."""
+
+    model: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    parallel_tool_calls: bool | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    stream: bool = True
+    # Provider-specific fields (e.g. reasoning_effort) passed through untouched.
+    extra_body: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ContentDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """Reasoning text streamed by providers that send ``reasoning_content`` (DeepSeek) or ``reasoning``."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A piece of tool call ``index``: its name when first seen, then argument fragments; ``id`` is always set."""
+
+    index: int
+    id: str
+    name: str | None = None
+    arguments: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # JSON text exactly as the model produced it (may be invalid; the loop decides)
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ChatResult:
+    """The assembled assistant message plus why it ended and what it cost."""
+
+    content: str | None
+    tool_calls: list[ToolCall]
+    finish_reason: str | None
+    usage: Usage
+    reasoning: str | None = None
+    model: str | None = None
+    response_id: str | None = None
+
+
+ChatEvent = ContentDelta | ReasoningDelta | ToolCallDelta | ChatResult
