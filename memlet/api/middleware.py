@@ -6,7 +6,19 @@ import json
 from starlette.routing import Match, Router
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-OPEN_PATHS = frozenset({"/v1/health", "/v1/health/", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json", "/"})
+OPEN_PATHS = frozenset(
+    {
+        "/v1/health",
+        "/v1/health/",
+        "/v1/ready",
+        "/v1/ready/",
+        "/docs",
+        "/docs/oauth2-redirect",
+        "/redoc",
+        "/openapi.json",
+        "/",
+    }
+)
 
 
 async def _send_json(send: Send, status: int, body: dict[str, object], headers: list[tuple[bytes, bytes]] = []) -> None:  # noqa: B006
@@ -26,7 +38,7 @@ async def _send_json(send: Send, status: int, body: dict[str, object], headers: 
 
 
 class PasswordAuthMiddleware:
-    """With a server password set, every route but health needs ``Authorization: Bearer <password>``.
+    """With a server password set, every route but health and readiness needs ``Authorization: Bearer <password>``.
 
     Letta's ``X-BARE-PASSWORD: password <pw>`` header is accepted too. Compared in constant time.
     """
