@@ -5,8 +5,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Select, delete, func, null, select
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import Float, Select, String, Text, case, cast, delete, func, literal, null, select
+from sqlalchemy.dialects.postgresql import ARRAY, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.api.pagination import Page, paginate
@@ -48,6 +48,28 @@ class ToolFilters:
         if self.exclude_names:
             stmt = stmt.where(orm.Tool.name.not_in(self.exclude_names))
         return stmt
+
+
+# Weights of a search term found in a tool's name, description and tags; a name equal to the whole query
+# ranks above every partial match.
+_NAME_WEIGHT, _DESCRIPTION_WEIGHT, _TAG_WEIGHT, _EXACT_NAME_BONUS = 3.0, 2.0, 1.0, 10.0
+
+
+def _search_score(query: str | None) -> Any:
+    """SQL for a tool's text-search score: the weighted count of the query's words found (case-insensitive)."""
+    whole = (query or "").strip()
+    if not whole:
+        return literal(0.0, Float)
+    score: Any = case((func.lower(orm.Tool.name) == whole.lower(), _EXACT_NAME_BONUS), else_=0.0)
+    for term in whole.split():
+        pattern = f"%{_escape_like(term)}%"
+        for column, weight in (
+            (orm.Tool.name, _NAME_WEIGHT),
+            (func.coalesce(orm.Tool.description, ""), _DESCRIPTION_WEIGHT),
+            (cast(orm.Tool.tags, Text), _TAG_WEIGHT),
+        ):
+            score = score + case((column.ilike(pattern, escape="\\"), weight), else_=0.0)
+    return score
 
 
 def _escape_like(text: str) -> str:
@@ -119,6 +141,30 @@ class ToolRepository:
     async def count(self, org_id: str, filters: ToolFilters) -> int:
         stmt = filters.apply(select(func.count()).select_from(orm.Tool), org_id)
         return int(await self.session.scalar(stmt) or 0)
+
+    async def search(
+        self,
+        org_id: str,
+        *,
+        query: str | None,
+        tool_types: Sequence[str] | None,
+        tags: Sequence[str] | None,
+        limit: int,
+    ) -> list[tuple[orm.Tool, float]]:
+        """Tools whose name, description or tags contain a word of `query`, best first, with their scores.
+
+        Without a query every tool passing the filters matches (score 0), by name. `tags` matches any.
+        """
+        score = _search_score(query).label("score")
+        stmt = select(orm.Tool, score).where(orm.Tool.organization_id == org_id)
+        if tool_types:
+            stmt = stmt.where(orm.Tool.tool_type.in_(list(tool_types)))
+        if tags:
+            stmt = stmt.where(orm.Tool.tags.op("?|")(cast(list(tags), ARRAY(String))))
+        if query and query.split():
+            stmt = stmt.where(score > 0)
+        stmt = stmt.order_by(score.desc(), orm.Tool.name).limit(limit)
+        return [(tool, float(value)) for tool, value in (await self.session.execute(stmt)).tuples()]
 
     async def upsert(self, values: dict[str, Any]) -> orm.Tool:
         """Insert, or overwrite the org's tool of the same name (keeping its id). Empty tags keep the old tags."""

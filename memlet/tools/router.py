@@ -1,4 +1,4 @@
-"""``/v1/tools``: create, upsert, list, count, retrieve, modify, delete, add-base-tools, run from source."""
+"""``/v1/tools``: create, upsert, list, count, search, retrieve, modify, delete, add-base-tools, run from source."""
 
 from typing import Annotated, Any, Literal, get_args
 
@@ -13,7 +13,15 @@ from memlet.tools import service as tool_service
 from memlet.tools.base_tools import BASE_TOOLS
 from memlet.tools.bootstrap import base_tools_lifespan
 from memlet.tools.repository import ToolFilters
-from memlet.tools.schemas import Tool, ToolCreate, ToolRunFromSource, ToolType, ToolUpdate
+from memlet.tools.schemas import (
+    Tool,
+    ToolCreate,
+    ToolRunFromSource,
+    ToolSearchRequest,
+    ToolSearchResult,
+    ToolType,
+    ToolUpdate,
+)
 from memlet.tools.service import ToolService
 
 router = APIRouter(prefix="/tools", tags=["tools"], lifespan=base_tools_lifespan)
@@ -113,6 +121,12 @@ async def add_base_tools(service: ToolServiceDep, actor: ActorDep) -> Any:
 async def run_tool_from_source(body: ToolRunFromSource, settings: SettingsDep) -> Any:
     """Run tool source code once on the given arguments, without saving a tool."""
     return await tool_service.run_from_source(body, settings)
+
+
+@router.post("/search", operation_id="search_tools", response_model=list[ToolSearchResult])
+async def search_tools(body: ToolSearchRequest, service: ToolServiceDep, actor: ActorDep) -> Any:
+    """Find tools whose name, description or tags match the query (text search in every search_mode)."""
+    return await service.search(actor, body)
 
 
 @router.get("/{tool_id}", operation_id="retrieve_tool", response_model=Tool)

@@ -133,3 +133,27 @@ class ToolRunFromSource(BaseModel):
     json_schema: dict[str, Any] | None = None
     pip_requirements: list[PipRequirement] | None = None
     npm_requirements: list[NpmRequirement] | None = None
+
+
+class ToolSearchRequest(BaseModel):
+    """Body of `POST /v1/tools/search`. Every `search_mode` runs the same text search here (see `ToolService.search`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str | None = Field(None, description="Text query for semantic search.")
+    search_mode: Literal["vector", "fts", "hybrid"] = Field("hybrid", description="Search mode: vector, fts, or hybrid.")
+    tool_types: list[str] | None = Field(None, description="Filter by tool types (e.g., 'custom', 'letta_core').")
+    tags: list[str] | None = Field(None, description="Filter by tags (match any).")
+    limit: int = Field(50, ge=1, le=100, description="Maximum number of results to return.")
+
+
+class ToolSearchResult(BaseModel):
+    """One tool found by `POST /v1/tools/search`, with its rank and score."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: Tool = Field(..., description="The matched tool.")
+    embedded_text: str | None = Field(None, description="The embedded text content used for matching.")
+    fts_rank: int | None = Field(None, description="Full-text search rank position.")
+    vector_rank: int | None = Field(None, description="Vector search rank position.")
+    combined_score: float = Field(..., description="Combined relevance score (RRF for hybrid mode).")

@@ -25,7 +25,7 @@ from memlet.tools.bootstrap import upsert_base_tools
 from memlet.tools.json_schema import derive_json_schema, function_name, tool_hash
 from memlet.tools.repository import ToolFilters, ToolRepository
 from memlet.tools.rules import RequiresApprovalToolRule, dump_tool_rules
-from memlet.tools.schemas import Tool, ToolCreate, ToolRunFromSource, ToolUpdate
+from memlet.tools.schemas import Tool, ToolCreate, ToolRunFromSource, ToolSearchRequest, ToolSearchResult, ToolUpdate
 
 CUSTOM = "custom"
 # Fields whose change alters what runs, so `metadata_.tool_hash` is recomputed.
@@ -142,6 +142,22 @@ class ToolService:
 
     async def count(self, actor: Actor, filters: ToolFilters) -> int:
         return await self.tools.count(actor.organization_id, filters)
+
+    async def search(self, actor: Actor, req: ToolSearchRequest) -> list[ToolSearchResult]:
+        """Text search over the org's tools (name, description, tags), best first.
+
+        Letta Cloud ranks with a vector index; here every `search_mode` is the same case-insensitive word match,
+        weighted by where each word is found. `fts_rank` is the 1-based position when there is a query,
+        `combined_score` the weighted score, `vector_rank` and `embedded_text` stay null.
+        """
+        found = await self.tools.search(
+            actor.organization_id, query=req.query, tool_types=req.tool_types, tags=req.tags, limit=req.limit
+        )
+        ranked = bool(req.query and req.query.strip())
+        return [
+            ToolSearchResult(tool=Tool.model_validate(tool), fts_rank=rank if ranked else None, combined_score=score)
+            for rank, (tool, score) in enumerate(found, start=1)
+        ]
 
     async def delete(self, actor: Actor, tool_id: str) -> None:
         if not await self.tools.delete(actor.organization_id, tool_id):
