@@ -25,6 +25,7 @@ from memlet.tool_exec.memory_tools import ToolContext
 
 
 async def _write_memory(session: AsyncSession, agent_id: str, tool_ctx: ToolContext) -> None:
+    """Write the blocks a memory tool created, changed or detached (the caller holds the agent's xact lock)."""
     repo = LoopRepository(session)
     created = {b.id for b in tool_ctx.created}
     for offset, block in enumerate(tool_ctx.created):
@@ -89,6 +90,24 @@ async def commit_step(
         ctx.agent.message_ids = message_ids
         committed = [StoredMessage.model_validate(r) for r in result.rows]
     return Committed(committed, rows, status)
+
+
+async def commit_memory_edits(maker: async_sessionmaker[AsyncSession], tool_ctx: ToolContext) -> bool:
+    """Write memory-tool edits made outside a step (a tool run from the API) and recompile the system message.
+
+    Same transaction shape as a step's commit, without messages: the agent's xact lock, the blocks, then the
+    system prompt. Returns False when the agent was deleted meanwhile (nothing is written).
+    """
+    if not tool_ctx.memory_changed:
+        return True
+    async with maker() as session, session.begin():
+        await agent_xact_lock(session, tool_ctx.agent.id)
+        agent = await LoopRepository(session).lock_agent_row(tool_ctx.agent.id)
+        if agent is None:
+            return False
+        await _write_memory(session, agent.id, tool_ctx)
+        await refresh_system_message(session, agent, update_timestamp=True, with_rules=True)
+    return True
 
 
 async def commit_compaction(

@@ -1,4 +1,4 @@
-"""``/v1/agents/{agent_id}/tools``: list, attach, detach, and the approval requirement of a tool.
+"""``/v1/agents/{agent_id}/tools``: list, attach, detach, the approval requirement of a tool, and running one.
 
 Attach, detach and approval answer ``null`` to letta-client 1.x and the full AgentState to older clients, as
 Letta 0.16.8 does (SPEC "SDK-version sniffing").
@@ -12,10 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from memlet.agents.router import get_agent_service
 from memlet.agents.schemas import AgentState
 from memlet.api.clients import is_sdk_v1
-from memlet.api.deps import Actor, ActorDep, SessionDep
+from memlet.api.deps import Actor, ActorDep, SessionDep, SessionmakerDep, SettingsDep
 from memlet.api.pagination import Page
 from memlet.errors import UnprocessableError
 from memlet.ids import AgentId, ToolId
+from memlet.tools.agent_run import ToolExecuteRequest, ToolExecutionResult, run_tool_for_agent
 from memlet.tools.schemas import Tool
 from memlet.tools.service import AgentToolService
 
@@ -110,3 +111,17 @@ async def modify_approval_for_tool(
         raise UnprocessableError("requires_approval must be provided either in request body or as query parameter")
     await service.set_approval(actor, agent_id, tool_name, value)
     return await agent_reply(request, session, actor, agent_id)
+
+
+@router.post("/{agent_id}/tools/{tool_name}/run", operation_id="run_tool_for_agent", response_model=ToolExecutionResult)
+async def run_agent_tool(
+    agent_id: AgentId,
+    tool_name: str,
+    sessionmaker: SessionmakerDep,
+    settings: SettingsDep,
+    actor: ActorDep,
+    body: Annotated[ToolExecuteRequest | None, Body()] = None,
+) -> Any:
+    """Run one of the agent's tools with the given arguments, outside the agent loop."""
+    args = body.args if body is not None else {}
+    return await run_tool_for_agent(sessionmaker, settings, actor, agent_id, tool_name, args)

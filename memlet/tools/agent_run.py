@@ -1,0 +1,75 @@
+"""Run one of an agent's tools from the API, outside the loop (``POST /v1/agents/{agent_id}/tools/{name}/run``).
+
+The call goes through the loop's own tool registry: built-in memory tools edit the agent's loaded blocks (block
+limits and read-only checks apply), and the edits are written with the loop's commit helper, which also
+recompiles the system message. Custom tools run in the sandbox with the agent's secrets as environment. No
+message, step or run is stored. Like Letta, the agent's request lock is not taken, so a tool run during a turn
+is last-writer-wins with that turn's memory edits.
+"""
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from memlet.api.deps import Actor
+from memlet.config import Settings
+from memlet.errors import NotFoundError
+from memlet.loop.commit import commit_memory_edits
+from memlet.loop.state import LoopRepository
+from memlet.tool_exec.memory_tools import BUILTIN_TOOLS, ToolContext
+from memlet.tool_exec.registry import execute_tool
+
+
+class ToolExecuteRequest(BaseModel):
+    """Body of the route: the tool's arguments by name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    args: dict[str, Any] = Field(default_factory=dict, description="Arguments to pass to the tool")
+
+
+class ToolExecutionResult(BaseModel):
+    """Letta's ``ToolExecutionResult``; ``agent_state`` is deprecated and always null, as in Letta 0.16.8."""
+
+    status: Literal["success", "error"]
+    func_return: Any = None
+    agent_state: None = None
+    stdout: list[str] | None = None
+    stderr: list[str] | None = None
+    sandbox_config_fingerprint: str | None = None
+
+
+async def run_tool_for_agent(
+    maker: async_sessionmaker[AsyncSession],
+    settings: Settings,
+    actor: Actor,
+    agent_id: str,
+    tool_name: str,
+    args: dict[str, Any],
+) -> ToolExecutionResult:
+    """Run the agent's tool `tool_name` with `args`; a failing tool is ``status="error"`` with a null return.
+
+    Raises NotFoundError for an unknown agent or a tool that is not attached to it.
+    """
+    async with maker() as session:
+        state = await LoopRepository(session).load_state(agent_id, actor.organization_id)
+    if state is None:
+        raise NotFoundError("Agent", agent_id)
+    tool = next((t for t in state.tools if t.name == tool_name), None)
+    if tool is None:
+        raise NotFoundError("Tool", message=f"Tool '{tool_name}' not found or not attached to agent '{agent_id}'")
+    ctx = ToolContext(agent=state.agent, blocks=state.blocks, sessionmaker=maker)
+    outcome = await execute_tool(ctx, tool, dict(args), settings)
+    if outcome.success and not await commit_memory_edits(maker, ctx):
+        raise NotFoundError("Agent", agent_id)
+    builtin = tool.name in BUILTIN_TOOLS and tool.tool_type != "custom"
+    if not outcome.success:
+        # Letta drops the return of a failed run; the error text stays readable in stderr.
+        stderr = outcome.stderr or ([str(outcome.value)] if outcome.value else [])
+        return ToolExecutionResult(status="error", stdout=outcome.stdout or None, stderr=stderr or None)
+    if builtin:  # Letta's core tools capture no output streams
+        return ToolExecutionResult(status="success", func_return=outcome.value)
+    return ToolExecutionResult(
+        status="success", func_return=outcome.value, stdout=outcome.stdout, stderr=outcome.stderr
+    )
