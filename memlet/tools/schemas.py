@@ -141,7 +141,9 @@ class ToolSearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str | None = Field(None, description="Text query for semantic search.")
-    search_mode: Literal["vector", "fts", "hybrid"] = Field("hybrid", description="Search mode: vector, fts, or hybrid.")
+    search_mode: Literal["vector", "fts", "hybrid"] = Field(
+        "hybrid", description="Search mode: vector, fts, or hybrid."
+    )
     tool_types: list[str] | None = Field(None, description="Filter by tool types (e.g., 'custom', 'letta_core').")
     tags: list[str] | None = Field(None, description="Filter by tags (match any).")
     limit: int = Field(50, ge=1, le=100, description="Maximum number of results to return.")
