@@ -156,21 +156,29 @@ class LoopRepository:
 
     async def search_messages(
         self,
-        agent_id: str,
+        agent_id: str | None,
         *,
         query: str | None,
         roles: Sequence[str] | None,
         start: Any | None,
         end: Any | None,
         limit: int,
+        organization_id: str | None = None,
+        conversation_id: str | None = None,
     ) -> list[orm.Message]:
-        """The agent's user/assistant messages matching `query` (case-insensitive substring), newest first.
+        """Messages matching `query` (case-insensitive substring of their text), newest first.
 
-        Tool messages and the agent's own conversation_search calls are excluded, as in Letta.
+        Scoped to `agent_id` and/or `organization_id` (the API's organization-wide search passes no agent);
+        `roles` defaults to user and assistant (conversation_search's default). Calls to conversation_search
+        itself are never results, as in Letta.
         """
-        stmt = select(orm.Message).where(
-            orm.Message.agent_id == agent_id, orm.Message.role.in_(list(roles or ["user", "assistant"]))
-        )
+        stmt = select(orm.Message).where(orm.Message.role.in_(list(roles or ["user", "assistant"])))
+        if agent_id is not None:
+            stmt = stmt.where(orm.Message.agent_id == agent_id)
+        if organization_id is not None:
+            stmt = stmt.where(orm.Message.organization_id == organization_id)
+        if conversation_id is not None:
+            stmt = stmt.where(orm.Message.conversation_id == conversation_id)
         if query:
             stmt = stmt.where(_MATCHES_TEXT.bindparams(q=f"%{_escape(query)}%"))
         if start is not None:

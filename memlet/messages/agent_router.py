@@ -17,13 +17,16 @@ from memlet.ids import AgentId, MessageId
 from memlet.loop.runner import LoopDeps, default_llm_for
 from memlet.messages.compaction import CompactionRequest, CompactionResponse, summarize
 from memlet.messages.context_window import context_window
+from memlet.messages.preview import preview_request
 from memlet.messages.requests import (
     LettaAsyncRequest,
+    LettaRequest,
     LettaStreamingRequest,
     ensure_messages,
     ensure_streaming_options,
 )
 from memlet.messages.schemas import LettaMessage, LettaMessageUpdate, LettaResponse, MessageType
+from memlet.messages.search import MessageSearchRequest, MessageSearchResult, MessageSearchService
 from memlet.messages.sending import SendService
 from memlet.messages.service import HistoryQuery, MessageService
 from memlet.runs.schemas import Run
@@ -70,6 +73,12 @@ class ResetMessagesRequest(BaseModel):
 
 def sse_response(chunks: AsyncIterator[str]) -> StreamingResponse:
     return StreamingResponse(chunks, media_type="text/event-stream")
+
+
+@router.post("/messages/search", operation_id="search_messages", response_model=list[MessageSearchResult])
+async def search_messages(body: MessageSearchRequest, session: SessionDep, actor: ActorDep) -> Any:
+    """Text search over the organization's messages (every search_mode), newest first, with ranks and scores."""
+    return await MessageSearchService(session, actor).search(body)
 
 
 @router.get("/{agent_id}/messages", operation_id="list_messages", response_model=list[LettaMessage])
@@ -144,6 +153,21 @@ async def create_agent_message_stream(agent_id: AgentId, body: LettaStreamingReq
     ensure_messages(body)
     body.streaming = True
     return sse_response(await service.open_stream(agent_id, body, "send_message_streaming"))
+
+
+@router.post(
+    "/{agent_id}/messages/preview-raw-payload", operation_id="preview_model_request", response_model=dict[str, Any]
+)
+async def preview_model_request(
+    agent_id: AgentId,
+    body: Annotated[LettaRequest | LettaStreamingRequest, Body()],
+    deps: LoopDepsDep,
+    actor: ActorDep,
+    service: SendServiceDep,
+) -> Any:
+    """Show the raw LLM request body this input would produce, without calling the model or storing anything."""
+    ensure_messages(body)
+    return await preview_request(deps, actor, agent_id, body, await service.model_override(body))
 
 
 @router.post("/{agent_id}/messages/async", operation_id="create_agent_message_async", response_model=Run)

@@ -1,4 +1,4 @@
-"""``/v1/messages``: one message by id, and the organization-wide message listing."""
+"""``/v1/messages``: one message by id, the organization-wide message listing, and message search."""
 
 from typing import Annotated, Any, Literal
 
@@ -7,6 +7,7 @@ from fastapi import APIRouter, Depends, Query
 from memlet.api.deps import ActorDep, SessionDep
 from memlet.ids import MessageId
 from memlet.messages.schemas import LettaMessage, MessageType
+from memlet.messages.search import MessageListResult, MessageSearchService, SearchAllMessagesRequest
 from memlet.messages.service import HistoryQuery, MessageService
 
 router = APIRouter(prefix="/messages", tags=["messages"])
@@ -39,6 +40,12 @@ async def list_all_messages(
         include_return_message_types=include_return_message_types,
     )
     return await service.list_all(query)
+
+
+@router.post("/search", operation_id="search_all_messages", response_model=list[MessageListResult])
+async def search_all_messages(body: SearchAllMessagesRequest, session: SessionDep, actor: ActorDep) -> Any:
+    """Text search over the organization's messages (every search_mode), shown as public messages."""
+    return await MessageSearchService(session, actor).search_all(body)
 
 
 @router.get("/{message_id}", operation_id="retrieve_message", response_model=list[LettaMessage])

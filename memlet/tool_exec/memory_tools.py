@@ -198,7 +198,7 @@ def _json_object(text: str) -> dict[str, Any] | None:
     return None
 
 
-def _result_fields(row: orm.Message) -> dict[str, Any]:
+def search_result_fields(row: orm.Message) -> dict[str, Any]:
     """What a search hit shows of its message, shaped as Letta shapes it.
 
     Text that is itself a JSON object (system alerts, summaries) is merged in rather than nested; heartbeats show
@@ -252,7 +252,7 @@ async def conversation_search(
             "timestamp": row.created_at.astimezone(zone).isoformat(),
             "time_ago": _time_ago(row.created_at, now),
             "role": row.role,
-            **_result_fields(row),
+            **search_result_fields(row),
         }
         for row in rows
     ]
