@@ -104,6 +104,37 @@ class DeltaLabels:
         )
 
 
+def stored_system_text(state: LoopState) -> str:
+    """The text of the agent's stored system message (the loop sends it as is, to keep the prompt cache)."""
+    return "".join(p.get("text", "") for p in (state.messages[0].content or []) if p.get("type") == "text")
+
+
+def build_chat_request(
+    state: LoopState,
+    system_text: str,
+    pending: Sequence[orm.Message],
+    tools: list[dict[str, Any]],
+    tool_choice: str | dict[str, Any] | None,
+) -> ChatRequest:
+    """The chat request of one step (pure): the system prompt, the in-context buffer, then the new input rows.
+
+    The one place a step's request is built; the preview route (`messages/preview.py`) shows the same value.
+    """
+    config = state.agent.llm_config
+    return ChatRequest(
+        model=str(config.get("model")),
+        messages=to_openai_messages(system_text, [*state.messages[1:], *pending], state.agent.agent_type),
+        tools=tools or None,
+        tool_choice=tool_choice,
+        parallel_tool_calls=False if tools else None,
+        temperature=config.get("temperature"),
+        max_tokens=config.get("max_tokens"),
+        # Always streamed from the provider, even when the client wants whole messages: the result is the
+        # same, and some servers answer a streamed request sooner than a plain one.
+        stream=True,
+    )
+
+
 async def call_llm(
     llm: LLMClient,
     state: LoopState,
@@ -121,19 +152,7 @@ async def call_llm(
     turn without storing anything, as Letta's streaming path does); unstreamed, the client's
     LLMEmptyResponseError propagates (Letta's OpenAI client raises it too: invalid_llm_response).
     """
-    config = state.agent.llm_config
-    request = ChatRequest(
-        model=str(config.get("model")),
-        messages=to_openai_messages(system_text, [*state.messages[1:], *pending], state.agent.agent_type),
-        tools=tools or None,
-        tool_choice=tool_choice,
-        parallel_tool_calls=False if tools else None,
-        temperature=config.get("temperature"),
-        max_tokens=config.get("max_tokens"),
-        # Always streamed from the provider, even when the client wants whole messages: the result is the
-        # same, and some servers answer a streamed request sooner than a plain one.
-        stream=True,
-    )
+    request = build_chat_request(state, system_text, pending, tools, tool_choice)
     try:
         async for event in llm.stream_chat(request):
             if isinstance(event, ChatResult):

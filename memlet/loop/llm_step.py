@@ -8,15 +8,11 @@ from memlet.db import models as orm
 from memlet.loop import events as ev
 from memlet.loop.commit import commit_compaction, commit_step
 from memlet.loop.context import is_v2
-from memlet.loop.llm_call import DeltaLabels, call_llm, request_tools
+from memlet.loop.llm_call import DeltaLabels, call_llm, request_tools, stored_system_text
 from memlet.loop.run_state import RunState
 from memlet.loop.state import LoopState
 from memlet.loop.step import StepResult, handle_response, needs_approval
 from memlet.loop.summarizer import plan_compaction
-
-
-def _system_text(state: LoopState) -> str:
-    return "".join(p.get("text", "") for p in (state.messages[0].content or []) if p.get("type") == "text")
 
 
 def _step_row(run: RunState, agent: orm.Agent, step_id: str, window: int) -> orm.Step:
@@ -47,7 +43,7 @@ async def llm_step(run: RunState, state: LoopState, outcome: list[StepResult]) -
     plan = await plan_compaction(
         llm=run.llm,
         model=str(agent.llm_config.get("model")),
-        system=_system_text(state),
+        system=stored_system_text(state),
         rows=state.messages[1:],
         pending=run.pending,
         tools=tools,
@@ -67,7 +63,7 @@ async def llm_step(run: RunState, state: LoopState, outcome: list[StepResult]) -
         async for delta in call_llm(
             run.llm,
             state,
-            _system_text(state),
+            stored_system_text(state),
             run.pending,
             tools,
             tool_choice,

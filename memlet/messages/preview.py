@@ -1,0 +1,53 @@
+"""``POST /v1/agents/{agent_id}/messages/preview-raw-payload``: the body the next LLM call would carry.
+
+Built by the loop's own functions (`request_tools`, `build_chat_request`) from the agent's stored state plus the
+request's input messages, then rendered by the agent's LLM client exactly as it would post it, minus the
+transport-level streaming flags (``stream``, ``stream_options``). Nothing is stored and no model is called, so
+the preview shows the request before any compaction the loop might do when the prompt overflows. As in the
+loop, ``override_model`` applies for this request only; ``override_system`` is not applied (the loop does not
+apply it either).
+"""
+
+from typing import Any
+
+from memlet.api.deps import Actor
+from memlet.errors import NotFoundError
+from memlet.llm.client import LLMClient, OpenAICompatibleClient
+from memlet.llm.types import ChatRequest
+from memlet.loop.deps import LoopDeps
+from memlet.loop.llm_call import build_chat_request, request_tools, stored_system_text
+from memlet.loop.runner import input_row
+from memlet.loop.state import LoopRepository
+from memlet.loop.tool_rules import ToolRulesSolver
+from memlet.messages.requests import LettaRequest, MessageCreate
+from memlet.tools.rules import parse_tool_rules
+
+
+def request_body(llm: LLMClient, request: ChatRequest) -> dict[str, Any]:
+    """The JSON body `llm` would post for `request` (provider-specific fields merged in, as the client does)."""
+    if isinstance(llm, OpenAICompatibleClient):
+        # The client's own rendering (max_tokens naming per endpoint, optional fields left out).
+        params = llm._params(request)
+    else:  # a client without an OpenAI-style body (tests' fakes): the request's own fields
+        params = {k: v for k, v in vars(request).items() if v is not None and k != "stream"}
+    extra = params.pop("extra_body", None) or {}
+    return {**params, **extra}
+
+
+async def preview_request(
+    deps: LoopDeps, actor: Actor, agent_id: str, req: LettaRequest, llm_override: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The raw chat request for sending `req` to the agent now; 404 for an unknown agent."""
+    async with deps.sessionmaker() as session:
+        state = await LoopRepository(session).load_state(agent_id, actor.organization_id)
+    if state is None:
+        raise NotFoundError("Agent", agent_id)
+    agent = state.agent  # detached: the override below never reaches the database
+    if llm_override:
+        agent.llm_config = {**(agent.llm_config or {}), **llm_override}
+    pending = [input_row(item, agent, "") for item in req.messages or [] if isinstance(item, MessageCreate)]
+    solver = ToolRulesSolver(parse_tool_rules(list(agent.tool_rules or [])))
+    client_tools = [t.model_dump() for t in req.client_tools or []]
+    tools, _, tool_choice = request_tools(state, solver, client_tools)
+    request = build_chat_request(state, stored_system_text(state), pending, tools, tool_choice)
+    return request_body(deps.llm_for(agent.llm_config), request)
