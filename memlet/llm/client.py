@@ -250,7 +250,7 @@ class OpenAICompatibleClient:
 
     async def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
         """Yield deltas, then one ``ChatResult``; with ``stream=False`` only the result is yielded."""
-        params = self._params(request)
+        params = self.request_body(request)
         if not request.stream:
             completion = await with_retries(lambda: self._create(params, stream=False), self.retry)
             yield _result_from_completion(completion)
@@ -298,7 +298,8 @@ class OpenAICompatibleClient:
             stream_cls=openai.AsyncStream[ChatCompletionChunk],
         )
 
-    def _params(self, request: ChatRequest) -> dict[str, Any]:
+    def request_body(self, request: ChatRequest) -> dict[str, Any]:
+        """The JSON body this client posts for `request` (the preview endpoint shows it as is)."""
         params: dict[str, Any] = {"model": request.model, "messages": request.messages}
         if request.tools:
             params["tools"] = request.tools

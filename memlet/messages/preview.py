@@ -27,7 +27,7 @@ def request_body(llm: LLMClient, request: ChatRequest) -> dict[str, Any]:
     """The JSON body `llm` would post for `request` (provider-specific fields merged in, as the client does)."""
     if isinstance(llm, OpenAICompatibleClient):
         # The client's own rendering (max_tokens naming per endpoint, optional fields left out).
-        params = llm._params(request)
+        params = llm.request_body(request)
     else:  # a client without an OpenAI-style body (tests' fakes): the request's own fields
         params = {k: v for k, v in vars(request).items() if v is not None and k != "stream"}
     extra = params.pop("extra_body", None) or {}
