@@ -98,7 +98,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     install_error_handlers(app)
     # Outermost first: request id, then size limit, auth, slash tolerance.
-    app.add_middleware(TrailingSlashMiddleware, router=app.router)
+    app.add_middleware(TrailingSlashMiddleware)
     if settings.password:
         app.add_middleware(PasswordAuthMiddleware, password=settings.password)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)

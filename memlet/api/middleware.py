@@ -3,7 +3,6 @@
 import hmac
 import json
 
-from starlette.routing import Match, Router
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 OPEN_PATHS = frozenset(
@@ -109,20 +108,38 @@ class _BodyTooLarge(Exception):
 
 
 class TrailingSlashMiddleware:
-    """Answers ``/v1/agents`` and ``/v1/agents/`` alike (Letta redirected one form; clients use both)."""
+    """Answers ``/v1/agents`` and ``/v1/agents/`` alike (Letta redirected one form; clients use both).
 
-    def __init__(self, app: ASGIApp, router: Router) -> None:
+    Matching every route up front cost more than some handlers, so the request goes through as sent and only a
+    router miss (404 "Not Found", nothing matched, nothing read from the body) is retried with the slash toggled.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self.router = router
-
-    def _known(self, scope: Scope) -> bool:
-        return any(route.matches(scope)[0] != Match.NONE for route in self.router.routes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] != "/" and not self._known(scope):
-            path: str = scope["path"]
-            other = path[:-1] if path.endswith("/") else path + "/"
-            candidate = dict(scope, path=other, raw_path=other.encode())
-            if self._known(candidate):
-                scope = candidate
-        await self.app(scope, receive, send)
+        path: str = scope.get("path", "/")
+        if scope["type"] != "http" or path == "/":
+            await self.app(scope, receive, send)
+            return
+        held: list[Message] = []
+
+        async def hold_miss(message: Message) -> None:
+            if held or (message["type"] == "http.response.start" and message["status"] == 404):
+                held.append(message)
+            else:
+                await send(message)
+
+        await self.app(scope, receive, hold_miss)
+        if not held:
+            return
+        body = b"".join(m.get("body", b"") for m in held[1:])
+        if body != _ROUTER_MISS:
+            for message in held:  # a handler's own 404 (e.g. an unknown agent): pass it on unchanged
+                await send(message)
+            return
+        other = path[:-1] if path.endswith("/") else path + "/"
+        await self.app(dict(scope, path=other, raw_path=other.encode()), receive, send)
+
+
+_ROUTER_MISS = json.dumps({"detail": "Not Found"}, separators=(",", ":")).encode()

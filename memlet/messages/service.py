@@ -79,7 +79,9 @@ class MessageService:
 
     async def list_for_agent(self, agent_id: str, query: HistoryQuery) -> list[LettaMessage]:
         """An agent's history (every stored message, in context or not)."""
-        agent = await self.agent(agent_id)
+        agent_type = await self.agents.agent_type(self.actor.organization_id, agent_id)
+        if agent_type is None:
+            raise NotFoundError("Agent", agent_id)
         await self.messages.ensure_cursors(agent_id, query.before, query.after)
         filters = {"group_id": query.group_id, "conversation_id": query.conversation_id}
         if query.order is None:
@@ -93,7 +95,7 @@ class MessageService:
         ordered = rows[::-1] if newest_first else rows
         # Letta shows plain assistant text as the reply only for letta_v1 agents in history listings.
         return views_in_order(
-            ordered, query, text_is_assistant=agent.agent_type == "letta_v1_agent", newest_first=newest_first
+            ordered, query, text_is_assistant=agent_type == "letta_v1_agent", newest_first=newest_first
         )
 
     async def list_all(self, query: HistoryQuery) -> list[LettaMessage]:

@@ -24,6 +24,17 @@ class TestHealth:
             assert response.headers["x-request-id"]
 
 
+    def test_slash_tolerance_on_collections_and_items(self, http: httpx.Client) -> None:
+        body = {"name": "s", "llm_config": {"model": "m", "model_endpoint_type": "openai", "context_window": 8000}}
+        created = http.post("/v1/agents", json=body)
+        assert created.status_code == 200
+        assert [a["id"] for a in http.get("/v1/agents").json()] == [created.json()["id"]]
+        assert http.get(f"/v1/agents/{created.json()['id']}/").status_code == 200
+        missing = http.get("/v1/agents/agent-00000000-0000-4000-8000-000000000000/")
+        assert missing.status_code == 404
+        assert missing.json()["detail"].startswith("Agent with ID")
+
+
 class TestOpenAPI:
     def test_valid_openapi_3_with_letta_operation_ids(self, http: httpx.Client) -> None:
         spec = http.get("/openapi.json").json()
