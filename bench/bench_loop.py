@@ -1,4 +1,4 @@
-"""Agent-loop latency with the mock LLM at 0 ms: per-message time, 20-client throughput (SQL counts: trace_sql.py).
+"""Agent-loop latency with the mock LLM at 0 ms: per-message time, 20-client throughput, SQL statements per send.
 
     .venv/bin/python bench/bench_loop.py [--seq 100] [--clients 20] [--per-client 20]
 
@@ -17,6 +17,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.harness import bench_server, rss_mb, summary
+from bench.trace_sql import print_counts
 
 AGENT = {
     "model": "openai/gpt-4o-mini",
@@ -72,3 +73,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    print_counts()

@@ -1,6 +1,5 @@
-"""State-API latency: create agent (2 blocks) and list agents (limit 50 of 1,000), against a memlet server process.
-
-Statements per request: bench/trace_sql.py.
+"""State-API latency: create agent (2 blocks) and list agents (limit 50 of 1,000), against a memlet server process,
+then the SQL statements per request (counted in-process).
 
     .venv/bin/python bench/bench_state_api.py [--creates 200] [--total 1000] [--lists 100]
 
@@ -19,6 +18,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.harness import bench_server, rss_mb, summary
+from bench.trace_sql import print_counts
 
 BODY = {
     "model": "openai/gpt-4o-mini",
@@ -65,3 +65,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    print_counts()

@@ -118,6 +118,7 @@ def in_process() -> Iterator[tuple[LiveServer, SqlCounter]]:
                 log_level="WARNING",
             )
             server = LiveServer(settings).start()
+            server.server.config.app.state.mock_llm = mock  # type: ignore[attr-defined]
             counter = SqlCounter()
             engine = server.server.config.app.state.engine  # type: ignore[attr-defined]
             event.listen(engine.sync_engine, "before_cursor_execute", counter)

@@ -1,8 +1,12 @@
-"""Print the SQL statements (round trips) one request of each kind sends: create agent, list agents, send message.
+"""SQL statements (round trips) per request: create agent, list agents, and a send of one step and of two steps.
 
-.venv/bin/python bench/trace_sql.py
+    .venv/bin/python bench/trace_sql.py [--quiet]
+
+Counts are what Postgres receives (BEGIN/COMMIT not included); the statements are printed unless --quiet.
+bench_state_api.py and bench_loop.py print the counts next to their timings.
 """
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -11,36 +15,64 @@ from sqlalchemy import event
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_loop import AGENT
 from bench.harness import in_process
+from tests.mock_llm import Reply
+
+AGENT = {
+    "model": "openai/gpt-4o-mini",
+    "embedding": "openai/text-embedding-3-small",
+    "memory_blocks": [{"label": "human", "value": "The human's name is Bob."}, {"label": "persona", "value": "Sam"}],
+}
 
 
-def main() -> None:
+def statement_counts(*, verbose: bool = False) -> dict[str, int]:
     with in_process() as (server, _), httpx.Client(base_url=server.base_url, timeout=60) as http:
         log: list[str] = []
-        engine = server.server.config.app.state.engine  # type: ignore[attr-defined]
+        app = server.server.config.app  # type: ignore[attr-defined]
 
         def record(_conn, _cursor, statement, *_args) -> None:  # type: ignore[no-untyped-def]
             log.append(" ".join(statement.split())[:160])
 
-        event.listen(engine.sync_engine, "before_cursor_execute", record)
+        event.listen(app.state.engine.sync_engine, "before_cursor_execute", record)
         agent_id = http.post("/v1/agents/", json=AGENT).json()["id"]
-        http.post(f"/v1/agents/{agent_id}/messages", json={"messages": [{"role": "user", "content": "warm up"}]})
+        say = {"messages": [{"role": "user", "content": "hi"}]}
+        http.post(f"/v1/agents/{agent_id}/messages", json=say)  # warm-up
+
+        def two_steps() -> httpx.Response:
+            server_mock.script(Reply.tool_call("conversation_search", {"query": "tea"}), Reply.text("found it"))
+            return http.post(f"/v1/agents/{agent_id}/messages", json=say)
+
+        server_mock = app.state.mock_llm
+        counts: dict[str, int] = {}
         for title, call in (
-            ("create agent", lambda: http.post("/v1/agents/", json=AGENT)),
-            ("list agents", lambda: http.get("/v1/agents/", params={"limit": 50})),
-            (
-                "send message",
-                lambda: http.post(
-                    f"/v1/agents/{agent_id}/messages", json={"messages": [{"role": "user", "content": "hi"}]}
-                ),
-            ),
+            ("create agent (2 blocks)", lambda: http.post("/v1/agents/", json=AGENT)),
+            ("list agents limit=50", lambda: http.get("/v1/agents/", params={"limit": 50})),
+            ("send message, 1 step", lambda: http.post(f"/v1/agents/{agent_id}/messages", json=say)),
+            ("send message, 2 steps (tool call)", two_steps),
         ):
             log.clear()
             call().raise_for_status()
-            print(f"\n== {title}: {len(log)} statements")
-            for line in log:
-                print("  ", line)
+            counts[title] = len(log)
+            if verbose:
+                print(f"\n== {title}: {len(log)} statements")
+                for line in log:
+                    print("  ", line)
+        return counts
+
+
+def print_counts() -> None:
+    for title, count in statement_counts().items():
+        print(f"{'SQL statements: ' + title:<50} {count}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quiet", action="store_true")
+    args = parser.parse_args()
+    if args.quiet:
+        print_counts()
+    else:
+        statement_counts(verbose=True)
 
 
 if __name__ == "__main__":
