@@ -1,6 +1,6 @@
 """The FastAPI application: ``create_app(settings)`` wires the lifespan, middleware, error handlers and routers."""
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
@@ -43,7 +43,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await engine.dispose()
 
 
-def _error_response(status: int, body: dict[str, object], headers: dict[str, str] | None = None) -> JSONResponse:
+def _error_response(status: int, body: Mapping[str, object], headers: Mapping[str, str] | None = None) -> JSONResponse:
     return JSONResponse(status_code=status, content=body, headers=headers)
 
 

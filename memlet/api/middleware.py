@@ -2,6 +2,7 @@
 
 import hmac
 import json
+from collections.abc import Mapping
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -20,7 +21,12 @@ OPEN_PATHS = frozenset(
 )
 
 
-async def _send_json(send: Send, status: int, body: dict[str, object], headers: list[tuple[bytes, bytes]] = []) -> None:  # noqa: B006
+async def _send_json(
+    send: Send,
+    status: int,
+    body: Mapping[str, object],
+    headers: list[tuple[bytes, bytes]] = [],  # noqa: B006
+) -> None:
     payload = json.dumps(body).encode()
     await send(
         {

@@ -28,7 +28,7 @@ class RunRepository:
     ) -> str:
         """Create the run as running, or promote the caller's created row; one statement. Returns the status
         (``cancelled`` when a client cancelled it before the loop started)."""
-        stmt = insert(orm.Run).values(
+        values = insert(orm.Run).values(
             id=run_id,
             agent_id=agent_id,
             organization_id=organization_id,
@@ -38,7 +38,7 @@ class RunRepository:
             background=background,
             num_steps=0,
         )
-        stmt = stmt.on_conflict_do_update(
+        stmt = values.on_conflict_do_update(
             index_elements=[orm.Run.id],
             set_={"status": case((orm.Run.status == "created", "running"), else_=orm.Run.status)},
         ).returning(orm.Run.status)
