@@ -1,18 +1,24 @@
 """Build one LLM request from the loaded state and call the model, forwarding token deltas when streaming."""
 
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from memlet.db import models as orm
 from memlet.llm.client import LLMClient
 from memlet.llm.errors import LLMEmptyResponseError
 from memlet.llm.types import ChatRequest, ChatResult, ContentDelta, ReasoningDelta, ToolCallDelta, Usage
-from memlet.loop.context import is_v2, to_openai_messages, tool_definition
+from memlet.loop.context import HEARTBEAT_PARAM, THINKING_PARAM, is_v2, to_openai_messages, tool_definition
 from memlet.loop.events import TokenDelta
 from memlet.loop.state import LoopState
 from memlet.loop.step import previous_message_id
+from memlet.loop.stream_args import ArgumentSplitter
 from memlet.loop.tool_rules import ToolRulesSolver
 from memlet.messages.views import otid_from_id
+
+# V2 replies to the user through this tool; its argument streams as assistant text.
+ASSISTANT_TOOL = "send_message"
+ASSISTANT_KWARG = "message"
 
 
 def request_tools(
@@ -53,55 +59,159 @@ class DeltaLabels:
 
     As in Letta, one response is one assistant row: its public parts (reasoning, text, tool calls) get the otids
     `otid_from_id(assistant_id, i)`, where i moves on each time the kind of fragment changes; in the stored
-    row the parts come in the same order, so `views.to_letta_messages` numbers them alike. V2 agents store the
-    `thinking` argument as a text part before the calls, so their calls get one index more, and their plain
-    content is not stored, so it is not streamed. Approval-gated calls belong to the approval row: its id (the
-    assistant id, or the id before it when ungated calls came first in the same response; see
-    `step.approval_request`) is also their otid. Known gap: a gated call followed by ungated ones in the same
-    response is labelled with the assistant id although it is stored on the row before it.
+    row the parts come in the same order, so `views.to_letta_messages` numbers them alike. V2 agents are
+    labelled by `_V2Labels`. Approval-gated calls belong to the approval row: its id (the assistant id, or the
+    id before it when ungated calls came first in the same response; see `step.approval_request`) is also their
+    otid. Known gap: a gated call followed by ungated ones in the same response is labelled with the assistant
+    id although it is stored on the row before it.
     """
 
     def __init__(self, assistant_id: str, *, v2: bool, gated: Callable[[str], bool]) -> None:
         self.assistant_id = assistant_id
-        self.v2 = v2
         self.gated = gated
+        self._v2 = _V2Labels(self) if v2 else None
         self._kind: str | None = None
         self._index = 0
-        self._plain_seen = False
+        self.plain_seen = False
         self._approval_calls: dict[str, str] = {}  # tool call id -> approval row id
 
     def _part(self, kind: str) -> str:
-        if self._kind != kind:
-            if self._kind is not None:
-                self._index += 1
-            if kind == "tool_call" and self.v2:
-                self._index += 1  # the stored `thinking` text part comes before the calls
+        if self._kind is not None and self._kind != kind:
+            self._index += 1
         self._kind = kind
         return otid_from_id(self.assistant_id, self._index)
 
     def reasoning(self, text: str) -> TokenDelta:
+        if self._v2 is not None:
+            self._v2.native_seen = True
+            return TokenDelta("reasoning", self.assistant_id, otid_from_id(self.assistant_id, 0), text=text)
         return TokenDelta("reasoning", self.assistant_id, self._part("reasoning"), text=text)
 
     def content(self, text: str) -> TokenDelta | None:
-        if self.v2:
-            return None
+        if self._v2 is not None:
+            return None  # V2 agents do not store plain content, so it is not shown
         return TokenDelta("assistant", self.assistant_id, self._part("assistant"), text=text)
 
-    def tool_call(self, delta: ToolCallDelta) -> TokenDelta:
+    def approval_id(self, delta: ToolCallDelta) -> str | None:
+        """The approval row a call belongs to, or None when it runs without approval."""
         approval_id = self._approval_calls.get(delta.id)
         if approval_id is None and delta.name is not None and self.gated(delta.name):
-            approval_id = previous_message_id(self.assistant_id) if self._plain_seen else self.assistant_id
+            approval_id = previous_message_id(self.assistant_id) if self.plain_seen else self.assistant_id
             self._approval_calls[delta.id] = approval_id
+        return approval_id
+
+    def tool_call(self, delta: ToolCallDelta) -> list[TokenDelta]:
+        """The fragments one provider tool-call delta yields (V2: possibly none, or several)."""
+        if self._v2 is not None:
+            return self._v2.tool_call(delta)
+        approval_id = self.approval_id(delta)
         arguments = delta.arguments or None
         if approval_id is not None:
-            return TokenDelta(
-                "approval", approval_id, approval_id, tool_call_id=delta.id, name=delta.name, arguments=arguments
-            )
-        self._plain_seen = True
+            return [
+                TokenDelta(
+                    "approval", approval_id, approval_id, tool_call_id=delta.id, name=delta.name, arguments=arguments
+                )
+            ]
+        self.plain_seen = True
         otid = self._part("tool_call")
-        return TokenDelta(
-            "tool_call", self.assistant_id, otid, tool_call_id=delta.id, name=delta.name, arguments=arguments
-        )
+        return [
+            TokenDelta(
+                "tool_call", self.assistant_id, otid, tool_call_id=delta.id, name=delta.name, arguments=arguments
+            )
+        ]
+
+
+@dataclass
+class _V2Call:
+    id: str
+    name: str
+    approval_id: str | None
+    splitter: ArgumentSplitter
+    view: int | None  # index of its view among the row's tool-call views (None: on the approval row)
+    head_sent: bool = False
+
+
+class _V2Labels:
+    """Fragments of a V2 response, parsed out of the streamed arguments as Letta does.
+
+    The `thinking` argument streams as reasoning (the stored row keeps it as a text part after any native
+    reasoning); `send_message`'s `message` streams as assistant text; other calls stream as tool-call fragments
+    whose arguments leave `thinking` out (and, for approval requests, `request_heartbeat`, as they are stored).
+    Only the first call carrying `thinking` gives it up, as in `step.handle_response`. Known gaps: a call
+    streamed before its `thinking` ended is numbered as if that thinking will be non-empty (models are told to
+    think first, and the schema lists `thinking` first); a non-string `thinking` is streamed as an argument.
+    """
+
+    def __init__(self, labels: DeltaLabels) -> None:
+        self.labels = labels
+        self.native_seen = False
+        self._calls: dict[str, _V2Call] = {}
+        self._thinking_taken = False  # some call's arguments had the thinking member
+        self._thinking: str | None = None  # its value once complete
+        self._views_done = 0  # tool-call views already closed, as `views._tool_call_views` counts them
+        self._group_open = False  # plain calls waiting to be shown as one tool_call_message
+
+    def _thinking_index(self) -> int:
+        return 1 if self.native_seen else 0
+
+    def _call_index(self, view: int) -> int:
+        thinking_part = self._thinking is None or self._thinking != ""
+        return self._thinking_index() + int(thinking_part) + view
+
+    def _register(self, delta: ToolCallDelta) -> _V2Call:
+        name = delta.name or ""
+        approval_id = self.labels.approval_id(delta)
+        fields = set() if self._thinking_taken else {THINKING_PARAM}
+        view: int | None = None
+        if approval_id is None:
+            self.labels.plain_seen = True
+            view = self._views_done
+            if name == ASSISTANT_TOOL:
+                fields.add(ASSISTANT_KWARG)
+                self._views_done += 2 if self._group_open else 1
+                self._group_open = False
+            else:
+                self._group_open = True
+        # An approval request stores its arguments without the loop's own request_heartbeat.
+        drop = {HEARTBEAT_PARAM} if approval_id is not None else set()
+        call = _V2Call(delta.id, name, approval_id, ArgumentSplitter(fields, drop), view)
+        self._calls[delta.id] = call
+        return call
+
+    def tool_call(self, delta: ToolCallDelta) -> list[TokenDelta]:
+        call = self._calls.get(delta.id) or self._register(delta)
+        out: list[TokenDelta] = []
+        assistant_id = self.labels.assistant_id
+        for piece in call.splitter.feed(delta.arguments):
+            if piece.field == THINKING_PARAM:
+                self._thinking_taken = True
+                otid = otid_from_id(assistant_id, self._thinking_index())
+                out.append(TokenDelta("reasoning", assistant_id, otid, text=piece.text))
+            elif piece.field == ASSISTANT_KWARG and call.view is not None:
+                otid = otid_from_id(assistant_id, self._call_index(call.view))
+                out.append(TokenDelta("assistant", assistant_id, otid, text=piece.text))
+            elif piece.field is None and (call.approval_id is not None or call.name != ASSISTANT_TOOL):
+                out.extend(self._call_fragments(call, piece.text))
+        if THINKING_PARAM in call.splitter.completed:
+            self._thinking_taken = True
+            self._thinking = call.splitter.completed[THINKING_PARAM]
+        elif call.splitter.open_field == THINKING_PARAM:
+            self._thinking_taken = True
+        return out
+
+    def _call_fragments(self, call: _V2Call, arguments: str) -> list[TokenDelta]:
+        if call.approval_id is not None:
+            kind: Literal["approval", "tool_call"] = "approval"
+            message_id = otid = call.approval_id
+        else:
+            kind, message_id = "tool_call", self.labels.assistant_id
+            otid = otid_from_id(message_id, self._call_index(call.view or 0))
+        out: list[TokenDelta] = []
+        if not call.head_sent:
+            call.head_sent = True
+            out.append(TokenDelta(kind, message_id, otid, tool_call_id=call.id, name=call.name))
+        out.append(TokenDelta(kind, message_id, otid, tool_call_id=call.id, arguments=arguments))
+        return out
 
 
 def stored_system_text(state: LoopState) -> str:
@@ -166,7 +276,8 @@ async def call_llm(
                 if delta is not None:
                     yield delta
             elif isinstance(event, ToolCallDelta):
-                yield labels.tool_call(event)
+                for delta in labels.tool_call(event):
+                    yield delta
     except LLMEmptyResponseError as exc:
         if not (stream_tokens and _NO_CONTENT_STREAMED in str(exc.detail or exc)):
             raise

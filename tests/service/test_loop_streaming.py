@@ -1,8 +1,13 @@
 """stream_tokens: the TokenDelta sequence, and that every fragment's message_id / otid equal those of the rows the
-step then commits and of their public views (SSE clients concatenate fragments by otid)."""
+step then commits and of their public views (SSE clients concatenate fragments by otid).
+
+V2 agents (memgpt_v2_agent, memgpt_agent) stream the parsed tool arguments: `thinking` as reasoning,
+send_message's `message` as assistant text, other calls' arguments without `thinking`."""
 
 import json
 from typing import Any
+
+import pytest
 
 from memlet.loop.events import MessagesCommitted, RunFinished, TokenDelta
 from memlet.messages.views import to_letta_messages
@@ -119,14 +124,6 @@ class TestToolCalls:
         assert call_view.message_type == "tool_call_message"
         assert_labels(deltas(out, "tool_call"), call_view)
 
-    async def test_v2_call_comes_after_the_stored_thinking(self, loop_env: LoopEnv, mock_llm) -> None:
-        agent = await loop_env.agent(agent_type="memgpt_v2_agent")
-        mock_llm.script(Reply.tool_call("send_message", {"thinking": "be brief", "message": "Hi!"}))
-        out = await loop_env.send(agent, "hello", stream_tokens=True)
-        thinking_view, message_view = views(committed(out), v2=True)
-        assert (thinking_view.message_type, message_view.message_type) == ("reasoning_message", "assistant_message")
-        assert_labels(deltas(out, "tool_call"), message_view)
-
 
 class TestApprovalRequests:
     async def test_gated_call_fragments_carry_the_approval_requests_id(self, loop_env: LoopEnv, mock_llm) -> None:
@@ -158,3 +155,141 @@ class TestApprovalRequests:
         assert_labels(deltas(out, "tool_call"), call_view)
         assert_labels(deltas(out, "approval"), request_view)
         assert {d.tool_call_id for d in deltas(out, "approval")} == {"call_g"}
+
+
+V2_TYPES = ["memgpt_v2_agent", "memgpt_agent"]
+# Newlines, quotes, backslashes and non-ASCII text: the mock sends json.dumps (\uXXXX escapes) in 8-char slices.
+THOUGHT = 'The user said "hi"\nso I greet back \\o/ \u2014 caf\u00e9 \U0001f600.'
+REPLY = 'Hello "friend"!\nNice to meet you \u263a'
+
+
+def joined(fragments: list[TokenDelta]) -> str:
+    return "".join(f.text for f in fragments)
+
+
+def reasoning_views(rows: list[Any]) -> list[Any]:
+    return [v for v in views(rows, v2=True) if v.message_type == "reasoning_message"]
+
+
+class TestV2ParsedArguments:
+    @pytest.mark.parametrize("agent_type", V2_TYPES)
+    async def test_send_message_streams_thinking_then_the_message(
+        self, loop_env: LoopEnv, mock_llm, agent_type: str
+    ) -> None:
+        agent = await loop_env.agent(agent_type=agent_type)
+        mock_llm.script(Reply.tool_call("send_message", {"thinking": THOUGHT, "message": REPLY}))
+        out = await loop_env.send(agent, "hello", stream_tokens=True)
+        assert shape(out) == ["reasoning", "assistant", "committed", "finished"]
+        thoughts, text = deltas(out, "reasoning"), deltas(out, "assistant")
+        assert len(thoughts) > 1 and len(text) > 1
+        assert joined(thoughts) == THOUGHT
+        assert joined(text) == REPLY
+        thinking_view, message_view = views(committed(out), v2=True)
+        assert (thinking_view.reasoning, message_view.content) == (THOUGHT, REPLY)
+        assert_labels(thoughts, thinking_view)
+        assert_labels(text, message_view)
+        assert thinking_view.otid != message_view.otid
+
+    async def test_native_reasoning_comes_before_the_thinking(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent(agent_type="memgpt_v2_agent")
+        args = {"thinking": "short thought", "message": "Hi!"}
+        mock_llm.script(Reply.tool_call("send_message", args, reasoning="model reasoning here"))
+        out = await loop_env.send(agent, "hello", stream_tokens=True)
+        native_view, thinking_view, message_view = views(committed(out), v2=True)
+        reasoning = deltas(out, "reasoning")
+        assert_labels([f for f in reasoning if f.otid == native_view.otid], native_view)
+        assert joined([f for f in reasoning if f.otid == native_view.otid]) == "model reasoning here"
+        assert joined([f for f in reasoning if f.otid == thinking_view.otid]) == "short thought"
+        assert {f.otid for f in reasoning} == {native_view.otid, thinking_view.otid}
+        assert_labels(deltas(out, "assistant"), message_view)
+        assert joined(deltas(out, "assistant")) == "Hi!"
+
+    async def test_message_before_thinking_still_matches(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent(agent_type="memgpt_v2_agent")
+        raw = json.dumps({"message": REPLY, "thinking": THOUGHT})
+        mock_llm.script(Reply.tool_call("send_message", raw))
+        out = await loop_env.send(agent, "hello", stream_tokens=True)
+        assert shape(out) == ["assistant", "reasoning", "committed", "finished"]
+        thinking_view, message_view = views(committed(out), v2=True)
+        assert_labels(deltas(out, "reasoning"), thinking_view)
+        assert_labels(deltas(out, "assistant"), message_view)
+        assert (joined(deltas(out, "reasoning")), joined(deltas(out, "assistant"))) == (THOUGHT, REPLY)
+
+    async def test_empty_thinking_is_not_a_part(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent(agent_type="memgpt_v2_agent")
+        mock_llm.script(Reply.tool_call("send_message", {"thinking": "", "message": "Hi!"}))
+        out = await loop_env.send(agent, "hello", stream_tokens=True)
+        assert shape(out) == ["assistant", "committed", "finished"]
+        (message_view,) = views(committed(out), v2=True)
+        assert_labels(deltas(out, "assistant"), message_view)
+
+    @pytest.mark.parametrize("agent_type", V2_TYPES)
+    async def test_other_tools_stream_arguments_without_thinking(
+        self, loop_env: LoopEnv, mock_llm, agent_type: str
+    ) -> None:
+        agent = await loop_env.agent(agent_type=agent_type)
+        args = {"thinking": THOUGHT, "query": "green tea", "request_heartbeat": True}
+        mock_llm.script(
+            Reply.tool_call("conversation_search", args, id="call_s"),
+            Reply.tool_call("send_message", {"thinking": "done", "message": "Found nothing."}),
+        )
+        out = await loop_env.send(agent, "search", stream_tokens=True)
+        assert shape(out) == [
+            "reasoning",
+            "tool_call",
+            "committed",
+            "reasoning",
+            "assistant",
+            "committed",
+            "finished",
+        ]
+        first = committed(out, 0)
+        thinking_view, call_view, _return_view, *_heartbeat = views(first, v2=True)
+        calls = deltas(out, "tool_call")
+        head, rest = calls[0], calls[1:]
+        assert (head.name, head.tool_call_id, head.arguments) == ("conversation_search", "call_s", None)
+        assert rest and all(f.name is None and f.tool_call_id == "call_s" for f in rest)
+        streamed = json.loads("".join(f.arguments or "" for f in rest))
+        assert streamed == {"query": "green tea", "request_heartbeat": True}
+        assert streamed == json.loads(call_view.tool_call.arguments)
+        assert_labels(calls, call_view)
+        step_thoughts = [f for f in deltas(out, "reasoning") if f.message_id == first[0].id]
+        assert_labels(step_thoughts, thinking_view)
+        assert joined(step_thoughts) == thinking_view.reasoning == THOUGHT
+        later_thinking, reply_view = views(committed(out, 1), v2=True)
+        assert_labels([f for f in deltas(out, "reasoning") if f.message_id != first[0].id], later_thinking)
+        assert_labels(deltas(out, "assistant"), reply_view)
+
+    async def test_gated_call_streams_thinking_and_an_approval_request(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent(agent_type="memgpt_v2_agent", custom_tools=[GATED])
+        mock_llm.script(Reply.tool_call("launch", {"thinking": "launch it", "request_heartbeat": False}, id="call_g"))
+        out = await loop_env.send(agent, "launch", stream_tokens=True)
+        assert shape(out) == ["reasoning", "approval", "committed", "finished"]
+        thinking_view, request_view = views(committed(out), v2=True)
+        assert request_view.message_type == "approval_request_message"
+        assert_labels(deltas(out, "reasoning"), thinking_view)
+        assert joined(deltas(out, "reasoning")) == "launch it"
+        approvals = deltas(out, "approval")
+        assert_labels(approvals, request_view)
+        assert approvals[0].name == "launch"
+        arguments = json.loads("".join(f.arguments or "" for f in approvals))
+        assert "thinking" not in arguments
+        assert arguments == json.loads(request_view.tool_call.arguments)
+
+    async def test_two_calls_in_one_response_follow_the_stored_views(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent(agent_type="memgpt_v2_agent")
+        mock_llm.script(
+            Reply.tool_calls(
+                Call("conversation_search", {"thinking": "look first", "query": "tea"}, id="call_s"),
+                Call("send_message", {"message": "Searching."}, id="call_m"),
+            )
+        )
+        out = await loop_env.send(agent, "tea?", stream_tokens=True)
+        thinking_view, call_view, message_view = [
+            v for v in views(committed(out), v2=True) if v.id == committed(out)[0].id
+        ]
+        assert call_view.otid == message_view.otid  # as stored views number them (Letta's numbering)
+        assert_labels(deltas(out, "reasoning"), thinking_view)
+        assert_labels(deltas(out, "tool_call"), call_view)
+        assert_labels(deltas(out, "assistant"), message_view)
+        assert joined(deltas(out, "assistant")) == message_view.content == "Searching."
