@@ -23,7 +23,6 @@ class TestHealth:
             assert response.json() == {"version": "0.16.8", "status": "ok"}
             assert response.headers["x-request-id"]
 
-
     def test_slash_tolerance_on_collections_and_items(self, http: httpx.Client) -> None:
         body = {"name": "s", "llm_config": {"model": "m", "model_endpoint_type": "openai", "context_window": 8000}}
         created = http.post("/v1/agents", json=body)
