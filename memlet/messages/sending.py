@@ -24,6 +24,7 @@ from memlet.messages.requests import LettaAsyncRequest, LettaRequest, LettaStrea
 from memlet.messages.schemas import LettaPing, LettaResponse, StoredMessage
 from memlet.messages.streaming import EventRenderer, ViewOptions, public_views, sse, stop_reason, usage_of
 from memlet.providers.catalog import ModelCatalog
+from memlet.runs.callbacks import dispatch_run_callback
 from memlet.runs.queries import RunQueries
 from memlet.runs.schemas import LettaRequestConfig, Run
 
@@ -159,6 +160,9 @@ class SendService:
             queue.put_nowait(exc)
         finally:
             queue.put_nowait(_END)
+        # After the run is closed (and nobody waits on the queue): tell an async request's callback_url.
+        if isinstance(req, LettaAsyncRequest) and req.callback_url:
+            await dispatch_run_callback(self.deps.sessionmaker, self.actor, run_id)
 
     async def send(self, agent_id: str, req: LettaStreamingRequest, run_type: str) -> LettaResponse:
         """Run the loop to the end and answer with the new messages, the stop reason and the usage."""
