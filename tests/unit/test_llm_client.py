@@ -1,5 +1,6 @@
 """OpenAICompatibleClient and the embedding client against the in-process mock LLM server."""
 
+import asyncio
 import email.utils
 import json
 import math
@@ -231,6 +232,10 @@ class TestRetries:
         await llm.aclose()
         assert time.monotonic() - started < 1.9
         assert (info.value.error_type, info.value.http_status) == ("llm_timeout", 504)
+        # The retry was sent; the mock's thread may log it a moment after the client gave up.
+        deadline = time.monotonic() + 2
+        while len(mock.requests) < 2 and time.monotonic() < deadline:  # noqa: ASYNC110 (another thread fills it)
+            await asyncio.sleep(0.02)
         assert len(mock.requests) == 2
 
     async def test_connection_refused(self) -> None:
