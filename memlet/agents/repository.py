@@ -7,7 +7,7 @@ from sqlalchemy import Select, delete, func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memlet.api.pagination import Page, paginate
+from memlet.api.pagination import Page, fetch_page
 from memlet.db import models as orm
 
 
@@ -108,9 +108,9 @@ class AgentRepository:
 
     async def list_page(self, org_id: str, filters: AgentFilters, page: Page, *, sort_by: str) -> list[orm.Agent]:
         sort_col = orm.Agent.last_run_completion if sort_by == "last_run_completion" else orm.Agent.created_at
-        stmt, reverse = paginate(filters.apply(select(orm.Agent), org_id), page, sort_col=sort_col, id_col=orm.Agent.id)
-        rows = list(await self.session.scalars(stmt))
-        return rows[::-1] if reverse else rows
+        return await fetch_page(
+            self.session, filters.apply(select(orm.Agent), org_id), page, sort_col=sort_col, id_col=orm.Agent.id
+        )
 
     async def count(self, org_id: str, filters: AgentFilters) -> int:
         stmt = filters.apply(select(func.count()).select_from(orm.Agent), org_id)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from sqlalchemy import Select, select, tuple_
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
 Order = Literal["asc", "desc"]
@@ -66,3 +67,17 @@ def paginate(
     if page.limit is not None and page.limit > 0:
         stmt = stmt.limit(page.limit)
     return stmt, reverse
+
+
+async def fetch_page(
+    session: AsyncSession,
+    stmt: Select[Any],
+    page: Page,
+    *,
+    sort_col: InstrumentedAttribute[Any],
+    id_col: InstrumentedAttribute[Any],
+) -> list[Any]:
+    """Run ``stmt`` paginated by ``page`` and return its rows in the requested order."""
+    paged, reverse = paginate(stmt, page, sort_col=sort_col, id_col=id_col)
+    rows = list(await session.scalars(paged))
+    return rows[::-1] if reverse else rows

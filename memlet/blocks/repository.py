@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 from sqlalchemy.sql.elements import ColumnElement
 
-from memlet.api.pagination import Page, paginate
+from memlet.api.pagination import Page, fetch_page
 from memlet.db import models as orm
 
 
@@ -119,11 +119,13 @@ class BlockRepository:
         return list(rows)
 
     async def list_page(self, org_id: str, filters: BlockFilters, page: Page) -> list[orm.Block]:
-        stmt, reverse = paginate(
-            filters.apply(select(orm.Block), org_id), page, sort_col=orm.Block.created_at, id_col=orm.Block.id
+        return await fetch_page(
+            self.session,
+            filters.apply(select(orm.Block), org_id),
+            page,
+            sort_col=orm.Block.created_at,
+            id_col=orm.Block.id,
         )
-        rows = list(await self.session.scalars(stmt))
-        return rows[::-1] if reverse else rows
 
     async def count(self, org_id: str, filters: BlockFilters) -> int:
         stmt = filters.apply(select(func.count()).select_from(orm.Block), org_id)
@@ -150,14 +152,13 @@ class BlockRepository:
     async def page_for_agent(self, agent_id: str, page: Page) -> list[orm.Block]:
         """One page of an agent's blocks, ordered by creation time."""
         attached = select(orm.BlockAgent.block_id).where(orm.BlockAgent.agent_id == agent_id)
-        stmt, reverse = paginate(
+        return await fetch_page(
+            self.session,
             select(orm.Block).where(orm.Block.id.in_(attached)),
             page,
             sort_col=orm.Block.created_at,
             id_col=orm.Block.id,
         )
-        rows = list(await self.session.scalars(stmt))
-        return rows[::-1] if reverse else rows
 
     async def by_label(self, agent_id: str, label: str, *, for_update: bool = False) -> orm.Block | None:
         stmt = (
@@ -239,11 +240,10 @@ class BlockRepository:
     async def agents_page(self, org_id: str, block_id: str, page: Page) -> list[orm.Agent]:
         """One page of the agents a block is attached to, ordered by creation time."""
         attached = select(orm.BlockAgent.agent_id).where(orm.BlockAgent.block_id == block_id)
-        stmt, reverse = paginate(
+        return await fetch_page(
+            self.session,
             select(orm.Agent).where(orm.Agent.organization_id == org_id, orm.Agent.id.in_(attached)),
             page,
             sort_col=orm.Agent.created_at,
             id_col=orm.Agent.id,
         )
-        rows = list(await self.session.scalars(stmt))
-        return rows[::-1] if reverse else rows

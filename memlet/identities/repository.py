@@ -9,7 +9,7 @@ from sqlalchemy import Select, delete, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memlet.api.pagination import Page, paginate
+from memlet.api.pagination import Page, fetch_page
 from memlet.db import models as orm
 from memlet.db.locks import lock_key
 
@@ -78,14 +78,13 @@ class IdentityRepository:
         return await self.session.scalar(stmt.limit(1))
 
     async def list_page(self, org_id: str, filters: IdentityFilters, page: Page) -> list[orm.Identity]:
-        stmt, reverse = paginate(
+        return await fetch_page(
+            self.session,
             filters.apply(select(orm.Identity), org_id),
             page,
             sort_col=orm.Identity.created_at,
             id_col=orm.Identity.id,
         )
-        rows = list(await self.session.scalars(stmt))
-        return rows[::-1] if reverse else rows
 
     async def count(self, org_id: str) -> int:
         stmt = select(func.count()).select_from(orm.Identity).where(orm.Identity.organization_id == org_id)
@@ -173,6 +172,4 @@ class IdentityRepository:
         """One page of the blocks linked to an identity, ordered by creation time."""
         linked = select(orm.IdentityBlock.block_id).where(orm.IdentityBlock.identity_id == identity_id)
         base: Select[Any] = select(orm.Block).where(orm.Block.organization_id == org_id, orm.Block.id.in_(linked))
-        stmt, reverse = paginate(base, page, sort_col=orm.Block.created_at, id_col=orm.Block.id)
-        rows = list(await self.session.scalars(stmt))
-        return rows[::-1] if reverse else rows
+        return await fetch_page(self.session, base, page, sort_col=orm.Block.created_at, id_col=orm.Block.id)

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memlet.api.pagination import Page, paginate
+from memlet.api.pagination import Page, fetch_page
 from memlet.db import models as orm
 from memlet.errors import NotFoundError
 
@@ -84,9 +84,7 @@ class MessageRepository:
         return await self._page(_filtered(select(M).where(M.organization_id == org_id), **filters), page)
 
     async def _page(self, stmt: Select[Any], page: Page) -> list[orm.Message]:
-        stmt, reverse = paginate(stmt, page, sort_col=M.sequence_id, id_col=M.id)
-        rows = list(await self.session.scalars(stmt))
-        return rows[::-1] if reverse else rows
+        return await fetch_page(self.session, stmt, page, sort_col=M.sequence_id, id_col=M.id)
 
     async def add(self, rows: Sequence[orm.Message]) -> None:
         """Insert rows one by one so their sequence ids follow the list order."""

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memlet.api.pagination import Page, paginate
+from memlet.api.pagination import Page, fetch_page
 from memlet.db import models as orm
 
 
@@ -77,9 +77,7 @@ class RunQueries:
             stmt = stmt.where(r.stop_reason == filters.stop_reason)
         if filters.conversation_id is not None:
             stmt = stmt.where(r.conversation_id == filters.conversation_id)
-        stmt, reverse = paginate(stmt, page, sort_col=r.created_at, id_col=r.id)
-        rows = list(await self.session.scalars(stmt))
-        return rows[::-1] if reverse else rows
+        return await fetch_page(self.session, stmt, page, sort_col=r.created_at, id_col=r.id)
 
     async def delete(self, run_id: str) -> None:
         await self.session.execute(delete(orm.Run).where(orm.Run.id == run_id))
@@ -143,6 +141,4 @@ class StepQueries:
         if filters.tags:
             # Steps carrying every requested tag (JSONB containment).
             stmt = stmt.where(s.tags.contains(list(filters.tags)))
-        stmt, reverse = paginate(stmt, page, sort_col=s.created_at, id_col=s.id)
-        rows = list(await self.session.scalars(stmt))
-        return rows[::-1] if reverse else rows
+        return await fetch_page(self.session, stmt, page, sort_col=s.created_at, id_col=s.id)

@@ -9,7 +9,7 @@ from sqlalchemy import Float, Select, String, Text, case, cast, delete, func, li
 from sqlalchemy.dialects.postgresql import ARRAY, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memlet.api.pagination import Page, paginate
+from memlet.api.pagination import Page, fetch_page
 from memlet.db import models as orm
 from memlet.db.base import utcnow
 
@@ -132,11 +132,13 @@ class ToolRepository:
         return list(rows)
 
     async def list_tools(self, org_id: str, filters: ToolFilters, page: Page) -> list[orm.Tool]:
-        stmt, reverse = paginate(
-            filters.apply(select(orm.Tool), org_id), page, sort_col=orm.Tool.created_at, id_col=orm.Tool.id
+        return await fetch_page(
+            self.session,
+            filters.apply(select(orm.Tool), org_id),
+            page,
+            sort_col=orm.Tool.created_at,
+            id_col=orm.Tool.id,
         )
-        rows = list(await self.session.scalars(stmt))
-        return rows[::-1] if reverse else rows
 
     async def count(self, org_id: str, filters: ToolFilters) -> int:
         stmt = filters.apply(select(func.count()).select_from(orm.Tool), org_id)
@@ -228,9 +230,7 @@ class ToolRepository:
             .join(orm.ToolAgent, orm.ToolAgent.tool_id == orm.Tool.id)
             .where(orm.ToolAgent.agent_id == agent_id)
         )
-        stmt, reverse = paginate(stmt, page, sort_col=orm.Tool.created_at, id_col=orm.Tool.id)
-        rows = list(await self.session.scalars(stmt))
-        return rows[::-1] if reverse else rows
+        return await fetch_page(self.session, stmt, page, sort_col=orm.Tool.created_at, id_col=orm.Tool.id)
 
     async def attach(self, agent_id: str, tool_ids: Sequence[str], *, start: int | None = None) -> None:
         """Attach tools after the agent's existing ones; attaching twice is a no-op."""
