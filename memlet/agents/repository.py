@@ -2,8 +2,9 @@
 
 from collections import defaultdict
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
-from sqlalchemy import Select, delete, func, select
+from sqlalchemy import DateTime, Select, delete, func, literal, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -107,7 +108,13 @@ class AgentRepository:
         return list(await self.session.scalars(select(orm.Agent).where(orm.Agent.id.in_(agent_ids))))
 
     async def list_page(self, org_id: str, filters: AgentFilters, page: Page, *, sort_by: str) -> list[orm.Agent]:
-        sort_col = orm.Agent.last_run_completion if sort_by == "last_run_completion" else orm.Agent.created_at
+        # Agents that never ran sort first (NULL would drop out of the cursor comparison and break paging).
+        never = literal(datetime.min.replace(tzinfo=UTC), DateTime(timezone=True))
+        sort_col = (
+            func.coalesce(orm.Agent.last_run_completion, never)
+            if sort_by == "last_run_completion"
+            else orm.Agent.created_at
+        )
         return await fetch_page(
             self.session, filters.apply(select(orm.Agent), org_id), page, sort_col=sort_col, id_col=orm.Agent.id
         )

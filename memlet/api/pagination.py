@@ -9,7 +9,7 @@ paging newest-first; this is the documented fix.
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from sqlalchemy import Select, select, tuple_
+from sqlalchemy import ColumnElement, Select, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
@@ -41,7 +41,7 @@ def paginate(
     stmt: Select[Any],
     page: Page,
     *,
-    sort_col: InstrumentedAttribute[Any],
+    sort_col: InstrumentedAttribute[Any] | ColumnElement[Any],
     id_col: InstrumentedAttribute[Any],
 ) -> tuple[Select[Any], bool]:
     """Apply cursors, order and limit. Returns the statement and whether its rows must be reversed afterwards.
@@ -74,7 +74,7 @@ async def fetch_page(
     stmt: Select[Any],
     page: Page,
     *,
-    sort_col: InstrumentedAttribute[Any],
+    sort_col: InstrumentedAttribute[Any] | ColumnElement[Any],
     id_col: InstrumentedAttribute[Any],
 ) -> list[Any]:
     """Run ``stmt`` paginated by ``page`` and return its rows in the requested order."""

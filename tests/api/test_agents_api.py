@@ -128,6 +128,19 @@ class TestListAgents:
         assert sorted(seen) == sorted(created) and len(seen) == len(set(seen))
         assert seen == (created if order == "asc" else created[::-1])
 
+    def test_order_by_last_run_completion_pages_agents_that_never_ran(self, http: httpx.Client, client: Letta) -> None:
+        created = {make_agent(client, f"r{i}", memory_blocks=[]).id for i in range(5)}
+        seen: list[str] = []
+        after = None
+        while True:
+            params = {"order_by": "last_run_completion", "limit": 2, **({"after": after} if after else {})}
+            page = http.get("/v1/agents/", params=params).json()
+            if not page:
+                break
+            seen += [a["id"] for a in page]
+            after = page[-1]["id"]
+        assert sorted(seen) == sorted(created)
+
     def test_before_cursor_returns_closest_rows(self, client: Letta) -> None:
         created = [make_agent(client, f"b{i}", memory_blocks=[]).id for i in range(5)]
         page = client.agents.list(order="asc", before=created[3], limit=2).items
