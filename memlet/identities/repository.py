@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import Select, delete, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import InstrumentedAttribute
 
 from memlet.api.pagination import Page, fetch_page
 from memlet.db import models as orm
@@ -95,30 +96,22 @@ class IdentityRepository:
 
     async def agent_ids_for(self, identity_ids: Sequence[str]) -> dict[str, list[str]]:
         """Agent ids linked to each identity of a page, in one query."""
-        result: dict[str, list[str]] = defaultdict(list)
-        if identity_ids:
-            link = orm.IdentityAgent
-            rows = await self.session.execute(
-                select(link.identity_id, link.agent_id)
-                .where(link.identity_id.in_(identity_ids))
-                .order_by(link.identity_id, link.agent_id)
-            )
-            for identity_id, agent_id in rows:
-                result[identity_id].append(agent_id)
-        return result
+        return await self._linked(orm.IdentityAgent.identity_id, orm.IdentityAgent.agent_id, identity_ids)
 
     async def block_ids_for(self, identity_ids: Sequence[str]) -> dict[str, list[str]]:
         """Block ids linked to each identity of a page, in one query."""
+        return await self._linked(orm.IdentityBlock.identity_id, orm.IdentityBlock.block_id, identity_ids)
+
+    async def _linked(
+        self, owner: InstrumentedAttribute[str], target: InstrumentedAttribute[str], identity_ids: Sequence[str]
+    ) -> dict[str, list[str]]:
         result: dict[str, list[str]] = defaultdict(list)
         if identity_ids:
-            link = orm.IdentityBlock
             rows = await self.session.execute(
-                select(link.identity_id, link.block_id)
-                .where(link.identity_id.in_(identity_ids))
-                .order_by(link.identity_id, link.block_id)
+                select(owner, target).where(owner.in_(identity_ids)).order_by(owner, target)
             )
-            for identity_id, block_id in rows:
-                result[identity_id].append(block_id)
+            for identity_id, linked_id in rows:
+                result[identity_id].append(linked_id)
         return result
 
     async def existing_agent_ids(self, org_id: str, agent_ids: Sequence[str]) -> set[str]:
