@@ -4,11 +4,14 @@ FROM python:3.12-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
 WORKDIR /app
 
+# bubblewrap isolates custom tools (namespaces need a runtime that allows them; memlet says so at start if not).
+RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap && rm -rf /var/lib/apt/lists/*
 RUN useradd --create-home --uid 1000 memlet
 COPY pyproject.toml README.md alembic.ini ./
 COPY alembic ./alembic
 COPY memlet ./memlet
-RUN pip install -e . && chown -R memlet /app
+# The code stays root-owned: the server (and any tool) can read it but never change it.
+RUN pip install -e .
 
 USER memlet
 EXPOSE 8283

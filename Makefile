@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: dev server test check lint format migrate bench clean
+.PHONY: dev server test check lint format migrate bench fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ format: $(STAMP)
 
 migrate: $(STAMP)
 	$(BIN)/memlet db upgrade
+
+## Schemathesis (all phases) over every operation memlet serves from ../shared/letta/openapi.json; prints the counts.
+fuzz: $(STAMP)
+	$(BIN)/python -m tests.fuzz --max-examples 40 --max-time 900
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_state_api.py

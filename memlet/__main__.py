@@ -1,16 +1,24 @@
-"""The ``memlet`` command: ``memlet server`` and ``memlet db upgrade|downgrade``."""
+"""The ``memlet`` command: ``memlet server``, ``memlet db upgrade|downgrade`` and ``memlet secrets reencrypt``."""
 
 import argparse
 import asyncio
 import os
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
 
 from memlet import __version__, migrations
 from memlet.config import Settings
 from memlet.db.embedded import EmbeddedPostgres
+from memlet.exposure import UnsafeExposureError, refuse_unsafe_exposure, warn_at_startup
+from memlet.log import configure_logging
 
 
 def _say(text: str) -> None:
@@ -36,6 +44,17 @@ def database(settings: Settings) -> Iterator[str]:
         _say("embedded PostgreSQL stopped")
 
 
+def load_settings(**overrides: Any) -> Settings:
+    """Settings from the environment, with the command line's values on top; a bad configuration exits with 2."""
+    try:
+        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:
+        # Only the messages: pydantic's full text repeats the input values, passwords included.
+        for error in exc.errors():
+            _say(f"invalid configuration: {error['msg'].removeprefix('Value error, ')}")
+        raise SystemExit(2) from None
+
+
 def _migrate(uri: str) -> None:
     started = time.perf_counter()
     _say("applying database migrations")
@@ -43,32 +62,66 @@ def _migrate(uri: str) -> None:
     _say(f"database schema up to date ({time.perf_counter() - started:.1f}s)")
 
 
+def _metrics_dir(settings: Settings) -> Path:
+    """Where the workers' metrics are summed: the configured directory emptied of a previous run's files, or a
+    fresh temporary one."""
+    if settings.prometheus_multiproc_dir is None:
+        return Path(tempfile.mkdtemp(prefix="memlet-metrics-"))
+    directory = settings.prometheus_multiproc_dir
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*_*.db"):  # prometheus_client's files: counter_<pid>.db, histogram_<pid>.db ...
+        stale.unlink()
+    return directory
+
+
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    settings = Settings()
-    host = args.host or settings.host
-    port = args.port or settings.port
+    settings = load_settings(host=args.host, port=args.port)
+    host, port = settings.host, settings.port
+    configure_logging(settings.log_level)
+    try:
+        refuse_unsafe_exposure(settings)  # before the database starts: a refusal is immediate
+    except UnsafeExposureError as exc:
+        _say(str(exc))
+        return 2
+    warn_at_startup(settings, os.geteuid() if hasattr(os, "geteuid") else None)
     with database(settings) as uri:
         if settings.migrate_on_start:
             _migrate(uri)
         settings = settings.model_copy(update={"pg_uri": uri})
         _say(f"serving the Letta API on http://{host}:{port}  (docs: http://{host}:{port}/docs)")
+        # Open requests get the shutdown grace too; the lifespan then stops whatever runs are left (runs.worker).
+        grace = max(1, round(settings.shutdown_grace_s))
         if args.workers > 1:
-            # Workers re-read settings from the environment, so hand them the resolved database URI.
-            os.environ["MEMLET_PG_URI"] = uri
-            uvicorn.run(
-                "memlet.app:app_from_env", factory=True, host=host, port=port, workers=args.workers, log_level="warning"
-            )
+            # Workers re-read settings from the environment: hand them the database URI and the real bind address.
+            os.environ.update(MEMLET_PG_URI=uri, MEMLET_HOST=host, MEMLET_PORT=str(port))
+            metrics_dir = _metrics_dir(settings)
+            os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_dir)
+            try:
+                uvicorn.run(
+                    "memlet.app:app_from_env",
+                    factory=True,
+                    host=host,
+                    port=port,
+                    workers=args.workers,
+                    log_level="warning",
+                    timeout_graceful_shutdown=grace,
+                )
+            finally:
+                if settings.prometheus_multiproc_dir is None:
+                    shutil.rmtree(metrics_dir, ignore_errors=True)
         else:
             from memlet.app import create_app
 
-            uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
+            uvicorn.run(
+                create_app(settings), host=host, port=port, log_level="warning", timeout_graceful_shutdown=grace
+            )
     return 0
 
 
 def db(args: argparse.Namespace) -> int:
-    settings = Settings()
+    settings = load_settings()
     with database(settings) as uri:
         if args.action == "upgrade":
             _migrate(uri)
@@ -76,6 +129,30 @@ def db(args: argparse.Namespace) -> int:
             asyncio.run(migrations.downgrade(uri, args.revision))
             _say(f"database downgraded to {args.revision}")
     return 0
+
+
+def secrets(args: argparse.Namespace) -> int:
+    from memlet.crypto import SecretDecryptError, keyring_for
+    from memlet.db.engine import create_engine, create_sessionmaker
+    from memlet.reencrypt import reencrypt_all
+
+    settings = Settings()
+
+    async def run(uri: str) -> int:
+        engine = create_engine(uri, settings)
+        try:
+            async with create_sessionmaker(engine)() as session, session.begin():
+                done = await reencrypt_all(session, keyring_for(settings))
+        except (ValueError, SecretDecryptError) as exc:
+            _say(f"nothing changed: {exc}")
+            return 1
+        finally:
+            await engine.dispose()
+        _say(f"re-encrypted the secrets of {done.agents} agents and the keys of {done.providers} providers")
+        return 0
+
+    with database(settings) as uri:
+        return asyncio.run(run(uri))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,6 +168,9 @@ def main(argv: list[str] | None = None) -> int:
     database_cmd.add_argument("action", choices=["upgrade", "downgrade"])
     database_cmd.add_argument("revision", nargs="?", default="base", help="downgrade target (default base)")
     database_cmd.set_defaults(func=db)
+    secrets_cmd = sub.add_parser("secrets", help="stored credentials")
+    secrets_cmd.add_argument("action", choices=["reencrypt"], help="encrypt every row with the first key")
+    secrets_cmd.set_defaults(func=secrets)
     args = parser.parse_args(argv)
     return int(args.func(args))
 

@@ -1,6 +1,7 @@
 """The FastAPI application: ``create_app(settings)`` wires the lifespan, middleware, error handlers and routers."""
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+import json
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
@@ -9,20 +10,37 @@ from fastapi.responses import JSONResponse, RedirectResponse
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from memlet import __version__
-from memlet.api.middleware import BodyLimitMiddleware, PasswordAuthMiddleware, TrailingSlashMiddleware
+from memlet import __version__, ids, metrics
+from memlet.api.middleware import (
+    BodyLimitMiddleware,
+    LoopbackHostMiddleware,
+    PasswordAuthMiddleware,
+    TrailingSlashMiddleware,
+)
 from memlet.api.v1 import build_v1_router
 from memlet.bootstrap import ensure_defaults
 from memlet.config import Settings
-from memlet.db.engine import create_engine, create_sessionmaker
+from memlet.crypto import settings_secrets
+from memlet.db import errors as db_errors
+from memlet.db.engine import create_engine, create_sessionmaker, create_turn_engine, warn_connection_budget
 from memlet.errors import MemletError
-from memlet.log import RequestIdMiddleware, configure_logging, get_logger, log_fields, request_id_var
+from memlet.exposure import is_loopback_host, refuse_unsafe_exposure
+from memlet.hardening import make_undumpable
+from memlet.log import (
+    RequestIdMiddleware,
+    configure_logging,
+    get_logger,
+    log_fields,
+    mask_library_logs,
+    request_id_var,
+)
+from memlet.loop.deps import default_llm_for
+from memlet.providers.catalog import load_catalog
+from memlet.runs.worker import RunWorker
+from memlet.tool_exec.status import sandbox_status
+from memlet.tools.bootstrap import upsert_base_tools
 
 log = get_logger("app")
-
-StartupHook = Callable[[FastAPI], Awaitable[None]]
-# Domains that need rows or clients at start-up register here (e.g. base tools); run in order after the defaults.
-STARTUP_HOOKS: list[StartupHook] = []
 
 
 @asynccontextmanager
@@ -30,21 +48,50 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings: Settings = app.state.settings
     if not settings.pg_uri:
         raise RuntimeError("create_app needs settings.pg_uri; `memlet server` starts the embedded Postgres for you")
+    app.state.diagnostics = {"process_dumpable": not make_undumpable(), "tool_sandbox": await sandbox_status(settings)}
+    mask_library_logs()  # uvicorn has configured its handlers by now
     engine = create_engine(settings.pg_uri, settings)
     app.state.engine = engine
     app.state.sessionmaker = create_sessionmaker(engine)
+    # Turns hold their agent lock and do their DB work on an engine of their own, never the API's pool.
+    app.state.turn_engine = turn_engine = create_turn_engine(settings.pg_uri, settings)
     async with app.state.sessionmaker() as session, session.begin():
         await ensure_defaults(session)
-    for hook in STARTUP_HOOKS:
-        await hook(app)
+        # Letta's built-in tools exist in the default organization from the start, refreshed to this version.
+        await upsert_base_tools(session, ids.DEFAULT_ORG_ID, ids.DEFAULT_USER_ID)
+        await warn_connection_budget(session, settings)
+    app.state.catalog = await load_catalog(settings)
+    # One pool of LLM clients per app, so requests reuse their connections; closed only after the runs drained.
+    app.state.llm_for = llm_clients = default_llm_for(settings, app.state.sessionmaker)
+    app.state.run_worker = worker = RunWorker(app.state.sessionmaker, turn_engine, settings)
+    await worker.start()
     try:
         yield
     finally:
+        await worker.shutdown()
+        await llm_clients.aclose()
+        await turn_engine.dispose()
         await engine.dispose()
 
 
+BAD_DATA_DETAIL = (
+    "INVALID_ARGUMENT: The request holds a value the database cannot store or compare "
+    "(a number out of range, an invalid character, or too many values)"
+)
+
+
+class _SafeJSONResponse(JSONResponse):
+    """Error bodies can echo the client's input; a lone surrogate in it must not turn a 4xx into a crash."""
+
+    def render(self, content: object) -> bytes:
+        try:
+            return super().render(content)
+        except UnicodeEncodeError:
+            return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
 def _error_response(status: int, body: Mapping[str, object], headers: Mapping[str, str] | None = None) -> JSONResponse:
-    return JSONResponse(status_code=status, content=body, headers=headers)
+    return _SafeJSONResponse(status_code=status, content=body, headers=headers)
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -71,23 +118,41 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(DBAPIError)
     async def db_error(_: Request, exc: DBAPIError) -> JSONResponse:
-        log.error("database error", exc_info=exc)
-        return _error_response(503, {"detail": "The database is unavailable; try again"}, {"Retry-After": "1"})
+        return database_error_response(exc, db_errors.classify(exc))
 
     @app.exception_handler(Exception)
     async def unhandled(_: Request, exc: Exception) -> JSONResponse:
+        if db_errors.is_database_outage(exc):
+            return database_error_response(exc, "unavailable")
         log.error("unhandled error (a bug)", exc_info=exc, extra=log_fields(request_id=request_id_var.get()))
         return _error_response(500, {"detail": "An unknown error occurred"})
 
 
+def database_error_response(exc: BaseException, kind: db_errors.Kind) -> JSONResponse:
+    """503 + Retry-After only for an outage; the request's own bad data is a 400, anything else a 500."""
+    # The exception text can hold the statement's parameters (user data, secrets): log its type and state only.
+    fields = log_fields(error_type=type(exc).__name__, sqlstate=getattr(getattr(exc, "orig", None), "sqlstate", None))
+    if kind == "bad_input":
+        log.warning("database rejected the request's data", extra=fields)
+        return _error_response(400, {"detail": BAD_DATA_DETAIL})
+    if kind == "unavailable":
+        log.error("database unavailable", extra=fields)
+        return _error_response(503, {"detail": "The database is unavailable; try again"}, {"Retry-After": "1"})
+    log.error("database error (a bug)", exc_info=exc, extra=log_fields(request_id=request_id_var.get()))
+    return _error_response(500, {"detail": "An unknown error occurred"})
+
+
 def create_app(settings: Settings) -> FastAPI:
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings_secrets(settings))
+    refuse_unsafe_exposure(settings)
     app = FastAPI(
         title="memlet",
         version=__version__,
         description="A maintained, wire-compatible server for the Letta (MemGPT) V1 REST API.",
         lifespan=lifespan,
         redirect_slashes=False,
+        # A JSON body needs a JSON content type, so a web page cannot post one without a CORS preflight.
+        strict_content_type=True,
     )
     app.state.settings = settings
     app.include_router(build_v1_router())
@@ -97,11 +162,15 @@ def create_app(settings: Settings) -> FastAPI:
         return RedirectResponse("/docs")
 
     install_error_handlers(app)
-    # Outermost first: request id, then size limit, auth, slash tolerance.
+    # Outermost first: request id, metrics, then Host check, size limit, auth, slash tolerance.
     app.add_middleware(TrailingSlashMiddleware)
     if settings.password:
         app.add_middleware(PasswordAuthMiddleware, password=settings.password)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    if is_loopback_host(settings.host):
+        app.add_middleware(LoopbackHostMiddleware)
+    if settings.metrics_enabled:
+        metrics.install(app, settings.prometheus_multiproc_dir)
     app.add_middleware(RequestIdMiddleware)
     return app
 

@@ -1,8 +1,10 @@
 """Settings, read once from the environment and ``.env`` and passed down (never read ad hoc elsewhere)."""
 
 from pathlib import Path
+from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
+from cryptography.fernet import Fernet
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -47,11 +49,78 @@ class Settings(BaseSettings):
     tool_memory_mb: int = 1024
     agent_lock_timeout_s: float = 30.0
 
+    # --- auth and exposure ---
+    # A server listening beyond loopback without a password refuses to start unless this is set (see memlet.exposure).
+    allow_insecure: bool = False
+
+    # --- outbound URLs (SSRF guard) and LLM clients ---
+    # Comma-separated hosts, IPs or CIDRs (optionally host:port) that user-given URLs may reach although they are
+    # not public, e.g. "127.0.0.1:11434,host.docker.internal"; see memlet.net.outbound.
+    allowed_hosts: str = ""
+    # LLM clients kept open (one per endpoint type, URL and key); the least recently used is closed beyond this.
+    llm_client_cache_size: int = Field(default=64, ge=1)
+
+    # --- tool sandbox ---
+    # auto: bubblewrap when it works here (probed once), else rlimits + process-group kill only (logged loudly).
+    tool_isolation: Literal["auto", "bubblewrap", "none"] = "auto"
+    # Outbound network for tools ("on"/"off"); off needs isolation (a private network namespace).
+    tool_network: bool = True
+    max_concurrent_tools: int = Field(default=8, ge=1)
+    tool_max_processes: int = Field(default=64, ge=1)
+    # Caps each file a tool writes and, under isolation, its whole private /tmp.
+    tool_disk_mb: int = Field(default=256, ge=1)
+    # A server running as root runs each tool as uid base+n (n < 1000, unique across concurrent calls).
+    tool_uid_base: int = Field(default=2_000_000_000, ge=1, le=4_294_960_000)
+
+    # --- runs and turns ---
+    # Turns (sends, streams, async runs) one worker runs at once, waiting ones included; more get 429 + Retry-After.
+    # Each holds one connection of its own pool, so budget workers x (pool + overflow + this + 1) <= max_connections.
+    max_concurrent_turns: int = Field(default=50, ge=1)
+    # On SIGTERM: how long in-flight runs may finish before they are stopped and marked failed.
+    shutdown_grace_s: float = Field(default=25.0, ge=0)
+    # A run's lease, renewed by its worker while it runs; an expired one marks the run orphaned.
+    run_lease_s: float = Field(default=30.0, gt=0)
+
+    # --- secrets and metrics ---
+    # Fernet keys (comma-separated; the first encrypts, all decrypt) for agent secrets and provider keys at rest.
+    encryption_key: SecretStr | None = None
+    # Serve Prometheus metrics on /metrics (behind the server password like every other route).
+    metrics_enabled: bool = True
+    # prometheus_client's multiprocess mode (several workers): a directory shared by the workers, read by the library
+    # from the environment variable of the same name.
+    prometheus_multiproc_dir: Path | None = Field(
+        default=None, validation_alias=AliasChoices("PROMETHEUS_MULTIPROC_DIR")
+    )
+
+    @field_validator("server_password", mode="before")
+    @classmethod
+    def _blank_password_is_none(cls, value: object) -> object:
+        # An empty or blank variable (compose's `${VAR:-}`) must not count as a password, nor disable auth silently.
+        raw = value.get_secret_value() if isinstance(value, SecretStr) else value
+        if isinstance(raw, str):
+            return raw.strip() or None
+        return value
+
     @model_validator(mode="after")
     def _secure_needs_password(self) -> "Settings":
         if self.secure and self.server_password is None:
-            raise ValueError("SECURE is set but no MEMLET_SERVER_PASSWORD / LETTA_SERVER_PASSWORD was given")
+            raise ValueError("SECURE is set but MEMLET_SERVER_PASSWORD / LETTA_SERVER_PASSWORD is unset or empty")
         return self
+
+    @field_validator("encryption_key")
+    @classmethod
+    def _valid_fernet_keys(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or not value.get_secret_value().strip():
+            return None
+        for key in value.get_secret_value().split(","):
+            try:
+                Fernet(key.strip())
+            except ValueError:
+                raise ValueError(
+                    "MEMLET_ENCRYPTION_KEY must be Fernet keys (32 url-safe base64 bytes each, comma-separated); "
+                    "make one with: python -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())'"
+                ) from None
+        return value
 
     @property
     def password(self) -> str | None:

@@ -9,8 +9,10 @@
     ├── ConflictError (409)             duplicates, busy agents
     │   └── PendingApprovalError (409)  {"detail": {"code": "PENDING_APPROVAL", ...}}
     ├── UnprocessableError (422)        handler-raised validation
+    ├── TooManyRequestsError (429)      every turn slot of this worker busy (Retry-After)
     ├── LLMError (500, {"error": {...}}) provider failures: timeout, rate limit, auth, 5xx
     └── ServiceUnavailableError (503)
+        └── ShuttingDownError (503)     the server stopped taking turns (Retry-After)
 
 Services raise these; routes never raise HTTPException for domain conditions.
 """
@@ -103,6 +105,17 @@ class UnprocessableError(MemletError):
     status_code = 422
 
 
+class TooManyRequestsError(MemletError):
+    status_code = 429
+
+    def __init__(self, message: str, retry_after_s: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+    def headers(self) -> dict[str, str] | None:
+        return {"Retry-After": str(self.retry_after_s)}
+
+
 class LLMError(MemletError):
     """A provider failure; ``error_type`` is one of Letta's llm_* error types."""
 
@@ -123,3 +136,11 @@ class LLMError(MemletError):
 
 class ServiceUnavailableError(MemletError):
     status_code = 503
+
+
+class ShuttingDownError(ServiceUnavailableError):
+    def __init__(self) -> None:
+        super().__init__("The server is shutting down and takes no new messages; retry shortly.")
+
+    def headers(self) -> dict[str, str] | None:
+        return {"Retry-After": "5"}

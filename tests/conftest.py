@@ -66,11 +66,13 @@ def settings(pg_uri: str, mock_llm: "object") -> Settings:
     return Settings(
         _env_file=None,  # type: ignore[call-arg]
         pg_uri=pg_uri,
+        host="127.0.0.1",  # what LiveServer binds: the loopback Host check is active in tests
         openai_api_key="sk-mock",
         openai_base_url=mock_llm.base_url,  # type: ignore[attr-defined]
         llm_timeout_s=5,
         llm_retry_base_delay_s=0.05,
         tool_timeout_s=10,
+        shutdown_grace_s=5,  # LiveServer.stop waits 10 s for the server thread
         log_level="WARNING",
     )
 
@@ -86,8 +88,8 @@ class LiveServer:
 
     def __init__(self, settings: Settings) -> None:
         self.port = free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=self.port, log_level="warning")
+        self.base_url = f"http://{settings.host}:{self.port}"
+        config = uvicorn.Config(create_app(settings), host=settings.host, port=self.port, log_level="warning")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 

@@ -171,6 +171,8 @@ class _State:
             self.embedding_queue: deque[Reply] = deque()
             self.requests: list[dict[str, Any]] = []
             self.embedding_requests: list[dict[str, Any]] = []
+            # The Authorization header of every request, in arrival order ("" when none was sent).
+            self.authorizations: list[str] = []
             self.counter = 0
 
     def enqueue(self, replies: tuple[Reply, ...], target: str = "chat") -> None:
@@ -208,7 +210,8 @@ async def _resolve(reply: Reply) -> Reply:
     return reply
 
 
-def _usage(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+def usage_for(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    """The usage the mock reports for answering `body` with `reply` (tests compare it with what memlet stored)."""
     # Roughly 4 characters per token, over what a provider would count: the messages and the tool schemas.
     prompt = _tokens(json.dumps(body.get("messages", []))) + _tokens(json.dumps(body.get("tools") or []))
     reasoning = _tokens(reply.reasoning)
@@ -255,7 +258,7 @@ class _Chat:
         if self.reply.reasoning is not None:
             message["reasoning_content"] = self.reply.reasoning
         choice = {"index": 0, "message": message, "finish_reason": self.finish, "logprobs": None}
-        return self._envelope("chat.completion", choices=[choice], usage=_usage(self.body, self.reply))
+        return self._envelope("chat.completion", choices=[choice], usage=usage_for(self.body, self.reply))
 
     def _envelope(self, obj: str, **fields: Any) -> dict[str, Any]:
         return {
@@ -292,7 +295,7 @@ class _Chat:
                 yield self._chunk({"tool_calls": [{"index": index, "function": {"arguments": fragment}}]})
         yield self._chunk({}, self.finish)
         if (self.body.get("stream_options") or {}).get("include_usage"):
-            yield _sse(self._envelope("chat.completion.chunk", choices=[], usage=_usage(self.body, reply)))
+            yield _sse(self._envelope("chat.completion.chunk", choices=[], usage=usage_for(self.body, reply)))
         yield "data: [DONE]\n\n"
 
 
@@ -304,10 +307,12 @@ def create_app(state: _State) -> Starlette:
     """The mock's ASGI app over ``state``."""
 
     async def models(request: Request) -> Response:
+        state.authorizations.append(request.headers.get("authorization", ""))
         data = [{"id": m, "object": "model", "created": CREATED, "owned_by": "mock"} for m in MODEL_IDS]
         return JSONResponse({"object": "list", "data": data})
 
     async def chat_completions(request: Request) -> Response:
+        state.authorizations.append(request.headers.get("authorization", ""))
         body = await request.json()
         reply = await _resolve(state.take(body, "chat"))
         if reply.kind == "error":
@@ -433,6 +438,12 @@ class MockLLM:
         """Every chat completion request body received so far."""
         with self._state.lock:
             return list(self._state.requests)
+
+    @property
+    def authorizations(self) -> list[str]:
+        """The Authorization header of every models / chat request so far ("" when none was sent)."""
+        with self._state.lock:
+            return list(self._state.authorizations)
 
     @property
     def embedding_requests(self) -> list[dict[str, Any]]:

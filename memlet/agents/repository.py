@@ -8,8 +8,9 @@ from sqlalchemy import DateTime, Select, delete, func, literal, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memlet.api.pagination import Page, fetch_page
 from memlet.db import models as orm
+from memlet.db.pagination import Page, fetch_page
+from memlet.db.sql import escape_like
 
 
 class AgentFilters:
@@ -56,7 +57,7 @@ class AgentFilters:
             if value is not None:
                 stmt = stmt.where(column == value)
         if self.query_text:
-            stmt = stmt.where(a.name.ilike(f"%{_escape_like(self.query_text)}%", escape="\\"))
+            stmt = stmt.where(a.name.ilike(f"%{escape_like(self.query_text)}%", escape="\\"))
         if self.tags:
             tagged = (
                 select(orm.AgentTag.agent_id).where(orm.AgentTag.tag.in_(self.tags)).group_by(orm.AgentTag.agent_id)
@@ -77,10 +78,6 @@ class AgentFilters:
                 )
             )
         return stmt
-
-
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 class AgentRepository:

@@ -9,7 +9,8 @@ from memlet.agents.schemas import AgentRelationship, AgentState, CreateAgent, Up
 from memlet.agents.service import AgentService, parse_include
 from memlet.api.clients import is_sdk_v1
 from memlet.api.deps import ActorDep, SessionDep
-from memlet.api.pagination import Page, resolve_order
+from memlet.api.validators import PageLimit
+from memlet.db.pagination import Page, resolve_order
 from memlet.ids import AgentId
 
 router = APIRouter(prefix="/agents", tags=["agents"])
@@ -63,7 +64,7 @@ async def list_agents(
     filters: FiltersDep,
     before: str | None = None,
     after: str | None = None,
-    limit: int | None = 50,
+    limit: PageLimit = 50,
     include_relationships: LegacyIncludeQuery = None,
     include: IncludeQuery = None,
     order: Literal["asc", "desc"] | None = None,

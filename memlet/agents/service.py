@@ -6,19 +6,24 @@ from typing import Any, Protocol
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
+from memlet.actor import Actor
 from memlet.agents.initial_messages import initial_messages
+from memlet.agents.parts import CompactionSettings
 from memlet.agents.repository import AgentFilters, AgentRepository
 from memlet.agents.schemas import AgentState, CreateAgent, UpdateAgent
-from memlet.agents.views import ALL_RELATIONSHIPS, AgentRelations, agent_state
-from memlet.api.deps import Actor
-from memlet.api.pagination import Page
+from memlet.agents.views import ALL_RELATIONSHIPS, DEFAULT_RELATIONSHIPS, AgentRelations, agent_state
 from memlet.blocks.repository import BlockRepository
 from memlet.blocks.service import new_block
+from memlet.crypto import PREFIX, Keyring
 from memlet.db import models as orm
 from memlet.db.base import utcnow
+from memlet.db.pagination import Page
 from memlet.errors import BadRequestError, ConflictError, NotFoundError
 from memlet.loop.context import refresh_system_message, system_message_text
 from memlet.loop.prompts import default_system_prompt
+from memlet.loop.summarizer import SUMMARIZER_INSTRUCTIONS
+from memlet.messages.repository import MessageRepository
+from memlet.net.outbound import OutboundPolicy
 from memlet.tools.base_tools import base_tool_names_for, default_tool_rules_for, includes_base_tool_rules
 from memlet.tools.repository import ToolRepository
 from memlet.tools.rules import dump_tool_rules
@@ -33,8 +38,21 @@ DEFAULT_BLOCK_DESCRIPTIONS = {
 }
 
 
+def default_compaction_settings(settings: CompactionSettings | None, handle: str | None) -> dict[str, Any]:
+    """A new agent's stored compaction settings: as in Letta, always present, with the model and prompt filled in.
+
+    memlet summarizes with the agent's own model and its own instructions, so those are the defaults it reports.
+    """
+    filled = settings or CompactionSettings()
+    defaults = {"model": filled.model or handle, "prompt": filled.prompt or SUMMARIZER_INSTRUCTIONS}
+    return filled.model_copy(update=defaults).model_dump(mode="json")
+
+
 class Catalog(Protocol):
     """What the agent service needs from the model catalog (memlet.providers.catalog.ModelCatalog)."""
+
+    outbound: OutboundPolicy
+    keyring: Keyring
 
     async def resolve_llm(
         self,
@@ -93,11 +111,14 @@ class AgentService:
                 tags=tags.get(a.id, []),
                 identities=identities.get(a.id, []),
                 include=include,
+                secrets=self.catalog.keyring.reveal_secrets(a.secrets) if "agent.secrets" in include else (),
             )
             for a in agents
         }
 
-    async def get_state(self, actor: Actor, agent_id: str, include: frozenset[str] = ALL_RELATIONSHIPS) -> AgentState:
+    async def get_state(
+        self, actor: Actor, agent_id: str, include: frozenset[str] = DEFAULT_RELATIONSHIPS
+    ) -> AgentState:
         agent = await self.get_row(actor, agent_id)
         return agent_state(agent, (await self.relations([agent], include))[agent.id])
 
@@ -123,6 +144,7 @@ class AgentService:
             )
         if req.llm_config:
             config = self.catalog.normalize_llm_config(req.llm_config.model_dump(mode="json"))
+            await self._check_endpoint(config, "model_endpoint", "llm_config.model_endpoint")
             if req.context_window_limit:
                 config["context_window"] = req.context_window_limit
             return config
@@ -131,7 +153,15 @@ class AgentService:
     async def _embedding_config(self, actor: Actor, req: CreateAgent | UpdateAgent) -> dict[str, Any] | None:
         if req.embedding:
             return await self.catalog.resolve_embedding(self.session, actor.organization_id, req.embedding)
-        return req.embedding_config.model_dump(mode="json") if req.embedding_config else None
+        config = req.embedding_config.model_dump(mode="json") if req.embedding_config else None
+        await self._check_endpoint(config, "embedding_endpoint", "embedding_config.embedding_endpoint")
+        return config
+
+    async def _check_endpoint(self, config: dict[str, Any] | None, key: str, field: str) -> None:
+        """400 when the outbound URL policy refuses a client-given endpoint (memlet.net.outbound)."""
+        url = (config or {}).get(key)
+        if isinstance(url, str) and url:
+            await self.catalog.outbound.check_url(url, field)
 
     async def _tools_for(self, actor: Actor, req: CreateAgent) -> list[orm.Tool]:
         names = list(req.tools or [])
@@ -205,6 +235,7 @@ class AgentService:
             raise NotFoundError("Identity", missing[0])
         tools = await self._tools_for(actor, req)
         new_blocks, existing_blocks = await self._blocks_for(actor, req)
+        secrets = _secrets(req.secrets or req.tool_exec_environment_variables)
         agent = orm.Agent(
             id=ids.new_id(ids.Prefix.AGENT),
             organization_id=actor.organization_id,
@@ -215,11 +246,11 @@ class AgentService:
             llm_config=llm_config,
             embedding_config=embedding_config,
             model_settings=self.catalog.model_settings_for(llm_config),
-            compaction_settings=req.compaction_settings.model_dump(mode="json") if req.compaction_settings else None,
+            compaction_settings=default_compaction_settings(req.compaction_settings, llm_config.get("handle")),
             response_format=req.response_format.model_dump(mode="json") if req.response_format else None,
             tool_rules=self._tool_rules(req, tools, llm_config.get("model") or ""),
             metadata_=req.metadata,
-            secrets=_secrets(req.secrets or req.tool_exec_environment_variables),
+            secrets=self.catalog.keyring.seal_secrets(secrets),
             project_id=req.project_id,
             template_id=req.template_id,
             base_template_id=req.base_template_id,
@@ -254,13 +285,16 @@ class AgentService:
         await self.agents.set_tags(agent.id, tags, replace=False)
         await self.agents.set_identities(agent.id, identity_ids, replace=False)
         await self.agents.add_messages(messages)
-        return agent_state(agent, AgentRelations(blocks=blocks, tools=tools, tags=tags, identities=identities))
+        relations = AgentRelations(blocks=blocks, tools=tools, tags=tags, identities=identities, secrets=secrets)
+        return agent_state(agent, relations)
 
     async def update(self, actor: Actor, agent_id: str, req: UpdateAgent) -> AgentState:
         agent = await self.agents.find(actor.organization_id, agent_id, for_update=True)
         if agent is None:
             raise NotFoundError("Agent", agent_id)
         fields = req.model_dump(exclude_unset=True)
+        if "message_ids" in fields and req.message_ids is not None:
+            await self._check_own_messages(agent.id, req.message_ids)
         llm_config = await self._llm_config(actor, req) if {"model", "llm_config"} & fields.keys() else None
         if llm_config is None and "context_window_limit" in fields and req.context_window_limit:
             llm_config = {**agent.llm_config, "context_window": req.context_window_limit}
@@ -292,8 +326,7 @@ class AgentService:
             agent.metadata_ = req.metadata
         if "tool_rules" in fields:
             agent.tool_rules = dump_tool_rules(req.tool_rules or [])
-        if "secrets" in fields or "tool_exec_environment_variables" in fields:
-            agent.secrets = _secrets(req.secrets or req.tool_exec_environment_variables)
+        self._write_secrets(agent, req, fields)
         if "message_ids" in fields and req.message_ids is not None:
             agent.message_ids = list(req.message_ids)
         if "system" in fields and req.system is not None:
@@ -302,7 +335,22 @@ class AgentService:
         if {"system", "block_ids", "tool_rules", "timezone"} & fields.keys():
             await refresh_system_message(self.session, agent, update_timestamp=False)
         await self.session.flush()
-        return await self.get_state(actor, agent.id)
+        return await self.get_state(actor, agent.id, ALL_RELATIONSHIPS)
+
+    def _write_secrets(self, agent: orm.Agent, req: UpdateAgent, fields: dict[str, Any]) -> None:
+        keyring = self.catalog.keyring
+        if "secrets" in fields or "tool_exec_environment_variables" in fields:
+            agent.secrets = keyring.seal_secrets(_secrets(req.secrets or req.tool_exec_environment_variables))
+        elif keyring.enabled and any(not str(s.get("value") or "").startswith(PREFIX) for s in agent.secrets or []):
+            # Rows stored before encryption was turned on are encrypted the next time the agent is written.
+            agent.secrets = keyring.reseal_secrets(agent.secrets)
+
+    async def _check_own_messages(self, agent_id: str, message_ids: Sequence[str]) -> None:
+        """An agent's context may only hold its own messages: another agent's id (or an unknown one) is a 400."""
+        if foreign := await MessageRepository(self.session).foreign_ids(agent_id, message_ids):
+            raise BadRequestError(
+                f"INVALID_ARGUMENT: message_ids must be messages of agent {agent_id}; not its own: {', '.join(foreign)}"
+            )
 
     async def _apply_links(self, actor: Actor, agent: orm.Agent, req: UpdateAgent, fields: dict[str, Any]) -> None:
         if "tags" in fields:
@@ -339,4 +387,4 @@ def parse_include(
         return frozenset(include)
     if include_relationships is not None:
         return frozenset(f"agent.{r}" if not r.startswith("agent.") else r for r in include_relationships)
-    return frozenset() if sdk_v1 else ALL_RELATIONSHIPS
+    return frozenset() if sdk_v1 else DEFAULT_RELATIONSHIPS

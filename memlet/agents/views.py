@@ -1,7 +1,8 @@
 """Stored agent rows (plus their loaded relationships) as the public ``AgentState``."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from memlet.agents.parts import AgentEnvironmentVariable
 from memlet.agents.schemas import AgentState
@@ -13,6 +14,9 @@ from memlet.tools.schemas import Tool
 ALL_RELATIONSHIPS = frozenset(
     {"agent.blocks", "agent.tools", "agent.sources", "agent.tags", "agent.identities", "agent.secrets"}
 )
+# What a response carries when the client names no relationship. Letta adds the secrets' plaintext values here
+# too; memlet sends them only when asked (`include=agent.secrets`) and in the create/modify responses.
+DEFAULT_RELATIONSHIPS = ALL_RELATIONSHIPS - {"agent.secrets"}
 
 
 @dataclass
@@ -24,16 +28,19 @@ class AgentRelations:
     tags: Sequence[str] = ()
     identities: Sequence[orm.Identity] = ()
     include: frozenset[str] = field(default_factory=lambda: ALL_RELATIONSHIPS)
+    # The agent's secrets with their values decrypted (only when "agent.secrets" is included).
+    secrets: Sequence[Mapping[str, Any]] = ()
 
 
-def secrets_of(agent: orm.Agent) -> list[AgentEnvironmentVariable]:
-    return [AgentEnvironmentVariable.model_validate({**s, "agent_id": agent.id}) for s in agent.secrets or []]
+def secrets_of(agent: orm.Agent, secrets: Sequence[Mapping[str, Any]]) -> list[AgentEnvironmentVariable]:
+    # value_enc stays null: the stored ciphertext is of no use to a client.
+    return [AgentEnvironmentVariable.model_validate({**s, "agent_id": agent.id, "value_enc": None}) for s in secrets]
 
 
 def agent_state(agent: orm.Agent, rel: AgentRelations) -> AgentState:
     inc = rel.include
     blocks = [Block.model_validate(b) for b in rel.blocks] if "agent.blocks" in inc else []
-    secrets = secrets_of(agent) if "agent.secrets" in inc else []
+    secrets = secrets_of(agent, rel.secrets) if "agent.secrets" in inc else []
     identities = [Identity.model_validate(i) for i in rel.identities] if "agent.identities" in inc else []
     llm = agent.llm_config or {}
     return AgentState.model_validate(

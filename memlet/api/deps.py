@@ -1,7 +1,6 @@
 """Typed dependency aliases: the session, the acting user and the settings are resolved here and only here."""
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Header, Request
@@ -9,6 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from memlet import ids
+from memlet.actor import DEFAULT_ACTOR, Actor
 from memlet.config import Settings
 from memlet.db import models as orm
 from memlet.errors import BadRequestError
@@ -34,17 +34,10 @@ SessionmakerDep = Annotated[async_sessionmaker[AsyncSession], Depends(get_sessio
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 
-@dataclass(frozen=True)
-class Actor:
-    user_id: str
-    organization_id: str
-
-
-DEFAULT_ACTOR = Actor(ids.DEFAULT_USER_ID, ids.DEFAULT_ORG_ID)
-
-
-async def get_actor(session: SessionDep, user_id: Annotated[str | None, Header()] = None) -> Actor:
-    """The ``user_id`` header picks the actor (as Letta): malformed -> 400, unknown -> the default user."""
+async def get_actor(
+    session: SessionDep, user_id: Annotated[str | None, Header(convert_underscores=False)] = None
+) -> Actor:
+    """The ``user_id`` header (underscore, as Letta) picks the actor: malformed -> 400, unknown -> the default user."""
     if not user_id or user_id == ids.DEFAULT_USER_ID:
         return DEFAULT_ACTOR
     if not ids.is_valid(user_id, ids.Prefix.USER):

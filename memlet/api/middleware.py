@@ -1,4 +1,4 @@
-"""Pure-ASGI middleware: bearer-password auth, body-size limit and trailing-slash tolerance."""
+"""Pure-ASGI middleware: loopback Host check, bearer-password auth, body-size limit and trailing-slash tolerance."""
 
 import hmac
 import json
@@ -6,19 +6,10 @@ from collections.abc import Mapping
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-OPEN_PATHS = frozenset(
-    {
-        "/v1/health",
-        "/v1/health/",
-        "/v1/ready",
-        "/v1/ready/",
-        "/docs",
-        "/docs/oauth2-redirect",
-        "/redoc",
-        "/openapi.json",
-        "/",
-    }
-)
+from memlet.exposure import is_loopback_host
+
+# Probes stay open; everything else, the API docs and schema included (as Letta), needs the password.
+OPEN_PATHS = frozenset({"/v1/health", "/v1/health/", "/v1/ready", "/v1/ready/"})
 
 
 async def _send_json(
@@ -40,6 +31,33 @@ async def _send_json(
         }
     )
     await send({"type": "http.response.body", "body": payload})
+
+
+def host_name(host: str) -> str:
+    """The name part of a Host header: ``[::1]:8283`` -> ``[::1]``, ``localhost:8283`` -> ``localhost``."""
+    if host.startswith("["):
+        return host.partition("]")[0] + "]"
+    return host.partition(":")[0] if host.count(":") == 1 else host
+
+
+class LoopbackHostMiddleware:
+    """On a server bound to loopback, answers 400 to requests addressed to any other name (DNS rebinding).
+
+    A web page can make its own domain resolve to 127.0.0.1; the browser then sends that domain as the Host, which
+    is how the request is told apart from a local client's (``localhost``, ``127.x.x.x``, ``[::1]``, any port).
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            host = dict(scope.get("headers") or []).get(b"host")
+            if host is not None and not is_loopback_host(host_name(host.decode("latin-1"))):
+                detail = "Invalid Host header: this server listens on loopback and answers only localhost names"
+                await _send_json(send, 400, {"detail": detail})
+                return
+        await self.app(scope, receive, send)
 
 
 class PasswordAuthMiddleware:
@@ -145,7 +163,12 @@ class TrailingSlashMiddleware:
                 await send(message)
             return
         other = path[:-1] if path.endswith("/") else path + "/"
-        await self.app(dict(scope, path=other, raw_path=other.encode()), receive, send)
+        retry = dict(scope, path=other, raw_path=other.encode())
+        try:
+            await self.app(retry, receive, send)
+        finally:
+            # What answered, for the metrics of the original request (read after the response is sent).
+            scope.update({k: retry[k] for k in ("route", "path_params", "path") if k in retry})
 
 
 _ROUTER_MISS = json.dumps({"detail": "Not Found"}, separators=(",", ":")).encode()

@@ -1,8 +1,9 @@
 """Every v1 router, mounted under ``/v1`` in one list."""
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 
 from memlet.agents.router import router as agents_router
+from memlet.api.validators import check_request_input
 from memlet.blocks.agent_router import router as core_memory_router
 from memlet.blocks.router import router as blocks_router
 from memlet.health.router import router as health_router
@@ -39,7 +40,7 @@ ROUTERS: list[APIRouter] = [
 
 
 def build_v1_router() -> APIRouter:
-    v1 = APIRouter(prefix="/v1")
+    v1 = APIRouter(prefix="/v1", dependencies=[Depends(check_request_input)])
     for router in ROUTERS:
         v1.include_router(router)
     return v1

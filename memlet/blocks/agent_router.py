@@ -7,9 +7,10 @@ from fastapi import APIRouter
 from memlet.agents.router import AgentServiceDep
 from memlet.agents.schemas import AgentState
 from memlet.api.deps import ActorDep
-from memlet.api.pagination import Page
+from memlet.api.validators import PageLimit
 from memlet.blocks.router import BlockServiceDep
 from memlet.blocks.schemas import Block, BlockUpdate, Memory
+from memlet.db.pagination import Page
 from memlet.ids import AgentId, BlockId
 
 router = APIRouter(prefix="/agents/{agent_id}/core-memory", tags=["agents"])
@@ -28,7 +29,7 @@ async def list_core_memory_blocks(
     actor: ActorDep,
     before: str | None = None,
     after: str | None = None,
-    limit: int | None = 100,
+    limit: PageLimit = 100,
     order: Literal["asc", "desc"] = "desc",
     order_by: Literal["created_at"] = "created_at",
 ) -> Any:

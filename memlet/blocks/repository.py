@@ -10,17 +10,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 from sqlalchemy.sql.elements import ColumnElement
 
-from memlet.api.pagination import Page, fetch_page
 from memlet.db import models as orm
-
-
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+from memlet.db.pagination import Page, fetch_page
+from memlet.db.sql import escape_like
 
 
 def _contains(column: InstrumentedAttribute[Any], text: str) -> ColumnElement[bool]:
     """Case-insensitive substring match; `%` and `_` in the text are literal, not wildcards."""
-    return column.ilike(f"%{_escape_like(text)}%", escape="\\")
+    return column.ilike(f"%{escape_like(text)}%", escape="\\")
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,11 @@ from memlet.agents.router import AgentServiceDep
 from memlet.agents.schemas import AgentRelationship, AgentState
 from memlet.agents.views import agent_state
 from memlet.api.deps import ActorDep, SessionDep
-from memlet.api.pagination import Page
+from memlet.api.validators import Int32, Int32Query, PageLimit
 from memlet.blocks.repository import BlockFilters
 from memlet.blocks.schemas import Block, BlockUpdate, CreateBlock
 from memlet.blocks.service import BlockService
+from memlet.db.pagination import Page
 from memlet.ids import BlockId, Prefix, id_pattern
 
 router = APIRouter(prefix="/blocks", tags=["blocks"])
@@ -61,9 +62,9 @@ def block_search(
     label_search: LabelQuery = None,
     description_search: SearchQuery = None,
     value_search: SearchQuery = None,
-    connected_to_agents_count_gt: int | None = None,
-    connected_to_agents_count_lt: int | None = None,
-    connected_to_agents_count_eq: Annotated[list[int] | None, Query()] = None,
+    connected_to_agents_count_gt: Int32Query = None,
+    connected_to_agents_count_lt: Int32Query = None,
+    connected_to_agents_count_eq: Annotated[list[Int32] | None, Query()] = None,
     show_hidden_blocks: Annotated[bool, Query(include_in_schema=False)] = False,
 ) -> BlockFilters:
     return replace(
@@ -85,7 +86,7 @@ async def list_blocks(
     service: BlockServiceDep,
     actor: ActorDep,
     filters: Annotated[BlockFilters, Depends(block_search)],
-    limit: int | None = 50,
+    limit: PageLimit = 50,
     before: str | None = None,
     after: str | None = None,
     order: OrderQuery = "asc",
@@ -135,7 +136,7 @@ async def list_agents_for_block(
     actor: ActorDep,
     before: str | None = None,
     after: str | None = None,
-    limit: int | None = 50,
+    limit: PageLimit = 50,
     order: OrderQuery = "desc",
     order_by: Literal["created_at"] = "created_at",
     include_relationships: Annotated[list[str] | None, Query(deprecated=True)] = None,

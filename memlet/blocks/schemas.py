@@ -56,6 +56,13 @@ class Block(BaseModel):
 
     _clean_value = field_validator("value", mode="before")(_strip_null_bytes)
 
+    @field_validator("created_by_id", "last_updated_by_id", mode="before")
+    @classmethod
+    def _never_shown(cls, value: Any) -> None:
+        # Letta 0.16.8 stores who created and last edited a block but always answers null for both (its block
+        # view reads neither); memlet keeps the columns and shows the same nulls.
+        return None
+
     @field_validator("tags", mode="before")
     @classmethod
     def _null_tags_are_empty(cls, value: list[str] | None) -> list[str]:

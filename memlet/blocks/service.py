@@ -11,11 +11,11 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
-from memlet.api.deps import Actor
-from memlet.api.pagination import Page
+from memlet.actor import Actor
 from memlet.blocks.repository import BlockFilters, BlockRepository
 from memlet.blocks.schemas import Block, BlockUpdate, CreateBlock, Memory
 from memlet.db import models as orm
+from memlet.db.pagination import Page
 from memlet.errors import ConflictError, LimitExceededError, NotFoundError
 from memlet.loop.context import refresh_system_message
 

@@ -3,10 +3,14 @@
 from typing import Any
 
 import orjson
+from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from memlet.config import Settings
+from memlet.log import get_logger, log_fields
+
+log = get_logger("db.engine")
 
 
 def async_url(uri: str) -> str:
@@ -20,15 +24,54 @@ def _json_dumps(value: Any) -> str:
 
 
 def create_engine(uri: str, settings: Settings) -> AsyncEngine:
+    """The API's engine: short request transactions."""
+    return _engine(uri, "memlet", pool_size=settings.pg_pool_size, max_overflow=settings.pg_max_overflow)
+
+
+# Idle turn connections kept open between bursts; the rest of a turn pool is overflow, closed when returned.
+TURN_POOL_IDLE = 5
+
+
+def create_turn_engine(uri: str, settings: Settings) -> AsyncEngine:
+    """The turns' engine: each running turn holds one connection (its agent lock) for its whole length.
+
+    Sized by ``max_concurrent_turns``, which the turn registry enforces before a turn starts, so a turn never waits
+    for a connection here and never takes one from the API's pool.
+    """
+    limit = settings.max_concurrent_turns + 1  # + the worker's liveness connection (memlet.runs.lifecycle)
+    idle = min(TURN_POOL_IDLE, limit)
+    return _engine(uri, "memlet-turns", pool_size=idle, max_overflow=limit - idle)
+
+
+def connection_budget(settings: Settings) -> int:
+    """Connections one worker may open: the API pool, the turn pool, and its liveness connection."""
+    return settings.pg_pool_size + settings.pg_max_overflow + settings.max_concurrent_turns + 1
+
+
+async def warn_connection_budget(session: AsyncSession, settings: Settings) -> None:
+    """Log when one worker's pools alone could exhaust the server's max_connections."""
+    allowed = int(await session.scalar(text("SELECT current_setting('max_connections')::int")) or 0)
+    budget = connection_budget(settings)
+    if budget > allowed:
+        log.warning(
+            "pools may exceed Postgres max_connections",
+            extra=log_fields(per_worker=budget, max_connections=allowed),
+        )
+
+
+def _engine(uri: str, application_name: str, *, pool_size: int, max_overflow: int) -> AsyncEngine:
     # orjson for JSONB columns: decoding agents' configs, tool schemas and message content dominated reads.
+    # hide_parameters: a failing statement's error text names its SQL but never its values (agent secrets,
+    # provider keys), so exceptions that reach logs or error handlers carry no data.
     return create_async_engine(
         async_url(uri),
+        hide_parameters=True,
         json_serializer=_json_dumps,
         json_deserializer=orjson.loads,
-        pool_size=settings.pg_pool_size,
-        max_overflow=settings.pg_max_overflow,
+        pool_size=pool_size,
+        max_overflow=max_overflow,
         pool_pre_ping=False,
-        connect_args={"server_settings": {"application_name": "memlet", "jit": "off"}},
+        connect_args={"server_settings": {"application_name": application_name, "jit": "off"}},
     )
 
 

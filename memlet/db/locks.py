@@ -22,5 +22,7 @@ async def try_agent_session_lock(conn: AsyncConnection, agent_id: str) -> bool:
     return bool(result.scalar())
 
 
-async def release_agent_session_lock(conn: AsyncConnection, agent_id: str) -> None:
-    await conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": lock_key(agent_id)})
+async def release_agent_session_lock(conn: AsyncConnection, agent_id: str) -> bool:
+    """Release the session-level lock; False when this connection did not hold it."""
+    result = await conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": lock_key(agent_id)})
+    return bool(result.scalar())

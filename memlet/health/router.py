@@ -1,9 +1,12 @@
-"""``/v1/health/`` (liveness) and ``/v1/ready/`` (readiness: the database answers). Both are open without auth."""
+"""``/v1/health/`` (liveness) and ``/v1/ready/`` (readiness: the database answers), both open without auth; and
+memlet's own ``/v1/health/diagnostics`` (what the server can enforce here, e.g. tool isolation), behind the password.
+"""
 
 import asyncio
 import logging
+from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from sqlalchemy import text
@@ -40,3 +43,9 @@ async def check_readiness(sessionmaker: SessionmakerDep) -> Health | JSONRespons
         body = Health(version=LETTA_COMPAT_VERSION, status="degraded").model_dump()
         return JSONResponse(status_code=503, content=body)
     return Health(version=LETTA_COMPAT_VERSION, status="ok")
+
+
+@router.get("/health/diagnostics", operation_id="memlet_diagnostics", include_in_schema=False)
+async def diagnostics(request: Request) -> dict[str, Any]:
+    """memlet's security posture on this host: tool isolation, its limits, and process hardening (not in Letta)."""
+    return dict(request.app.state.diagnostics)

@@ -10,13 +10,10 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
-from memlet.api.pagination import Page, fetch_page
 from memlet.db import models as orm
 from memlet.db.locks import lock_key
-
-
-def _escape_like(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+from memlet.db.pagination import Page, fetch_page
+from memlet.db.sql import escape_like
 
 
 @dataclass(frozen=True)
@@ -32,7 +29,7 @@ class IdentityFilters:
         i = orm.Identity
         stmt = stmt.where(i.organization_id == org_id)
         if self.name:
-            stmt = stmt.where(i.name.ilike(f"%{_escape_like(self.name)}%", escape="\\"))
+            stmt = stmt.where(i.name.ilike(f"%{escape_like(self.name)}%", escape="\\"))
         for column, value in (
             (i.project_id, self.project_id),
             (i.identifier_key, self.identifier_key),

@@ -9,8 +9,9 @@ from memlet.agents.repository import AgentFilters
 from memlet.agents.router import AgentServiceDep
 from memlet.agents.schemas import AgentRelationship, AgentState
 from memlet.api.deps import ActorDep, SessionDep
-from memlet.api.pagination import Page
+from memlet.api.validators import PageLimit
 from memlet.blocks.schemas import Block
+from memlet.db.pagination import Page
 from memlet.identities.repository import IdentityFilters
 from memlet.identities.schemas import (
     Identity,
@@ -48,7 +49,7 @@ async def list_identities(
     identity_type: IdentityType | None = None,
     before: str | None = None,
     after: str | None = None,
-    limit: int | None = 50,
+    limit: PageLimit = 50,
     order: OrderQuery = "desc",
     order_by: Literal["created_at"] = "created_at",
 ) -> Any:
@@ -125,7 +126,7 @@ async def list_agents_for_identity(
     actor: ActorDep,
     before: str | None = None,
     after: str | None = None,
-    limit: int | None = 50,
+    limit: PageLimit = 50,
     order: OrderQuery = "desc",
     order_by: Literal["created_at"] = "created_at",
     include: Annotated[list[AgentRelationship], Query()] = [],  # noqa: B006 (FastAPI copies defaults)
@@ -149,7 +150,7 @@ async def list_blocks_for_identity(
     actor: ActorDep,
     before: str | None = None,
     after: str | None = None,
-    limit: int | None = 50,
+    limit: PageLimit = 50,
     order: OrderQuery = "desc",
     order_by: Literal["created_at"] = "created_at",
 ) -> Any:

@@ -11,10 +11,10 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
-from memlet.api.deps import Actor
-from memlet.api.pagination import Page
+from memlet.actor import Actor
 from memlet.blocks.schemas import Block
 from memlet.db import models as orm
+from memlet.db.pagination import Page
 from memlet.errors import BadRequestError, ConflictError, NotFoundError
 from memlet.identities.repository import IdentityFilters, IdentityRepository
 from memlet.identities.schemas import Identity, IdentityCreate, IdentityProperty, IdentityUpdate, IdentityUpsert

@@ -15,10 +15,12 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import httpx2
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessageToolCall
 from openai.types.completion_usage import CompletionUsage
 
+from memlet import metrics
 from memlet.errors import BadRequestError
 from memlet.llm.errors import (
     ContextWindowExceededError,
@@ -57,6 +59,7 @@ __all__ = [
     "ToolCall",
     "ToolCallDelta",
     "Usage",
+    "check_endpoint_type",
     "client_for",
     "is_retryable",
     "llm_error",
@@ -224,11 +227,18 @@ class OpenAICompatibleClient:
         timeout_s: float = 60.0,
         retry: RetryPolicy = RetryPolicy(),
         max_tokens_param: str = "max_tokens",
+        http_client: httpx2.AsyncClient | None = None,
+        provider: str = "openai",
     ) -> None:
         self.retry = retry
+        self.provider = provider  # the endpoint type, for metrics
         self._max_tokens_param = max_tokens_param
         self._sdk = openai.AsyncOpenAI(
-            base_url=base_url, api_key=api_key or PLACEHOLDER_API_KEY, timeout=timeout_s, max_retries=0
+            base_url=base_url,
+            api_key=api_key or PLACEHOLDER_API_KEY,
+            timeout=timeout_s,
+            max_retries=0,
+            http_client=http_client,
         )
 
     @property
@@ -250,6 +260,13 @@ class OpenAICompatibleClient:
 
     async def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
         """Yield deltas, then one ``ChatResult``; with ``stream=False`` only the result is yielded."""
+        # aclosing: a caller that stops after the result closes the provider stream now, not at GC.
+        with metrics.llm_call(self.provider):
+            async with contextlib.aclosing(self._stream_chat(request)) as events:
+                async for event in events:
+                    yield event
+
+    async def _stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
         params = self.request_body(request)
         if not request.stream:
             completion = await with_retries(lambda: self._create(params, stream=False), self.retry)
@@ -321,18 +338,36 @@ _ENDPOINTS = "openai deepseek groq ollama lmstudio lmstudio-chatcompletions llam
 OPENAI_COMPATIBLE_ENDPOINTS = frozenset(f"{_ENDPOINTS} baseten fireworks openrouter hugging-face minimax".split())
 
 
-def client_for(
-    endpoint_type: str, base_url: str, api_key: str | None, timeout_s: float, max_retries: int = 3
-) -> OpenAICompatibleClient:
-    """Build the chat client for one of Letta's model endpoint types."""
+def check_endpoint_type(endpoint_type: str) -> None:
+    """Raise 400 unless `endpoint_type` speaks OpenAI's chat.completions API."""
     if endpoint_type not in OPENAI_COMPATIBLE_ENDPOINTS:
         raise BadRequestError(
             f"INVALID_ARGUMENT: Model endpoint type '{endpoint_type}' is not supported; "
             f"use an OpenAI-compatible endpoint ({', '.join(sorted(OPENAI_COMPATIBLE_ENDPOINTS))})"
         )
+
+
+def client_for(
+    endpoint_type: str,
+    base_url: str,
+    api_key: str | None,
+    timeout_s: float,
+    max_retries: int = 3,
+    *,
+    retry_base_delay_s: float = 0.5,
+    http_client: httpx2.AsyncClient | None = None,
+) -> OpenAICompatibleClient:
+    """Build the chat client for one of Letta's model endpoint types (`http_client`: e.g. a policy-guarded one)."""
+    check_endpoint_type(endpoint_type)
     # OpenAI itself rejects max_tokens for reasoning models; its successor name works for all its models.
     param = "max_completion_tokens" if endpoint_type == "openai" else "max_tokens"
-    retry = RetryPolicy(max_retries=max_retries)
+    retry = RetryPolicy(max_retries=max_retries, base_delay_s=retry_base_delay_s)
     return OpenAICompatibleClient(
-        base_url=base_url, api_key=api_key, timeout_s=timeout_s, retry=retry, max_tokens_param=param
+        base_url=base_url,
+        api_key=api_key,
+        timeout_s=timeout_s,
+        retry=retry,
+        max_tokens_param=param,
+        http_client=http_client,
+        provider=endpoint_type,
     )

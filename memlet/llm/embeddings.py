@@ -3,6 +3,7 @@
 from functools import partial
 from typing import Protocol
 
+import httpx2
 import openai
 
 from memlet.errors import BadRequestError
@@ -42,11 +43,16 @@ class OpenAICompatibleEmbeddingClient:
         timeout_s: float = 60.0,
         retry: RetryPolicy = RetryPolicy(),
         batch_size: int = DEFAULT_BATCH_SIZE,
+        http_client: httpx2.AsyncClient | None = None,
     ) -> None:
         self.retry = retry
         self.batch_size = batch_size
         self._sdk = openai.AsyncOpenAI(
-            base_url=base_url, api_key=api_key or PLACEHOLDER_API_KEY, timeout=timeout_s, max_retries=0
+            base_url=base_url,
+            api_key=api_key or PLACEHOLDER_API_KEY,
+            timeout=timeout_s,
+            max_retries=0,
+            http_client=http_client,
         )
 
     async def aclose(self) -> None:
@@ -76,14 +82,28 @@ class OpenAICompatibleEmbeddingClient:
 
 
 def embedding_client_for(
-    endpoint_type: str, base_url: str, api_key: str | None, timeout_s: float, max_retries: int = 3
+    endpoint_type: str,
+    base_url: str,
+    api_key: str | None,
+    timeout_s: float,
+    max_retries: int = 3,
+    *,
+    http_client: httpx2.AsyncClient | None = None,
 ) -> OpenAICompatibleEmbeddingClient:
-    """Build the embedding client for one of Letta's embedding endpoint types."""
+    """Build the embedding client for one of Letta's embedding endpoint types.
+
+    For a user-given endpoint pass `memlet.net.transport.guarded_client(...)` as `http_client` and a key bound
+    to that URL (`memlet.providers.endpoints.key_for`).
+    """
     if endpoint_type not in OPENAI_COMPATIBLE_ENDPOINTS:
         raise BadRequestError(
             f"INVALID_ARGUMENT: Embedding endpoint type '{endpoint_type}' is not supported; "
             "use an OpenAI-compatible endpoint"
         )
     return OpenAICompatibleEmbeddingClient(
-        base_url=base_url, api_key=api_key, timeout_s=timeout_s, retry=RetryPolicy(max_retries=max_retries)
+        base_url=base_url,
+        api_key=api_key,
+        timeout_s=timeout_s,
+        retry=RetryPolicy(max_retries=max_retries),
+        http_client=http_client,
     )

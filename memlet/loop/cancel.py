@@ -45,20 +45,30 @@ async def cancel_runs(session: AsyncSession, agent_id: str, run_ids: Sequence[st
         run.completed_at = run.completed_at or datetime.now(UTC)
         cancelled = run_id
     if cancelled is not None:
-        await _deny_pending(session, agent_id, cancelled)
+        await deny_pending(session, agent_id, cancelled)
     return results
 
 
-async def _deny_pending(session: AsyncSession, agent_id: str, run_id: str) -> None:
+async def deny_pending(
+    session: AsyncSession,
+    agent_id: str,
+    run_id: str,
+    *,
+    reason: str = CANCEL_DENIAL_REASON,
+    stop_reason: str = "cancelled",
+    only_own: bool = False,
+) -> None:
+    """Record `stop_reason` on the agent and deny its pending approval request (with `only_own`: only when
+    `run_id` made that request). Takes the agent's xact lock; never commits."""
     await agent_xact_lock(session, agent_id)
     repo = LoopRepository(session)
     agent = await repo.lock_agent_row(agent_id)
     if agent is None:
         return
-    agent.last_stop_reason = "cancelled"
-    rows = await repo.messages_by_ids(agent.message_ids or [])
+    agent.last_stop_reason = stop_reason
+    rows = await repo.messages_by_ids(agent.id, agent.message_ids or [])
     request = pending_approval(rows)
-    if request is None:
+    if request is None or (only_own and request.run_id != run_id):
         return
     asked: list[dict[str, Any]] = list(request.tool_calls or [])
     first = asked[0]["id"]
@@ -69,15 +79,12 @@ async def _deny_pending(session: AsyncSession, agent_id: str, run_id: str) -> No
         role="approval",
         run_id=run_id,
         step_id=request.step_id,
-        approvals=[
-            {"type": "approval", "tool_call_id": c["id"], "approve": False, "reason": CANCEL_DENIAL_REASON}
-            for c in asked
-        ],
+        approvals=[{"type": "approval", "tool_call_id": c["id"], "approve": False, "reason": reason} for c in asked],
         approve=False,
         approval_request_id=first,
-        denial_reason=CANCEL_DENIAL_REASON,
+        denial_reason=reason,
     )
-    denied = failure(f"{DENIAL_PREFIX}{CANCEL_DENIAL_REASON}")
+    denied = failure(f"{DENIAL_PREFIX}{reason}")
     returns = [
         tool_return_row(agent, c["id"], c["function"]["name"], denied, run_id=run_id, step_id=request.step_id)
         for c in [*asked, *held_calls(rows)]

@@ -99,7 +99,7 @@ async def refresh_system_message(
         with_rules=with_rules,
     )
     if agent.message_ids:
-        await repo.set_message_content(agent.message_ids[0], [{"type": "text", "text": text}])
+        await repo.set_message_content(agent.id, agent.message_ids[0], [{"type": "text", "text": text}])
     return text
 
 

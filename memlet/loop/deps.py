@@ -1,22 +1,32 @@
 """What the loop needs from the app (`LoopDeps`) and what one request asks of it (`RunOptions`)."""
 
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from memlet.config import Settings
-from memlet.llm.client import LLMClient, client_for
+from memlet.llm.client import LLMClient
+from memlet.loop.llm_clients import LLMClients
 
 
 @dataclass
 class LoopDeps:
-    """What the loop needs from the app: a sessionmaker, settings, and an LLM client per llm_config."""
+    """What the loop needs from the app: a sessionmaker, settings, and an LLM client per llm_config.
+
+    `turn_engine` gives the connection that holds a request's agent lock and does its reads and writes (None: the
+    sessionmaker's own engine). `worker_id` marks the runs this worker owns, with a lease it keeps renewing
+    (`memlet.runs.lifecycle`); None leaves runs ownerless.
+    """
 
     sessionmaker: async_sessionmaker[AsyncSession]
     settings: Settings
-    llm_for: Callable[[dict[str, Any]], LLMClient]
+    # `async with llm_for(llm_config, org_id) as llm`: the client is kept open for the block.
+    llm_for: Callable[[dict[str, Any], str], AbstractAsyncContextManager[LLMClient]]
+    turn_engine: AsyncEngine | None = None
+    worker_id: str | None = None
 
 
 @dataclass
@@ -39,27 +49,6 @@ class RunOptions:
     background: bool = False
 
 
-def default_llm_for(settings: Settings) -> Callable[[dict[str, Any]], LLMClient]:
-    """The production factory: endpoint URL from llm_config, key from settings (none for local servers).
-
-    Clients are kept per (endpoint type, URL, key) so requests reuse their HTTP connections; a client holds no
-    state of the agent or the request.
-    """
-    cache: dict[tuple[str, str, str | None], LLMClient] = {}
-
-    def build(llm_config: dict[str, Any]) -> LLMClient:
-        endpoint_type = str(llm_config.get("model_endpoint_type") or "openai")
-        keys = {"openai": settings.openai_api_key, "deepseek": settings.deepseek_api_key}
-        secret = keys.get(endpoint_type)
-        base_url = llm_config.get("model_endpoint") or (
-            settings.openai_base_url if endpoint_type == "openai" else "https://api.deepseek.com/v1"
-        )
-        key = secret.get_secret_value() if secret else None
-        cache_key = (endpoint_type, str(base_url), key)
-        if cache_key not in cache:
-            cache[cache_key] = client_for(
-                endpoint_type, str(base_url), key, settings.llm_timeout_s, settings.llm_max_retries
-            )
-        return cache[cache_key]
-
-    return build
+def default_llm_for(settings: Settings, sessionmaker: async_sessionmaker[AsyncSession]) -> LLMClients:
+    """The production factory: `async with llm_for(llm_config, org_id) as llm` (see `memlet.loop.llm_clients`)."""
+    return LLMClients(settings, sessionmaker)

@@ -10,6 +10,7 @@ from memlet.llm.errors import LLMEmptyResponseError
 from memlet.llm.types import ChatRequest, ChatResult, ContentDelta, ReasoningDelta, ToolCallDelta, Usage
 from memlet.loop.context import HEARTBEAT_PARAM, THINKING_PARAM, is_v2, to_openai_messages, tool_definition
 from memlet.loop.events import TokenDelta
+from memlet.loop.headroom import DEFAULT_CONTEXT_WINDOW, completion_limit
 from memlet.loop.state import LoopState
 from memlet.loop.step import previous_message_id
 from memlet.loop.stream_args import ArgumentSplitter
@@ -231,14 +232,17 @@ def build_chat_request(
     The one place a step's request is built; the preview route (`messages/preview.py`) shows the same value.
     """
     config = state.agent.llm_config
+    messages = to_openai_messages(system_text, [*state.messages[1:], *pending], state.agent.agent_type)
+    window = int(config.get("context_window") or DEFAULT_CONTEXT_WINDOW)
     return ChatRequest(
         model=str(config.get("model")),
-        messages=to_openai_messages(system_text, [*state.messages[1:], *pending], state.agent.agent_type),
+        messages=messages,
         tools=tools or None,
         tool_choice=tool_choice,
         parallel_tool_calls=False if tools else None,
         temperature=config.get("temperature"),
-        max_tokens=config.get("max_tokens"),
+        # Lowered when the configured limit would not fit in what the prompt leaves of the window.
+        max_tokens=completion_limit(window, config.get("max_tokens"), messages, tools),
         # Always streamed from the provider, even when the client wants whole messages: the result is the
         # same, and some servers answer a streamed request sooner than a plain one.
         stream=True,

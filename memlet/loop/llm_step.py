@@ -8,6 +8,7 @@ from memlet.db import models as orm
 from memlet.loop import events as ev
 from memlet.loop.commit import commit_compaction, commit_step
 from memlet.loop.context import is_v2
+from memlet.loop.headroom import DEFAULT_CONTEXT_WINDOW, prompt_budget
 from memlet.loop.llm_call import DeltaLabels, call_llm, request_tools, stored_system_text
 from memlet.loop.run_state import RunState
 from memlet.loop.state import LoopState
@@ -24,6 +25,7 @@ def _step_row(run: RunState, agent: orm.Agent, step_id: str, window: int) -> orm
         provider_name=agent.llm_config.get("model_endpoint_type"),
         provider_category="base",
         model=agent.llm_config.get("model"),
+        model_handle=agent.llm_config.get("handle"),
         model_endpoint=agent.llm_config.get("model_endpoint"),
         context_window_limit=window,
         status="pending",
@@ -39,7 +41,7 @@ async def llm_step(run: RunState, state: LoopState, outcome: list[StepResult]) -
     assert run.llm is not None
     agent = state.agent
     tools, allowed, tool_choice = request_tools(state, run.solver, run.options.client_tools)
-    window = int(agent.llm_config.get("context_window") or 128000)
+    window = int(agent.llm_config.get("context_window") or DEFAULT_CONTEXT_WINDOW)
     plan = await plan_compaction(
         llm=run.llm,
         model=str(agent.llm_config.get("model")),
@@ -49,6 +51,7 @@ async def llm_step(run: RunState, state: LoopState, outcome: list[StepResult]) -
         tools=tools,
         agent_type=agent.agent_type,
         window=window,
+        limit=prompt_budget(window, agent.llm_config.get("max_tokens")),
     )
     if plan is not None:
         await commit_compaction(run.deps.sessionmaker, state=state, plan=plan, window=window)

@@ -4,6 +4,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from memlet import metrics
 from memlet.db import models as orm
 from memlet.errors import LLMError, NotFoundError
 from memlet.llm.client import LLMClient
@@ -14,6 +15,7 @@ from memlet.loop.step import StepContext
 from memlet.loop.tool_rules import ToolRulesSolver
 from memlet.messages.schemas import StopReasonType, run_status_for
 from memlet.runs.repository import RunRepository
+from memlet.runs.step_repository import StepRepository
 from memlet.tool_exec.memory_tools import ToolContext
 
 
@@ -92,11 +94,14 @@ class RunState:
         """Count one LLM call into the step row and the run totals."""
         step.prompt_tokens, step.completion_tokens = usage.prompt_tokens, usage.completion_tokens
         step.total_tokens = usage.total_tokens
-        step.cached_input_tokens, step.reasoning_tokens = usage.cached_tokens, usage.reasoning_tokens
+        # As in Letta, a step shows cached and reasoning tokens only when there were some (null otherwise).
+        step.cached_input_tokens, step.reasoning_tokens = usage.cached_tokens or None, usage.reasoning_tokens or None
         self.usage["prompt_tokens"] += usage.prompt_tokens
         self.usage["completion_tokens"] += usage.completion_tokens
         self.usage["total_tokens"] += usage.total_tokens
         self.usage["cached_input_tokens"] = (self.usage["cached_input_tokens"] or 0) + usage.cached_tokens
+        # OpenAI-style providers report no cache writes; once a step ran, Letta's totals show 0, not null.
+        self.usage["cache_write_tokens"] = self.usage["cache_write_tokens"] or 0
         self.usage["reasoning_tokens"] = (self.usage["reasoning_tokens"] or 0) + usage.reasoning_tokens
         self.usage["context_tokens"] = usage.total_tokens
         self.usage["step_count"] += 1
@@ -109,7 +114,7 @@ class RunState:
         step.error_type = type(exc).__name__ if exc else stop_reason
         step.error_data = {"message": str(exc)} if exc else None
         async with self.deps.sessionmaker() as session, session.begin():
-            await RunRepository(session).merge_step(step)
+            await StepRepository(session).merge_step(step)
 
     async def cancelled(self, *, fresh: bool) -> bool:
         """Whether a client cancelled the run. The first step uses the status read when the run started; later
@@ -133,6 +138,7 @@ class RunState:
                 error={"type": type(error).__name__, "message": str(error)} if error else None,
             )
             await LoopRepository(session).set_last_stop_reason(self.agent_id, stop_reason)
+        metrics.run_finished(status, stop_reason)
         usage = {"message_type": "usage_statistics", **self.usage}
         if error is None:
             return ev.RunFinished(stop_reason=stop_reason, usage=usage)

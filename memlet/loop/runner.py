@@ -3,8 +3,8 @@
 Transactions: each step loads its state in one short transaction, calls the LLM with no transaction open, then
 commits the step (messages, message_ids, block edits, system prompt, step and run rows) in one short transaction
 under `pg_advisory_xact_lock`. The whole request holds the agent's session-level advisory lock on a dedicated
-connection (`request_lock`), so two requests to one agent never interleave (a second waits up to
-`agent_lock_timeout_s`, then gets AgentBusyError). The user's input is written with the first successful step,
+connection of the turn engine (`request_lock`, `LoopDeps.turn_engine`), so two requests to one agent never
+interleave (a second waits up to `agent_lock_timeout_s`, then gets AgentBusyError). The user's input is written with the first successful step,
 so a failed first LLM call leaves no trace but the failed run.
 
 Module map: `deps` (LoopDeps, RunOptions), `run_state` (per-request bookkeeping), `llm_step` (one normal step),
@@ -27,7 +27,7 @@ from memlet.loop.approvals import approval_items, check_approval, held_calls, re
 from memlet.loop.commit import commit_step
 from memlet.loop.deps import LoopDeps, RunOptions, default_llm_for
 from memlet.loop.llm_step import llm_step
-from memlet.loop.request_lock import agent_request_lock
+from memlet.loop.request_lock import agent_request_lock, engine_of
 from memlet.loop.run_state import RunState
 from memlet.loop.state import LoopRepository, LoopState
 from memlet.loop.step import StepResult
@@ -80,7 +80,8 @@ async def run_agent(
     PendingApprovalError (a normal message while an approval is pending), BadRequestError (an approval that
     matches no pending request).
     """
-    async with agent_request_lock(deps.sessionmaker, agent_id, deps.settings.agent_lock_timeout_s) as conn:
+    engine = deps.turn_engine or engine_of(deps.sessionmaker)
+    async with agent_request_lock(engine, agent_id, deps.settings.agent_lock_timeout_s) as conn:
         # All of the request's reads and writes go through the connection that holds the lock: one pooled
         # connection per running request, however many steps it takes.
         locked = replace(deps, sessionmaker=async_sessionmaker(bind=conn, expire_on_commit=False, autoflush=False))
@@ -109,12 +110,15 @@ async def _run_locked(
             metadata=options.run_metadata or {"run_type": "send_message"},
             request_config=options.request_config,
             background=options.background,
+            worker_id=deps.worker_id,
+            lease_s=deps.settings.run_lease_s,
         )
     # After the transaction: the override must change the detached row only, never the stored agent.
     state = run.apply_override(state)
-    run.llm = deps.llm_for(state.agent.llm_config)
-    async for event in _steps(run, state, approval):
-        yield event
+    async with deps.llm_for(state.agent.llm_config, org_id) as llm:
+        run.llm = llm
+        async for event in _steps(run, state, approval):
+            yield event
 
 
 async def _resume(run: RunState, state: LoopState, approval: orm.Message) -> tuple[StepResult, list[StoredMessage]]:

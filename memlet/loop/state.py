@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
 from memlet.db.base import utcnow
+from memlet.db.sql import escape_like
 
 # Every column but the identity, which the database numbers.
 _MESSAGE_COLUMNS = tuple(c.key for c in orm.Message.__mapper__.column_attrs if c.key != "sequence_id")
@@ -41,7 +42,7 @@ class LoopRepository:
         )
         if agent is None:
             return None
-        messages = await self.messages_by_ids(agent.message_ids or [])
+        messages = await self.messages_by_ids(agent.id, agent.message_ids or [])
         return LoopState(
             agent=agent, blocks=await self.blocks_of(agent_id), tools=await self.tools_of(agent_id), messages=messages
         )
@@ -52,11 +53,13 @@ class LoopRepository:
             select(orm.Agent).where(orm.Agent.id == agent_id).execution_options(populate_existing=True)
         )
 
-    async def messages_by_ids(self, message_ids: Sequence[str]) -> list[orm.Message]:
-        """Rows for `message_ids`, in that order (unknown ids are skipped)."""
+    async def messages_by_ids(self, agent_id: str, message_ids: Sequence[str]) -> list[orm.Message]:
+        """The agent's rows for `message_ids`, in that order (unknown ids and other agents' rows are skipped)."""
         if not message_ids:
             return []
-        rows = await self.session.scalars(select(orm.Message).where(orm.Message.id.in_(list(message_ids))))
+        rows = await self.session.scalars(
+            select(orm.Message).where(orm.Message.id.in_(list(message_ids)), orm.Message.agent_id == agent_id)
+        )
         by_id = {row.id: row for row in rows}
         return [by_id[i] for i in message_ids if i in by_id]
 
@@ -86,8 +89,13 @@ class LoopRepository:
         )
         return int(count or 0)
 
-    async def set_message_content(self, message_id: str, content: list[dict[str, Any]]) -> None:
-        await self.session.execute(update(orm.Message).where(orm.Message.id == message_id).values(content=content))
+    async def set_message_content(self, agent_id: str, message_id: str, content: list[dict[str, Any]]) -> None:
+        """Rewrite one of the agent's own messages (never another agent's, whatever its message_ids say)."""
+        await self.session.execute(
+            update(orm.Message)
+            .where(orm.Message.id == message_id, orm.Message.agent_id == agent_id)
+            .values(content=content)
+        )
 
     async def add_messages(self, rows: Sequence[orm.Message]) -> None:
         """Insert rows in one statement; sequence ids follow the list order (VALUES rows are numbered in order)."""
@@ -122,11 +130,6 @@ class LoopRepository:
             .returning(orm.Agent.message_ids)
         )
         return list(result or [])
-
-    async def set_message_ids(self, agent_id: str, message_ids: list[str], **fields: Any) -> None:
-        await self.session.execute(
-            update(orm.Agent).where(orm.Agent.id == agent_id).values(message_ids=message_ids, **fields)
-        )
 
     async def save_block(self, agent_id: str, block: orm.Block) -> None:
         """Write a block's value, label and description (and the label copy on its attachment)."""
@@ -180,7 +183,7 @@ class LoopRepository:
         if conversation_id is not None:
             stmt = stmt.where(orm.Message.conversation_id == conversation_id)
         if query:
-            stmt = stmt.where(_MATCHES_TEXT.bindparams(q=f"%{_escape(query)}%"))
+            stmt = stmt.where(_MATCHES_TEXT.bindparams(q=f"%{escape_like(query)}%"))
         if start is not None:
             stmt = stmt.where(orm.Message.created_at >= start)
         if end is not None:
@@ -197,10 +200,6 @@ _MATCHES_TEXT = text(
     "THEN messages.content ELSE '[]'::jsonb END) AS part "
     "WHERE part->>'text' ILIKE :q) OR COALESCE(messages.tool_calls::text, '') ILIKE :q)"
 )
-
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _is_search_call(row: orm.Message) -> bool:

@@ -1,10 +1,11 @@
 """Keep the prompt inside the context window: summarize the oldest part of the buffer, else drop it.
 
-Called before every LLM call. When the prompt (system + buffer + pending input + tools) is over the window, the
-buffer is cut at a message that does not start with a tool return (so a tool call is never separated from its
-result), the evicted part is summarized by the agent's model, and the plan says which rows stay. Evicted rows
-stay in the database (recall memory); only `message_ids` shrinks. If summarizing fails, or the summary does not
-fit, the oldest rows are simply dropped. The summarizer's own request is clipped to fit the window too.
+Called before every LLM call. When the prompt (system + buffer + pending input + tools) leaves too little of the
+window for the completion (`headroom.prompt_budget`), the buffer is cut at a message that does not start with a
+tool return (so a tool call is never separated from its result), the evicted part is summarized by the agent's
+model, and the plan says which rows stay. Evicted rows stay in the database (recall memory); only `message_ids`
+shrinks. If summarizing fails, or the summary does not fit, the oldest rows are simply dropped. The summarizer's
+own request is clipped to fit the window too.
 """
 
 import json
@@ -17,6 +18,7 @@ from memlet.errors import LLMError
 from memlet.llm.client import LLMClient
 from memlet.llm.types import ChatRequest
 from memlet.loop.context import prompt_tokens, to_openai_messages
+from memlet.loop.headroom import byte_bound, counting_margin
 from memlet.loop.tokens import count_tokens
 from memlet.messages.packing import format_local_time
 
@@ -65,13 +67,6 @@ def _tokens(
     return prompt_tokens(messages, tools)
 
 
-def _byte_bound(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
-    """An upper bound of the prompt's tokens: every token stands for at least one byte, and the JSON text of a
-    message outweighs the per-message framing the exact count adds."""
-    text = json.dumps([messages, tools], ensure_ascii=False, separators=(",", ":"))
-    return len(text.encode()) + 8
-
-
 def _transcript(rows: Sequence[Any], agent_type: str) -> str:
     lines = []
     for message in to_openai_messages("", rows, agent_type)[1:]:
@@ -83,7 +78,8 @@ def _transcript(rows: Sequence[Any], agent_type: str) -> str:
 
 
 async def _summarize(llm: LLMClient, model: str, transcript: str, window: int) -> str:
-    budget = window - count_tokens(SUMMARIZER_INSTRUCTIONS) - SUMMARY_MAX_TOKENS - 64
+    max_tokens = min(SUMMARY_MAX_TOKENS, max(window // 8, 32))
+    budget = window - count_tokens(SUMMARIZER_INSTRUCTIONS) - max_tokens - counting_margin(window) - 64
     if budget <= 0:
         raise ContextOverflowError("no room to summarize")
     while transcript and count_tokens(transcript) > budget:
@@ -95,7 +91,7 @@ async def _summarize(llm: LLMClient, model: str, transcript: str, window: int) -
             {"role": "system", "content": SUMMARIZER_INSTRUCTIONS},
             {"role": "user", "content": transcript},
         ],
-        max_tokens=min(SUMMARY_MAX_TOKENS, max(window // 8, 32)),
+        max_tokens=max_tokens,
         stream=False,
     )
     result = await llm.chat(request)
@@ -125,17 +121,23 @@ async def plan_compaction(
     tools: list[dict[str, Any]],
     agent_type: str,
     window: int,
+    limit: int | None = None,
 ) -> CompactionPlan | None:
-    """None when the prompt already fits; otherwise which rows to keep and the summary of the rest."""
+    """None when the prompt already fits; otherwise which rows to keep and the summary of the rest.
+
+    The prompt fits when it is at most `limit` tokens (default: the window). The loop passes
+    `headroom.prompt_budget`, which leaves room in the window for the completion.
+    """
+    limit = window if limit is None else limit
     messages = to_openai_messages(system, [*rows, *pending], agent_type)
-    if _byte_bound(messages, tools) <= window:
+    if byte_bound(messages, tools) <= limit:
         return None  # fits for sure: skip the exact count, the costliest part of a short step
     before = prompt_tokens(messages, tools)
-    if before <= window:
+    if before <= limit:
         return None
-    if _tokens(system, [], pending, tools, agent_type, None) > window:
+    if _tokens(system, [], pending, tools, agent_type, None) > limit:
         raise ContextOverflowError("the system prompt, tools and new input alone exceed the context window")
-    goal = int(window * GOAL_FRACTION)
+    goal = min(int(window * GOAL_FRACTION), limit)
     points = [*_cut_points(rows), len(rows)]
     cut = next((i for i in points if _tokens(system, rows[i:], pending, tools, agent_type, None) <= goal), len(rows))
     summary: str | None = None
@@ -146,6 +148,6 @@ async def plan_compaction(
     placeholder = summary_text(summary, cut, {}, None) if summary else None
     # The summary takes room too: move the cut forward (then drop the summary) until everything fits.
     for i in [p for p in points if p >= cut]:
-        if _tokens(system, rows[i:], pending, tools, agent_type, placeholder) <= window:
+        if _tokens(system, rows[i:], pending, tools, agent_type, placeholder) <= limit:
             return CompactionPlan(kept=list(rows[i:]), summary=summary, evicted_count=i, tokens_before=before)
     return CompactionPlan(kept=[], summary=None, evicted_count=len(rows), tokens_before=before)

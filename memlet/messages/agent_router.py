@@ -12,9 +12,10 @@ from memlet.agents.schemas import AgentState
 from memlet.agents.service import AgentService
 from memlet.api.clients import is_sdk_v1
 from memlet.api.deps import ActorDep, SessionDep, SessionmakerDep, SettingsDep
+from memlet.api.validators import PageLimit
 from memlet.errors import MethodNotAllowedError, UnprocessableError
 from memlet.ids import AgentId, MessageId
-from memlet.loop.runner import LoopDeps, default_llm_for
+from memlet.loop.runner import LoopDeps
 from memlet.messages.compaction import CompactionRequest, CompactionResponse, summarize
 from memlet.messages.context_window import context_window
 from memlet.messages.preview import preview_request
@@ -41,18 +42,23 @@ _SSE = {"text/event-stream": {"schema": {"type": "string", "description": "Serve
 
 
 async def get_loop_deps(request: Request, settings: SettingsDep, sessionmaker: SessionmakerDep) -> LoopDeps:
-    """The loop's dependencies from the app: an LLM factory set at start-up, else the settings-based one."""
+    """The loop's dependencies from the app: the LLM clients and the run worker are set up by `memlet.app.lifespan`."""
     state = request.app.state
-    if getattr(state, "llm_for", None) is None:
-        state.llm_for = default_llm_for(settings)  # built once per app, so LLM clients are reused
-    return LoopDeps(sessionmaker=sessionmaker, settings=settings, llm_for=state.llm_for)
+    worker = getattr(state, "run_worker", None)
+    return LoopDeps(
+        sessionmaker=sessionmaker,
+        settings=settings,
+        llm_for=state.llm_for,
+        turn_engine=getattr(state, "turn_engine", None),
+        worker_id=worker.worker_id if worker is not None else None,
+    )
 
 
 LoopDepsDep = Annotated[LoopDeps, Depends(get_loop_deps)]
 
 
 async def get_send_service(request: Request, deps: LoopDepsDep, actor: ActorDep) -> SendService:
-    return SendService(deps, actor, getattr(request.app.state, "catalog", None))
+    return SendService(deps, actor, request.app.state.run_worker.turns, getattr(request.app.state, "catalog", None))
 
 
 async def get_message_service(session: SessionDep, actor: ActorDep) -> MessageService:
@@ -87,7 +93,7 @@ async def list_messages(
     service: MessageServiceDep,
     before: str | None = None,
     after: str | None = None,
-    limit: int | None = 100,
+    limit: PageLimit = 100,
     order: Literal["asc", "desc"] | None = None,
     order_by: Literal["created_at"] = "created_at",
     group_id: str | None = None,

@@ -7,8 +7,8 @@ shrink the buffer is a 400, as in Letta.
 
 from pydantic import BaseModel
 
+from memlet.actor import Actor
 from memlet.agents.parts import CompactionSettings
-from memlet.api.deps import Actor
 from memlet.errors import BadRequestError, NotFoundError
 from memlet.loop.commit import commit_compaction
 from memlet.loop.context import is_v2, prompt_tokens, to_openai_messages, tool_definition
@@ -53,18 +53,18 @@ async def summarize(deps: LoopDeps, actor: Actor, agent_id: str) -> CompactionRe
     ]
     current = prompt_tokens(to_openai_messages(system_text, rows[1:], agent.agent_type), tools)
     window = int((agent.llm_config or {}).get("context_window") or 128_000)
-    llm = deps.llm_for(agent.llm_config)
-    # The client is shared with the app's other requests (deps.llm_for caches it): never close it here.
-    plan = await plan_compaction(
-        llm=llm,
-        model=str(agent.llm_config.get("model")),
-        system=system_text,
-        rows=rows[1:],
-        pending=[],
-        tools=tools,
-        agent_type=agent.agent_type,
-        window=min(window, current - 1),
-    )
+    # The client is shared with the app's other requests: the pool closes it, never this request.
+    async with deps.llm_for(agent.llm_config, actor.organization_id) as llm:
+        plan = await plan_compaction(
+            llm=llm,
+            model=str(agent.llm_config.get("model")),
+            system=system_text,
+            rows=rows[1:],
+            pending=[],
+            tools=tools,
+            agent_type=agent.agent_type,
+            window=min(window, current - 1),
+        )
     after = len(plan.kept) + 2 if plan is not None else len(rows)
     if plan is None or plan.summary is None or after >= len(rows):
         raise BadRequestError(NOT_REDUCED)

@@ -10,7 +10,7 @@ apply it either).
 
 from typing import Any
 
-from memlet.api.deps import Actor
+from memlet.actor import Actor
 from memlet.errors import NotFoundError
 from memlet.llm.client import LLMClient, OpenAICompatibleClient
 from memlet.llm.types import ChatRequest
@@ -50,4 +50,5 @@ async def preview_request(
     client_tools = [t.model_dump() for t in req.client_tools or []]
     tools, _, tool_choice = request_tools(state, solver, client_tools)
     request = build_chat_request(state, stored_system_text(state), pending, tools, tool_choice)
-    return request_body(deps.llm_for(agent.llm_config), request)
+    async with deps.llm_for(agent.llm_config, actor.organization_id) as llm:
+        return request_body(llm, request)

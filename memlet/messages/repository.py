@@ -9,8 +9,8 @@ from typing import Any
 from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memlet.api.pagination import Page, fetch_page
 from memlet.db import models as orm
+from memlet.db.pagination import Page, fetch_page
 from memlet.errors import NotFoundError
 
 M = orm.Message
@@ -23,12 +23,13 @@ class MessageRepository:
     async def find(self, org_id: str, message_id: str) -> orm.Message | None:
         return await self.session.scalar(select(M).where(M.id == message_id, M.organization_id == org_id))
 
-    async def by_ids(self, message_ids: Sequence[str]) -> list[orm.Message]:
-        """Rows for ``message_ids`` in that order (unknown ids skipped)."""
-        if not message_ids:
+    async def foreign_ids(self, agent_id: str, message_ids: Sequence[str]) -> list[str]:
+        """The ids in ``message_ids`` that name no message of this agent (another agent's, or none at all)."""
+        wanted = list(dict.fromkeys(message_ids))
+        if not wanted:
             return []
-        rows = {m.id: m for m in await self.session.scalars(select(M).where(M.id.in_(list(message_ids))))}
-        return [rows[i] for i in message_ids if i in rows]
+        own = set(await self.session.scalars(select(M.id).where(M.id.in_(wanted), M.agent_id == agent_id)))
+        return [i for i in wanted if i not in own]
 
     async def ensure_cursors(self, agent_id: str, *cursors: str | None) -> None:
         """404 for a cursor that names no message of this agent, with Letta's wording."""
@@ -71,7 +72,7 @@ class MessageRepository:
         return rows[::-1]
 
     async def page_for_agent(self, agent_id: str, page: Page, **filters: Any) -> list[orm.Message]:
-        """Rows in the requested order with sort-relative cursors (see ``memlet.api.pagination``)."""
+        """Rows in the requested order with sort-relative cursors (see ``memlet.db.pagination``)."""
         return await self._page(_filtered(select(M).where(M.agent_id == agent_id), **filters), page)
 
     async def page_for_run(self, run_id: str, page: Page) -> list[orm.Message]:

@@ -5,6 +5,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query
 
 from memlet.api.deps import ActorDep, SessionDep
+from memlet.api.validators import PageLimit
 from memlet.ids import MessageId
 from memlet.messages.schemas import LettaMessage, MessageType
 from memlet.messages.search import MessageListResult, MessageSearchService, SearchAllMessagesRequest
@@ -25,7 +26,7 @@ async def list_all_messages(
     service: MessageServiceDep,
     before: str | None = None,
     after: str | None = None,
-    limit: int | None = 100,
+    limit: PageLimit = 100,
     order: Literal["asc", "desc"] | None = None,
     conversation_id: str | None = None,
     include_return_message_types: Annotated[list[MessageType] | None, Query()] = None,

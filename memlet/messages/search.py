@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memlet.api.deps import Actor
+from memlet.actor import Actor
 from memlet.db import models as orm
 from memlet.loop.state import LoopRepository
 from memlet.messages.content import AssistantContentPart, UserContentPart

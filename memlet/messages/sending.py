@@ -9,11 +9,12 @@ approval, busy agent) become HTTP errors for blocking sends and in-stream errors
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from memlet import ids
+from memlet.actor import Actor
 from memlet.agents.repository import AgentRepository
-from memlet.api.deps import Actor
 from memlet.db import models as orm
 from memlet.errors import MemletError, NotFoundError, ServiceUnavailableError
 from memlet.log import get_logger
@@ -23,18 +24,18 @@ from memlet.loop.runner import LoopDeps, RunOptions, run_agent
 from memlet.messages.requests import LettaAsyncRequest, LettaRequest, LettaStreamingRequest
 from memlet.messages.schemas import LettaPing, LettaResponse, StoredMessage
 from memlet.messages.streaming import EventRenderer, ViewOptions, public_views, sse, stop_reason, usage_of
+from memlet.net.outbound import policy_for
 from memlet.providers.catalog import ModelCatalog
 from memlet.runs.callbacks import dispatch_run_callback
-from memlet.runs.queries import RunQueries
+from memlet.runs.repository import RunRepository
 from memlet.runs.schemas import LettaRequestConfig, Run
+from memlet.runs.turns import TurnRegistry
 
 log = get_logger("messages.sending")
 
 # Letta pings a silent stream every LETTA_KEEPALIVE_INTERVAL (20 s by default) so proxies keep it open.
 KEEPALIVE_INTERVAL_S = 20.0
 _END = object()
-# Detached loop tasks; held here so the event loop does not garbage-collect them mid-run.
-_TASKS: set[asyncio.Task[None]] = set()
 
 Item = ev.LoopEvent | BaseException | object
 
@@ -62,18 +63,16 @@ def view_options(agent_type: str, req: LettaRequest) -> ViewOptions:
     )
 
 
-async def background_tasks_idle() -> None:
-    """Wait for every detached loop task (used by tests and shutdown)."""
-    while _TASKS:
-        await asyncio.gather(*list(_TASKS), return_exceptions=True)
-
-
 class SendService:
-    """Starts runs of the agent loop for one actor. Uses the sessionmaker, never a request's session."""
+    """Starts runs of the agent loop for one actor. Uses the sessionmaker, never a request's session.
 
-    def __init__(self, deps: LoopDeps, actor: Actor, catalog: ModelCatalog | None = None) -> None:
+    Each run takes a slot of `turns` (this worker's bound on concurrent turns) before its row is written.
+    """
+
+    def __init__(self, deps: LoopDeps, actor: Actor, turns: TurnRegistry, catalog: ModelCatalog | None = None) -> None:
         self.deps = deps
         self.actor = actor
+        self.turns = turns
         self.catalog = catalog
 
     async def model_override(self, req: LettaRequest) -> dict[str, Any] | None:
@@ -94,9 +93,34 @@ class SendService:
     async def create_run(
         self, agent_id: str, req: LettaRequest, metadata: dict[str, Any], *, background: bool
     ) -> orm.Run:
-        """The run row (status created), so the client can see the run before the loop starts; one INSERT."""
+        """The run row (status created), so the client can see the run before the loop starts; one INSERT.
+
+        Checks the callback URL and reserves the run's turn slot first: a bad URL is a 400 and a full worker
+        answers 429, both before anything is written.
+        """
+        callback_url = req.callback_url if isinstance(req, LettaAsyncRequest) else None
+        if callback_url:
+            await policy_for(self.deps.settings).check_url(callback_url, "callback_url")
+        run_id = ids.new_id(ids.Prefix.RUN)
+        self.turns.reserve(run_id)
+        try:
+            return await self._insert_run(run_id, agent_id, req, metadata, callback_url, background=background)
+        except BaseException:
+            self.turns.release(run_id)
+            raise
+
+    async def _insert_run(
+        self,
+        run_id: str,
+        agent_id: str,
+        req: LettaRequest,
+        metadata: dict[str, Any],
+        callback_url: str | None,
+        *,
+        background: bool,
+    ) -> orm.Run:
         run = orm.Run(
-            id=ids.new_id(ids.Prefix.RUN),
+            id=run_id,
             agent_id=agent_id,
             organization_id=self.actor.organization_id,
             status="created",
@@ -104,9 +128,12 @@ class SendService:
             request_config=request_config(req),
             background=background,
             num_steps=0,
-            callback_url=req.callback_url if isinstance(req, LettaAsyncRequest) else None,
+            callback_url=callback_url,
             created_by_id=self.actor.user_id,
+            worker_id=self.deps.worker_id,
         )
+        if self.deps.worker_id is not None:
+            run.lease_expires_at = datetime.now(UTC) + timedelta(seconds=self.deps.settings.run_lease_s)
         async with self.deps.sessionmaker() as session, session.begin():
             session.add(run)
         return run
@@ -132,9 +159,7 @@ class SendService:
             request_config=run.request_config,
             background=bool(run.background),
         )
-        task = asyncio.create_task(self._drive(agent_id, run.id, req, options, queue), name=f"run {run.id}")
-        _TASKS.add(task)
-        task.add_done_callback(_TASKS.discard)
+        self.turns.start(run.id, self._drive(agent_id, run.id, req, options, queue))
         return queue
 
     async def _drive(
@@ -156,13 +181,14 @@ class SendService:
                 log.exception("agent loop failed outside a step")
             with contextlib.suppress(Exception):
                 async with self.deps.sessionmaker() as session, session.begin():
-                    await RunQueries(session).mark_failed(run_id, str(exc))
+                    await RunRepository(session).mark_failed(run_id, str(exc))
             queue.put_nowait(exc)
         finally:
             queue.put_nowait(_END)
         # After the run is closed (and nobody waits on the queue): tell an async request's callback_url.
         if isinstance(req, LettaAsyncRequest) and req.callback_url:
-            await dispatch_run_callback(self.deps.sessionmaker, self.actor, run_id)
+            policy = policy_for(self.deps.settings)
+            await dispatch_run_callback(self.deps.sessionmaker, self.actor, run_id, policy=policy)
 
     async def send(self, agent_id: str, req: LettaStreamingRequest, run_type: str) -> LettaResponse:
         """Run the loop to the end and answer with the new messages, the stop reason and the usage."""
@@ -211,8 +237,9 @@ class SendService:
             "Background streaming requires Redis to be running, and memlet does not provide it. "
             "Use POST /v1/agents/{agent_id}/messages/async and poll the run instead."
         )
+        self.turns.release(run_id)
         async with self.deps.sessionmaker() as session, session.begin():
-            await RunQueries(session).mark_failed(run_id, message)
+            await RunRepository(session).mark_failed(run_id, message)
         raise ServiceUnavailableError(message)
 
     async def send_async(self, agent_id: str, req: LettaAsyncRequest) -> Run:

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
+from memlet.actor import Actor
 from memlet.agents.initial_messages import boot_sequence
 from memlet.agents.repository import AgentRepository
-from memlet.api.deps import Actor
-from memlet.api.pagination import Order, Page
 from memlet.db import models as orm
+from memlet.db.pagination import Order, Page
 from memlet.errors import BadRequestError, ConflictError, NotFoundError
 from memlet.loop.cancel import cancel_runs
 from memlet.loop.context import refresh_system_message
@@ -23,7 +23,7 @@ from memlet.messages.packing import pack_login_event
 from memlet.messages.repository import MessageRepository
 from memlet.messages.schemas import LettaMessage, MessageType, StoredMessage
 from memlet.messages.views import filter_message_types, to_letta_messages
-from memlet.runs.queries import RunFilters, RunQueries
+from memlet.runs.repository import RunFilters, RunRepository
 from memlet.runs.schemas import ACTIVE_STATUSES
 
 # Agent types whose reset (with default messages) starts with a login event only, or with nothing at all.
@@ -168,7 +168,7 @@ class MessageService:
 
     async def cancel(self, agent_id: str, run_ids: Sequence[str] | None) -> dict[str, str]:
         """Cancel the given runs, or the agent's active ones; the loop stops at its next step boundary."""
-        runs = RunQueries(self.session)
+        runs = RunRepository(self.session)
         if not run_ids:
             active = await runs.list_runs(
                 self.actor.organization_id,

@@ -22,9 +22,11 @@ import httpx
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.config import Settings
+from memlet.crypto import SecretDecryptError, keyring_for
 from memlet.db import models as orm
 from memlet.errors import BadRequestError, NotFoundError
 from memlet.log import get_logger
+from memlet.net.outbound import policy_for
 from memlet.providers import known_models as km
 from memlet.providers.model_settings import llm_params_from_settings, settings_from_llm_config
 from memlet.providers.remote import ModelLists, ProviderSource, default_base_url, fetch_models, normalize_base_url
@@ -98,8 +100,10 @@ class ModelCatalog:
         self, settings: Settings, *, timeout_s: float = 5.0, transport: httpx.AsyncBaseTransport | None = None
     ) -> None:
         self.settings = settings
+        self.keyring = keyring_for(settings)
         self.timeout_s = timeout_s
         self.transport = transport  # tests answer the providers' HTTP calls here
+        self.outbound = policy_for(settings)  # also reads MEMLET_ALLOWED_HOSTS at start-up: a bad entry stops it
         self.base: list[tuple[ProviderSource, ModelLists]] = [(s, ModelLists()) for s in self.env_sources()]
         self._byok: dict[str, _Cached] = {}
         # Env providers whose start-up listing failed, and when to try them again.
@@ -146,7 +150,7 @@ class ModelCatalog:
 
     async def _fetch(self, source: ProviderSource) -> ModelLists | None:
         try:
-            return await fetch_models(source, timeout_s=self.timeout_s, transport=self.transport)
+            return await fetch_models(source, timeout_s=self.timeout_s, policy=self.outbound, transport=self.transport)
         except Exception as exc:  # any failure of a remote listing must not stop the server
             log.warning("could not list models of provider %s: %s", source.name, exc)
             return None
@@ -157,14 +161,20 @@ class ModelCatalog:
         now = time.monotonic()
         if cached and cached.expires_at > now and cached.updated_at == row.updated_at:
             return cached.lists
-        lists = await self._fetch(ProviderSource.from_row(row)) or ModelLists()
+        try:
+            source = ProviderSource.from_row(row, self.keyring)
+        except SecretDecryptError as exc:
+            log.error("could not list models of provider %s: %s", row.name, exc.message)
+            return ModelLists()
+        lists = await self._fetch(source) or ModelLists()
         self._byok[row.id] = _Cached(now + BYOK_TTL_S, row.updated_at, lists)
         return lists
 
     async def refresh(self, row: orm.Provider) -> bool:
         """List a BYOK provider's models now and cache them; False when the provider could not be reached."""
         try:
-            lists = await fetch_models(ProviderSource.from_row(row), timeout_s=self.timeout_s, transport=self.transport)
+            source = ProviderSource.from_row(row, self.keyring)
+            lists = await fetch_models(source, timeout_s=self.timeout_s, policy=self.outbound, transport=self.transport)
         except Exception as exc:  # a provider that cannot be listed is still saved, as in Letta
             log.warning("could not list models of provider %s: %s", row.name, exc)
             return False
@@ -186,7 +196,7 @@ class ModelCatalog:
         if "byok" in wanted:
             rows = await ProviderRepository(session).list(org_id, name=name)
             lists = await asyncio.gather(*(self.byok_models(r) for r in rows))
-            listing.entries += [(ProviderSource.from_row(r), m) for r, m in zip(rows, lists, strict=True)]
+            listing.entries += [(ProviderSource.from_row(r, None), m) for r, m in zip(rows, lists, strict=True)]
         return listing
 
     async def list_models(
@@ -310,10 +320,13 @@ class ModelCatalog:
         config = km.normalize_llm_config(llm_config, default_endpoint=endpoint)
         return LLMConfig.model_validate(config).model_dump(mode="json")
 
-    async def api_key_for(self, session: AsyncSession, org_id: str, llm_config: dict[str, Any]) -> str | None:
-        """The key to call this config's endpoint with: the BYOK row's, else the env provider's of that name."""
-        name = llm_config.get("provider_name")
-        if llm_config.get("provider_category") == "byok" and name:
-            row = await ProviderRepository(session).find_by_name(org_id, name)
-            return row.api_key if row else None
-        return next((s.api_key for s, _ in self.base if s.name == name), None)
+
+# Listing a provider's models must not hold up start-up or a request for long.
+CATALOG_TIMEOUT_S = 5.0
+
+
+async def load_catalog(settings: Settings) -> ModelCatalog:
+    """The app's catalog: built from the settings, with the environment's providers listed once (at start-up)."""
+    catalog = ModelCatalog(settings, timeout_s=min(CATALOG_TIMEOUT_S, settings.llm_timeout_s))
+    await catalog.load()
+    return catalog

@@ -172,16 +172,6 @@ def _is_openrouter_reasoner(kind: str, model: str) -> bool:
     return kind == "openrouter" and any(hint in name for hint in _OPENROUTER_REASONER_HINTS)
 
 
-def default_reasoning(config: Mapping[str, Any]) -> bool:
-    """Whether a model reasons natively (Letta's default `reasoning` for a letta_v1_agent)."""
-    kind, model = config.get("model_endpoint_type") or "", config.get("model") or ""
-    return (
-        _is_anthropic_reasoner(kind, model)
-        or (kind == "openai" and is_openai_reasoning_model(model))
-        or _is_zai_reasoner(kind, model)
-    )
-
-
 def _anthropic_defaults(cfg: dict[str, Any], model: str) -> None:
     adaptive = model.startswith(("claude-opus-4-6", "claude-sonnet-4-6"))
     if cfg.get("enable_reasoner") and not cfg.get("max_reasoning_tokens") and not adaptive:

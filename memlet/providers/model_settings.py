@@ -211,8 +211,8 @@ _VARIANTS: dict[str, type[_ModelSettingsBase]] = {
 def _model_settings_tag(value: Any) -> str | None:
     """The union member for a raw dict or a model: its provider type, or "other" when Letta has no variant."""
     provider_type = value.get("provider_type") if isinstance(value, dict) else getattr(value, "provider_type", None)
-    if provider_type is None:
-        return None  # no tag: pydantic reports the missing discriminator, as Letta does
+    if not isinstance(provider_type, str):
+        return None  # no usable tag (missing, or not a string): pydantic reports it (422), as Letta does
     return provider_type if provider_type in _VARIANTS else "other"
 
 

@@ -10,8 +10,11 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from memlet.crypto import Keyring
 from memlet.db import models as orm
 from memlet.errors import BadRequestError, LLMError
+from memlet.net.outbound import OutboundPolicy
+from memlet.net.transport import guarded_client
 from memlet.providers import known_models as km
 from memlet.providers.schemas import EmbeddingConfig, LLMConfig
 
@@ -53,8 +56,10 @@ class ProviderSource:
     api_key: str | None = None
 
     @classmethod
-    def from_row(cls, row: orm.Provider) -> "ProviderSource":
-        return cls(row.name, row.provider_type, "byok", default_base_url(row.provider_type, row.base_url), row.api_key)
+    def from_row(cls, row: orm.Provider, keyring: Keyring | None) -> "ProviderSource":
+        """The row as a source; with a keyring its key is decrypted, with None it is left out (listing only)."""
+        key = keyring.reveal(row.api_key, f"API key of provider {row.name!r}") if keyring else None
+        return cls(row.name, row.provider_type, "byok", default_base_url(row.provider_type, row.base_url), key)
 
 
 @dataclass
@@ -216,45 +221,79 @@ async def _ollama_models(source: ProviderSource, client: httpx.AsyncClient) -> M
     return lists
 
 
+def _client(
+    policy: OutboundPolicy | None, timeout_s: float, transport: httpx.AsyncBaseTransport | None
+) -> httpx.AsyncClient:
+    if transport is not None:  # tests answer the providers' HTTP calls themselves
+        return httpx.AsyncClient(timeout=timeout_s, transport=transport)
+    return guarded_client(policy or OutboundPolicy(), timeout_s=timeout_s)
+
+
 async def fetch_models(
-    source: ProviderSource, *, timeout_s: float, transport: httpx.AsyncBaseTransport | None = None
+    source: ProviderSource,
+    *,
+    timeout_s: float,
+    policy: OutboundPolicy | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
 ) -> ModelLists:
-    """The chat and embedding models `source` serves; raises on network or protocol errors."""
+    """The chat and embedding models `source` serves; raises on network or protocol errors.
+
+    Connections obey the outbound URL `policy` (default: public addresses only; redirects are not followed).
+    """
     if source.provider_type == "letta":
         return _letta_models(source)
-    async with httpx.AsyncClient(timeout=timeout_s, transport=transport) as client:
-        if source.provider_type == "ollama":
-            return await _ollama_models(source, client)
-        if source.provider_type in OPENAI_STYLE:
-            return await _openai_style_models(source, client)
+    try:
+        async with _client(policy, timeout_s, transport) as client:
+            if source.provider_type == "ollama":
+                return await _ollama_models(source, client)
+            if source.provider_type in OPENAI_STYLE:
+                return await _openai_style_models(source, client)
+    except (httpx.InvalidURL, UnicodeEncodeError) as exc:
+        raise unsendable_request() from exc
     raise BadRequestError(f"Listing the models of a {source.provider_type} provider is not supported")
 
 
-async def check_key(source: ProviderSource, *, timeout_s: float) -> None:
-    """Verify a key by listing models with it; raises Letta's llm_* errors when the provider refuses."""
+def unsendable_request() -> BadRequestError:
+    """A base URL with control characters or a key that is not ASCII cannot even be put on the wire."""
+    return BadRequestError(
+        "INVALID_ARGUMENT: The provider's base URL or API key holds characters that cannot be sent over HTTP"
+    )
+
+
+async def check_key(source: ProviderSource, *, timeout_s: float, policy: OutboundPolicy) -> None:
+    """Verify a key by listing models with it; raises Letta's llm_* errors when the provider refuses.
+
+    The errors never carry the provider's answer, status code or connection error: a check must not tell a
+    caller what answers at an address (the URL is checked against `policy` before this is called).
+    """
     if not source.api_key:
         raise BadRequestError("API key is required!")
     if source.provider_type not in OPENAI_STYLE or not source.base_url:
         raise BadRequestError(f"Checking a {source.provider_type} provider's key is not supported")
     try:
-        async with httpx.AsyncClient(timeout=timeout_s) as client:
+        async with guarded_client(policy, timeout_s=timeout_s) as client:
             response = await client.get(f"{source.base_url}/models", headers=_headers(source))
     except httpx.HTTPError as exc:
-        raise LLMError("An error occurred with the LLM request.", detail=f"INTERNAL_SERVER_ERROR: {exc}") from exc
+        raise LLMError(
+            "An error occurred with the LLM request.",
+            detail=f"INTERNAL_SERVER_ERROR: could not reach the {source.provider_type} provider",
+        ) from exc
+    except (httpx.InvalidURL, UnicodeEncodeError) as exc:
+        raise unsendable_request() from exc
     if response.status_code == 401:
         raise LLMError(
             "Authentication failed with the LLM model provider.",
             error_type="llm_authentication",
             status_code=401,
-            detail=f"UNAUTHENTICATED: Failed to authenticate with {source.provider_type}: {response.text[:200]}",
+            detail=f"UNAUTHENTICATED: Failed to authenticate with {source.provider_type}",
         )
     if response.status_code == 403:
         raise LLMError(
             "An error occurred with the LLM request.",
-            detail=f"PERMISSION_DENIED: Permission denied by {source.provider_type}: {response.text[:200]}",
+            detail=f"PERMISSION_DENIED: Permission denied by {source.provider_type}",
         )
     if response.status_code >= 400:
         raise LLMError(
             "An error occurred with the LLM request.",
-            detail=f"INTERNAL_SERVER_ERROR: {source.provider_type} answered {response.status_code}",
+            detail=f"INTERNAL_SERVER_ERROR: the {source.provider_type} provider did not accept the request",
         )

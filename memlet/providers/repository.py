@@ -6,8 +6,8 @@ from typing import Any
 from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memlet.api.pagination import Page, paginate
 from memlet.db import models as orm
+from memlet.db.pagination import Page, paginate
 
 
 class ProviderRepository:

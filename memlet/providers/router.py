@@ -1,18 +1,16 @@
 """`/v1/models` (chat and embedding listings) and `/v1/providers` (BYOK provider CRUD, key checks, refresh).
 
-The catalog is built here at start-up (`catalog_lifespan`, entered by FastAPI through the models router) and kept
-on `app.state.catalog`; registering in `memlet.app.STARTUP_HOOKS` would import `memlet.app` while it imports us.
+The catalog is built at start-up by `memlet.app.lifespan` (`memlet.providers.catalog.load_catalog`) and kept on
+`app.state.catalog`.
 """
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 
 from memlet.api.deps import ActorDep, SessionDep
-from memlet.api.pagination import Page
-from memlet.config import Settings
+from memlet.api.validators import PageLimit
+from memlet.db.pagination import Page
 from memlet.ids import ProviderId
 from memlet.providers.catalog import ModelCatalog
 from memlet.providers.schemas import (
@@ -26,24 +24,6 @@ from memlet.providers.schemas import (
     ProviderUpdate,
 )
 from memlet.providers.service import ProviderService
-
-# Listing a provider's models must not hold up start-up or a request for long.
-CATALOG_TIMEOUT_S = 5.0
-
-
-async def install_catalog(app: FastAPI) -> ModelCatalog:
-    """Build the catalog from the app's settings, list the env providers once, store it on `app.state`."""
-    settings: Settings = app.state.settings
-    catalog = ModelCatalog(settings, timeout_s=min(CATALOG_TIMEOUT_S, settings.llm_timeout_s))
-    await catalog.load()
-    app.state.catalog = catalog
-    return catalog
-
-
-@asynccontextmanager
-async def catalog_lifespan(app: FastAPI) -> AsyncIterator[None]:
-    await install_catalog(app)
-    yield
 
 
 async def get_catalog(request: Request) -> ModelCatalog:
@@ -59,7 +39,7 @@ async def get_provider_service(session: SessionDep, catalog: CatalogDep) -> Prov
 
 ProviderServiceDep = Annotated[ProviderService, Depends(get_provider_service)]
 
-models_router = APIRouter(prefix="/models", tags=["models", "llms"], lifespan=catalog_lifespan)
+models_router = APIRouter(prefix="/models", tags=["models", "llms"])
 providers_router = APIRouter(prefix="/providers", tags=["providers"])
 
 
@@ -94,7 +74,7 @@ async def list_providers(
     service: ProviderServiceDep,
     before: str | None = None,
     after: str | None = None,
-    limit: int | None = 50,
+    limit: PageLimit = 50,
     order: Literal["asc", "desc"] = "desc",
     order_by: Literal["created_at"] = "created_at",
     name: str | None = None,

@@ -1,7 +1,7 @@
 """BYOK providers: create, read, list, update, delete, key checks and model refreshes (`/v1/providers`).
 
-Keys are stored as given (Letta stores them in clear too unless LETTA_ENCRYPTION_KEY is set) and never sent back:
-the `Provider` wire model always serializes `api_key` / `access_key` as null.
+Keys are stored encrypted when MEMLET_ENCRYPTION_KEY is set (memlet.crypto), in clear otherwise, and never sent
+back: the `Provider` wire model always serializes `api_key` / `access_key` as null.
 """
 
 from datetime import UTC, datetime
@@ -10,9 +10,9 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
-from memlet.api.deps import Actor
-from memlet.api.pagination import Page
+from memlet.actor import Actor
 from memlet.db import models as orm
+from memlet.db.pagination import Page
 from memlet.errors import BadRequestError, ConflictError, NotFoundError
 from memlet.providers.catalog import ModelCatalog
 from memlet.providers.remote import ProviderSource, check_key, default_base_url
@@ -58,13 +58,21 @@ class ProviderService:
             )
         if await self.providers.find_by_name(actor.organization_id, req.name) is not None:
             raise ConflictError(f"Provider with name '{req.name}' already exists")
+        base_url = default_base_url(req.provider_type, fields["base_url"])
+        await self._check_url(base_url)
+        keyring = self.catalog.keyring
         row = orm.Provider(
             id=ids.new_id(ids.Prefix.PROVIDER),
             organization_id=actor.organization_id,
             provider_category="byok",
             created_by_id=actor.user_id,
             last_updated_by_id=actor.user_id,
-            **{**fields, "base_url": default_base_url(req.provider_type, fields["base_url"])},
+            **{
+                **fields,
+                "base_url": base_url,
+                "api_key": keyring.seal(fields["api_key"]),
+                "access_key": keyring.seal(fields.get("access_key")),
+            },
         )
         await self.providers.add(row)
         await self._sync(row)
@@ -74,9 +82,15 @@ class ProviderService:
         """Change a provider's key and connection fields; fields left out or null keep their value."""
         row = await self._row(actor, provider_id)
         changes = {k: _blank_to_none(v) for k, v in req.model_dump(exclude_unset=True).items()}
+        if changes.get("base_url") is not None:
+            await self._check_url(default_base_url(row.provider_type, changes["base_url"]))
+        keyring = self.catalog.keyring
         for name, value in changes.items():
             if value is not None and (name == "api_key" or name in _EDITABLE):
                 setattr(row, name, default_base_url(row.provider_type, value) if name == "base_url" else value)
+        # Every write stores the keys sealed with the current first key (plaintext rows from before included).
+        row.api_key = keyring.reseal(row.api_key, f"API key of provider {row.name!r}")
+        row.access_key = keyring.reseal(row.access_key, f"access key of provider {row.name!r}")
         row.last_updated_by_id = actor.user_id
         await self.session.flush()
         self.catalog.forget(row.id)
@@ -97,12 +111,15 @@ class ProviderService:
             base_url=default_base_url(req.provider_type, _blank_to_none(req.base_url)),
             api_key=req.api_key,
         )
-        await check_key(source, timeout_s=self.catalog.timeout_s)
+        await self._check_url(source.base_url)
+        await check_key(source, timeout_s=self.catalog.timeout_s, policy=self.catalog.outbound)
         return {"message": f"Valid api key for provider_type={req.provider_type}"}
 
     async def check_existing(self, actor: Actor, provider_id: str) -> dict[str, str]:
         row = await self._row(actor, provider_id)
-        await check_key(ProviderSource.from_row(row), timeout_s=self.catalog.timeout_s)
+        source = ProviderSource.from_row(row, self.catalog.keyring)
+        await self._check_url(source.base_url)
+        await check_key(source, timeout_s=self.catalog.timeout_s, policy=self.catalog.outbound)
         return {"message": f"Valid api key for provider_type={row.provider_type}"}
 
     async def refresh(self, actor: Actor, provider_id: str) -> Provider:
@@ -110,6 +127,11 @@ class ProviderService:
         row = await self._row(actor, provider_id)
         await self._sync(row)
         return Provider.model_validate(row)
+
+    async def _check_url(self, base_url: str | None) -> None:
+        """400 when the outbound URL policy refuses `base_url` (nothing is sent to it)."""
+        if base_url:
+            await self.catalog.outbound.check_url(base_url, "base_url")
 
     async def _sync(self, row: orm.Provider) -> None:
         if await self.catalog.refresh(row):

@@ -11,16 +11,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import httpx
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from memlet.api.deps import Actor
-from memlet.api.pagination import Page
+from memlet.actor import Actor
 from memlet.db import models as orm
+from memlet.db.pagination import Page
 from memlet.log import get_logger
 from memlet.messages.schemas import LettaResponse, LettaStopReason, LettaUsageStatistics, StopReasonType
-from memlet.runs.queries import RunQueries
+from memlet.net.outbound import OutboundPolicy
+from memlet.net.transport import guarded_client
+from memlet.runs.repository import RunRepository
 from memlet.runs.service import RunService
+from memlet.runs.step_repository import StepRepository
 
 log = get_logger("runs.callbacks")
 
@@ -62,24 +64,38 @@ def callback_payload(run: orm.Run, result: LettaResponse | None) -> dict[str, An
 
 
 async def post_callback(
-    url: str, payload: dict[str, Any], *, run_id: str, timeout_s: float = CALLBACK_TIMEOUT_S
+    url: str,
+    payload: dict[str, Any],
+    *,
+    run_id: str,
+    policy: OutboundPolicy,
+    timeout_s: float = CALLBACK_TIMEOUT_S,
 ) -> CallbackOutcome:
-    """POST ``payload`` to ``url``; any failure (refused, timeout, bad URL) becomes ``error``, never an exception."""
+    """POST ``payload`` to ``url``; any failure becomes ``error``, never an exception.
+
+    The connection obeys the outbound URL ``policy`` and redirects are not followed. The recorded error is the
+    same sentence whatever went wrong (refused by the policy, refused by the host, timeout, bad URL), so a run's
+    ``callback_error`` cannot be used to probe what listens where; the cause goes to the server log only.
+    """
     sent_at = datetime.now(UTC)
     try:
-        async with httpx.AsyncClient(timeout=timeout_s) as client:
+        async with guarded_client(policy, timeout_s=timeout_s) as client:
             response = await client.post(url, json=payload)
         return CallbackOutcome(sent_at=sent_at, status_code=response.status_code)
     except Exception as exc:
-        error = f"Failed to dispatch callback for run {run_id} to {url}: {exc!r}"
-        log.warning(error)
-        return CallbackOutcome(sent_at=sent_at, error=error)
+        log.warning("callback of run %s could not be delivered: %r", run_id, exc)
+        return CallbackOutcome(sent_at=sent_at, error=callback_error(run_id, url))
+
+
+def callback_error(run_id: str, url: str) -> str:
+    """The one error a run records when its callback could not be delivered."""
+    return f"Failed to dispatch callback for run {run_id} to {url}: the callback could not be delivered"
 
 
 async def _run_result(session: AsyncSession, actor: Actor, run: orm.Run) -> LettaResponse:
     """The run's ``LettaResponse`` as Letta rebuilds it: its messages, stop reason and usage summed over steps."""
     messages = await RunService(session, actor).messages_of(run.id, Page(limit=RESULT_MESSAGE_LIMIT, order="asc"))
-    totals = await RunQueries(session).token_totals(run.id)
+    totals = await StepRepository(session).token_totals(run.id)
     # A run that failed before the loop took it over has no stop reason; Letta records "error" for those.
     fallback = StopReasonType.end_turn if run.status == "completed" else StopReasonType.error
     reason = StopReasonType(run.stop_reason) if run.stop_reason in _STOP_REASONS else fallback
@@ -99,7 +115,7 @@ async def _prepare(
     sessionmaker: async_sessionmaker[AsyncSession], actor: Actor, run_id: str
 ) -> tuple[str, dict[str, Any]] | None:
     async with sessionmaker() as session:
-        run = await RunQueries(session).find(actor.organization_id, run_id)
+        run = await RunRepository(session).find(actor.organization_id, run_id)
         # Only a finished async run with a callback, and only once (Letta fires on the first terminal update).
         if run is None or not run.callback_url or not run.background or run.callback_sent_at is not None:
             return None
@@ -124,6 +140,7 @@ async def dispatch_run_callback(
     actor: Actor,
     run_id: str,
     *,
+    policy: OutboundPolicy,
     timeout_s: float = CALLBACK_TIMEOUT_S,
 ) -> CallbackOutcome | None:
     """Send a finished async run's callback and record the outcome on the run; ``None`` when none was due.
@@ -136,7 +153,7 @@ async def dispatch_run_callback(
             return None
         url, payload = prepared
         # The POST happens outside any session so a slow receiver holds no database connection.
-        outcome = await post_callback(url, payload, run_id=run_id, timeout_s=timeout_s)
+        outcome = await post_callback(url, payload, run_id=run_id, policy=policy, timeout_s=timeout_s)
         await _record(sessionmaker, run_id, outcome)
         return outcome
     except Exception:

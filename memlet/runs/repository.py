@@ -1,20 +1,75 @@
-"""SQL for runs and steps rows. Never commits; the loop owns its transactions."""
+"""SQL for the runs table: the loop's writes and the routes' reads. Never commits; callers own the transactions."""
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import case, func, literal, select, update
+from sqlalchemy import case, delete, func, literal, select, update
 from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
+from memlet.db.pagination import Page, fetch_page
 
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+
+
+def lease_deadline(lease_s: float) -> Any:
+    """``now() + lease_s`` on the database's clock (workers' clocks may differ)."""
+    return func.now() + func.make_interval(0, 0, 0, 0, 0, 0, lease_s)
+
+
+@dataclass(frozen=True)
+class RunFilters:
+    """The filters of ``GET /v1/runs/``."""
+
+    agent_ids: Sequence[str] | None = None
+    statuses: Sequence[str] | None = None
+    background: bool | None = None
+    stop_reason: str | None = None
+    conversation_id: str | None = None
 
 
 class RunRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
+
+    async def find(self, org_id: str, run_id: str) -> orm.Run | None:
+        return await self.session.scalar(select(orm.Run).where(orm.Run.id == run_id, orm.Run.organization_id == org_id))
+
+    async def by_ids(self, org_id: str, run_ids: Sequence[str]) -> list[orm.Run]:
+        rows = await self.session.scalars(
+            select(orm.Run).where(orm.Run.id.in_(list(run_ids)), orm.Run.organization_id == org_id)
+        )
+        return list(rows)
+
+    async def list_runs(self, org_id: str, filters: RunFilters, page: Page) -> list[orm.Run]:
+        r = orm.Run
+        stmt = select(r).where(r.organization_id == org_id)
+        if filters.agent_ids:
+            stmt = stmt.where(r.agent_id.in_(list(filters.agent_ids)))
+        if filters.statuses:
+            stmt = stmt.where(r.status.in_(list(filters.statuses)))
+        if filters.background is not None:
+            stmt = stmt.where(r.background.is_(filters.background))
+        if filters.stop_reason is not None:
+            stmt = stmt.where(r.stop_reason == filters.stop_reason)
+        if filters.conversation_id is not None:
+            stmt = stmt.where(r.conversation_id == filters.conversation_id)
+        return await fetch_page(self.session, stmt, page, sort_col=r.created_at, id_col=r.id)
+
+    async def delete(self, run_id: str) -> None:
+        await self.session.execute(delete(orm.Run).where(orm.Run.id == run_id))
+
+    async def mark_failed(self, run_id: str, error: str) -> None:
+        """Close a run that failed before the loop took it over (the loop closes the others itself)."""
+        run = await self.session.get(orm.Run, run_id, with_for_update=True)
+        if run is None or run.status in ("completed", "failed", "cancelled"):
+            return
+        run.status = "failed"
+        run.completed_at = datetime.now(UTC)
+        run.metadata_ = {**(run.metadata_ or {}), "error": error}
 
     async def start_run(
         self,
@@ -25,9 +80,15 @@ class RunRepository:
         metadata: dict[str, Any] | None = None,
         request_config: dict[str, Any] | None = None,
         background: bool = False,
+        worker_id: str | None = None,
+        lease_s: float = 30.0,
     ) -> str:
         """Create the run as running, or promote the caller's created row; one statement. Returns the status
-        (``cancelled`` when a client cancelled it before the loop started)."""
+        (``cancelled`` when a client cancelled it before the loop started). With a ``worker_id`` the run is leased
+        to that worker for ``lease_s``."""
+        lease: dict[str, Any] = {}
+        if worker_id is not None:
+            lease = {"worker_id": worker_id, "lease_expires_at": lease_deadline(lease_s)}
         values = insert(orm.Run).values(
             id=run_id,
             agent_id=agent_id,
@@ -37,10 +98,11 @@ class RunRepository:
             request_config=request_config,
             background=background,
             num_steps=0,
+            **lease,
         )
         stmt = values.on_conflict_do_update(
             index_elements=[orm.Run.id],
-            set_={"status": case((orm.Run.status == "created", "running"), else_=orm.Run.status)},
+            set_={"status": case((orm.Run.status == "created", "running"), else_=orm.Run.status), **lease},
         ).returning(orm.Run.status)
         return str(await self.session.scalar(stmt))
 
@@ -84,7 +146,3 @@ class RunRepository:
                 literal({"error": error}, JSONB)
             )
         await self.session.execute(update(orm.Run).where(orm.Run.id == run_id).values(**values))
-
-    async def merge_step(self, step: orm.Step) -> None:
-        """Insert or update a step row built outside this session."""
-        await self.session.merge(step)

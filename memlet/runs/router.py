@@ -5,9 +5,10 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query
 
 from memlet.api.deps import ActorDep, SessionDep
-from memlet.api.pagination import Page
+from memlet.api.validators import MAX_PAGE_LIMIT, PageLimit
+from memlet.db.pagination import Page
 from memlet.messages.schemas import LettaMessage, StopReasonType
-from memlet.runs.queries import RunFilters
+from memlet.runs.repository import RunFilters
 from memlet.runs.schemas import ACTIVE_STATUSES, Run, RunMetrics, Step, UsageStatistics
 from memlet.runs.service import RunService
 
@@ -33,7 +34,7 @@ async def list_runs(
     conversation_id: str | None = None,
     before: str | None = None,
     after: str | None = None,
-    limit: Annotated[int | None, Query(ge=1, le=1000)] = 100,
+    limit: Annotated[int | None, Query(ge=1, le=MAX_PAGE_LIMIT)] = 100,
     order: Order = "desc",
     order_by: Literal["created_at"] = "created_at",
     active: bool = False,
@@ -76,7 +77,7 @@ async def list_messages_for_run(
     service: RunServiceDep,
     before: str | None = None,
     after: str | None = None,
-    limit: int | None = 100,
+    limit: PageLimit = 100,
     order: Order = "asc",
     order_by: Literal["created_at"] = "created_at",
 ) -> Any:
@@ -102,7 +103,7 @@ async def list_steps_for_run(
     service: RunServiceDep,
     before: str | None = None,
     after: str | None = None,
-    limit: int | None = 100,
+    limit: PageLimit = 100,
     order: Order = "desc",
     order_by: Literal["created_at"] = "created_at",
 ) -> Any:

@@ -3,15 +3,15 @@
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
+from memlet.actor import Actor
 from memlet.agents.repository import AgentRepository
-from memlet.api.deps import Actor
-from memlet.api.pagination import Page
 from memlet.db import models as orm
+from memlet.db.pagination import Page
 from memlet.errors import BadRequestError, NotFoundError
 from memlet.messages.repository import MessageRepository
 from memlet.messages.schemas import LettaMessage, StoredMessage
 from memlet.messages.views import filter_message_types, to_letta_messages
-from memlet.runs.queries import RunFilters, RunQueries, StepFilters, StepQueries
+from memlet.runs.repository import RunFilters, RunRepository
 from memlet.runs.schemas import (
     ModifyFeedbackRequest,
     Run,
@@ -22,6 +22,7 @@ from memlet.runs.schemas import (
     UsageStatisticsCompletionTokenDetails,
     UsageStatisticsPromptTokenDetails,
 )
+from memlet.runs.step_repository import StepFilters, StepRepository
 
 
 def _check_id(value: str, prefix: ids.Prefix) -> None:
@@ -36,8 +37,8 @@ class RunService:
     def __init__(self, session: AsyncSession, actor: Actor) -> None:
         self.session = session
         self.actor = actor
-        self.runs = RunQueries(session)
-        self.steps = StepQueries(session)
+        self.runs = RunRepository(session)
+        self.steps = StepRepository(session)
         self.messages = MessageRepository(session)
 
     async def row(self, run_id: str) -> orm.Run:
@@ -72,7 +73,7 @@ class RunService:
 
     async def usage(self, run_id: str) -> UsageStatistics:
         await self.row(run_id)
-        totals = await self.runs.token_totals(run_id)
+        totals = await self.steps.token_totals(run_id)
         return UsageStatistics(
             completion_tokens=totals.completion_tokens,
             prompt_tokens=totals.prompt_tokens,
@@ -102,7 +103,7 @@ class StepService:
     def __init__(self, session: AsyncSession, actor: Actor) -> None:
         self.session = session
         self.actor = actor
-        self.steps = StepQueries(session)
+        self.steps = StepRepository(session)
 
     async def row(self, step_id: str) -> orm.Step:
         step = await self.steps.find(self.actor.organization_id, step_id)

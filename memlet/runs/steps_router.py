@@ -6,12 +6,13 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Header, Query
 
 from memlet.api.deps import ActorDep, SessionDep
-from memlet.api.pagination import Page
+from memlet.api.validators import PageLimit
+from memlet.db.pagination import Page
 from memlet.ids import StepId
 from memlet.messages.schemas import LettaMessage
-from memlet.runs.queries import StepFilters
 from memlet.runs.schemas import FeedbackType, ModifyFeedbackRequest, Step, StepMetrics
 from memlet.runs.service import StepService
+from memlet.runs.step_repository import StepFilters
 
 router = APIRouter(prefix="/steps", tags=["steps"])
 
@@ -29,7 +30,7 @@ async def list_steps(
     service: StepServiceDep,
     before: str | None = None,
     after: str | None = None,
-    limit: int | None = 50,
+    limit: PageLimit = 50,
     order: Order = "desc",
     order_by: Literal["created_at"] = "created_at",
     start_date: datetime | None = None,
@@ -76,7 +77,7 @@ async def list_messages_for_step(
     service: StepServiceDep,
     before: str | None = None,
     after: str | None = None,
-    limit: int | None = 100,
+    limit: PageLimit = 100,
     order: Order = "asc",
     order_by: Literal["created_at"] = "created_at",
 ) -> Any:

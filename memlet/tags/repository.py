@@ -7,10 +7,7 @@ from sqlalchemy import func, select, union
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
-
-
-def _escape_like(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+from memlet.db.sql import escape_like
 
 
 @dataclass(frozen=True)
@@ -42,7 +39,7 @@ class TagRepository:
         tag = tags.c.tag.collate("C")
         stmt = select(tags.c.tag)
         if text:
-            stmt = stmt.where(tags.c.tag.ilike(f"%{_escape_like(text)}%", escape="\\"))
+            stmt = stmt.where(tags.c.tag.ilike(f"%{escape_like(text)}%", escape="\\"))
         ascending = page.order == "asc"
         if page.after is not None:
             stmt = stmt.where(tag > page.after if ascending else tag < page.after)

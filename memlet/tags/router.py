@@ -5,6 +5,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from memlet.api.deps import ActorDep, SessionDep
+from memlet.api.validators import PageLimit
 from memlet.tags.repository import TagPage, TagRepository
 
 router = APIRouter(prefix="/tags", tags=["tag", "admin"])
@@ -16,7 +17,7 @@ async def list_tags(
     actor: ActorDep,
     before: str | None = None,
     after: str | None = None,
-    limit: int | None = 50,
+    limit: PageLimit = 50,
     order: Literal["asc", "desc"] = "asc",
     order_by: Literal["name"] = "name",
     query_text: Annotated[str | None, Query(deprecated=True)] = None,

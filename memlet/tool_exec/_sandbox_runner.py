@@ -4,8 +4,10 @@ Started by `memlet.tool_exec.sandbox` as `python -I _sandbox_runner.py <result_f
 without memlet (isolated mode, stdlib only), because it runs outside the server's import path.
 
 Protocol:
-- stdin: one JSON object {"source_code", "function_name", "args", "memory_mb", "return_char_limit"}. Arguments
-  travel as data and become keyword arguments; they are never spliced into code.
+- stdin: one JSON object {"source_code", "function_name", "args", "limits", "uid", "return_char_limit"}.
+  Arguments travel as data and become keyword arguments; they are never spliced into code. `limits` become
+  rlimits before any tool code runs; a `uid` (given to a runner started as root) is switched to for good, with
+  no supplementary groups and no capabilities left.
 - stdout / stderr: left to the tool, so prints and subprocess output are captured by the parent verbatim.
 - <result_fd>: one JSON object, written once at the end. Tools do not write there by accident, which keeps the
   result intact however much they print.
@@ -28,12 +30,37 @@ TOOL_FILENAME = "<tool_source>"
 MAX_RAW_VALUE_CHARS = 1_000_000
 
 
-def _limit_memory(memory_mb: int) -> None:
-    """Cap the address space (soft and hard, so the tool cannot raise it again) and disable core dumps."""
-    if memory_mb > 0:
-        limit = memory_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+def _set_limits(limits: dict[str, Any]) -> None:
+    """Cap memory, processes, file size and CPU time (soft = hard, so the tool cannot raise them); no core dumps."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    memory_mb = int(limits.get("memory_mb") or 0)
+    if memory_mb > 0:
+        _cap(resource.RLIMIT_AS, memory_mb * 1024 * 1024)
+    if limits.get("fsize_mb"):
+        _cap(resource.RLIMIT_FSIZE, int(limits["fsize_mb"]) * 1024 * 1024)
+    if limits.get("cpu_s"):
+        # SIGXCPU at the soft limit ends a CPU-bound tool even if the parent's wall clock were to fail.
+        _cap(resource.RLIMIT_CPU, int(limits["cpu_s"]))
+    if limits.get("nproc"):
+        _cap(resource.RLIMIT_NPROC, int(limits["nproc"]))
+
+
+def _cap(which: int, value: int) -> None:
+    _soft, hard = resource.getrlimit(which)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(which, (value, value))
+
+
+def _drop_privileges(uid: int | None) -> None:
+    """Become `uid` (also as gid, no groups) for good; setuid from root clears every capability."""
+    if uid is None or os.geteuid() != 0:
+        return
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    if os.getresuid() != (uid, uid, uid) or os.getgroups():
+        raise SystemExit("sandbox: could not drop privileges")
 
 
 def _load_function(source_code: str, function_name: str) -> Any:
@@ -133,10 +160,12 @@ def _error_report(exc: BaseException) -> dict[str, Any]:
 
 def main() -> None:
     result_fd = int(sys.argv[1])
+    runner_pid = os.getpid()
     payload = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     for stream in (sys.stdout, sys.stderr):
         stream.reconfigure(encoding="utf-8", errors="backslashreplace")  # type: ignore[union-attr]
-    _limit_memory(int(payload.get("memory_mb") or 0))
+    _set_limits(payload.get("limits") or {})
+    _drop_privileges(payload.get("uid"))
     try:
         function = _load_function(payload["source_code"], payload["function_name"])
         report = _success_report(_call(function, payload["args"]), int(payload.get("return_char_limit") or 0))
@@ -144,6 +173,8 @@ def main() -> None:
         report = _error_report(exc)
     sys.stdout.flush()
     sys.stderr.flush()
+    if os.getpid() != runner_pid:
+        os._exit(0)  # a process the tool forked returned through here: only the runner itself reports
     with os.fdopen(result_fd, "wb") as channel:
         channel.write(json.dumps(report, ensure_ascii=False).encode("utf-8", errors="backslashreplace"))
     # Skip interpreter shutdown: leftover non-daemon threads or atexit hooks from the tool must not stall the exit.

@@ -6,14 +6,17 @@ the packed tool return the model reads.
 
 import inspect
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from memlet import metrics
 from memlet.config import Settings
+from memlet.crypto import Keyring, SecretDecryptError, keyring_for
 from memlet.db import models as orm
 from memlet.tool_exec.memory_edits import MemoryEditError
 from memlet.tool_exec.memory_tools import BUILTIN_TOOLS, UNTRUNCATED_TOOLS, ToolContext, ToolError
-from memlet.tool_exec.sandbox import run_tool
+from memlet.tool_exec.sandbox import SandboxPolicy, run_tool
 
 log = logging.getLogger(__name__)
 
@@ -30,9 +33,10 @@ def failure(message: str, stderr: str | None = None) -> ToolOutcome:
     return ToolOutcome(success=False, value=message, stderr=[stderr] if stderr else [])
 
 
-def agent_env(agent: orm.Agent) -> dict[str, str]:
-    """The agent's secrets as environment variables (the only variables a user tool sees besides PATH/LANG)."""
-    return {str(s["key"]): str(s.get("value") or "") for s in agent.secrets or [] if s.get("key")}
+def agent_env(agent: orm.Agent, keyring: Keyring) -> dict[str, str]:
+    """The agent's secrets, decrypted, as environment variables (the only variables a user tool sees besides
+    PATH/LANG)."""
+    return {str(s["key"]): str(s.get("value") or "") for s in keyring.reveal_secrets(agent.secrets) if s.get("key")}
 
 
 def _truncate(name: str, value: Any, limit: int) -> Any:
@@ -46,19 +50,32 @@ def _truncate(name: str, value: Any, limit: int) -> Any:
 
 async def execute_tool(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], settings: Settings) -> ToolOutcome:
     """Run `tool` with `args` (already stripped of loop-only kwargs)."""
+    started = time.perf_counter()
+    outcome = await _execute(ctx, tool, args, settings)
+    metrics.tool_executed(tool.tool_type, outcome.success, started)
+    return outcome
+
+
+async def _execute(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], settings: Settings) -> ToolOutcome:
     builtin = BUILTIN_TOOLS.get(tool.name)
     if builtin is not None and tool.tool_type != "custom":
         return await _run_builtin(ctx, tool, builtin, args)
     if tool.tool_type != "custom" or not tool.source_code:
         return failure(f"Error: tool {tool.name} cannot be executed by this server.")
+    try:
+        env = agent_env(ctx.agent, keyring_for(settings))
+    except SecretDecryptError as exc:
+        log.error("tool %s not run: %s", tool.name, exc.message)
+        return failure(f"Error: tool {tool.name} was not run: {exc.message}", exc.message)
     result = await run_tool(
         tool.source_code,
         tool.name,
         args,
-        env=agent_env(ctx.agent),
+        env=env,
         timeout_s=settings.tool_timeout_s,
         memory_mb=settings.tool_memory_mb,
         return_char_limit=tool.return_char_limit,
+        policy=SandboxPolicy.from_settings(settings),
     )
     if result.status == "error":
         return ToolOutcome(False, result.func_return, result.stdout, result.stderr)

@@ -1,9 +1,16 @@
 """Run a user-defined Python tool (a Letta custom tool) in a separate, limited process.
 
-Each call starts `python -I _sandbox_runner.py` in its own process group, in a fresh temporary directory, with a
-clean environment (a minimal PATH/LANG plus the variables the caller passes; never the server's own). The source
-and the arguments go in as JSON on stdin, prints come back on stdout/stderr, and the result comes back on a
-private pipe. A wall-clock timeout kills the whole group; RLIMIT_AS caps memory.
+Each call starts `python -I _sandbox_runner.py` with a clean environment (a minimal PATH/LANG plus the variables
+the caller passes; never the server's own). Where bubblewrap works (see `isolation`), the runner starts inside its
+own namespaces with a read-only view of the system and nothing of the server's files, /proc or sockets; the whole
+namespace dies with the call. Without it, the runner gets its own process group and temporary directory, and the
+group is killed at the end. Either way the runner sets RLIMIT_AS/FSIZE/CPU and no core dumps before the tool's
+code runs; a server running as root gives each call an unprivileged uid of its own (without bubblewrap only when
+that uid can read the interpreter), and RLIMIT_NPROC applies wherever the call has its own uid or user namespace.
+At most MEMLET_MAX_CONCURRENT_TOOLS calls run at once; the others wait for a slot, at most their timeout.
+
+The source and the arguments go in as JSON on stdin, prints come back on stdout/stderr, and the result comes back
+on a private pipe. A wall-clock timeout ends the call.
 
 The result follows Letta's `ToolExecutionResult`: `status`, `func_return` (text the model sees, truncated at
 `return_char_limit` with Letta's notice, or `Error executing function <name>: <ExcType>: <msg>`), and `stdout` /
@@ -11,19 +18,30 @@ The result follows Letta's `ToolExecutionResult`: `status`, `func_return` (text 
 """
 
 import asyncio
-import contextlib
 import json
+import math
 import os
 import shutil
-import signal
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-RUNNER_PATH = Path(__file__).with_name("_sandbox_runner.py")
+from sqlalchemy.engine import make_url
+
+from memlet.config import Settings
+from memlet.tool_exec.isolation import (
+    SANDBOX_TMP,
+    Isolation,
+    IsolationChoice,
+    drops_to_own_uid,
+    resolve_isolation,
+    sandbox_argv,
+)
+from memlet.tool_exec.process import Outcome, execute, kill_uid
+from memlet.tool_exec.slots import claim_uid, slot_pool
+
 BASE_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
     "LANG": "C.UTF-8",
@@ -33,12 +51,50 @@ BASE_ENV = {
 }
 # Letta caps error texts at 1000 characters (MAX_ERROR_MESSAGE_CHAR_LIMIT).
 MAX_ERROR_CHARS = 1000
-# Captured output is kept in server memory; a tool printing in a loop must not exhaust it.
-MAX_STREAM_BYTES = 1_000_000
-MAX_RESULT_BYTES = 8_000_000
-_READ_CHUNK = 65536
-# After the tool exits, background processes that escaped the group could hold the pipes open; wait this long.
-_DRAIN_GRACE_S = 0.5
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """How tool calls are confined; built once from the settings (`from_settings`), defaults for direct use."""
+
+    isolation: IsolationChoice = "auto"
+    network: bool = True
+    max_processes: int = 64
+    disk_mb: int = 256
+    max_concurrent: int = 8
+    uid_base: int = 2_000_000_000
+    # Holds the uid locks (never visible to tools: it is the data dir).
+    state_dir: Path = field(default_factory=lambda: Path("~/.memlet").expanduser())
+    # Directories no tool may see even where a bound prefix contains them: the data dir, the database socket's.
+    hidden: tuple[str, ...] = ()
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "SandboxPolicy":
+        data_dir = settings.resolved_data_dir
+        hidden = [str(data_dir)]
+        if settings.pg_uri and (socket_dir := database_socket_dir(settings.pg_uri)):
+            hidden.append(socket_dir)
+        return cls(
+            isolation=settings.tool_isolation,
+            network=settings.tool_network,
+            max_processes=settings.tool_max_processes,
+            disk_mb=settings.tool_disk_mb,
+            max_concurrent=settings.max_concurrent_tools,
+            uid_base=settings.tool_uid_base,
+            state_dir=data_dir,
+            hidden=tuple(hidden),
+        )
+
+
+def database_socket_dir(pg_uri: str) -> str | None:
+    """The unix-socket directory of a Postgres URI (`?host=/path`, as the embedded server uses), if any."""
+    try:
+        host = make_url(pg_uri.replace("postgres://", "postgresql://", 1)).query.get("host")
+    except Exception:  # an unparsable URI fails later, where the engine is built
+        return None
+    if isinstance(host, tuple):
+        host = host[0] if host else None
+    return host if isinstance(host, str) and host.startswith("/") else None
 
 
 @dataclass
@@ -69,125 +125,102 @@ async def run_tool(
     timeout_s: float = 60.0,
     memory_mb: int = 512,
     return_char_limit: int = 50000,
+    policy: SandboxPolicy | None = None,
 ) -> SandboxResult:
     """Run `function_name` from `source_code` with keyword `args` in a sandboxed subprocess.
 
-    Never raises for tool failures: exceptions, syntax errors, a missing function, a timeout or a crash all come
-    back as `status="error"`. `env` holds the agent's secrets / tool variables and is the only environment the
-    tool sees besides PATH and LANG. `memory_mb <= 0` disables the memory cap; `return_char_limit=0` disables
-    truncation.
+    Never raises for tool failures: exceptions, syntax errors, a missing function, a timeout, a crash or no free
+    sandbox slot all come back as `status="error"`. `env` holds the agent's secrets / tool variables and is the
+    only environment the tool sees besides PATH and LANG. `memory_mb <= 0` disables the memory cap;
+    `return_char_limit=0` disables truncation.
     """
+    policy = policy or SandboxPolicy()
+    isolation = resolve_isolation(policy.isolation)
     started = time.perf_counter()
-    payload = json.dumps(
-        {
-            "source_code": source_code,
-            "function_name": function_name,
-            "args": args,
-            "memory_mb": memory_mb,
-            "return_char_limit": return_char_limit,
-        },
-        ensure_ascii=False,
-    ).encode("utf-8", errors="backslashreplace")
-    workdir = tempfile.mkdtemp(prefix="memlet-tool-")
+    pool = slot_pool(policy.max_concurrent)
+    if not await pool.acquire(timeout_s):
+        message = f"no sandbox became free within {timeout_s:g} seconds (MEMLET_MAX_CONCURRENT_TOOLS={pool.size})"
+        return _failure(function_name, "TimeoutError", message, started)
+    own_uid = drops_to_own_uid(isolation)
     try:
-        outcome = await _execute(payload, _child_env(env, workdir), workdir, timeout_s)
+        uid_lock = claim_uid(policy.state_dir / "sandbox-uids", policy.uid_base) if own_uid else None
+    except OSError as exc:
+        pool.release()
+        return _failure(function_name, "RuntimeError", f"cannot reserve a sandbox uid: {exc}", started)
+    if own_uid and uid_lock is None:
+        pool.release()
+        return _failure(function_name, "RuntimeError", "no unprivileged sandbox uid is free", started)
+    uid = uid_lock[0] if uid_lock else None
+    try:
+        payload = _payload(source_code, function_name, args, policy, isolation, uid, timeout_s, memory_mb)
+        payload["return_char_limit"] = return_char_limit
+        outcome = await _execute_isolated(json_bytes(payload), env, isolation, policy, uid, timeout_s)
     finally:
-        await asyncio.to_thread(shutil.rmtree, workdir, True)
+        if uid_lock:
+            os.close(uid_lock[1])
+        pool.release()
     return _build_result(function_name, outcome, timeout_s, (time.perf_counter() - started) * 1000)
 
 
-def _child_env(extra: dict[str, str] | None, workdir: str) -> dict[str, str]:
-    env = {**BASE_ENV, "HOME": workdir, "TMPDIR": workdir}
+def json_bytes(payload: dict[str, Any]) -> bytes:
+    return json.dumps(payload, ensure_ascii=False).encode("utf-8", errors="backslashreplace")
+
+
+def _failure(function_name: str, exc_type: str, message: str, started: float) -> SandboxResult:
+    text = friendly_error(function_name, exc_type, message)
+    return SandboxResult("error", text, [], [message], (time.perf_counter() - started) * 1000)
+
+
+def _payload(
+    source_code: str,
+    function_name: str,
+    args: dict[str, Any],
+    policy: SandboxPolicy,
+    isolation: Isolation,
+    uid: int | None,
+    timeout_s: float,
+    memory_mb: int,
+) -> dict[str, Any]:
+    # RLIMIT_NPROC counts every process of the real uid: meaningful for a uid (or user namespace) of the tool's
+    # own, harmful when the tool shares the server's uid and namespace.
+    own_uid = isolation.mode == "bubblewrap" or uid is not None
+    limits = {
+        "memory_mb": memory_mb,
+        "nproc": policy.max_processes if own_uid else None,
+        "fsize_mb": policy.disk_mb,
+        "cpu_s": math.ceil(timeout_s) + 1,
+    }
+    return {"source_code": source_code, "function_name": function_name, "args": args, "limits": limits, "uid": uid}
+
+
+async def _execute_isolated(
+    payload: bytes,
+    extra_env: dict[str, str] | None,
+    isolation: Isolation,
+    policy: SandboxPolicy,
+    uid: int | None,
+    timeout_s: float,
+) -> Outcome:
+    if isolation.mode == "bubblewrap" and isolation.bwrap:
+        prefix = sandbox_argv(isolation.bwrap, network=policy.network, disk_mb=policy.disk_mb, hidden=policy.hidden)
+        env = _child_env(extra_env, SANDBOX_TMP)
+        return await execute(payload, env, "/", timeout_s, bwrap_prefix=prefix)
+    workdir = tempfile.mkdtemp(prefix="memlet-tool-")
+    try:
+        if uid is not None:
+            os.chown(workdir, uid, uid)
+        outcome = await execute(payload, _child_env(extra_env, workdir), workdir, timeout_s)
+        if uid is not None:
+            await kill_uid(uid)  # setsid/double-forked leftovers: everything this call's uid still runs
+    finally:
+        await asyncio.to_thread(shutil.rmtree, workdir, True)
+    return outcome
+
+
+def _child_env(extra: dict[str, str] | None, home: str) -> dict[str, str]:
+    env = {**BASE_ENV, "HOME": home, "TMPDIR": home}
     env.update({str(k): str(v) for k, v in (extra or {}).items()})
     return env
-
-
-@dataclass
-class _Outcome:
-    returncode: int | None
-    timed_out: bool
-    stdout: bytes
-    stderr: bytes
-    result: bytes
-
-
-async def _execute(payload: bytes, env: dict[str, str], workdir: str, timeout_s: float) -> _Outcome:
-    """Spawn the runner, feed it, collect its three outputs, and always kill its process group at the end."""
-    read_fd, write_fd = os.pipe()
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-I",
-            str(RUNNER_PATH),
-            str(write_fd),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=env,
-            cwd=workdir,
-            start_new_session=True,
-            pass_fds=(write_fd,),
-        )
-    except BaseException:
-        os.close(read_fd)
-        raise
-    finally:
-        os.close(write_fd)  # the child holds its own copy; ours would keep the pipe from ever reaching EOF
-
-    loop = asyncio.get_running_loop()
-    result_reader = asyncio.StreamReader(limit=_READ_CHUNK)
-    transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(result_reader), os.fdopen(read_fd, "rb", buffering=0)
-    )
-    # All three are PIPEs, so asyncio always creates the streams.
-    assert proc.stdin is not None
-    assert proc.stdout is not None
-    assert proc.stderr is not None
-    readers = [
-        asyncio.create_task(_drain(proc.stdout, MAX_STREAM_BYTES)),
-        asyncio.create_task(_drain(proc.stderr, MAX_STREAM_BYTES)),
-        asyncio.create_task(_drain(result_reader, MAX_RESULT_BYTES)),
-    ]
-    feeder = asyncio.create_task(_feed(proc.stdin, payload))
-    exited = asyncio.create_task(proc.wait())
-    try:
-        # proc.wait() also waits for stdout/stderr to close, which a daemon the tool spawned may hold open;
-        # the end of the result channel shows just as well that the runner is done.
-        done, _ = await asyncio.wait([exited, readers[2]], timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
-        # A runner that exited in time is no timeout even if a forked child still holds the channel open.
-        timed_out = not done and proc.returncode is None
-    finally:
-        # Also on success and on cancellation: nothing the tool started may outlive the call.
-        _kill_group(proc.pid)
-        feeder.cancel()
-        _, pending = await asyncio.wait([exited, *readers], timeout=_DRAIN_GRACE_S)
-        for task in pending:
-            task.cancel()
-        transport.close()
-    stdout, stderr, result = (t.result() if t.done() and not t.cancelled() else b"" for t in readers)
-    return _Outcome(proc.returncode, timed_out, stdout, stderr, result)
-
-
-async def _feed(stdin: asyncio.StreamWriter, payload: bytes) -> None:
-    # A child that dies before reading everything closes the pipe; that is reported through its exit instead.
-    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-        stdin.write(payload)
-        await stdin.drain()
-        stdin.close()
-
-
-async def _drain(stream: asyncio.StreamReader, cap: int) -> bytes:
-    """Read a stream to EOF, keeping the first `cap` bytes so a chatty tool cannot block on a full pipe."""
-    kept = bytearray()
-    while chunk := await stream.read(_READ_CHUNK):
-        if len(kept) < cap:
-            kept.extend(chunk[: cap - len(kept)])
-    return bytes(kept)
-
-
-def _kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
 
 
 def _decode(data: bytes) -> str:
@@ -206,7 +239,7 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def _build_result(function_name: str, outcome: _Outcome, timeout_s: float, duration_ms: float) -> SandboxResult:
+def _build_result(function_name: str, outcome: Outcome, timeout_s: float, duration_ms: float) -> SandboxResult:
     stdout = [text] if (text := _decode(outcome.stdout)) else []
     stderr_text = _decode(outcome.stderr)
 

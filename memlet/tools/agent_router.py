@@ -13,7 +13,8 @@ from memlet.agents.router import get_agent_service
 from memlet.agents.schemas import AgentState
 from memlet.api.clients import is_sdk_v1
 from memlet.api.deps import Actor, ActorDep, SessionDep, SessionmakerDep, SettingsDep
-from memlet.api.pagination import Page
+from memlet.api.validators import PageLimit
+from memlet.db.pagination import Page
 from memlet.errors import UnprocessableError
 from memlet.ids import AgentId, ToolId
 from memlet.tools.agent_run import ToolExecuteRequest, ToolExecutionResult, run_tool_for_agent
@@ -52,7 +53,7 @@ async def list_tools_for_agent(
     actor: ActorDep,
     before: str | None = None,
     after: str | None = None,
-    limit: int | None = 10,
+    limit: PageLimit = 10,
     order: Literal["asc", "desc"] = "desc",
     order_by: Literal["created_at"] = "created_at",
 ) -> Any:

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from memlet.api.deps import Actor
+from memlet.actor import Actor
 from memlet.config import Settings
 from memlet.errors import NotFoundError
 from memlet.loop.commit import commit_memory_edits

@@ -1,15 +1,10 @@
 """Letta's built-in tools exist in the default organization from start-up, as in Letta.
 
-`ensure_base_tools(app)` has the `memlet.app.StartupHook` shape. It runs from the tools router's lifespan, which
-FastAPI enters right after the app's own lifespan (engine and default org ready): registering it in
-`memlet.app.STARTUP_HOOKS` from here would import `memlet.app` while `memlet.app` is still importing the routers.
+`memlet.app.lifespan` calls `upsert_base_tools` for the default organization at start-up.
 """
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
@@ -35,15 +30,3 @@ def base_tool_rows(org_id: str, user_id: str) -> list[dict[str, Any]]:
 async def upsert_base_tools(session: AsyncSession, org_id: str, user_id: str) -> list[orm.Tool]:
     """Create or refresh the built-in tools of an org in one statement (idempotent)."""
     return await ToolRepository(session).upsert_many(base_tool_rows(org_id, user_id))
-
-
-async def ensure_base_tools(app: FastAPI) -> None:
-    """Start-up hook: the default org's built-in tools, refreshed to this version's schemas."""
-    async with app.state.sessionmaker() as session, session.begin():
-        await upsert_base_tools(session, ids.DEFAULT_ORG_ID, ids.DEFAULT_USER_ID)
-
-
-@asynccontextmanager
-async def base_tools_lifespan(app: FastAPI) -> AsyncIterator[None]:
-    await ensure_base_tools(app)
-    yield

@@ -9,9 +9,10 @@ from sqlalchemy import Float, Select, String, Text, case, cast, delete, func, li
 from sqlalchemy.dialects.postgresql import ARRAY, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memlet.api.pagination import Page, fetch_page
 from memlet.db import models as orm
 from memlet.db.base import utcnow
+from memlet.db.pagination import Page, fetch_page
+from memlet.db.sql import escape_like
 
 _TOOLS = orm.Tool.__table__
 # Columns an upsert never overwrites: the row's identity and who made it.
@@ -38,7 +39,7 @@ class ToolFilters:
         if self.tool_ids is not None:
             stmt = stmt.where(orm.Tool.id.in_(self.tool_ids))
         if self.search:
-            stmt = stmt.where(orm.Tool.name.ilike(f"%{_escape_like(self.search)}%", escape="\\"))
+            stmt = stmt.where(orm.Tool.name.ilike(f"%{escape_like(self.search)}%", escape="\\"))
         if self.tool_types is not None:
             stmt = stmt.where(orm.Tool.tool_type.in_(self.tool_types))
         if self.exclude_tool_types is not None:
@@ -53,6 +54,16 @@ class ToolFilters:
 # Weights of a search term found in a tool's name, description and tags; a name equal to the whole query
 # ranks above every partial match.
 _NAME_WEIGHT, _DESCRIPTION_WEIGHT, _TAG_WEIGHT, _EXACT_NAME_BONUS = 3.0, 2.0, 1.0, 10.0
+MAX_SEARCH_TERMS = 32
+
+
+def search_terms(query: str) -> list[str]:
+    """The query's distinct words (case-insensitive), in order, at most ``MAX_SEARCH_TERMS`` of them.
+
+    Each word adds three bind parameters and three CASE terms: an unbounded query (12,000 words) passed Postgres'
+    32,767-parameter limit and took the event loop minutes to compile.
+    """
+    return list(dict.fromkeys(word.lower() for word in query.split()))[:MAX_SEARCH_TERMS]
 
 
 def _search_score(query: str | None) -> Any:
@@ -61,8 +72,8 @@ def _search_score(query: str | None) -> Any:
     if not whole:
         return literal(0.0, Float)
     score: Any = case((func.lower(orm.Tool.name) == whole.lower(), _EXACT_NAME_BONUS), else_=0.0)
-    for term in whole.split():
-        pattern = f"%{_escape_like(term)}%"
+    for term in search_terms(whole):
+        pattern = f"%{escape_like(term)}%"
         for column, weight in (
             (orm.Tool.name, _NAME_WEIGHT),
             (func.coalesce(orm.Tool.description, ""), _DESCRIPTION_WEIGHT),
@@ -70,10 +81,6 @@ def _search_score(query: str | None) -> Any:
         ):
             score = score + case((column.ilike(pattern, escape="\\"), weight), else_=0.0)
     return score
-
-
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _sql_nulls(values: dict[str, Any]) -> dict[str, Any]:

@@ -5,13 +5,13 @@ from typing import Annotated, Any, Literal, get_args
 from fastapi import APIRouter, Depends, Query
 
 from memlet.api.deps import ActorDep, SessionDep, SettingsDep
-from memlet.api.pagination import Page
+from memlet.api.validators import PageLimit
+from memlet.db.pagination import Page
 from memlet.errors import BadRequestError
 from memlet.ids import ToolId
 from memlet.messages.schemas import ToolReturnMessage
 from memlet.tools import service as tool_service
 from memlet.tools.base_tools import BASE_TOOLS
-from memlet.tools.bootstrap import base_tools_lifespan
 from memlet.tools.repository import ToolFilters
 from memlet.tools.schemas import (
     Tool,
@@ -24,7 +24,7 @@ from memlet.tools.schemas import (
 )
 from memlet.tools.service import ToolService
 
-router = APIRouter(prefix="/tools", tags=["tools"], lifespan=base_tools_lifespan)
+router = APIRouter(prefix="/tools", tags=["tools"])
 
 _TOOL_TYPES: tuple[str, ...] = get_args(ToolType)
 ListQuery = Annotated[list[str] | None, Query()]
@@ -85,7 +85,7 @@ async def list_tools(
     filters: FiltersDep,
     before: str | None = None,
     after: str | None = None,
-    limit: int | None = 50,
+    limit: PageLimit = 50,
     order: Literal["asc", "desc"] = "desc",
     order_by: Literal["created_at"] = "created_at",
 ) -> Any:

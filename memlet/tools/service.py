@@ -13,14 +13,14 @@ from docstring_parser import parse as parse_docstring
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
+from memlet.actor import Actor
 from memlet.agents.repository import AgentRepository
-from memlet.api.deps import Actor
-from memlet.api.pagination import Page
 from memlet.config import Settings
 from memlet.db import models as orm
-from memlet.errors import BadRequestError, ConflictError, MemletError, NotFoundError
+from memlet.db.pagination import Page
+from memlet.errors import BadRequestError, ConflictError, NotFoundError
 from memlet.messages.schemas import ToolReturn, ToolReturnMessage
-from memlet.tool_exec.sandbox import run_tool
+from memlet.tool_exec.sandbox import SandboxPolicy, run_tool
 from memlet.tools.bootstrap import upsert_base_tools
 from memlet.tools.json_schema import derive_json_schema, function_name, tool_hash
 from memlet.tools.repository import ToolFilters, ToolRepository
@@ -267,23 +267,6 @@ class AgentToolService:
             agent.tool_rules = rules
 
 
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-
-
-class ToolRunForbiddenError(MemletError):
-    status_code = 403
-
-
-def check_run_allowed(settings: Settings) -> None:
-    """Running arbitrary source is remote code execution by design: allow it only behind the server password,
-    or on a server that listens on loopback only (a local, single-user set-up)."""
-    if settings.password is None and settings.host not in LOOPBACK_HOSTS:
-        raise ToolRunForbiddenError(
-            "Running tool source code is disabled on a server without a password that listens beyond localhost; "
-            "set MEMLET_SERVER_PASSWORD to enable POST /v1/tools/run"
-        )
-
-
 def _run_name(req: ToolRunFromSource) -> str:
     if req.name:
         return req.name
@@ -296,7 +279,6 @@ def _run_name(req: ToolRunFromSource) -> str:
 
 async def run_from_source(req: ToolRunFromSource, settings: Settings) -> ToolReturnMessage:
     """Run source once in the sandbox without storing a tool; failures of the tool come back as status "error"."""
-    check_run_allowed(settings)
     if req.source_type not in (None, "python", "typescript"):
         raise BadRequestError(f"Tool source type is not supported at this time. Found {req.source_type}")
     if req.source_type == "typescript":
@@ -309,6 +291,7 @@ async def run_from_source(req: ToolRunFromSource, settings: Settings) -> ToolRet
         env=req.env_vars,
         timeout_s=settings.tool_timeout_s,
         memory_mb=settings.tool_memory_mb,
+        policy=SandboxPolicy.from_settings(settings),
     )
     # Letta shows str() of the returned value (a dict as Python's repr), not the model-facing JSON text.
     text = str(result.value) if result.status == "success" and result.value is not None else result.func_return

@@ -1,13 +1,13 @@
 """``/v1/blocks`` through the official letta-client, as a user's program drives it."""
 
 import json
-from pathlib import Path
 
 import httpx
 import pytest
 from letta_client import BadRequestError, Letta, NotFoundError, UnprocessableEntityError
 
-SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "letta" / "samples"
+from tests.shared_paths import SAMPLES
+
 MODEL = "openai/gpt-4o-mini"
 EMBEDDING = "openai/text-embedding-3-small"
 MISSING_BLOCK = "block-00000000-0000-4000-8000-000000000000"

@@ -1,7 +1,6 @@
 """Context window report, system-prompt recompilation and manual summarization."""
 
 import json
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -9,8 +8,8 @@ import pytest
 from letta_client import Letta
 
 from tests.mock_llm import MockLLM, Reply
+from tests.shared_paths import OPENAPI
 
-OPENAPI = Path(__file__).resolve().parents[3] / "shared" / "letta" / "openapi.json"
 BLOCKS = [{"label": "human", "value": "The human's name is Bob."}, {"label": "persona", "value": "I am Sam."}]
 
 

@@ -56,8 +56,9 @@ class TestErrors:
         assert response.json() == {"detail": "Not Found"}
 
     def test_malformed_user_id_header_400(self, http: httpx.Client) -> None:
-        response = http.get("/v1/health/")
-        assert response.status_code == 200
+        response = http.get("/v1/agents/", headers={"user_id": "not-a-user-id"})
+        assert response.status_code == 400
+        assert response.json() == {"detail": "Invalid user ID format: not-a-user-id"}
 
 
 class TestAuth:

@@ -1,13 +1,12 @@
 """`/v1/models/` and `/v1/models/embedding` through the official letta-client, compared with Letta's samples."""
 
 import json
-from pathlib import Path
 from typing import Any
 
 import httpx
 from letta_client import Letta
 
-SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "letta" / "samples"
+from tests.shared_paths import SAMPLES
 
 
 def sample(name: str) -> Any:

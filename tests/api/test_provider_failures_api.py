@@ -1,6 +1,8 @@
 """Provider failures through the HTTP API: a timeout ends the run with Letta's error shape and the agent stays usable;
 and the classic memgpt_agent type ends its turn with send_message after editing core memory."""
 
+import time
+
 import httpx
 from letta_client import Letta
 
@@ -23,18 +25,49 @@ def test_llm_timeout_is_504_and_the_agent_stays_usable(settings: Settings, mock_
             failed = say(http, agent["id"], "hello?")
             assert failed.status_code == 504
             assert failed.json()["error"]["type"] == "llm_timeout"
+            assert len(mock_llm.requests) == 2  # the first attempt and its one retry (llm_max_retries=1)
             runs = http.get("/v1/runs/", params={"agent_id": agent["id"]}).json()
             assert [(r["status"], r["stop_reason"]) for r in runs] == [("failed", "llm_api_error")]
 
             mock_llm.script(Reply.text("back again"))
             ok = say(http, agent["id"], "hello again")
             assert ok.status_code == 200
+            assert len(mock_llm.requests) == 3
             history = http.get(f"/v1/agents/{agent['id']}/messages").json()
             texts = [m.get("content") for m in history if m["message_type"] in ("user_message", "assistant_message")]
             assert texts == ["hello again", "back again"]  # the failed turn left no trace but its run
     finally:
         impatient.stop()
         reset_database(pg_uri)
+
+
+def test_server_errors_are_retried_exactly_llm_max_retries_times(
+    settings: Settings, client: Letta, http: httpx.Client, mock_llm: MockLLM
+) -> None:
+    mock_llm.reset()
+    agent = client.agents.create(model="openai/gpt-4o-mini")
+    mock_llm.script(Reply.error(500, times=settings.llm_max_retries), Reply.text("third time lucky"))
+    answered = say(http, agent.id, "hello?")
+    assert answered.status_code == 200
+    assert answered.json()["messages"][-1]["content"] == "third time lucky"
+    assert len(mock_llm.requests) == settings.llm_max_retries + 1
+
+    mock_llm.reset()
+    mock_llm.script(Reply.error(500, times=settings.llm_max_retries + 5))
+    failed = say(http, agent.id, "hello again?")
+    assert failed.status_code == 500
+    assert failed.json()["error"]["type"] == "llm_error"
+    assert len(mock_llm.requests) == settings.llm_max_retries + 1
+
+
+def test_a_rejected_key_is_not_retried(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    mock_llm.reset()
+    agent = client.agents.create(model="openai/gpt-4o-mini")
+    mock_llm.script(Reply.error(401, message="Incorrect API key provided", times=5))
+    failed = say(http, agent.id, "hello?")
+    assert failed.status_code == 401
+    assert failed.json()["error"]["type"] == "llm_authentication"
+    assert len(mock_llm.requests) == 1
 
 
 def test_memgpt_agent_edits_core_memory_then_replies(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
@@ -62,3 +95,22 @@ def test_memgpt_agent_edits_core_memory_then_replies(client: Letta, http: httpx.
     # every tool schema the model saw carries the inner-thoughts parameter first
     tools = mock_llm.requests[0]["tools"]
     assert all(next(iter(t["function"]["parameters"]["properties"])) == "thinking" for t in tools)
+
+
+def test_retries_wait_the_configured_base_delay(settings: Settings, mock_llm: MockLLM, pg_uri: str) -> None:
+    # MEMLET_LLM_RETRY_BASE_DELAY_S reaches the client: 1 s here, twice the built-in default of 0.5 s.
+    patient = LiveServer(settings.model_copy(update={"llm_retry_base_delay_s": 1.0, "llm_max_retries": 1})).start()
+    try:
+        with httpx.Client(base_url=patient.base_url, timeout=30) as http:
+            mock_llm.reset()
+            agent = http.post("/v1/agents/", json={"name": "retry", "model": "openai/gpt-4o-mini"}).json()
+            mock_llm.script(Reply.error(500, times=1), Reply.text("second time lucky"))
+            started = time.monotonic()
+            answered = say(http, agent["id"], "hello?")
+            waited = time.monotonic() - started
+            assert answered.status_code == 200
+            assert len(mock_llm.requests) == 2
+            assert waited >= 1.0
+    finally:
+        patient.stop()
+        reset_database(pg_uri)

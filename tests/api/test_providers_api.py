@@ -1,10 +1,14 @@
 """`/v1/providers` BYOK CRUD, key checks and the models a BYOK provider adds (letta-client 1.12.1 has no
 providers resource, so these go through plain HTTP as the ADE does)."""
 
+from datetime import datetime
 from typing import Any
 
 import httpx
 from letta_client import Letta
+
+from memlet.config import Settings
+from tests.api.listener import http_client, start_server
 
 
 def create(http: httpx.Client, mock_url: str, name: str = "my-proxy", **extra: Any) -> dict[str, Any]:
@@ -84,10 +88,14 @@ class TestChecks:
         assert http.post(f"/v1/providers/{provider['id']}/check").status_code == 200
         refreshed = http.patch(f"/v1/providers/{provider['id']}/refresh")
         assert refreshed.status_code == 200
-        assert refreshed.json()["last_synced"] >= provider["last_synced"]
+        synced = datetime.fromisoformat(refreshed.json()["last_synced"])
+        assert synced > datetime.fromisoformat(provider["last_synced"])  # listed the models again, just now
+        assert http.get(f"/v1/providers/{provider['id']}").json()["last_synced"] == refreshed.json()["last_synced"]
 
-    def test_unreachable_provider_is_an_llm_error(self, http: httpx.Client) -> None:
+    def test_unreachable_provider_is_an_llm_error(self, settings: Settings, pg_uri: str) -> None:
+        # Port 9 on loopback is refused by the outbound policy unless the operator allows it, as here.
         body = {"provider_type": "openai", "api_key": "sk-any", "base_url": "http://127.0.0.1:9/v1"}
-        response = http.post("/v1/providers/check", json=body)
+        with start_server(settings, pg_uri, allowed_hosts="127.0.0.1:9") as server, http_client(server) as http:
+            response = http.post("/v1/providers/check", json=body)
         assert response.status_code == 500
         assert response.json()["error"]["type"] == "llm_error"

@@ -1,7 +1,6 @@
 """Runs and steps through letta-client after real sends: shapes vs Letta samples, filters, usage, feedback."""
 
 import json
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -9,8 +8,8 @@ import pytest
 from letta_client import Letta, NotFoundError
 
 from tests.mock_llm import MockLLM, Reply
+from tests.shared_paths import SAMPLES
 
-SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "letta" / "samples"
 BLOCKS = [{"label": "human", "value": "The human's name is Bob."}, {"label": "persona", "value": "I am Sam."}]
 
 

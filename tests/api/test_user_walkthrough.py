@@ -1,10 +1,23 @@
 """The walkthrough a user sent us: a DeepSeek llm_config, an Ollama embedding_config, Chinese memory blocks, and a
 correction the agent must write into its human block (the mock LLM stands in for DeepSeek at its endpoint)."""
 
+from collections.abc import Iterator
+
 import httpx
+import pytest
 from letta_client import Letta
 
+from memlet.config import Settings
+from tests.api.listener import start_server
+from tests.conftest import LiveServer
 from tests.mock_llm import MockLLM, Reply
+
+
+@pytest.fixture
+def server(settings: Settings, pg_uri: str) -> Iterator[LiveServer]:
+    """The user's Ollama embedding endpoint is on loopback: the operator allows exactly that host and port."""
+    with start_server(settings, pg_uri, allowed_hosts="127.0.0.1:11434") as server:
+        yield server
 
 
 def test_deepseek_agent_corrects_its_human_block(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:

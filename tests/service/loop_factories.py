@@ -200,7 +200,7 @@ async def loop_env(settings: Settings, mock_llm: Any) -> AsyncIterator[LoopEnv]:
     engine = create_engine(settings.pg_uri or "", settings)
     maker = create_sessionmaker(engine)
 
-    deps = LoopDeps(sessionmaker=maker, settings=settings, llm_for=default_llm_for(settings))
+    deps = LoopDeps(sessionmaker=maker, settings=settings, llm_for=default_llm_for(settings, maker))
     env = LoopEnv(sessionmaker=maker, deps=deps, org_ids=[])
     try:
         yield env

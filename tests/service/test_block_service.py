@@ -7,12 +7,12 @@ from sqlalchemy import event, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
-from memlet.api.deps import Actor
-from memlet.api.pagination import Page
+from memlet.actor import Actor
 from memlet.blocks.repository import BlockFilters
 from memlet.blocks.schemas import BlockUpdate, CreateBlock
 from memlet.blocks.service import BlockService, ensure_unique_labels
 from memlet.db import models as orm
+from memlet.db.pagination import Page
 from memlet.errors import ConflictError, LimitExceededError, NotFoundError
 
 

@@ -2,17 +2,20 @@
 
 import asyncio
 import json
+import os
+import time
+import uuid
 
 import pytest
 
 from memlet.db import models as orm
 from memlet.errors import BadRequestError, PendingApprovalError
 from memlet.loop.context import to_openai_messages  # noqa: F401  (keeps the import surface checked)
-from memlet.loop.tokens import count_message_tokens, count_tools_tokens
 from memlet.messages.requests import ApprovalCreate
 from memlet.messages.schemas import ApprovalReturn
 from tests.mock_llm import Reply
 from tests.service.loop_factories import CustomTool, LoopEnv, function_schema, loop_env
+from tests.token_budget import completion_allowance, prompt_tokens
 
 __all__ = ["loop_env"]
 
@@ -26,6 +29,27 @@ BOOM = CustomTool(
     name="boom",
     source_code='def boom() -> str:\n    """Fail."""\n    raise ValueError("kaput")\n',
     json_schema=function_schema("boom", {}),
+)
+SCAN = CustomTool(
+    name="scan_environs",
+    source_code=(
+        "import os\n\n"
+        "def scan_environs(secret: str, pid: int) -> dict:\n"
+        '    """Look for a secret in the environment of the server and of every visible process."""\n'
+        "    try:\n"
+        "        server = 'secret' if secret in open(f'/proc/{pid}/environ').read() else 'readable'\n"
+        "    except OSError as exc:\n"
+        "        server = type(exc).__name__\n"
+        "    holders = []\n"
+        "    for entry in [p for p in os.listdir('/proc') if p.isdigit()]:\n"
+        "        try:\n"
+        "            if secret in open(f'/proc/{entry}/environ').read():\n"
+        "                holders.append(entry)\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "    return {'server': server, 'holders': holders}\n"
+    ),
+    json_schema=function_schema("scan_environs", {"secret": {"type": "string"}, "pid": {"type": "integer"}}),
 )
 SLEEPY = CustomTool(
     name="sleepy",
@@ -79,11 +103,17 @@ class TestApprovals:
 
 
 class TestCustomTools:
-    async def test_success_exception_and_env_isolation(self, loop_env: LoopEnv, mock_llm) -> None:
-        agent = await loop_env.agent(custom_tools=[ECHO, BOOM], secrets=[{"key": "TOKEN", "value": "abc"}])
+    async def test_success_exception_and_env_isolation(
+        self, loop_env: LoopEnv, mock_llm, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # A real secret in the server's (this process') environment: the tool must find it nowhere.
+        secret = f"sk-loop-{uuid.uuid4().hex}"
+        monkeypatch.setenv("MEMLET_LOOP_SECRET", secret)
+        agent = await loop_env.agent(custom_tools=[ECHO, BOOM, SCAN], secrets=[{"key": "TOKEN", "value": "abc"}])
         mock_llm.script(
             Reply.tool_call("echo_env", {"key": "TOKEN"}),
-            Reply.tool_call("echo_env", {"key": "HOME_SECRET_NOT_SET"}),
+            Reply.tool_call("echo_env", {"key": "MEMLET_LOOP_SECRET"}),
+            Reply.tool_call("scan_environs", {"secret": secret, "pid": os.getpid()}),
             Reply.tool_call("boom", {}),
             Reply.text("fin"),
         )
@@ -92,15 +122,23 @@ class TestCustomTools:
         returns = tool_texts(await loop_env.in_context(agent.id))
         assert returns[0]["message"] == "abc" and returns[0]["status"] == "OK"
         assert returns[1]["message"] == "None"
-        assert returns[2]["status"] == "Failed" and "ValueError: kaput" in returns[2]["message"]
+        assert returns[2]["message"] == {"server": "FileNotFoundError", "holders": []}
+        assert returns[3]["status"] == "Failed" and "ValueError: kaput" in returns[3]["message"]
 
     async def test_timeout_is_error_return(self, loop_env: LoopEnv, mock_llm, settings) -> None:
+        server_default = settings.tool_timeout_s
         loop_env.deps.settings = settings.model_copy(update={"tool_timeout_s": 1.0})
         agent = await loop_env.agent(custom_tools=[SLEEPY])
         mock_llm.script(Reply.tool_call("sleepy", {}), Reply.text("ok"))
+        started = time.monotonic()
         await loop_env.send(agent, "go")
+        # The agent's own timeout (1 s), not the server default (10 s in the tests) nor the tool's 30 s sleep.
+        assert time.monotonic() - started < server_default
         returns = tool_texts(await loop_env.in_context(agent.id))
         assert returns[0]["status"] == "Failed"
+        assert returns[0]["message"] == (
+            "Error executing function sleepy: TimeoutError: Executing tool sleepy timed out after 1 seconds."
+        )
 
 
 class TestToolRules:
@@ -174,14 +212,23 @@ class TestMemoryTools:
 
 
 class TestCompaction:
-    async def test_prompts_never_exceed_the_window(self, loop_env: LoopEnv, mock_llm) -> None:
+    async def test_prompts_leave_room_for_the_completion(self, loop_env: LoopEnv, mock_llm) -> None:
         agent = await loop_env.agent(context_window=4000)
+        async with loop_env.sessionmaker() as session, session.begin():
+            stored = await session.get(orm.Agent, agent.id)
+            assert stored is not None
+            stored.llm_config = {**stored.llm_config, "max_tokens": 800}
         for i in range(15):
             mock_llm.script(Reply.text(f"reply {i} " + "lorem ipsum " * 40))
             await loop_env.send(agent, f"message {i} " + "dolor sit amet " * 40)
-        for request in mock_llm.requests:
-            used = count_message_tokens(request["messages"]) + count_tools_tokens(request.get("tools") or [])
-            assert used <= 4000
+        summaries = [r for r in mock_llm.requests if not r.get("tools")]
+        assert summaries, "the buffer outgrew the window, so it was summarized"
+        for request in mock_llm.requests:  # counted independently of memlet's own token counter
+            allowance = completion_allowance(request)
+            assert allowance is not None and allowance >= 256
+            assert prompt_tokens(request) + allowance <= 4000
+        # Replies keep the agent's whole max_tokens: compaction made room for it.
+        assert {completion_allowance(r) for r in mock_llm.requests if r.get("tools")} == {800}
         rows = await loop_env.in_context(agent.id)
         async with loop_env.sessionmaker() as session:
             from memlet.loop.state import LoopRepository

@@ -40,7 +40,7 @@ async def _tables(uri: str) -> set[str]:
 
 
 def test_upgrade_from_empty_and_downgrade_to_empty(embedded_pg: EmbeddedPostgres, pg_uri: str) -> None:
-    embedded_pg._server.psql("DROP DATABASE IF EXISTS memlet_migrations; CREATE DATABASE memlet_migrations;")
+    embedded_pg.psql("DROP DATABASE IF EXISTS memlet_migrations; CREATE DATABASE memlet_migrations;")
     uri = make_url(pg_uri).set(database="memlet_migrations").render_as_string(hide_password=False)
     assert asyncio.run(_tables(uri)) == set()
 

@@ -7,15 +7,14 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
-from memlet.api.deps import Actor
-from memlet.api.pagination import Page
-from memlet.config import Settings
+from memlet.actor import Actor
 from memlet.db import models as orm
+from memlet.db.pagination import Page
 from memlet.errors import BadRequestError, ConflictError, NotFoundError
 from memlet.tools.base_tools import BASE_TOOLS
 from memlet.tools.repository import ToolFilters
 from memlet.tools.schemas import ToolCreate, ToolUpdate
-from memlet.tools.service import AgentToolService, ToolService, check_run_allowed, with_approval
+from memlet.tools.service import AgentToolService, ToolService, with_approval
 
 GREET = '''
 def greet(name: str, excited: bool = False) -> str:
@@ -227,16 +226,3 @@ class TestPureHelpers:
         rule = {"tool_name": "a", "type": "requires_approval", "prompt_template": None}
         assert with_approval([rule], "a", True) is None
         assert with_approval([], "a", False) is None
-
-    @pytest.mark.parametrize(
-        ("host", "password", "allowed"),
-        [("127.0.0.1", None, True), ("0.0.0.0", None, False), ("0.0.0.0", "pw", True)],
-    )
-    def test_run_needs_password_unless_loopback(self, host: str, password: str | None, allowed: bool) -> None:
-        settings = Settings(_env_file=None, host=host, server_password=password)  # type: ignore[call-arg]
-        if allowed:
-            check_run_allowed(settings)
-        else:
-            with pytest.raises(Exception, match="MEMLET_SERVER_PASSWORD") as info:
-                check_run_allowed(settings)
-            assert getattr(info.value, "status_code", None) == 403

@@ -1,7 +1,6 @@
 """The model catalog without a network or database: listings, handle resolution, model_settings, legacy configs."""
 
 import json
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -13,8 +12,8 @@ from memlet.providers.catalog import ModelCatalog
 from memlet.providers.known_models import context_window_for
 from memlet.providers.model_settings import llm_params_from_settings
 from memlet.providers.remote import ProviderSource, fetch_models, normalize_base_url
+from tests.shared_paths import SAMPLES
 
-SAMPLES = Path("/work/shared/letta/samples")
 MOCK_URL = "http://127.0.0.1:9900/v1"
 MOCK_IDS = ["gpt-4o-mini", "gpt-4o", "gpt-4.1", "mock-model", "text-embedding-3-small"]
 

@@ -5,6 +5,7 @@ import email.utils
 import json
 import math
 import socket
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 
@@ -31,7 +32,7 @@ from memlet.llm.embeddings import (
     embedding_client_for,
     pad_embedding,
 )
-from tests.mock_llm import Call, MockLLM, Reply, hashed_embedding
+from tests.mock_llm import Call, MockLLM, Reply, hashed_embedding, usage_for
 
 FAST_RETRY = RetryPolicy(max_retries=3, base_delay_s=0.01)
 TOOLS = [
@@ -87,10 +88,13 @@ class TestStreamChat:
         assert "".join(deltas) == result.content == "Hello there, how can I help you today?"
         assert result.tool_calls == []
         assert result.finish_reason == "stop"
-        assert result.usage.prompt_tokens > 0
-        assert result.usage.completion_tokens > 0
-        assert result.usage.total_tokens == result.usage.prompt_tokens + result.usage.completion_tokens
         sent = mock.requests[-1]
+        reported = usage_for(sent, Reply.text("Hello there, how can I help you today?"))
+        assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (
+            reported["prompt_tokens"],
+            reported["completion_tokens"],
+        )
+        assert result.usage.total_tokens == result.usage.prompt_tokens + result.usage.completion_tokens
         assert sent["stream"] is True
         assert sent["stream_options"] == {"include_usage": True}
 
@@ -125,7 +129,8 @@ class TestStreamChat:
         result = events[-1]
         assert result.reasoning == "Two plus two is four."
         assert result.content == "The answer is 4."
-        assert result.usage.reasoning_tokens > 0
+        reported = usage_for(mock.requests[-1], Reply.text("The answer is 4.", reasoning="Two plus two is four."))
+        assert result.usage.reasoning_tokens == reported["completion_tokens_details"]["reasoning_tokens"]
 
     async def test_sends_tool_options(self, mock: MockLLM, client: OpenAICompatibleClient) -> None:
         await client.chat(
@@ -170,7 +175,8 @@ class TestChat:
         result = events[0]
         assert result.content == "Plain answer"
         assert result.reasoning == "hmm"
-        assert result.usage.total_tokens > 0
+        reported = usage_for(mock.requests[-1], Reply.text("Plain answer", reasoning="hmm"))
+        assert result.usage.total_tokens == reported["total_tokens"]
         assert not mock.requests[-1].get("stream")
 
     async def test_non_streamed_tool_call(self, mock: MockLLM, client: OpenAICompatibleClient) -> None:
@@ -249,6 +255,33 @@ class TestRetries:
             await llm.chat(request())
         await llm.aclose()
         assert info.value.error_type == "llm_error"
+
+    async def test_dropped_connections_are_retried_and_counted(self) -> None:
+        accepted: list[int] = []
+        listener = socket.create_server(("127.0.0.1", 0))
+        listener.settimeout(5)
+
+        def drop_every_connection() -> None:
+            # Accept and close at once: every attempt fails as a connection error, and each one is counted here.
+            while True:
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    return
+                accepted.append(1)
+                conn.close()
+
+        threading.Thread(target=drop_every_connection, daemon=True).start()
+        port = listener.getsockname()[1]
+        llm = OpenAICompatibleClient(
+            base_url=f"http://127.0.0.1:{port}/v1", retry=RetryPolicy(max_retries=2, base_delay_s=0.01)
+        )
+        with pytest.raises(LLMError) as info:
+            await llm.chat(request())
+        await llm.aclose()
+        listener.close()
+        assert info.value.error_type == "llm_error"
+        assert len(accepted) == 3  # the first attempt and exactly two retries
 
     async def test_context_window_overflow(self, mock: MockLLM, client: OpenAICompatibleClient) -> None:
         mock.script(

@@ -2,7 +2,6 @@
 
 import json
 import re
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -41,8 +40,7 @@ from memlet.messages.schemas import (
     UpdateReasoningMessage,
     run_status_for,
 )
-
-SAMPLES = Path("/work/shared/letta/samples")
+from tests.shared_paths import SAMPLES
 
 
 def _sample(name: str) -> Any:

@@ -2,7 +2,6 @@
 
 import json
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,8 +37,8 @@ from memlet.messages.schemas import (
     ToolCallFunction,
 )
 from memlet.messages.views import filter_message_types, otid_from_id, row_to_letta_messages, to_letta_messages
+from tests.shared_paths import SAMPLES
 
-SAMPLES = Path("/work/shared/letta/samples")
 NOW = datetime(2026, 11, 22, 3, 3, 38, 512345, tzinfo=UTC)
 MSG_ID = "message-54ac6e05-90c9-4cbd-88a8-2492d965d727"
 

@@ -3,8 +3,8 @@
 import asyncio
 import json
 import os
-import signal
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -165,46 +165,50 @@ class TestLimits:
         assert result.stdout == ["started\n"]
 
     async def test_timeout_kills_background_children(self) -> None:
-        # A grandchild in the tool's process group must die with it, not keep running after the call.
+        # A grandchild of the tool must die with it, not keep running after the call.
+        marker = f"memlet-bg-{uuid.uuid4().hex}"
         source = (
-            "import subprocess, time\n"
-            "def f():\n"
-            "    p = subprocess.Popen(['sleep', '30'])\n"
-            "    print(p.pid, flush=True)\n"
+            "import subprocess, sys, time\n"
+            "def f(marker):\n"
+            "    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)', marker])\n"
+            "    print('spawned', flush=True)\n"
             "    time.sleep(30)\n"
         )
-        result = await run_tool(source, "f", {}, timeout_s=1.0)
-        pid = int(result.stdout[0])
-        await asyncio.sleep(0.2)
-        assert not _is_running(pid)
+        result = await run_tool(source, "f", {"marker": marker}, timeout_s=2.0)
+        assert result.stdout == ["spawned\n"]
+        assert processes_with(marker) == []
 
     async def test_daemon_holding_stdout_does_not_stall_the_call(self) -> None:
+        marker = f"memlet-daemon-{uuid.uuid4().hex}"
         source = (
-            "import subprocess\n"
-            "def f():\n"
-            "    p = subprocess.Popen(['sleep', '30'], start_new_session=True)\n"
-            "    return p.pid\n"
+            "import subprocess, sys\n"
+            "def f(marker):\n"
+            "    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)', marker], start_new_session=True)\n"
+            "    return 'detached'\n"
         )
         started = time.monotonic()
-        result = await run_tool(source, "f", {}, timeout_s=10.0)
-        try:
-            assert result.status == "success"
-            assert time.monotonic() - started < 4
-        finally:
-            os.kill(int(result.func_return or 0), signal.SIGKILL)
+        result = await run_tool(source, "f", {"marker": marker}, timeout_s=10.0)
+        assert (result.status, result.func_return) == ("success", "detached")
+        assert time.monotonic() - started < 4
+        assert processes_with(marker) == []  # a new session does not escape the end of the call
 
-    async def test_cancelling_the_call_kills_the_tool(self, tmp_path: Path) -> None:
-        pid_file = tmp_path / "pid"
-        source = "import os, time\ndef f(path):\n    open(path, 'w').write(str(os.getpid()))\n    time.sleep(30)\n"
-        task = asyncio.create_task(run_tool(source, "f", {"path": str(pid_file)}))
-        for _ in range(100):
-            if pid_file.exists() and pid_file.read_text():
+    async def test_cancelling_the_call_kills_the_tool(self) -> None:
+        marker = f"memlet-cancel-{uuid.uuid4().hex}"
+        source = (
+            "import subprocess, sys\n"
+            "def f(marker):\n"
+            "    subprocess.run([sys.executable, '-c', 'import time; time.sleep(30)', marker])\n"
+        )
+        task = asyncio.create_task(run_tool(source, "f", {"marker": marker}))
+        for _ in range(300):
+            if processes_with(marker):
                 break
             await asyncio.sleep(0.02)
+        assert processes_with(marker), "the tool never started"
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        assert not _is_running(int(pid_file.read_text()))
+        assert processes_with(marker) == []
 
     async def test_memory_cap(self) -> None:
         source = "def f():\n    data = bytearray(2 * 1024 ** 3)\n    return len(data)\n"
@@ -221,26 +225,36 @@ class TestLimits:
 
 class TestIsolation:
     async def test_server_environment_not_visible(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-server-secret")
-        monkeypatch.setenv("MEMLET_SECRET", "server-only")
-        source = "import os\ndef f():\n    return dict(os.environ)\n"
-        result = await run_tool(source, "f", {}, env={"WEATHER_API_KEY": "agent-secret"})
+        secret = f"sk-server-{uuid.uuid4().hex}"
+        monkeypatch.setenv("OPENAI_API_KEY", secret)
+        source = (
+            "import os\n"
+            "def f(pid):\n"
+            "    try:\n"
+            "        parent = open(f'/proc/{pid}/environ').read()\n"
+            "    except OSError as exc:\n"
+            "        parent = type(exc).__name__\n"
+            "    return {'env': dict(os.environ), 'parent': parent}\n"
+        )
+        result = await run_tool(source, "f", {"pid": os.getpid()}, env={"WEATHER_API_KEY": "agent-secret"})
         assert result.status == "success"
-        env = result.value
-        assert isinstance(env, dict)
-        assert "OPENAI_API_KEY" not in env
-        assert "MEMLET_SECRET" not in env
-        assert "sk-server-secret" not in (result.func_return or "")
+        env = result.value["env"]
+        assert secret not in (result.func_return or "")
+        assert sorted(env) == ["HOME", "LANG", "LC_ALL", "NO_COLOR", "PATH", "PWD", "TERM", "TMPDIR", "WEATHER_API_KEY"]
         assert env["WEATHER_API_KEY"] == "agent-secret"
-        assert "PATH" in env
+        # The server's own /proc entry is not there at all (own pid namespace).
+        assert result.value["parent"] == "FileNotFoundError"
 
-    async def test_runs_in_fresh_temp_dir(self) -> None:
-        source = "import os\ndef f():\n    open('scratch.txt', 'w').write('x')\n    return os.getcwd()\n"
-        first = await run_tool(source, "f", {})
-        second = await run_tool(source, "f", {})
-        assert first.status == second.status == "success"
-        assert first.func_return != second.func_return
-        assert not _exists(first.func_return or "")  # removed after the call
+    async def test_scratch_files_do_not_survive_the_call(self) -> None:
+        write = (
+            "import os\ndef f():\n    open('scratch.txt', 'w').write('x')\n    return os.path.abspath('scratch.txt')\n"
+        )
+        check = "import os\ndef f(path):\n    return [os.path.exists('scratch.txt'), os.path.exists(path)]\n"
+        first = await run_tool(write, "f", {})
+        assert first.status == "success"
+        second = await run_tool(check, "f", {"path": first.func_return})
+        assert second.value == [False, False]
+        assert not _exists(first.func_return or "")  # nothing left on the host either
 
     @pytest.mark.parametrize(
         "value",
@@ -267,10 +281,17 @@ def _exists(path: str) -> bool:
     return os.path.exists(path)
 
 
-def _is_running(pid: int) -> bool:
-    """True unless the process is gone or a zombie (killed, waiting for its new parent to reap it)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
+def processes_with(marker: str) -> list[int]:
+    """Host pids whose command line contains `marker`, zombies (dead, waiting to be reaped) excluded."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found

@@ -2,7 +2,6 @@
 
 import json
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
@@ -15,8 +14,8 @@ from memlet.loop.system_prompt import (
     split_sections,
     uses_line_numbers,
 )
+from tests.shared_paths import SAMPLES
 
-SAMPLES = Path("/work/shared/letta/samples")
 AGENT_ID = "agent-1d1ff1b3-6cf6-4b22-ac35-10ba953d7730"
 WHEN = datetime(2026, 11, 22, 3, 3, 32, tzinfo=UTC)
 BASE = "<base_instructions>\nBe helpful.\n</base_instructions>"
@@ -88,7 +87,6 @@ class TestMemoryBlocks:
     def test_two_blocks_exact_layout(self) -> None:
         assert compile_prompt() == TWO_BLOCKS
 
-    @pytest.mark.skipif(not SAMPLES.is_dir(), reason="Letta samples not available")
     def test_matches_letta_sample_byte_for_byte(self) -> None:
         agent = json.loads((SAMPLES / "agent_state.json").read_text())
         messages = json.loads((SAMPLES / "list_messages.json").read_text())

@@ -6,7 +6,6 @@ SDK's strict response validation.
 """
 
 import json
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -32,8 +31,8 @@ from memlet.providers.schemas import (
     ProviderCreate,
 )
 from memlet.tools.schemas import Tool, ToolCreate, ToolUpdate
+from tests.shared_paths import SAMPLES
 
-SAMPLES = Path("/work/shared/letta/samples")
 AGENT_ID = "agent-1d1ff1b3-6cf6-4b22-ac35-10ba953d7730"
 TOOL_ID = "tool-226917f3-0f81-4ad6-8754-a51b57ae48b3"
 BLOCK_ID = "block-fbde3dd6-5072-42f7-90f4-5a83f25444f4"

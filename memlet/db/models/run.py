@@ -1,7 +1,7 @@
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, Boolean, DateTime, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import BigInteger, Boolean, DateTime, ForeignKey, Index, Integer, String, Text, text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -12,7 +12,10 @@ class Run(TimestampMixin, OrgScopedMixin, Base):
     """One request processed by the agent loop: created -> running -> completed / failed / cancelled."""
 
     __tablename__ = "runs"
-    __table_args__ = (Index("ix_runs_agent_created", "agent_id", "created_at"),)
+    __table_args__ = (
+        Index("ix_runs_agent_created", "agent_id", "created_at"),
+        Index("ix_runs_active_lease", "lease_expires_at", postgresql_where=text("status IN ('created', 'running')")),
+    )
 
     id: Mapped[str] = mapped_column(String, primary_key=True)
     agent_id: Mapped[str | None] = mapped_column(String, ForeignKey("agents.id", ondelete="CASCADE"))
@@ -31,6 +34,9 @@ class Run(TimestampMixin, OrgScopedMixin, Base):
     total_duration_ns: Mapped[int | None] = mapped_column(BigInteger, default=None)
     num_steps: Mapped[int] = mapped_column(Integer, default=0)
     tools_used: Mapped[list[str] | None] = mapped_column(JSONB, default=None)
+    # The worker process running it and until when it vouches for it (renewed while it runs); see runs.lifecycle.
+    worker_id: Mapped[str | None] = mapped_column(String, default=None)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
 
 
 class Step(TimestampMixin, OrgScopedMixin, Base):

@@ -1,0 +1,75 @@
+"""The LLM clients the loop uses: which URL and key an llm_config gets, and the pool that keeps them open.
+
+The URL is the config's `model_endpoint` or its endpoint type's default; the key is the one bound to that URL
+(the BYOK provider's named in the config, else the environment's), none for any other endpoint
+(`memlet.providers.endpoints`). Connections obey the outbound URL policy (`memlet.net`). Clients are shared per
+(endpoint type, URL, key) in a bounded LRU pool that closes the clients it drops once no request uses them.
+"""
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from memlet.config import Settings
+from memlet.crypto import keyring_for
+from memlet.llm.client import LLMClient, OpenAICompatibleClient, check_endpoint_type, client_for
+from memlet.llm.pool import ClientPool
+from memlet.net.outbound import policy_for
+from memlet.net.transport import guarded_sdk_client
+from memlet.providers.endpoints import EndpointKey, endpoint_url, env_keys, key_for
+from memlet.providers.remote import default_base_url
+from memlet.providers.repository import ProviderRepository
+
+
+class LLMClients:
+    """`async with clients(llm_config, org_id) as llm`: the client for that config, held open for the block."""
+
+    def __init__(self, settings: Settings, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
+        self.settings = settings
+        self.sessionmaker = sessionmaker
+        self.pool: ClientPool[OpenAICompatibleClient] = ClientPool(settings.llm_client_cache_size)
+        self.policy = policy_for(settings)
+        self.environment = env_keys(settings)
+        self.keyring = keyring_for(settings)  # BYOK keys may be stored sealed (MEMLET_ENCRYPTION_KEY)
+
+    async def _byok_key(self, llm_config: dict[str, Any], org_id: str) -> list[EndpointKey]:
+        """The key of the BYOK provider the config names, bound to that provider's base URL."""
+        name = llm_config.get("provider_name")
+        if llm_config.get("provider_category") != "byok" or not isinstance(name, str):
+            return []
+        async with self.sessionmaker() as session:
+            row = await ProviderRepository(session).find_by_name(org_id, name)
+        key = self.keyring.reveal(row.api_key, f"API key of provider {name!r}") if row is not None else None
+        if row is None or not key:
+            return []
+        url = default_base_url(row.provider_type, row.base_url)
+        return [EndpointKey(url, key)] if url else []
+
+    @asynccontextmanager
+    async def __call__(self, llm_config: dict[str, Any], org_id: str) -> AsyncIterator[LLMClient]:
+        endpoint_type = str(llm_config.get("model_endpoint_type") or "openai")
+        check_endpoint_type(endpoint_type)
+        base_url = endpoint_url(llm_config, self.settings)
+        key = key_for(base_url, [*await self._byok_key(llm_config, org_id), *self.environment])
+        settings = self.settings
+
+        def build() -> OpenAICompatibleClient:
+            http = guarded_sdk_client(self.policy, timeout_s=settings.llm_timeout_s)
+            return client_for(
+                endpoint_type,
+                base_url,
+                key,
+                settings.llm_timeout_s,
+                settings.llm_max_retries,
+                retry_base_delay_s=settings.llm_retry_base_delay_s,
+                http_client=http,
+            )
+
+        async with self.pool.lease((endpoint_type, base_url, key), build) as client:
+            yield client
+
+    async def aclose(self) -> None:
+        """Close every pooled client (at shutdown)."""
+        await self.pool.aclose()

@@ -1,0 +1,1 @@
+"""Outbound HTTP to user-given URLs: the policy (`outbound`) and the guarded httpx transport (`transport`)."""

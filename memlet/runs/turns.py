@@ -1,0 +1,72 @@
+"""This worker's in-flight turns: bounded by ``max_concurrent_turns``, drained when the server shuts down.
+
+A send reserves a slot before its run row is written (a full worker answers 429 + Retry-After at once instead
+of queueing into timeouts), then the slot becomes the loop's task until the task ends. At shutdown the registry
+stops taking turns, waits for the in-flight ones up to a deadline, and cancels the rest; the caller closes their
+runs (``memlet.runs.lifecycle.close_runs``).
+"""
+
+import asyncio
+import time
+from collections.abc import Coroutine
+from typing import Any
+
+from memlet.errors import ShuttingDownError, TooManyRequestsError
+
+# How long a cancelled turn may take to unwind (release its lock, roll back) before shutdown moves on.
+CANCEL_WAIT_S = 5.0
+
+
+class TurnRegistry:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.reserved: set[str] = set()
+        self.closing = False
+
+    @property
+    def run_ids(self) -> list[str]:
+        """Runs this worker is responsible for right now (their leases are renewed)."""
+        return [*self.reserved, *self.tasks]
+
+    def reserve(self, run_id: str) -> None:
+        """Take a slot for `run_id`; raises ShuttingDownError (503) or TooManyRequestsError (429)."""
+        if self.closing:
+            raise ShuttingDownError()
+        if len(self.reserved) + len(self.tasks) >= self.limit:
+            raise TooManyRequestsError(
+                f"This server is already processing {self.limit} messages (MEMLET_MAX_CONCURRENT_TURNS); retry shortly."
+            )
+        self.reserved.add(run_id)
+
+    def release(self, run_id: str) -> None:
+        """Give back a slot whose turn never started."""
+        self.reserved.discard(run_id)
+
+    def start(self, run_id: str, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """Run the turn in a detached task holding the slot until it ends (held here, so it is never collected)."""
+        self.reserved.discard(run_id)
+        task = asyncio.create_task(coro, name=f"run {run_id}")
+        self.tasks[run_id] = task
+        task.add_done_callback(lambda _: self.tasks.pop(run_id, None))
+        return task
+
+    async def idle(self) -> None:
+        """Wait until no turn is in flight."""
+        while self.tasks:
+            await asyncio.wait(list(self.tasks.values()))
+
+    async def drain(self, deadline: float) -> list[str]:
+        """Stop taking turns, let in-flight ones finish until `deadline` (monotonic), cancel the rest.
+
+        Returns the runs that did not finish (cancelled, or reserved and never started).
+        """
+        self.closing = True
+        while self.tasks and (left := deadline - time.monotonic()) > 0:
+            await asyncio.wait(list(self.tasks.values()), timeout=left, return_when=asyncio.FIRST_COMPLETED)
+        unfinished = dict(self.tasks)
+        for task in unfinished.values():
+            task.cancel("the server is shutting down")
+        if unfinished:
+            await asyncio.wait(list(unfinished.values()), timeout=CANCEL_WAIT_S)
+        return [*unfinished, *self.reserved]

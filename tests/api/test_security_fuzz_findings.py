@@ -1,0 +1,60 @@
+"""The 500s Schemathesis found on main, each now a 4xx in Letta's shape (see tests/fuzz for the fuzz suite)."""
+
+import ast
+
+import httpx
+import pytest
+
+MODEL = {"model": "openai/gpt-4o-mini", "embedding": "openai/text-embedding-3-small"}
+
+
+def make_agent(http: httpx.Client) -> str:
+    response = http.post("/v1/agents/", json={"name": "fuzzed", **MODEL})
+    assert response.status_code == 200, response.text
+    return str(response.json()["id"])
+
+
+@pytest.mark.parametrize("provider_type", [{}, [], 3])
+class TestCompactionSettingsProviderType:
+    """``compaction_settings.model_settings.provider_type`` that is not a string crashed the union's tag function."""
+
+    def settings(self, provider_type: object) -> dict[str, object]:
+        return {"model": "openai/gpt-4o-mini", "model_settings": {"provider_type": provider_type}}
+
+    def assert_422(self, response: httpx.Response) -> None:
+        assert response.status_code == 422, response.text
+        errors = ast.literal_eval(response.json()["detail"])
+        assert ("body", "compaction_settings", "model_settings") in [tuple(e["loc"]) for e in errors]
+
+    def test_create_agent(self, http: httpx.Client, provider_type: object) -> None:
+        body = {"name": "c", "compaction_settings": self.settings(provider_type), **MODEL}
+        self.assert_422(http.post("/v1/agents/", json=body))
+        assert http.get("/v1/agents/").json() == []
+
+    def test_modify_agent(self, http: httpx.Client, provider_type: object) -> None:
+        agent_id = make_agent(http)
+        body = {"compaction_settings": self.settings(provider_type)}
+        self.assert_422(http.patch(f"/v1/agents/{agent_id}", json=body))
+
+    def test_summarize(self, http: httpx.Client, provider_type: object) -> None:
+        agent_id = make_agent(http)
+        body = {"compaction_settings": self.settings(provider_type)}
+        self.assert_422(http.post(f"/v1/agents/{agent_id}/summarize", json=body))
+
+
+class TestProviderCheck:
+    """A key or base URL that cannot be put in an HTTP request crashed the check (UnicodeEncodeError, InvalidURL)."""
+
+    UNSENDABLE = "INVALID_ARGUMENT: The provider's base URL or API key holds characters that cannot be sent over HTTP"
+
+    def test_non_ascii_key(self, http: httpx.Client) -> None:
+        body = {"provider_type": "openai", "api_key": "sk-clé", "base_url": "https://api.openai.com/v1"}
+        response = http.post("/v1/providers/check", json=body)
+        assert response.status_code == 400, response.text
+        assert response.json() == {"detail": self.UNSENDABLE}
+
+    def test_control_character_in_base_url(self, http: httpx.Client) -> None:
+        body = {"provider_type": "openai", "api_key": "sk-x", "base_url": "https://api.open\x17ai.com/v1"}
+        response = http.post("/v1/providers/check", json=body)
+        assert response.status_code == 400, response.text
+        assert response.json() == {"detail": self.UNSENDABLE}
