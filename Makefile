@@ -4,6 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
+# The core packages, the LLM layer, prompt compilation and the loop are typed strictly (ARCHITECTURE.md).
+STRICT_CORE := memlet/config.py memlet/errors.py memlet/ids.py memlet/actor.py memlet/log.py memlet/db memlet/net \
+	memlet/crypto.py memlet/metrics.py memlet/exposure.py memlet/hardening.py memlet/llm memlet/prompt memlet/loop
+
 .PHONY: dev server test check lint format migrate bench fuzz clean
 
 $(STAMP): pyproject.toml
@@ -26,6 +30,8 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy memlet
+	$(BIN)/mypy --strict $(STRICT_CORE)
+	$(BIN)/lint-imports
 
 check: lint test
 

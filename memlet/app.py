@@ -17,7 +17,6 @@ from memlet.api.middleware import (
     PasswordAuthMiddleware,
     TrailingSlashMiddleware,
 )
-from memlet.api.v1 import build_v1_router
 from memlet.bootstrap import ensure_defaults
 from memlet.config import Settings
 from memlet.crypto import settings_secrets
@@ -36,9 +35,10 @@ from memlet.log import (
 )
 from memlet.loop.deps import default_llm_for
 from memlet.providers.catalog import load_catalog
-from memlet.runs.worker import RunWorker
+from memlet.routes import build_v1_router
 from memlet.tool_exec.status import sandbox_status
 from memlet.tools.bootstrap import upsert_base_tools
+from memlet.turns.worker import RunWorker
 
 log = get_logger("app")
 

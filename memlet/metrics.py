@@ -191,7 +191,7 @@ def render(engine: AsyncEngine | None, multiproc_dir: Path | None) -> bytes:
     """The Prometheus text exposition of every memlet metric (all workers' in multiprocess mode)."""
     if multiproc_dir is not None:
         registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry, path=str(multiproc_dir))
+        multiprocess.MultiProcessCollector(registry, path=str(multiproc_dir))  # type: ignore[no-untyped-call]
         body = generate_latest(registry)
     else:
         body = generate_latest(REGISTRY)

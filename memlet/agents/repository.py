@@ -4,13 +4,14 @@ from collections import defaultdict
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from sqlalchemy import DateTime, Select, delete, func, literal, select
+from sqlalchemy import ARRAY, DateTime, Select, String, delete, func, literal, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
 from memlet.db.pagination import Page, fetch_page
 from memlet.db.sql import escape_like
+from memlet.errors import NotFoundError
 
 
 class AgentFilters:
@@ -87,6 +88,13 @@ class AgentRepository:
     async def add(self, agent: orm.Agent) -> None:
         self.session.add(agent)
         await self.session.flush()
+
+    async def get_or_404(self, org_id: str, agent_id: str, *, for_update: bool = False) -> orm.Agent:
+        """The row, or the 404 Letta answers for an unknown or foreign id."""
+        row = await self.find(org_id, agent_id, for_update=for_update)
+        if row is None:
+            raise NotFoundError("Agent", agent_id)
+        return row
 
     async def find(self, org_id: str, agent_id: str, *, for_update: bool = False) -> orm.Agent | None:
         stmt = select(orm.Agent).where(orm.Agent.id == agent_id, orm.Agent.organization_id == org_id)
@@ -170,6 +178,25 @@ class AgentRepository:
         )
         return list(rows)
 
-    async def add_messages(self, rows: Sequence[orm.Message]) -> None:
-        self.session.add_all(rows)
-        await self.session.flush()
+    async def reload(self, agent_id: str) -> orm.Agent | None:
+        """Re-read the agent row (fresh message_ids), replacing what the session holds."""
+        return await self.session.scalar(
+            select(orm.Agent).where(orm.Agent.id == agent_id).execution_options(populate_existing=True)
+        )
+
+    async def set_last_stop_reason(self, agent_id: str, stop_reason: str) -> None:
+        await self.session.execute(
+            update(orm.Agent)
+            .where(orm.Agent.id == agent_id, orm.Agent.last_stop_reason.is_distinct_from(stop_reason))
+            .values(last_stop_reason=stop_reason)
+        )
+
+    async def append_message_ids(self, agent_id: str, message_ids: Sequence[str]) -> list[str]:
+        """Append to the agent's in-context list atomically; returns the whole list."""
+        result = await self.session.scalar(
+            update(orm.Agent)
+            .where(orm.Agent.id == agent_id)
+            .values(message_ids=orm.Agent.message_ids.op("||")(literal(list(message_ids), ARRAY(String))))
+            .returning(orm.Agent.message_ids)
+        )
+        return list(result or [])

@@ -4,23 +4,17 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 
+from memlet.agents.deps import AgentServiceDep
 from memlet.agents.repository import AgentFilters
 from memlet.agents.schemas import AgentRelationship, AgentState, CreateAgent, UpdateAgent
-from memlet.agents.service import AgentService, parse_include
+from memlet.agents.service import parse_include
 from memlet.api.clients import is_sdk_v1
-from memlet.api.deps import ActorDep, SessionDep
+from memlet.api.deps import ActorDep
 from memlet.api.validators import PageLimit
 from memlet.db.pagination import Page, resolve_order
 from memlet.ids import AgentId
 
 router = APIRouter(prefix="/agents", tags=["agents"])
-
-
-async def get_agent_service(request: Request, session: SessionDep) -> AgentService:
-    return AgentService(session, request.app.state.catalog)
-
-
-AgentServiceDep = Annotated[AgentService, Depends(get_agent_service)]
 
 
 async def agent_filters(

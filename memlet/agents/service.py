@@ -14,16 +14,16 @@ from memlet.agents.schemas import AgentState, CreateAgent, UpdateAgent
 from memlet.agents.views import ALL_RELATIONSHIPS, DEFAULT_RELATIONSHIPS, AgentRelations, agent_state
 from memlet.blocks.repository import BlockRepository
 from memlet.blocks.service import new_block
+from memlet.blocks.system_message import refresh_system_message
 from memlet.crypto import PREFIX, Keyring
 from memlet.db import models as orm
 from memlet.db.base import utcnow
 from memlet.db.pagination import Page
 from memlet.errors import BadRequestError, ConflictError, NotFoundError
-from memlet.loop.context import refresh_system_message, system_message_text
-from memlet.loop.prompts import default_system_prompt
-from memlet.loop.summarizer import SUMMARIZER_INSTRUCTIONS
 from memlet.messages.repository import MessageRepository
 from memlet.net.outbound import OutboundPolicy
+from memlet.prompt.memory import system_message_text
+from memlet.prompt.prompts import SUMMARIZER_INSTRUCTIONS, default_system_prompt
 from memlet.tools.base_tools import base_tool_names_for, default_tool_rules_for, includes_base_tool_rules
 from memlet.tools.repository import ToolRepository
 from memlet.tools.rules import dump_tool_rules
@@ -86,9 +86,7 @@ class AgentService:
         self.tools = ToolRepository(session)
 
     async def get_row(self, actor: Actor, agent_id: str) -> orm.Agent:
-        agent = await self.agents.find(actor.organization_id, agent_id)
-        if agent is None:
-            raise NotFoundError("Agent", agent_id)
+        agent = await self.agents.get_or_404(actor.organization_id, agent_id)
         return agent
 
     async def relations(self, agents: Sequence[orm.Agent], include: frozenset[str]) -> dict[str, AgentRelations]:
@@ -284,14 +282,12 @@ class AgentService:
         await self.tools.attach(agent.id, [t.id for t in tools], start=0)
         await self.agents.set_tags(agent.id, tags, replace=False)
         await self.agents.set_identities(agent.id, identity_ids, replace=False)
-        await self.agents.add_messages(messages)
+        await MessageRepository(self.session).add(messages)
         relations = AgentRelations(blocks=blocks, tools=tools, tags=tags, identities=identities, secrets=secrets)
         return agent_state(agent, relations)
 
     async def update(self, actor: Actor, agent_id: str, req: UpdateAgent) -> AgentState:
-        agent = await self.agents.find(actor.organization_id, agent_id, for_update=True)
-        if agent is None:
-            raise NotFoundError("Agent", agent_id)
+        agent = await self.agents.get_or_404(actor.organization_id, agent_id, for_update=True)
         fields = req.model_dump(exclude_unset=True)
         if "message_ids" in fields and req.message_ids is not None:
             await self._check_own_messages(agent.id, req.message_ids)

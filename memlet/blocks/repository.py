@@ -244,3 +244,35 @@ class BlockRepository:
             sort_col=orm.Agent.created_at,
             id_col=orm.Agent.id,
         )
+
+    async def of_agent(self, agent_id: str) -> list[orm.Block]:
+        """The agent's blocks in attachment order."""
+        rows = await self.session.scalars(
+            select(orm.Block)
+            .join(orm.BlockAgent, orm.BlockAgent.block_id == orm.Block.id)
+            .where(orm.BlockAgent.agent_id == agent_id)
+            .order_by(orm.BlockAgent.position, orm.Block.created_at)
+        )
+        return list(rows)
+
+    async def save_for_agent(self, agent_id: str, block: orm.Block) -> None:
+        """Write a block's value, label and description (and the label copy on its attachment)."""
+        await self.session.execute(
+            update(orm.Block)
+            .where(orm.Block.id == block.id)
+            .values(value=block.value, label=block.label, description=block.description)
+        )
+        await self.session.execute(
+            update(orm.BlockAgent)
+            .where(orm.BlockAgent.block_id == block.id, orm.BlockAgent.agent_id == agent_id)
+            .values(block_label=block.label)
+        )
+
+    async def attach_new(self, agent_id: str, block: orm.Block, position: int) -> None:
+        """Insert a new block and attach it to the agent at `position`."""
+        self.session.add(block)
+        await self.session.flush()
+        self.session.add(
+            orm.BlockAgent(agent_id=agent_id, block_id=block.id, block_label=block.label, position=position)
+        )
+        await self.session.flush()

@@ -5,25 +5,16 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
 
-from memlet.agents.router import AgentServiceDep
-from memlet.agents.schemas import AgentRelationship, AgentState
-from memlet.agents.views import agent_state
-from memlet.api.deps import ActorDep, SessionDep
+from memlet.api.deps import ActorDep
 from memlet.api.validators import Int32, Int32Query, PageLimit
+from memlet.blocks.deps import BlockServiceDep
 from memlet.blocks.repository import BlockFilters
 from memlet.blocks.schemas import Block, BlockUpdate, CreateBlock
-from memlet.blocks.service import BlockService
 from memlet.db.pagination import Page
 from memlet.ids import BlockId, Prefix, id_pattern
 
 router = APIRouter(prefix="/blocks", tags=["blocks"])
 
-
-async def get_block_service(session: SessionDep) -> BlockService:
-    return BlockService(session)
-
-
-BlockServiceDep = Annotated[BlockService, Depends(get_block_service)]
 
 _LABEL = r"^[a-zA-Z0-9_/-]+$"
 LabelQuery = Annotated[str | None, Query(min_length=1, max_length=50, pattern=_LABEL)]
@@ -126,25 +117,3 @@ async def modify_block(block_id: BlockId, body: BlockUpdate, service: BlockServi
 async def delete_block(block_id: BlockId, service: BlockServiceDep, actor: ActorDep) -> None:
     """Delete a block and detach it from every agent."""
     await service.delete(actor, block_id)
-
-
-@router.get("/{block_id}/agents", operation_id="list_agents_for_block", response_model=list[AgentState])
-async def list_agents_for_block(
-    block_id: BlockId,
-    service: BlockServiceDep,
-    agents: AgentServiceDep,
-    actor: ActorDep,
-    before: str | None = None,
-    after: str | None = None,
-    limit: PageLimit = 50,
-    order: OrderQuery = "desc",
-    order_by: Literal["created_at"] = "created_at",
-    include_relationships: Annotated[list[str] | None, Query(deprecated=True)] = None,
-    include: Annotated[list[AgentRelationship] | None, Query()] = None,
-) -> Any:
-    """List the agents a block is attached to, newest first by default."""
-    rows = await service.agents_page(actor, block_id, Page(before=before, after=after, limit=limit, order=order))
-    # Letta ignores the legacy `include_relationships` here: only `include` adds relationships.
-    wanted = frozenset(include or ())
-    relations = await agents.relations(rows, wanted)
-    return [agent_state(a, relations[a.id]) for a in rows]

@@ -14,10 +14,10 @@ from memlet import ids
 from memlet.actor import Actor
 from memlet.blocks.repository import BlockFilters, BlockRepository
 from memlet.blocks.schemas import Block, BlockUpdate, CreateBlock, Memory
+from memlet.blocks.system_message import refresh_system_message
 from memlet.db import models as orm
 from memlet.db.pagination import Page
 from memlet.errors import ConflictError, LimitExceededError, NotFoundError
-from memlet.loop.context import refresh_system_message
 
 # Fields rendered into the system prompt: changing one means attached agents' prompts must be rebuilt.
 PROMPT_FIELDS = frozenset({"value", "limit", "label", "description", "read_only"})

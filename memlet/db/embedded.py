@@ -49,7 +49,7 @@ class EmbeddedPostgres:
         password, created = _read_or_create_password(self.pgdata.parent / PASSWORD_FILE)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR")  # platformdirs noise on headless hosts
-            self._server = pgserver.get_server(str(self.pgdata), cleanup_mode="stop")
+            self._server = pgserver.get_server(str(self.pgdata), cleanup_mode="stop")  # type: ignore[attr-defined]
         admin = make_url(self._server.get_uri()).set(database="postgres")
         self._require_password(admin, password, created)
         exists = self._psql(admin, password, f"SELECT 1 FROM pg_database WHERE datname = '{self.database}';")

@@ -38,7 +38,7 @@ def create_turn_engine(uri: str, settings: Settings) -> AsyncEngine:
     Sized by ``max_concurrent_turns``, which the turn registry enforces before a turn starts, so a turn never waits
     for a connection here and never takes one from the API's pool.
     """
-    limit = settings.max_concurrent_turns + 1  # + the worker's liveness connection (memlet.runs.lifecycle)
+    limit = settings.max_concurrent_turns + 1  # + the worker's liveness connection (memlet.turns.lifecycle)
     idle = min(TURN_POOL_IDLE, limit)
     return _engine(uri, "memlet-turns", pool_size=idle, max_overflow=limit - idle)
 

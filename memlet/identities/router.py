@@ -3,15 +3,13 @@ under ``/v1/agents/{agent_id}/identities`` and ``/v1/blocks/{block_id}/identitie
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Depends, Header, Query
+from fastapi import APIRouter, Body, Header, Query
 
-from memlet.agents.repository import AgentFilters
-from memlet.agents.router import AgentServiceDep
-from memlet.agents.schemas import AgentRelationship, AgentState
-from memlet.api.deps import ActorDep, SessionDep
+from memlet.api.deps import ActorDep
 from memlet.api.validators import PageLimit
 from memlet.blocks.schemas import Block
 from memlet.db.pagination import Page
+from memlet.identities.deps import IdentityServiceDep
 from memlet.identities.repository import IdentityFilters
 from memlet.identities.schemas import (
     Identity,
@@ -21,7 +19,6 @@ from memlet.identities.schemas import (
     IdentityUpdate,
     IdentityUpsert,
 )
-from memlet.identities.service import IdentityService
 from memlet.ids import AgentId, BlockId, IdentityId
 
 router = APIRouter(prefix="/identities", tags=["identities"])
@@ -29,11 +26,6 @@ agent_router = APIRouter(prefix="/agents", tags=["agents"])
 block_router = APIRouter(prefix="/blocks", tags=["blocks"])
 
 
-async def get_identity_service(session: SessionDep) -> IdentityService:
-    return IdentityService(session)
-
-
-IdentityServiceDep = Annotated[IdentityService, Depends(get_identity_service)]
 # Letta reads the project slug from this header in its cloud proxy only; accepted and ignored here.
 ProjectHeader = Annotated[str | None, Header(alias="X-Project")]
 OrderQuery = Literal["asc", "desc"]
@@ -111,31 +103,6 @@ async def upsert_properties_for_identity(
 ) -> Any:
     """Replace an identity's property list and return the identity."""
     return await service.replace_properties(actor, identity_id, properties)
-
-
-@router.get(
-    "/{identity_id}/agents",
-    operation_id="list_agents_for_identity",
-    response_model=list[AgentState],
-    deprecated=True,
-)
-async def list_agents_for_identity(
-    identity_id: IdentityId,
-    service: IdentityServiceDep,
-    agents: AgentServiceDep,
-    actor: ActorDep,
-    before: str | None = None,
-    after: str | None = None,
-    limit: PageLimit = 50,
-    order: OrderQuery = "desc",
-    order_by: Literal["created_at"] = "created_at",
-    include: Annotated[list[AgentRelationship], Query()] = [],  # noqa: B006 (FastAPI copies defaults)
-) -> Any:
-    """List the agents linked to an identity, newest first by default."""
-    await service.ensure_exists(actor, identity_id)
-    page = Page(before=before, after=after, limit=limit, order=order)
-    filters = AgentFilters(identity_id=identity_id)
-    return await agents.list_page(actor, filters, page, sort_by="created_at", include=frozenset(include))
 
 
 @router.get(

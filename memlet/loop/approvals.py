@@ -13,11 +13,11 @@ from typing import Any
 from memlet.db import models as orm
 from memlet.errors import BadRequestError, PendingApprovalError
 from memlet.llm.types import ToolCall
-from memlet.loop.state import LoopState
-from memlet.loop.step import DENIAL_PREFIX, StepContext, StepResult, parse_args, run_call
+from memlet.loop.agent_state import LoopState
+from memlet.loop.response import DENIAL_PREFIX, StepContext, StepResult, parse_args, run_call
+from memlet.loop.tool_dispatch import ToolOutcome, failure
 from memlet.messages.packing import pack_tool_return
 from memlet.messages.requests import ApprovalCreate, ToolReturnCreate
-from memlet.tool_exec.registry import ToolOutcome, failure
 
 NO_PENDING_APPROVAL = (
     "Cannot process approval response: No tool call is currently awaiting approval. Please send a regular "

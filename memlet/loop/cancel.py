@@ -15,10 +15,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memlet import ids
 from memlet.db import models as orm
 from memlet.db.locks import agent_xact_lock
+from memlet.loop.agent_state import LoopRepository
 from memlet.loop.approvals import held_calls, pending_approval
-from memlet.loop.state import LoopRepository
-from memlet.loop.step import DENIAL_PREFIX, tool_return_row
-from memlet.tool_exec.registry import failure
+from memlet.loop.response import DENIAL_PREFIX, tool_return_row
+from memlet.loop.tool_dispatch import failure
 
 CANCEL_DENIAL_REASON = "The user cancelled the request, so the tool call was denied."
 
@@ -62,11 +62,11 @@ async def deny_pending(
     `run_id` made that request). Takes the agent's xact lock; never commits."""
     await agent_xact_lock(session, agent_id)
     repo = LoopRepository(session)
-    agent = await repo.lock_agent_row(agent_id)
+    agent = await repo.agents.reload(agent_id)
     if agent is None:
         return
     agent.last_stop_reason = stop_reason
-    rows = await repo.messages_by_ids(agent.id, agent.message_ids or [])
+    rows = await repo.messages.by_ids(agent.id, agent.message_ids or [])
     request = pending_approval(rows)
     if request is None or (only_own and request.run_id != run_id):
         return
@@ -90,6 +90,6 @@ async def deny_pending(
         for c in [*asked, *held_calls(rows)]
     ]
     new_rows = [response, *returns]
-    await repo.add_messages(new_rows)
+    await repo.messages.add(new_rows)
     agent.message_ids = [*(agent.message_ids or []), *(r.id for r in new_rows)]
     await session.flush()

@@ -13,15 +13,15 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from memlet import ids
+from memlet.blocks.system_message import refresh_system_message
 from memlet.db import models as orm
 from memlet.db.locks import agent_xact_lock
-from memlet.loop.context import refresh_system_message
-from memlet.loop.state import LoopRepository, LoopState
-from memlet.loop.step import StepContext, StepResult
+from memlet.loop.agent_state import LoopRepository, LoopState
+from memlet.loop.builtin_tools import ToolContext
+from memlet.loop.response import StepContext, StepResult
 from memlet.loop.summarizer import CompactionPlan, summary_text
 from memlet.messages.schemas import StoredMessage
 from memlet.runs.repository import RunRepository
-from memlet.tool_exec.memory_tools import ToolContext
 
 
 async def _write_memory(session: AsyncSession, agent_id: str, tool_ctx: ToolContext) -> None:
@@ -30,12 +30,12 @@ async def _write_memory(session: AsyncSession, agent_id: str, tool_ctx: ToolCont
     created = {b.id for b in tool_ctx.created}
     for offset, block in enumerate(tool_ctx.created):
         # After every existing attachment; positions only need to sort, not to be dense.
-        await repo.attach_new_block(agent_id, block, position=len(tool_ctx.blocks) + 1000 + offset)
+        await repo.blocks.attach_new(agent_id, block, position=len(tool_ctx.blocks) + 1000 + offset)
     for block in tool_ctx.blocks:
         if block.id in tool_ctx.changed and block.id not in created:
-            await repo.save_block(agent_id, block)
+            await repo.blocks.save_for_agent(agent_id, block)
     for block_id in tool_ctx.detached:
-        await repo.detach_block(agent_id, block_id)
+        await repo.blocks.detach(agent_id, block_id)
     await session.flush()
 
 
@@ -74,9 +74,9 @@ async def commit_step(
         repo = LoopRepository(session)
         if step is not None:
             session.add(step)
-        await repo.add_messages(rows)
+        await repo.messages.add(rows)
         if ctx.tool_ctx.memory_changed:
-            agent = await repo.lock_agent_row(ctx.agent.id)
+            agent = await repo.agents.reload(ctx.agent.id)
             if agent is None:
                 return Committed([], [], None)
             agent.message_ids = [*(agent.message_ids or []), *new_ids]
@@ -85,7 +85,7 @@ async def commit_step(
             await refresh_system_message(session, agent, update_timestamp=True, with_rules=True)
             message_ids = list(agent.message_ids)
         else:
-            message_ids = await repo.append_message_ids(ctx.agent.id, new_ids)
+            message_ids = await repo.agents.append_message_ids(ctx.agent.id, new_ids)
         status = await RunRepository(session).record_progress(ctx.run_id, num_steps=num_steps, tools_used=tools_used)
         ctx.agent.message_ids = message_ids
         committed = [StoredMessage.model_validate(r) for r in result.rows]
@@ -102,7 +102,7 @@ async def commit_memory_edits(maker: async_sessionmaker[AsyncSession], tool_ctx:
         return True
     async with maker() as session, session.begin():
         await agent_xact_lock(session, tool_ctx.agent.id)
-        agent = await LoopRepository(session).lock_agent_row(tool_ctx.agent.id)
+        agent = await LoopRepository(session).agents.reload(tool_ctx.agent.id)
         if agent is None:
             return False
         await _write_memory(session, agent.id, tool_ctx)
@@ -123,7 +123,7 @@ async def commit_compaction(
     async with maker() as session, session.begin():
         await agent_xact_lock(session, agent.id)
         repo = LoopRepository(session)
-        fresh = await repo.lock_agent_row(agent.id)
+        fresh = await repo.agents.reload(agent.id)
         if fresh is None:
             return
         kept_ids = [r.id for r in plan.kept]
@@ -147,7 +147,7 @@ async def commit_compaction(
                 ],
                 created_at=datetime.now(UTC),
             )
-            await repo.add_messages([row])
+            await repo.messages.add([row])
             summary_ids = [row.id]
         system_id = (fresh.message_ids or [state.messages[0].id])[0]
         fresh.message_ids = [system_id, *summary_ids, *kept_ids]

@@ -18,7 +18,7 @@ class LoopDeps:
 
     `turn_engine` gives the connection that holds a request's agent lock and does its reads and writes (None: the
     sessionmaker's own engine). `worker_id` marks the runs this worker owns, with a lease it keeps renewing
-    (`memlet.runs.lifecycle`); None leaves runs ownerless.
+    (`memlet.turns.lifecycle`); None leaves runs ownerless.
     """
 
     sessionmaker: async_sessionmaker[AsyncSession]

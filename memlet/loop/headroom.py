@@ -10,7 +10,7 @@ to what is left of the window.
 import json
 from typing import Any
 
-from memlet.loop.tokens import count_message_tokens, count_tools_tokens
+from memlet.llm.tokens import count_message_tokens, count_tools_tokens
 
 DEFAULT_CONTEXT_WINDOW = 128000  # an llm_config without a context_window
 # The reply is promised at most a quarter of the window: a configured max_tokens larger than that (16384 on a

@@ -5,17 +5,17 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from memlet.db import models as orm
+from memlet.llm.chat_format import HEARTBEAT_PARAM, THINKING_PARAM, is_v2, to_openai_messages, tool_definition
 from memlet.llm.client import LLMClient
 from memlet.llm.errors import LLMEmptyResponseError
 from memlet.llm.types import ChatRequest, ChatResult, ContentDelta, ReasoningDelta, ToolCallDelta, Usage
-from memlet.loop.context import HEARTBEAT_PARAM, THINKING_PARAM, is_v2, to_openai_messages, tool_definition
+from memlet.loop.agent_state import LoopState
 from memlet.loop.events import TokenDelta
 from memlet.loop.headroom import DEFAULT_CONTEXT_WINDOW, completion_limit
-from memlet.loop.state import LoopState
-from memlet.loop.step import previous_message_id
+from memlet.loop.response import previous_message_id
 from memlet.loop.stream_args import ArgumentSplitter
-from memlet.loop.tool_rules import ToolRulesSolver
 from memlet.messages.views import otid_from_id
+from memlet.tools.solver import ToolRulesSolver
 
 # V2 replies to the user through this tool; its argument streams as assistant text.
 ASSISTANT_TOOL = "send_message"

@@ -7,8 +7,8 @@ connection of the turn engine (`request_lock`, `LoopDeps.turn_engine`), so two r
 interleave (a second waits up to `agent_lock_timeout_s`, then gets AgentBusyError). The user's input is written with the first successful step,
 so a failed first LLM call leaves no trace but the failed run.
 
-Module map: `deps` (LoopDeps, RunOptions), `run_state` (per-request bookkeeping), `llm_step` (one normal step),
-`step` (turning a response into rows), `approvals` (resuming after an approval), `commit` (write transactions),
+Module map: `deps` (LoopDeps, RunOptions), `run_tracker` (per-request bookkeeping), `step_cycle` (one normal step),
+`response` (turning a response into rows), `approvals` (resuming after an approval), `commit` (write transactions),
 `cancel` (cancelling runs from the API).
 """
 
@@ -23,20 +23,20 @@ from memlet.db import models as orm
 from memlet.errors import LLMError, NotFoundError
 from memlet.llm.errors import LLMEmptyResponseError
 from memlet.loop import events as ev
+from memlet.loop.agent_state import LoopRepository, LoopState
 from memlet.loop.approvals import approval_items, check_approval, held_calls, resume_approval
 from memlet.loop.commit import commit_step
 from memlet.loop.deps import LoopDeps, RunOptions, default_llm_for
-from memlet.loop.llm_step import llm_step
 from memlet.loop.request_lock import agent_request_lock, engine_of
-from memlet.loop.run_state import RunState
-from memlet.loop.state import LoopRepository, LoopState
-from memlet.loop.step import StepResult
+from memlet.loop.response import StepResult
+from memlet.loop.run_tracker import RunState
+from memlet.loop.step_cycle import llm_step
 from memlet.loop.summarizer import ContextOverflowError
-from memlet.loop.tool_rules import ToolRulesSolver
 from memlet.messages.requests import ApprovalCreate, MessageCreate, ToolReturnCreate
 from memlet.messages.schemas import StoredMessage
 from memlet.runs.repository import RunRepository
 from memlet.tools.rules import parse_tool_rules
+from memlet.tools.solver import ToolRulesSolver
 
 __all__ = ["InputItem", "LoopDeps", "RunOptions", "default_llm_for", "input_row", "run_agent"]
 

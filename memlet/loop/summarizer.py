@@ -15,23 +15,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from memlet.errors import LLMError
+from memlet.llm.chat_format import prompt_tokens, to_openai_messages
 from memlet.llm.client import LLMClient
+from memlet.llm.tokens import count_tokens
 from memlet.llm.types import ChatRequest
-from memlet.loop.context import prompt_tokens, to_openai_messages
 from memlet.loop.headroom import byte_bound, counting_margin
-from memlet.loop.tokens import count_tokens
 from memlet.messages.packing import format_local_time
+from memlet.prompt.prompts import SUMMARIZER_INSTRUCTIONS
 
 log = logging.getLogger(__name__)
 
 GOAL_FRACTION = 0.7  # aim well below the window so compaction does not run again on the next step
 SUMMARY_MAX_TOKENS = 512
-SUMMARIZER_INSTRUCTIONS = (
-    "You condense an AI agent's older conversation history so the agent can keep working after those messages "
-    "leave its context window. Write in the first person, as the agent, in at most 200 words. Cover: the user's "
-    "goals, what happened, important facts and decisions, any errors, and what to look up in recall memory if "
-    "details are needed. Output only the summary."
-)
 
 
 class ContextOverflowError(Exception):

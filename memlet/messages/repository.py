@@ -1,4 +1,5 @@
-"""SQL for the message routes: history listings (by agent, run, step, organization) and single messages.
+"""The messages table: history listings (by agent, run, step, organization), single messages, the one inserter,
+in-context loads by id and text search.
 
 Every listing orders by ``sequence_id`` and counts stored rows (not public views) toward ``limit``.
 """
@@ -6,19 +7,30 @@ Every listing orders by ``sequence_id`` and counts stored rows (not public views
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
+from memlet.db.base import utcnow
 from memlet.db.pagination import Page, fetch_page
+from memlet.db.sql import escape_like
 from memlet.errors import NotFoundError
 
 M = orm.Message
+# Every column but the identity, which the database numbers.
+_MESSAGE_COLUMNS = tuple(c.key for c in M.__mapper__.column_attrs if c.key != "sequence_id")
 
 
 class MessageRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
+
+    async def get_or_404(self, org_id: str, message_id: str) -> orm.Message:
+        """The row, or the 404 Letta answers for an unknown or foreign id."""
+        row = await self.find(org_id, message_id)
+        if row is None:
+            raise NotFoundError("Message", message=f"Message with id {message_id} not found.")
+        return row
 
     async def find(self, org_id: str, message_id: str) -> orm.Message | None:
         return await self.session.scalar(select(M).where(M.id == message_id, M.organization_id == org_id))
@@ -88,10 +100,84 @@ class MessageRepository:
         return await fetch_page(self.session, stmt, page, sort_col=M.sequence_id, id_col=M.id)
 
     async def add(self, rows: Sequence[orm.Message]) -> None:
-        """Insert rows one by one so their sequence ids follow the list order."""
+        """Insert rows in one statement; sequence ids follow the list order (VALUES rows are numbered in order)."""
+        if not rows:
+            return
+        now = utcnow()
+        values = []
         for row in rows:
-            self.session.add(row)
-            await self.session.flush()
+            row.created_at = row.created_at or now
+            row.updated_at = row.updated_at or row.created_at
+            values.append({key: getattr(row, key) for key in _MESSAGE_COLUMNS})
+        result = await self.session.execute(insert(M).values(values).returning(M.id, M.sequence_id))
+        sequence = dict(result.tuples().all())
+        for row in rows:
+            row.sequence_id = sequence[row.id]
+
+    async def by_ids(self, agent_id: str, message_ids: Sequence[str]) -> list[orm.Message]:
+        """The agent's rows for `message_ids`, in that order (unknown ids and other agents' rows are skipped)."""
+        if not message_ids:
+            return []
+        rows = await self.session.scalars(select(M).where(M.id.in_(list(message_ids)), M.agent_id == agent_id))
+        by_id = {row.id: row for row in rows}
+        return [by_id[i] for i in message_ids if i in by_id]
+
+    async def count_for_agent(self, agent_id: str) -> int:
+        """Every stored message of the agent, in context or not."""
+        count = await self.session.scalar(select(func.count()).select_from(M).where(M.agent_id == agent_id))
+        return int(count or 0)
+
+    async def set_content(self, agent_id: str, message_id: str, content: list[dict[str, Any]]) -> None:
+        """Rewrite one of the agent's own messages (never another agent's, whatever its message_ids say)."""
+        await self.session.execute(update(M).where(M.id == message_id, M.agent_id == agent_id).values(content=content))
+
+    async def search(
+        self,
+        agent_id: str | None,
+        *,
+        query: str | None,
+        roles: Sequence[str] | None,
+        start: Any | None,
+        end: Any | None,
+        limit: int,
+        organization_id: str | None = None,
+        conversation_id: str | None = None,
+    ) -> list[orm.Message]:
+        """Messages matching `query` (case-insensitive substring of their text), newest first.
+
+        Scoped to `agent_id` and/or `organization_id` (the API's organization-wide search passes no agent);
+        `roles` defaults to user and assistant (conversation_search's default). Calls to conversation_search
+        itself are never results, as in Letta.
+        """
+        stmt = select(M).where(M.role.in_(list(roles or ["user", "assistant"])))
+        if agent_id is not None:
+            stmt = stmt.where(M.agent_id == agent_id)
+        if organization_id is not None:
+            stmt = stmt.where(M.organization_id == organization_id)
+        if conversation_id is not None:
+            stmt = stmt.where(M.conversation_id == conversation_id)
+        if query:
+            stmt = stmt.where(_MATCHES_TEXT.bindparams(q=f"%{escape_like(query)}%"))
+        if start is not None:
+            stmt = stmt.where(M.created_at >= start)
+        if end is not None:
+            stmt = stmt.where(M.created_at <= end)
+        stmt = stmt.order_by(M.sequence_id.desc()).limit(limit * 4)
+        rows = [r for r in await self.session.scalars(stmt) if not _is_search_call(r)]
+        return rows[:limit]
+
+
+# Match the text parts (and, for V2 agents, send_message arguments), not the JSON keys around them.
+# A row without content may hold JSON null rather than SQL NULL, hence the jsonb_typeof guard.
+_MATCHES_TEXT = text(
+    "(EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(messages.content) = 'array' "
+    "THEN messages.content ELSE '[]'::jsonb END) AS part "
+    "WHERE part->>'text' ILIKE :q) OR COALESCE(messages.tool_calls::text, '') ILIKE :q)"
+)
+
+
+def _is_search_call(row: orm.Message) -> bool:
+    return any((c.get("function") or {}).get("name") == "conversation_search" for c in row.tool_calls or [])
 
 
 def _filtered(stmt: Select[Any], *, group_id: str | None = None, conversation_id: str | None = None) -> Select[Any]:

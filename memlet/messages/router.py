@@ -2,23 +2,17 @@
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 
 from memlet.api.deps import ActorDep, SessionDep
 from memlet.api.validators import PageLimit
 from memlet.ids import MessageId
+from memlet.messages.deps import MessageServiceDep
 from memlet.messages.schemas import LettaMessage, MessageType
 from memlet.messages.search import MessageListResult, MessageSearchService, SearchAllMessagesRequest
-from memlet.messages.service import HistoryQuery, MessageService
+from memlet.messages.service import HistoryQuery
 
 router = APIRouter(prefix="/messages", tags=["messages"])
-
-
-async def get_message_service(session: SessionDep, actor: ActorDep) -> MessageService:
-    return MessageService(session, actor)
-
-
-MessageServiceDep = Annotated[MessageService, Depends(get_message_service)]
 
 
 @router.get("/", operation_id="list_all_messages", response_model=list[LettaMessage])

@@ -3,13 +3,14 @@
 
 Letta Cloud runs these on Turbopuffer (vector, full-text or hybrid); Letta OSS without it refuses them. Here every
 ``search_mode`` is the same case-insensitive text match that ``conversation_search`` uses (one SQL statement,
-``LoopRepository.search_messages``), newest first. Results therefore carry ``fts_rank`` (the 1-based position),
+``MessageRepository.search``), newest first. Results therefore carry ``fts_rank`` (the 1-based position),
 no ``vector_rank``, and ``rrf_score = 1 / (60 + rank)``, the reciprocal-rank-fusion score of a single ranking.
 As in Letta's search index, only user, assistant and tool messages are searchable, and heartbeats, calls to
 ``conversation_search`` and the returns of ``send_message``/``conversation_search`` are never results.
 ``project_id`` and ``template_id`` are accepted but have nothing to filter here (no projects or templates).
 """
 
+import contextlib
 import json
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -19,12 +20,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.actor import Actor
 from memlet.db import models as orm
-from memlet.loop.state import LoopRepository
 from memlet.messages.content import AssistantContentPart, UserContentPart
 from memlet.messages.letta_messages import AssistantMessage, ReasoningMessage, SystemMessage, UserMessage
+from memlet.messages.repository import MessageRepository
 from memlet.messages.schemas import MessageRole, StoredMessage
 from memlet.messages.views import to_letta_messages
-from memlet.tool_exec.memory_tools import search_result_fields
 
 SEARCHABLE_ROLES = ("user", "assistant", "tool")
 _UNSEARCHABLE_RETURNS = frozenset({"send_message", "conversation_search"})
@@ -33,6 +33,39 @@ _RRF_K = 60
 _OVERFETCH = 2
 
 SearchMode = Literal["vector", "fts", "hybrid"]
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    if not text.strip().startswith("{"):
+        return None
+    with contextlib.suppress(ValueError):
+        value = json.loads(text)
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def search_result_fields(row: orm.Message) -> dict[str, Any]:
+    """What a search hit shows of its message, shaped as Letta shapes it.
+
+    Text that is itself a JSON object (system alerts, summaries) is merged in rather than nested; heartbeats show
+    nothing; a V2 `send_message` call shows its message as `content` and the inner thoughts as `thinking`.
+    """
+    text = " ".join(
+        str(p.get("text") or p.get("reasoning") or "") for p in row.content or [] if p.get("text") or p.get("reasoning")
+    )
+    packed = _json_object(text)
+    if packed is not None and packed.get("type") == "heartbeat":
+        return {}
+    for call in row.tool_calls or []:
+        function = call.get("function") or {}
+        if function.get("name") == "send_message":
+            with contextlib.suppress(ValueError, AttributeError):
+                message = json.loads(function.get("arguments") or "{}").get("message", "")
+                return {"thinking": text, "content": message}
+    if not text:
+        return {}
+    return packed if packed is not None else {"content": text}
 
 
 class MessageSearchRequest(BaseModel):
@@ -140,7 +173,7 @@ class MessageSearchService:
     """Organization-scoped message search for one actor."""
 
     def __init__(self, session: AsyncSession, actor: Actor) -> None:
-        self.repo = LoopRepository(session)
+        self.repo = MessageRepository(session)
         self.actor = actor
 
     async def _hits(
@@ -157,7 +190,7 @@ class MessageSearchService:
         searchable = [r for r in roles if r in SEARCHABLE_ROLES]
         if not searchable:
             return []
-        rows = await self.repo.search_messages(
+        rows = await self.repo.search(
             agent_id,
             organization_id=self.actor.organization_id,
             conversation_id=conversation_id,

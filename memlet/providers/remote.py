@@ -99,7 +99,7 @@ def llm_entry(
         handle=f"{source.name}/{model}",
         max_tokens=max_tokens,
         provider_name=source.name,
-        provider_category=source.category,  # type: ignore[arg-type]
+        provider_category=source.category,
     ).model_dump(mode="json")
 
 

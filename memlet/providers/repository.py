@@ -8,11 +8,19 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
 from memlet.db.pagination import Page, paginate
+from memlet.errors import NotFoundError
 
 
 class ProviderRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
+
+    async def get_or_404(self, org_id: str, provider_id: str) -> orm.Provider:
+        """The row, or the 404 Letta answers for an unknown or foreign id."""
+        row = await self.find(org_id, provider_id)
+        if row is None:
+            raise NotFoundError("Provider", message=f"Provider not found with id='{provider_id}'")
+        return row
 
     async def find(self, org_id: str, provider_id: str) -> orm.Provider | None:
         """The organization's provider with this id, or None."""

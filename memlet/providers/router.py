@@ -6,13 +6,13 @@ The catalog is built at start-up by `memlet.app.lifespan` (`memlet.providers.cat
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query
 
 from memlet.api.deps import ActorDep, SessionDep
 from memlet.api.validators import PageLimit
 from memlet.db.pagination import Page
 from memlet.ids import ProviderId
-from memlet.providers.catalog import ModelCatalog
+from memlet.providers.deps import CatalogDep, ProviderServiceDep
 from memlet.providers.schemas import (
     EmbeddingModel,
     Model,
@@ -23,21 +23,6 @@ from memlet.providers.schemas import (
     ProviderType,
     ProviderUpdate,
 )
-from memlet.providers.service import ProviderService
-
-
-async def get_catalog(request: Request) -> ModelCatalog:
-    return request.app.state.catalog  # type: ignore[no-any-return]
-
-
-CatalogDep = Annotated[ModelCatalog, Depends(get_catalog)]
-
-
-async def get_provider_service(session: SessionDep, catalog: CatalogDep) -> ProviderService:
-    return ProviderService(session, catalog)
-
-
-ProviderServiceDep = Annotated[ProviderService, Depends(get_provider_service)]
 
 models_router = APIRouter(prefix="/models", tags=["models", "llms"])
 providers_router = APIRouter(prefix="/providers", tags=["providers"])

@@ -13,7 +13,7 @@ from memlet import ids
 from memlet.actor import Actor
 from memlet.db import models as orm
 from memlet.db.pagination import Page
-from memlet.errors import BadRequestError, ConflictError, NotFoundError
+from memlet.errors import BadRequestError, ConflictError
 from memlet.providers.catalog import ModelCatalog
 from memlet.providers.remote import ProviderSource, check_key, default_base_url
 from memlet.providers.repository import ProviderRepository
@@ -34,9 +34,7 @@ class ProviderService:
         self.providers = ProviderRepository(session)
 
     async def _row(self, actor: Actor, provider_id: str) -> orm.Provider:
-        row = await self.providers.find(actor.organization_id, provider_id)
-        if row is None:
-            raise NotFoundError("Provider", message=f"Provider not found with id='{provider_id}'")
+        row = await self.providers.get_or_404(actor.organization_id, provider_id)
         return row
 
     async def list(

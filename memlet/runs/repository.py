@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
 from memlet.db.pagination import Page, fetch_page
+from memlet.errors import NotFoundError
 
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 
@@ -35,6 +36,13 @@ class RunRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
 
+    async def get_or_404(self, org_id: str, run_id: str) -> orm.Run:
+        """The row, or the 404 Letta answers for an unknown or foreign id."""
+        row = await self.find(org_id, run_id)
+        if row is None:
+            raise NotFoundError("Run", message=f"Run with id {run_id} not found")
+        return row
+
     async def find(self, org_id: str, run_id: str) -> orm.Run | None:
         return await self.session.scalar(select(orm.Run).where(orm.Run.id == run_id, orm.Run.organization_id == org_id))
 
@@ -58,6 +66,11 @@ class RunRepository:
         if filters.conversation_id is not None:
             stmt = stmt.where(r.conversation_id == filters.conversation_id)
         return await fetch_page(self.session, stmt, page, sort_col=r.created_at, id_col=r.id)
+
+    async def add(self, run: orm.Run) -> None:
+        """Insert a new run row (the send paths create every run through here)."""
+        self.session.add(run)
+        await self.session.flush()
 
     async def delete(self, run_id: str) -> None:
         await self.session.execute(delete(orm.Run).where(orm.Run.id == run_id))

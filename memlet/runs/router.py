@@ -2,24 +2,18 @@
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 
-from memlet.api.deps import ActorDep, SessionDep
 from memlet.api.validators import MAX_PAGE_LIMIT, PageLimit
 from memlet.db.pagination import Page
 from memlet.messages.schemas import LettaMessage, StopReasonType
+from memlet.runs.deps import RunServiceDep
 from memlet.runs.repository import RunFilters
 from memlet.runs.schemas import ACTIVE_STATUSES, Run, RunMetrics, Step, UsageStatistics
-from memlet.runs.service import RunService
 
 router = APIRouter(prefix="/runs", tags=["runs"])
 
 
-async def get_run_service(session: SessionDep, actor: ActorDep) -> RunService:
-    return RunService(session, actor)
-
-
-RunServiceDep = Annotated[RunService, Depends(get_run_service)]
 Order = Literal["asc", "desc"]
 
 

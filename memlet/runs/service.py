@@ -7,7 +7,7 @@ from memlet.actor import Actor
 from memlet.agents.repository import AgentRepository
 from memlet.db import models as orm
 from memlet.db.pagination import Page
-from memlet.errors import BadRequestError, NotFoundError
+from memlet.errors import BadRequestError
 from memlet.messages.repository import MessageRepository
 from memlet.messages.schemas import LettaMessage, StoredMessage
 from memlet.messages.views import filter_message_types, to_letta_messages
@@ -43,9 +43,7 @@ class RunService:
 
     async def row(self, run_id: str) -> orm.Run:
         _check_id(run_id, ids.Prefix.RUN)
-        run = await self.runs.find(self.actor.organization_id, run_id)
-        if run is None:
-            raise NotFoundError("Run", message=f"Run with id {run_id} not found")
+        run = await self.runs.get_or_404(self.actor.organization_id, run_id)
         return run
 
     async def get(self, run_id: str) -> Run:
@@ -106,9 +104,7 @@ class StepService:
         self.steps = StepRepository(session)
 
     async def row(self, step_id: str) -> orm.Step:
-        step = await self.steps.find(self.actor.organization_id, step_id)
-        if step is None:
-            raise NotFoundError("Step", message=f"Step with id {step_id} not found")
+        step = await self.steps.get_or_404(self.actor.organization_id, step_id)
         return step
 
     async def get(self, step_id: str) -> Step:

@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
 from memlet.db.pagination import Page, fetch_page
+from memlet.errors import NotFoundError
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,13 @@ class TokenTotals:
 class StepRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
+
+    async def get_or_404(self, org_id: str, step_id: str) -> orm.Step:
+        """The row, or the 404 Letta answers for an unknown or foreign id."""
+        row = await self.find(org_id, step_id)
+        if row is None:
+            raise NotFoundError("Step", message=f"Step with id {step_id} not found")
+        return row
 
     async def find(self, org_id: str, step_id: str) -> orm.Step | None:
         return await self.session.scalar(

@@ -3,25 +3,19 @@
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, Query
+from fastapi import APIRouter, Header, Query
 
-from memlet.api.deps import ActorDep, SessionDep
 from memlet.api.validators import PageLimit
 from memlet.db.pagination import Page
 from memlet.ids import StepId
 from memlet.messages.schemas import LettaMessage
+from memlet.runs.deps import StepServiceDep
 from memlet.runs.schemas import FeedbackType, ModifyFeedbackRequest, Step, StepMetrics
-from memlet.runs.service import StepService
 from memlet.runs.step_repository import StepFilters
 
 router = APIRouter(prefix="/steps", tags=["steps"])
 
 
-async def get_step_service(session: SessionDep, actor: ActorDep) -> StepService:
-    return StepService(session, actor)
-
-
-StepServiceDep = Annotated[StepService, Depends(get_step_service)]
 Order = Literal["asc", "desc"]
 
 

@@ -13,6 +13,7 @@ from memlet.db import models as orm
 from memlet.db.base import utcnow
 from memlet.db.pagination import Page, fetch_page
 from memlet.db.sql import escape_like
+from memlet.errors import NotFoundError
 
 _TOOLS = orm.Tool.__table__
 # Columns an upsert never overwrites: the row's identity and who made it.
@@ -102,6 +103,13 @@ def _upsert_set(excluded: Any, *, keep_tags: bool) -> dict[str, Any]:
 class ToolRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
+
+    async def get_or_404(self, org_id: str, tool_id: str) -> orm.Tool:
+        """The row, or the 404 Letta answers for an unknown or foreign id."""
+        row = await self.find(org_id, tool_id)
+        if row is None:
+            raise NotFoundError("Tool", tool_id)
+        return row
 
     async def find(self, org_id: str, tool_id: str) -> orm.Tool | None:
         return await self.session.scalar(
@@ -255,3 +263,13 @@ class ToolRepository:
             delete(orm.ToolAgent).where(orm.ToolAgent.agent_id == agent_id, orm.ToolAgent.tool_id == tool_id)
         )
         return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+    async def of_agent(self, agent_id: str) -> list[orm.Tool]:
+        """The agent's tools in attachment order."""
+        rows = await self.session.scalars(
+            select(orm.Tool)
+            .join(orm.ToolAgent, orm.ToolAgent.tool_id == orm.Tool.id)
+            .where(orm.ToolAgent.agent_id == agent_id)
+            .order_by(orm.ToolAgent.position, orm.Tool.name)
+        )
+        return list(rows)

@@ -4,7 +4,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from fastapi import APIRouter, Depends, Query
 
-from memlet.api.deps import ActorDep, SessionDep, SettingsDep
+from memlet.api.deps import ActorDep, SettingsDep
 from memlet.api.validators import PageLimit
 from memlet.db.pagination import Page
 from memlet.errors import BadRequestError
@@ -12,6 +12,7 @@ from memlet.ids import ToolId
 from memlet.messages.schemas import ToolReturnMessage
 from memlet.tools import service as tool_service
 from memlet.tools.base_tools import BASE_TOOLS
+from memlet.tools.deps import ToolServiceDep
 from memlet.tools.repository import ToolFilters
 from memlet.tools.schemas import (
     Tool,
@@ -22,19 +23,11 @@ from memlet.tools.schemas import (
     ToolType,
     ToolUpdate,
 )
-from memlet.tools.service import ToolService
 
 router = APIRouter(prefix="/tools", tags=["tools"])
 
 _TOOL_TYPES: tuple[str, ...] = get_args(ToolType)
 ListQuery = Annotated[list[str] | None, Query()]
-
-
-async def get_tool_service(session: SessionDep) -> ToolService:
-    return ToolService(session)
-
-
-ToolServiceDep = Annotated[ToolService, Depends(get_tool_service)]
 
 
 def split_values(values: list[str] | None) -> list[str] | None:

@@ -1,7 +1,7 @@
 """Tool rules: the wire models for Letta's nine rule types, discriminated by `type`.
 
 The field names, defaults and `type` values are the contract with letta-client; the behaviour that the rules
-drive lives in `memlet.loop.tool_rules`. Every model forbids unknown fields, as Letta's do.
+drive lives in `memlet.tools.solver`. Every model forbids unknown fields, as Letta's do.
 """
 
 from typing import Annotated, Any, Literal

@@ -1,5 +1,5 @@
 """Tools: create and upsert from source (schema derived) or an explicit schema, read, list, update, delete;
-the built-in tools; and an agent's tools (attach, detach, approval rules).
+and the built-in tools (an agent's tools are in `agents/tool_links.py`).
 
 Tool names are unique per organization. `POST /v1/tools/` refuses a taken name with 409 (Letta on Postgres
 silently overwrote the other tool); `PUT /v1/tools/` is the upsert.
@@ -14,7 +14,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
 from memlet.actor import Actor
-from memlet.agents.repository import AgentRepository
 from memlet.config import Settings
 from memlet.db import models as orm
 from memlet.db.pagination import Page
@@ -24,7 +23,6 @@ from memlet.tool_exec.sandbox import SandboxPolicy, run_tool
 from memlet.tools.bootstrap import upsert_base_tools
 from memlet.tools.json_schema import derive_json_schema, function_name, tool_hash
 from memlet.tools.repository import ToolFilters, ToolRepository
-from memlet.tools.rules import RequiresApprovalToolRule, dump_tool_rules
 from memlet.tools.schemas import Tool, ToolCreate, ToolRunFromSource, ToolSearchRequest, ToolSearchResult, ToolUpdate
 
 CUSTOM = "custom"
@@ -119,9 +117,7 @@ class ToolService:
         self.tools = ToolRepository(session)
 
     async def get_row(self, actor: Actor, tool_id: str) -> orm.Tool:
-        tool = await self.tools.find(actor.organization_id, tool_id)
-        if tool is None:
-            raise NotFoundError("Tool", tool_id)
+        tool = await self.tools.get_or_404(actor.organization_id, tool_id)
         return tool
 
     async def get(self, actor: Actor, tool_id: str) -> Tool:
@@ -212,59 +208,6 @@ class ToolService:
         if source and "source_code" in fields and fields.get("source_type", tool.source_type) in ("python", None):
             return derive_json_schema(source, name=tool.name)
         return None
-
-
-def with_approval(rules: list[dict[str, Any]], tool_name: str, required: bool) -> list[dict[str, Any]] | None:
-    """The agent's rules with a `requires_approval` rule for the tool added or removed; None when unchanged."""
-    matches = [r for r in rules if r.get("tool_name") == tool_name and r.get("type") == "requires_approval"]
-    if required and not matches:
-        return [*rules, *dump_tool_rules([RequiresApprovalToolRule(tool_name=tool_name)])]
-    if not required and matches:
-        return [r for r in rules if r not in matches]
-    return None
-
-
-class AgentToolService:
-    """The tools attached to one agent."""
-
-    def __init__(self, session: AsyncSession) -> None:
-        self.session = session
-        self.tools = ToolRepository(session)
-        self.agents = AgentRepository(session)
-
-    async def _agent(self, actor: Actor, agent_id: str, *, for_update: bool = False) -> orm.Agent:
-        agent = await self.agents.find(actor.organization_id, agent_id, for_update=for_update)
-        if agent is None:
-            raise NotFoundError("Agent", agent_id)
-        return agent
-
-    async def list_tools(self, actor: Actor, agent_id: str, page: Page) -> list[Tool]:
-        await self._agent(actor, agent_id)
-        return [Tool.model_validate(t) for t in await self.tools.list_for_agent(agent_id, page)]
-
-    async def attach(self, actor: Actor, agent_id: str, tool_id: str) -> None:
-        """Attach once; a tool that asks for approval by default gets a `requires_approval` rule."""
-        agent = await self._agent(actor, agent_id, for_update=True)
-        tool = await self.tools.find(actor.organization_id, tool_id)
-        if tool is None:
-            raise NotFoundError("Tool", tool_id)
-        await self.tools.attach(agent_id, [tool_id])
-        if tool.default_requires_approval:
-            self._set_rules(agent, with_approval(list(agent.tool_rules or []), tool.name, True))
-
-    async def detach(self, actor: Actor, agent_id: str, tool_id: str) -> None:
-        """Detaching a tool that is not attached is a no-op, as in Letta."""
-        await self._agent(actor, agent_id)
-        await self.tools.detach(agent_id, tool_id)
-
-    async def set_approval(self, actor: Actor, agent_id: str, tool_name: str, required: bool) -> None:
-        agent = await self._agent(actor, agent_id, for_update=True)
-        self._set_rules(agent, with_approval(list(agent.tool_rules or []), tool_name, required))
-
-    def _set_rules(self, agent: orm.Agent, rules: list[dict[str, Any]] | None) -> None:
-        # A new list object, so the JSONB column is seen as changed.
-        if rules is not None:
-            agent.tool_rules = rules
 
 
 def _run_name(req: ToolRunFromSource) -> str:

@@ -13,14 +13,14 @@ from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from memlet import ids
+from memlet.blocks.system_message import refresh_system_message
 from memlet.config import Settings
 from memlet.db import models as orm
 from memlet.db.engine import create_engine, create_sessionmaker
-from memlet.loop.context import refresh_system_message
 from memlet.loop.events import LoopEvent, MessagesCommitted, RunFailed, RunFinished
-from memlet.loop.prompts import default_system_prompt
 from memlet.loop.runner import LoopDeps, RunOptions, default_llm_for, run_agent
 from memlet.messages.requests import MessageCreate
+from memlet.prompt.prompts import default_system_prompt
 from memlet.tools.base_tools import BASE_TOOLS, base_tool_names_for, default_tool_rules_for
 
 

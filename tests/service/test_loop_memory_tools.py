@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import update
 
 from memlet.db import models as orm
-from memlet.loop.state import LoopRepository
+from memlet.loop.agent_state import LoopRepository
 from tests.mock_llm import Reply
 from tests.service.loop_factories import LoopEnv, loop_env
 
@@ -38,7 +38,7 @@ def tool_returns(rows: list[orm.Message]) -> list[dict[str, Any]]:
 
 async def stored_blocks(env: LoopEnv, agent_id: str) -> dict[str, tuple[str, str | None]]:
     async with env.sessionmaker() as session:
-        return {b.label: (b.value, b.description) for b in await LoopRepository(session).blocks_of(agent_id)}
+        return {b.label: (b.value, b.description) for b in await LoopRepository(session).blocks.of_agent(agent_id)}
 
 
 async def run_tool(env: LoopEnv, mock_llm: Any, agent: orm.Agent, name: str, args: dict[str, Any]) -> dict[str, Any]:

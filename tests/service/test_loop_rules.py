@@ -9,11 +9,11 @@ from typing import Any
 
 from memlet import ids
 from memlet.db import models as orm
+from memlet.loop.agent_state import LoopRepository
 from memlet.loop.cancel import CANCEL_DENIAL_REASON, cancel_runs
 from memlet.loop.events import MessagesCommitted, RunFailed, RunFinished
+from memlet.loop.response import previous_message_id
 from memlet.loop.runner import RunOptions, run_agent
-from memlet.loop.state import LoopRepository
-from memlet.loop.step import previous_message_id
 from memlet.messages.requests import ApprovalCreate, MessageCreate
 from memlet.messages.schemas import ApprovalReturn
 from tests.mock_llm import Call, Reply
@@ -51,7 +51,7 @@ def tool_texts(rows: list[orm.Message]) -> list[dict[str, Any]]:
 
 async def blocks_of(env: LoopEnv, agent_id: str) -> dict[str, str]:
     async with env.sessionmaker() as session:
-        return {b.label: b.value for b in await LoopRepository(session).blocks_of(agent_id)}
+        return {b.label: b.value for b in await LoopRepository(session).blocks.of_agent(agent_id)}
 
 
 CONDITIONAL_TOOLS = [ECHO, noop("tool_a"), noop("tool_b"), noop("tool_c")]

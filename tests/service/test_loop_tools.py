@@ -10,7 +10,7 @@ import pytest
 
 from memlet.db import models as orm
 from memlet.errors import BadRequestError, PendingApprovalError
-from memlet.loop.context import to_openai_messages  # noqa: F401  (keeps the import surface checked)
+from memlet.llm.chat_format import to_openai_messages  # noqa: F401  keeps the import surface checked
 from memlet.messages.requests import ApprovalCreate
 from memlet.messages.schemas import ApprovalReturn
 from tests.mock_llm import Reply
@@ -195,9 +195,9 @@ class TestMemoryTools:
         returns = tool_texts(await loop_env.in_context(agent.id))
         assert returns[0]["status"] == "Failed" and "character limit" in returns[0]["message"]
         async with loop_env.sessionmaker() as session:
-            from memlet.loop.state import LoopRepository
+            from memlet.loop.agent_state import LoopRepository
 
-            blocks = {b.label: b.value for b in await LoopRepository(session).blocks_of(agent.id)}
+            blocks = {b.label: b.value for b in await LoopRepository(session).blocks.of_agent(agent.id)}
         assert blocks["human"] == "Name: Sam"
 
     async def test_read_only_block(self, loop_env: LoopEnv, mock_llm) -> None:
@@ -231,9 +231,9 @@ class TestCompaction:
         assert {completion_allowance(r) for r in mock_llm.requests if r.get("tools")} == {800}
         rows = await loop_env.in_context(agent.id)
         async with loop_env.sessionmaker() as session:
-            from memlet.loop.state import LoopRepository
+            from memlet.loop.agent_state import LoopRepository
 
-            total = await LoopRepository(session).count_messages(agent.id)
+            total = await LoopRepository(session).messages.count_for_agent(agent.id)
         assert len(rows) < total  # evicted rows stay stored
         assert any("hidden from view" in (r.content or [{}])[0].get("text", "") for r in rows[1:2])
 

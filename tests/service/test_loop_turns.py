@@ -124,10 +124,10 @@ class TestProviderErrors:
 
 
 async def _blocks(env: LoopEnv, agent_id: str) -> dict[str, str]:
-    from memlet.loop.state import LoopRepository
+    from memlet.loop.agent_state import LoopRepository
 
     async with env.sessionmaker() as session:
-        return {b.label: b.value for b in await LoopRepository(session).blocks_of(agent_id)}
+        return {b.label: b.value for b in await LoopRepository(session).blocks.of_agent(agent_id)}
 
 
 async def _steps(env: LoopEnv, run_id: str) -> list[orm.Step]:

@@ -16,7 +16,7 @@ from memlet.db import models as orm
 from memlet.db.embedded import EmbeddedPostgres
 from memlet.db.engine import create_engine, create_sessionmaker
 from memlet.net.outbound import OutboundPolicy
-from memlet.runs.lifecycle import hold_liveness, renew_leases, sweep
+from memlet.turns.lifecycle import hold_liveness, renew_leases, sweep
 from tests.mock_llm import Reply
 from tests.service.loop_factories import CustomTool, LoopEnv, function_schema, loop_env
 

@@ -8,13 +8,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
 from memlet.actor import Actor
+from memlet.agents.tool_links import AgentToolService, with_approval
 from memlet.db import models as orm
 from memlet.db.pagination import Page
 from memlet.errors import BadRequestError, ConflictError, NotFoundError
 from memlet.tools.base_tools import BASE_TOOLS
 from memlet.tools.repository import ToolFilters
 from memlet.tools.schemas import ToolCreate, ToolUpdate
-from memlet.tools.service import AgentToolService, ToolService, with_approval
+from memlet.tools.service import ToolService
 
 GREET = '''
 def greet(name: str, excited: bool = False) -> str:

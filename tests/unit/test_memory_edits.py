@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from memlet.tool_exec.memory_edits import (
+from memlet.loop.memory_edits import (
     LINE_NUMBER_WARNING,
     READ_ONLY_BLOCK_EDIT_ERROR,
     CreatePlan,

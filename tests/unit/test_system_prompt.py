@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 import pytest
 
 from memlet.errors import BadRequestError
-from memlet.loop.prompts import default_system_prompt
-from memlet.loop.system_prompt import (
+from memlet.prompt.prompts import default_system_prompt
+from memlet.prompt.system_prompt import (
     PromptBlock,
     compile_system_prompt,
     format_timestamp,

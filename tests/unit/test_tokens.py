@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memlet.loop import tokens
+from memlet.llm import tokens
 
 
 @pytest.fixture
@@ -45,7 +45,7 @@ class TestCountTokens:
             "    raise OSError('network disabled in test')\n"
             "socket.socket.connect = refuse\n"
             "socket.create_connection = refuse\n"
-            "from memlet.loop import tokens\n"
+            "from memlet.llm import tokens\n"
             "assert tokens.get_encoder() is not None\n"
             "print(tokens.count_tokens('The quick brown fox jumps over the lazy dog.'))\n"
         )

@@ -5,7 +5,6 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from memlet.loop.tool_rules import ToolRulesSolver, output_matches
 from memlet.tools.rules import (
     ChildToolRule,
     ConditionalToolRule,
@@ -20,6 +19,7 @@ from memlet.tools.rules import (
     dump_tool_rules,
     parse_tool_rules,
 )
+from memlet.tools.solver import ToolRulesSolver, output_matches
 
 TOOLS = ["start", "next", "helper", "final", "end"]
 

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from memlet.errors import ShuttingDownError, TooManyRequestsError
-from memlet.runs.turns import TurnRegistry
+from memlet.turns.registry import TurnRegistry
 
 
 async def test_full_registry_refuses_with_429_until_a_slot_frees() -> None:

@@ -11,16 +11,15 @@ apply it either).
 from typing import Any
 
 from memlet.actor import Actor
-from memlet.errors import NotFoundError
 from memlet.llm.client import LLMClient, OpenAICompatibleClient
 from memlet.llm.types import ChatRequest
+from memlet.loop.agent_state import LoopRepository
 from memlet.loop.deps import LoopDeps
 from memlet.loop.llm_call import build_chat_request, request_tools, stored_system_text
 from memlet.loop.runner import input_row
-from memlet.loop.state import LoopRepository
-from memlet.loop.tool_rules import ToolRulesSolver
 from memlet.messages.requests import LettaRequest, MessageCreate
 from memlet.tools.rules import parse_tool_rules
+from memlet.tools.solver import ToolRulesSolver
 
 
 def request_body(llm: LLMClient, request: ChatRequest) -> dict[str, Any]:
@@ -39,9 +38,7 @@ async def preview_request(
 ) -> dict[str, Any]:
     """The raw chat request for sending `req` to the agent now; 404 for an unknown agent."""
     async with deps.sessionmaker() as session:
-        state = await LoopRepository(session).load_state(agent_id, actor.organization_id)
-    if state is None:
-        raise NotFoundError("Agent", agent_id)
+        state = await LoopRepository(session).load_state_or_404(agent_id, actor.organization_id)
     agent = state.agent  # detached: the override below never reaches the database
     if llm_override:
         agent.llm_config = {**(agent.llm_config or {}), **llm_override}

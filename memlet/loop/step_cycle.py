@@ -5,14 +5,14 @@ from typing import Any
 
 from memlet import ids
 from memlet.db import models as orm
+from memlet.llm.chat_format import is_v2
 from memlet.loop import events as ev
+from memlet.loop.agent_state import LoopState
 from memlet.loop.commit import commit_compaction, commit_step
-from memlet.loop.context import is_v2
 from memlet.loop.headroom import DEFAULT_CONTEXT_WINDOW, prompt_budget
 from memlet.loop.llm_call import DeltaLabels, call_llm, request_tools, stored_system_text
-from memlet.loop.run_state import RunState
-from memlet.loop.state import LoopState
-from memlet.loop.step import StepResult, handle_response, needs_approval
+from memlet.loop.response import StepResult, handle_response, needs_approval
+from memlet.loop.run_tracker import RunState
 from memlet.loop.summarizer import plan_compaction
 
 

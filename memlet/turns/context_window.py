@@ -7,14 +7,13 @@ loop sends them; messages are the in-context buffer after the system message.
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.agents.parts import ContextWindowOverview
-from memlet.errors import NotFoundError
-from memlet.loop.context import is_v2, to_openai_messages, tool_definition
-from memlet.loop.state import LoopRepository
-from memlet.loop.system_prompt import split_sections
-from memlet.loop.tokens import count_message_tokens, count_tokens, count_tools_tokens
-from memlet.loop.tool_rules import ToolRulesSolver
+from memlet.llm.chat_format import is_v2, to_openai_messages, tool_definition
+from memlet.llm.tokens import count_message_tokens, count_tokens, count_tools_tokens
+from memlet.loop.agent_state import LoopRepository
 from memlet.messages.schemas import StoredMessage
+from memlet.prompt.system_prompt import split_sections
 from memlet.tools.rules import parse_tool_rules
+from memlet.tools.solver import ToolRulesSolver
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 # Letta detects an in-context summary only as a user message right after the system message with this text.
@@ -28,9 +27,7 @@ def _text(content: list[dict[str, object]] | None) -> str:
 async def context_window(session: AsyncSession, org_id: str, agent_id: str) -> ContextWindowOverview:
     """The context-window report for one agent (four queries: agent + buffer, blocks, tools, message count)."""
     repo = LoopRepository(session)
-    state = await repo.load_state(agent_id, org_id)
-    if state is None:
-        raise NotFoundError("Agent", agent_id)
+    state = await repo.load_state_or_404(agent_id, org_id)
     agent, rows = state.agent, state.messages
     system_text = _text(rows[0].content) if rows else ""
     sections = split_sections(system_text)
@@ -64,7 +61,7 @@ async def context_window(session: AsyncSession, org_id: str, agent_id: str) -> C
         context_window_size_current=sum(counts.values()),
         num_messages=len(rows),
         num_archival_memory=0,
-        num_recall_memory=await repo.count_messages(agent_id),
+        num_recall_memory=await repo.messages.count_for_agent(agent_id),
         external_memory_summary=sections["external_memory_summary"] or "",
         system_prompt=sections["system_prompt"] or "",
         core_memory=sections["core_memory"] or "",

@@ -15,10 +15,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from memlet.actor import Actor
 from memlet.config import Settings
 from memlet.errors import NotFoundError
+from memlet.loop.agent_state import LoopRepository
+from memlet.loop.builtin_tools import BUILTIN_TOOLS, ToolContext
 from memlet.loop.commit import commit_memory_edits
-from memlet.loop.state import LoopRepository
-from memlet.tool_exec.memory_tools import BUILTIN_TOOLS, ToolContext
-from memlet.tool_exec.registry import execute_tool
+from memlet.loop.tool_dispatch import execute_tool
 
 
 class ToolExecuteRequest(BaseModel):
@@ -53,9 +53,7 @@ async def run_tool_for_agent(
     Raises NotFoundError for an unknown agent or a tool that is not attached to it.
     """
     async with maker() as session:
-        state = await LoopRepository(session).load_state(agent_id, actor.organization_id)
-    if state is None:
-        raise NotFoundError("Agent", agent_id)
+        state = await LoopRepository(session).load_state_or_404(agent_id, actor.organization_id)
     tool = next((t for t in state.tools if t.name == tool_name), None)
     if tool is None:
         raise NotFoundError("Tool", message=f"Tool '{tool_name}' not found or not attached to agent '{agent_id}'")

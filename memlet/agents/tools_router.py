@@ -1,4 +1,5 @@
-"""``/v1/agents/{agent_id}/tools``: list, attach, detach, the approval requirement of a tool, and running one.
+"""``/v1/agents/{agent_id}/tools``: list, attach, detach and the approval requirement of a tool
+(running one is `turns/tool_router.py`).
 
 Attach, detach and approval answer ``null`` to letta-client 1.x and the full AgentState to older clients, as
 Letta 0.16.8 does (SPEC "SDK-version sniffing").
@@ -6,20 +7,18 @@ Letta 0.16.8 does (SPEC "SDK-version sniffing").
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Depends, Query, Request
+from fastapi import APIRouter, Body, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from memlet.agents.router import get_agent_service
+from memlet.agents.deps import AgentToolServiceDep, get_agent_service
 from memlet.agents.schemas import AgentState
 from memlet.api.clients import is_sdk_v1
-from memlet.api.deps import Actor, ActorDep, SessionDep, SessionmakerDep, SettingsDep
+from memlet.api.deps import Actor, ActorDep, SessionDep
 from memlet.api.validators import PageLimit
 from memlet.db.pagination import Page
 from memlet.errors import UnprocessableError
 from memlet.ids import AgentId, ToolId
-from memlet.tools.agent_run import ToolExecuteRequest, ToolExecutionResult, run_tool_for_agent
 from memlet.tools.schemas import Tool
-from memlet.tools.service import AgentToolService
 
 router = APIRouter(prefix="/agents", tags=["tools"])
 
@@ -30,13 +29,6 @@ class ModifyApprovalRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     requires_approval: bool = Field(..., description="Whether the tool requires approval before execution")
-
-
-async def get_agent_tool_service(session: SessionDep) -> AgentToolService:
-    return AgentToolService(session)
-
-
-AgentToolServiceDep = Annotated[AgentToolService, Depends(get_agent_tool_service)]
 
 
 async def agent_reply(request: Request, session: SessionDep, actor: Actor, agent_id: str) -> AgentState | None:
@@ -112,17 +104,3 @@ async def modify_approval_for_tool(
         raise UnprocessableError("requires_approval must be provided either in request body or as query parameter")
     await service.set_approval(actor, agent_id, tool_name, value)
     return await agent_reply(request, session, actor, agent_id)
-
-
-@router.post("/{agent_id}/tools/{tool_name}/run", operation_id="run_tool_for_agent", response_model=ToolExecutionResult)
-async def run_agent_tool(
-    agent_id: AgentId,
-    tool_name: str,
-    sessionmaker: SessionmakerDep,
-    settings: SettingsDep,
-    actor: ActorDep,
-    body: Annotated[ToolExecuteRequest | None, Body()] = None,
-) -> Any:
-    """Run one of the agent's tools with the given arguments, outside the agent loop."""
-    args = body.args if body is not None else {}
-    return await run_tool_for_agent(sessionmaker, settings, actor, agent_id, tool_name, args)

@@ -3,7 +3,7 @@
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Depends, Query, Request
+from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 
@@ -11,14 +11,10 @@ from memlet.agents.parts import ContextWindowOverview
 from memlet.agents.schemas import AgentState
 from memlet.agents.service import AgentService
 from memlet.api.clients import is_sdk_v1
-from memlet.api.deps import ActorDep, SessionDep, SessionmakerDep, SettingsDep
+from memlet.api.deps import ActorDep, SessionDep
 from memlet.api.validators import PageLimit
 from memlet.errors import MethodNotAllowedError, UnprocessableError
 from memlet.ids import AgentId, MessageId
-from memlet.loop.runner import LoopDeps
-from memlet.messages.compaction import CompactionRequest, CompactionResponse, summarize
-from memlet.messages.context_window import context_window
-from memlet.messages.preview import preview_request
 from memlet.messages.requests import (
     LettaAsyncRequest,
     LettaRequest,
@@ -28,9 +24,16 @@ from memlet.messages.requests import (
 )
 from memlet.messages.schemas import LettaMessage, LettaMessageUpdate, LettaResponse, MessageType
 from memlet.messages.search import MessageSearchRequest, MessageSearchResult, MessageSearchService
-from memlet.messages.sending import SendService
-from memlet.messages.service import HistoryQuery, MessageService
+from memlet.messages.service import HistoryQuery
 from memlet.runs.schemas import Run
+from memlet.turns.compaction import CompactionRequest, CompactionResponse, summarize
+from memlet.turns.context_window import context_window
+from memlet.turns.deps import (
+    AgentMessageServiceDep,
+    LoopDepsDep,
+    SendServiceDep,
+)
+from memlet.turns.preview import preview_request
 
 router = APIRouter(prefix="/agents", tags=["agents"])
 
@@ -39,34 +42,6 @@ EDITING_REMOVED = (
     "conversations via forking."
 )
 _SSE = {"text/event-stream": {"schema": {"type": "string", "description": "Server-Sent Events stream"}}}
-
-
-async def get_loop_deps(request: Request, settings: SettingsDep, sessionmaker: SessionmakerDep) -> LoopDeps:
-    """The loop's dependencies from the app: the LLM clients and the run worker are set up by `memlet.app.lifespan`."""
-    state = request.app.state
-    worker = getattr(state, "run_worker", None)
-    return LoopDeps(
-        sessionmaker=sessionmaker,
-        settings=settings,
-        llm_for=state.llm_for,
-        turn_engine=getattr(state, "turn_engine", None),
-        worker_id=worker.worker_id if worker is not None else None,
-    )
-
-
-LoopDepsDep = Annotated[LoopDeps, Depends(get_loop_deps)]
-
-
-async def get_send_service(request: Request, deps: LoopDepsDep, actor: ActorDep) -> SendService:
-    return SendService(deps, actor, request.app.state.run_worker.turns, getattr(request.app.state, "catalog", None))
-
-
-async def get_message_service(session: SessionDep, actor: ActorDep) -> MessageService:
-    return MessageService(session, actor)
-
-
-SendServiceDep = Annotated[SendService, Depends(get_send_service)]
-MessageServiceDep = Annotated[MessageService, Depends(get_message_service)]
 
 
 class CancelAgentRunRequest(BaseModel):
@@ -90,7 +65,7 @@ async def search_messages(body: MessageSearchRequest, session: SessionDep, actor
 @router.get("/{agent_id}/messages", operation_id="list_messages", response_model=list[LettaMessage])
 async def list_messages(
     agent_id: AgentId,
-    service: MessageServiceDep,
+    service: AgentMessageServiceDep,
     before: str | None = None,
     after: str | None = None,
     limit: PageLimit = 100,
@@ -186,7 +161,7 @@ async def create_agent_message_async(agent_id: AgentId, body: LettaAsyncRequest,
 @router.post("/{agent_id}/messages/cancel", operation_id="cancel_message", response_model=dict[str, Any])
 async def cancel_message(
     agent_id: AgentId,
-    service: MessageServiceDep,
+    service: AgentMessageServiceDep,
     body: Annotated[CancelAgentRunRequest | None, Body()] = None,
 ) -> Any:
     """Cancel the given runs of an agent, or all its active runs."""
@@ -207,7 +182,7 @@ async def reset_messages(
     body: ResetMessagesRequest,
     request: Request,
     session: SessionDep,
-    service: MessageServiceDep,
+    service: AgentMessageServiceDep,
     actor: ActorDep,
 ) -> Any:
     """Clear the agent's context window except its system message; stored messages stay searchable."""
@@ -230,7 +205,7 @@ async def retrieve_agent_context_window(
 
 @router.post("/{agent_id}/recompile", operation_id="recompile_agent", response_model=str)
 async def recompile_agent(
-    agent_id: AgentId, service: MessageServiceDep, update_timestamp: bool = False, dry_run: bool = False
+    agent_id: AgentId, service: AgentMessageServiceDep, update_timestamp: bool = False, dry_run: bool = False
 ) -> Any:
     """Recompile the agent's system prompt from its current memory and return it."""
     return await service.recompile(agent_id, update_timestamp=update_timestamp, dry_run=dry_run)
@@ -243,7 +218,7 @@ async def recompile_agent(
     response_model=str,
 )
 async def recompile_agent_system_prompt(
-    agent_id: AgentId, service: MessageServiceDep, update_timestamp: bool = False, dry_run: bool = False
+    agent_id: AgentId, service: AgentMessageServiceDep, update_timestamp: bool = False, dry_run: bool = False
 ) -> Any:
     """Deprecated alias of POST /v1/agents/{agent_id}/recompile."""
     return await service.recompile(agent_id, update_timestamp=update_timestamp, dry_run=dry_run)

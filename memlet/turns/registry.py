@@ -3,7 +3,7 @@
 A send reserves a slot before its run row is written (a full worker answers 429 + Retry-After at once instead
 of queueing into timeouts), then the slot becomes the loop's task until the task ends. At shutdown the registry
 stops taking turns, waits for the in-flight ones up to a deadline, and cancels the rest; the caller closes their
-runs (``memlet.runs.lifecycle.close_runs``).
+runs (``memlet.turns.lifecycle.close_runs``).
 """
 
 import asyncio

@@ -21,8 +21,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, a
 from memlet.config import Settings
 from memlet.log import get_logger, log_fields
 from memlet.net.outbound import policy_for
-from memlet.runs.lifecycle import SHUTDOWN_MESSAGE, close_runs, hold_liveness, renew_leases, sweep
-from memlet.runs.turns import TurnRegistry
+from memlet.turns.lifecycle import SHUTDOWN_MESSAGE, close_runs, hold_liveness, renew_leases, sweep
+from memlet.turns.registry import TurnRegistry
 
 log = get_logger("runs.worker")
 

@@ -17,19 +17,19 @@ from memlet.actor import Actor
 from memlet.agents.repository import AgentRepository
 from memlet.db import models as orm
 from memlet.errors import MemletError, NotFoundError, ServiceUnavailableError
+from memlet.llm.chat_format import is_v2
 from memlet.log import get_logger
 from memlet.loop import events as ev
-from memlet.loop.context import is_v2
 from memlet.loop.runner import LoopDeps, RunOptions, run_agent
 from memlet.messages.requests import LettaAsyncRequest, LettaRequest, LettaStreamingRequest
 from memlet.messages.schemas import LettaPing, LettaResponse, StoredMessage
-from memlet.messages.streaming import EventRenderer, ViewOptions, public_views, sse, stop_reason, usage_of
 from memlet.net.outbound import policy_for
 from memlet.providers.catalog import ModelCatalog
 from memlet.runs.callbacks import dispatch_run_callback
 from memlet.runs.repository import RunRepository
 from memlet.runs.schemas import LettaRequestConfig, Run
-from memlet.runs.turns import TurnRegistry
+from memlet.turns.registry import TurnRegistry
+from memlet.turns.streaming import EventRenderer, ViewOptions, public_views, sse, stop_reason, usage_of
 
 log = get_logger("messages.sending")
 
@@ -135,7 +135,7 @@ class SendService:
         if self.deps.worker_id is not None:
             run.lease_expires_at = datetime.now(UTC) + timedelta(seconds=self.deps.settings.run_lease_s)
         async with self.deps.sessionmaker() as session, session.begin():
-            session.add(run)
+            await RunRepository(session).add(run)
         return run
 
     def launch(

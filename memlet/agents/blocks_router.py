@@ -4,11 +4,11 @@ from typing import Any, Literal
 
 from fastapi import APIRouter
 
-from memlet.agents.router import AgentServiceDep
+from memlet.agents.deps import AgentServiceDep
 from memlet.agents.schemas import AgentState
 from memlet.api.deps import ActorDep
 from memlet.api.validators import PageLimit
-from memlet.blocks.router import BlockServiceDep
+from memlet.blocks.deps import BlockServiceDep
 from memlet.blocks.schemas import Block, BlockUpdate, Memory
 from memlet.db.pagination import Page
 from memlet.ids import AgentId, BlockId

@@ -9,14 +9,14 @@ from memlet.db import models as orm
 from memlet.errors import LLMError, NotFoundError
 from memlet.llm.client import LLMClient
 from memlet.loop import events as ev
+from memlet.loop.agent_state import LoopRepository, LoopState
+from memlet.loop.builtin_tools import ToolContext
 from memlet.loop.deps import LoopDeps, RunOptions
-from memlet.loop.state import LoopRepository, LoopState
-from memlet.loop.step import StepContext
-from memlet.loop.tool_rules import ToolRulesSolver
+from memlet.loop.response import StepContext
 from memlet.messages.schemas import StopReasonType, run_status_for
 from memlet.runs.repository import RunRepository
 from memlet.runs.step_repository import StepRepository
-from memlet.tool_exec.memory_tools import ToolContext
+from memlet.tools.solver import ToolRulesSolver
 
 
 def _empty_usage() -> dict[str, Any]:
@@ -137,7 +137,7 @@ class RunState:
                 duration_ns=int((time.monotonic() - self.started) * 1e9),
                 error={"type": type(error).__name__, "message": str(error)} if error else None,
             )
-            await LoopRepository(session).set_last_stop_reason(self.agent_id, stop_reason)
+            await LoopRepository(session).agents.set_last_stop_reason(self.agent_id, stop_reason)
         metrics.run_finished(status, stop_reason)
         usage = {"message_type": "usage_statistics", **self.usage}
         if error is None:

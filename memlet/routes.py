@@ -2,29 +2,34 @@
 
 from fastapi import APIRouter, Depends
 
+from memlet.agents.blocks_router import router as core_memory_router
+from memlet.agents.lookup_router import block_router as agents_by_block_router
+from memlet.agents.lookup_router import identity_router as agents_by_identity_router
 from memlet.agents.router import router as agents_router
+from memlet.agents.tools_router import router as agent_tools_router
 from memlet.api.validators import check_request_input
-from memlet.blocks.agent_router import router as core_memory_router
 from memlet.blocks.router import router as blocks_router
 from memlet.health.router import router as health_router
 from memlet.identities.router import agent_router as agent_identities_router
 from memlet.identities.router import block_router as block_identities_router
 from memlet.identities.router import router as identities_router
-from memlet.messages.agent_router import router as agent_messages_router
 from memlet.messages.router import router as messages_router
 from memlet.providers.router import models_router, providers_router
 from memlet.runs.router import router as runs_router
 from memlet.runs.steps_router import router as steps_router
 from memlet.tags.router import router as tags_router
-from memlet.tools.agent_router import router as agent_tools_router
 from memlet.tools.router import router as tools_router
+from memlet.turns.agent_router import router as agent_messages_router
+from memlet.turns.tool_router import router as agent_tool_run_router
 
 ROUTERS: list[APIRouter] = [
     agents_router,
     core_memory_router,
     blocks_router,
+    agents_by_block_router,
     health_router,
     identities_router,
+    agents_by_identity_router,
     agent_identities_router,
     block_identities_router,
     agent_messages_router,
@@ -35,6 +40,7 @@ ROUTERS: list[APIRouter] = [
     steps_router,
     tags_router,
     agent_tools_router,
+    agent_tool_run_router,
     tools_router,
 ]
 

@@ -6,8 +6,6 @@ messages land together or not at all. A value over the block's character limit i
 changes. Every function raises `ToolError` (or `MemoryEditError`) with the text the model should see.
 """
 
-import contextlib
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
@@ -18,8 +16,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from memlet import ids
 from memlet.db import models as orm
-from memlet.loop.state import LoopRepository
-from memlet.tool_exec import memory_edits as edits
+from memlet.loop import memory_edits as edits
+from memlet.loop.agent_state import LoopRepository
+from memlet.messages.search import search_result_fields
 
 SEND_MESSAGE_RESULT = "Sent message successfully."
 ARCHIVAL_UNAVAILABLE = "archival memory is not available yet"
@@ -188,39 +187,6 @@ def _time_ago(moment: datetime, now: datetime) -> str:
     return f"{seconds}s ago"
 
 
-def _json_object(text: str) -> dict[str, Any] | None:
-    if not text.strip().startswith("{"):
-        return None
-    with contextlib.suppress(ValueError):
-        value = json.loads(text)
-        if isinstance(value, dict):
-            return value
-    return None
-
-
-def search_result_fields(row: orm.Message) -> dict[str, Any]:
-    """What a search hit shows of its message, shaped as Letta shapes it.
-
-    Text that is itself a JSON object (system alerts, summaries) is merged in rather than nested; heartbeats show
-    nothing; a V2 `send_message` call shows its message as `content` and the inner thoughts as `thinking`.
-    """
-    text = " ".join(
-        str(p.get("text") or p.get("reasoning") or "") for p in row.content or [] if p.get("text") or p.get("reasoning")
-    )
-    packed = _json_object(text)
-    if packed is not None and packed.get("type") == "heartbeat":
-        return {}
-    for call in row.tool_calls or []:
-        function = call.get("function") or {}
-        if function.get("name") == "send_message":
-            with contextlib.suppress(ValueError, AttributeError):
-                message = json.loads(function.get("arguments") or "{}").get("message", "")
-                return {"thinking": text, "content": message}
-    if not text:
-        return {}
-    return packed if packed is not None else {"content": text}
-
-
 async def conversation_search(
     ctx: ToolContext,
     query: str | None = None,
@@ -241,7 +207,7 @@ async def conversation_search(
     rows: list[orm.Message] = []
     if wanted:
         async with ctx.sessionmaker() as session:
-            rows = await LoopRepository(session).search_messages(
+            rows = await LoopRepository(session).messages.search(
                 ctx.agent.id, query=query, roles=wanted, start=start, end=end, limit=limit or 5
             )
     if not rows:

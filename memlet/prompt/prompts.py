@@ -155,3 +155,12 @@ def default_system_prompt(agent_type: str) -> str:
         return _DEFAULTS[agent_type]
     except KeyError:
         raise BadRequestError(f"INVALID_ARGUMENT: Invalid agent type: {agent_type}") from None
+
+
+# The summarizer's instructions when an agent's compaction settings name no prompt.
+SUMMARIZER_INSTRUCTIONS = (
+    "You condense an AI agent's older conversation history so the agent can keep working after those messages "
+    "leave its context window. Write in the first person, as the agent, in at most 200 words. Cover: the user's "
+    "goals, what happened, important facts and decisions, any errors, and what to look up in recall memory if "
+    "details are needed. Output only the summary."
+)

@@ -9,11 +9,11 @@ from pydantic import BaseModel
 
 from memlet.actor import Actor
 from memlet.agents.parts import CompactionSettings
-from memlet.errors import BadRequestError, NotFoundError
+from memlet.errors import BadRequestError
+from memlet.llm.chat_format import is_v2, prompt_tokens, to_openai_messages, tool_definition
+from memlet.loop.agent_state import LoopRepository
 from memlet.loop.commit import commit_compaction
-from memlet.loop.context import is_v2, prompt_tokens, to_openai_messages, tool_definition
 from memlet.loop.runner import LoopDeps
-from memlet.loop.state import LoopRepository
 from memlet.loop.summarizer import plan_compaction
 
 NOT_REDUCED = (
@@ -39,9 +39,7 @@ def _text(content: list[dict[str, object]] | None) -> str:
 async def summarize(deps: LoopDeps, actor: Actor, agent_id: str) -> CompactionResponse:
     """Summarize the oldest part of the agent's buffer into one message after the system message."""
     async with deps.sessionmaker() as session:
-        state = await LoopRepository(session).load_state(agent_id, actor.organization_id)
-    if state is None:
-        raise NotFoundError("Agent", agent_id)
+        state = await LoopRepository(session).load_state_or_404(agent_id, actor.organization_id)
     agent, rows = state.agent, state.messages
     if not [r for r in rows[1:] if r.role not in ("system", "summary")]:
         existing = next((_text(r.content) for r in rows if r.role == "summary"), "")

@@ -12,12 +12,12 @@ from typing import Any
 from memlet import ids
 from memlet.config import Settings
 from memlet.db import models as orm
+from memlet.llm.chat_format import HEARTBEAT_PARAM, THINKING_PARAM, is_v2
 from memlet.llm.types import ChatResult, ToolCall
-from memlet.loop.context import HEARTBEAT_PARAM, THINKING_PARAM, is_v2
-from memlet.loop.tool_rules import ToolRulesSolver
+from memlet.loop.builtin_tools import ToolContext
+from memlet.loop.tool_dispatch import ToolOutcome, execute_tool, failure
 from memlet.messages.packing import pack_heartbeat, pack_tool_return
-from memlet.tool_exec.memory_tools import ToolContext
-from memlet.tool_exec.registry import ToolOutcome, execute_tool, failure
+from memlet.tools.solver import ToolRulesSolver
 
 HIDDEN = "[This is an automated system message hidden from the user] "
 HEARTBEAT_CONTINUE_RULE = HIDDEN + "Continuing: continue tool rule."

@@ -1,0 +1,15 @@
+"""The blocks services as FastAPI dependencies (typed aliases for routers)."""
+
+from typing import Annotated
+
+from fastapi import Depends
+
+from memlet.api.deps import SessionDep
+from memlet.blocks.service import BlockService
+
+
+async def get_block_service(session: SessionDep) -> BlockService:
+    return BlockService(session)
+
+
+BlockServiceDep = Annotated[BlockService, Depends(get_block_service)]

@@ -1,0 +1,43 @@
+"""The agent's compiled system message, stored in place.
+
+The system message is always `agent.message_ids[0]`; rewriting it keeps the same message id (Letta does the same),
+so clients that cached the id still find it.
+"""
+
+from datetime import UTC, datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memlet.blocks.repository import BlockRepository
+from memlet.db import models as orm
+from memlet.messages.repository import MessageRepository
+from memlet.prompt.memory import system_message_text
+
+
+async def refresh_system_message(
+    session: AsyncSession, agent: orm.Agent, *, update_timestamp: bool, with_rules: bool = False
+) -> str:
+    """Recompile the agent's system message and write it into `agent.message_ids[0]`; returns the text.
+
+    Blocks come in attachment order; the recall count is every stored message of the agent minus the in-context
+    ones. Archival memory is not stored yet, so it reports none. The "last recompiled" time moves only when
+    `update_timestamp` is set (or was never set). Runs in the caller's transaction and never commits.
+    """
+    messages = MessageRepository(session)
+    blocks = await BlockRepository(session).of_agent(agent.id)
+    total = await messages.count_for_agent(agent.id)
+    recall_count = max(total - len(agent.message_ids or []), 0)
+    if update_timestamp or agent.system_compiled_at is None:
+        agent.system_compiled_at = datetime.now(UTC)
+    text = system_message_text(
+        agent,
+        blocks,
+        recall_count=recall_count,
+        archival_count=0,
+        archival_tags=[],
+        now=agent.system_compiled_at,
+        with_rules=with_rules,
+    )
+    if agent.message_ids:
+        await messages.set_content(agent.id, agent.message_ids[0], [{"type": "text", "text": text}])
+    return text

@@ -1,0 +1,40 @@
+"""The turn drivers as FastAPI dependencies (typed aliases for routers)."""
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from memlet.api.deps import ActorDep, SessionDep, SessionmakerDep, SettingsDep
+from memlet.loop.runner import LoopDeps
+from memlet.turns.agent_messages import AgentMessageService
+from memlet.turns.sending import SendService
+
+
+async def get_loop_deps(request: Request, settings: SettingsDep, sessionmaker: SessionmakerDep) -> LoopDeps:
+    """The loop's dependencies from the app: the LLM clients and the run worker are set up by `memlet.app.lifespan`."""
+    state = request.app.state
+    worker = getattr(state, "run_worker", None)
+    return LoopDeps(
+        sessionmaker=sessionmaker,
+        settings=settings,
+        llm_for=state.llm_for,
+        turn_engine=getattr(state, "turn_engine", None),
+        worker_id=worker.worker_id if worker is not None else None,
+    )
+
+
+LoopDepsDep = Annotated[LoopDeps, Depends(get_loop_deps)]
+
+
+async def get_send_service(request: Request, deps: LoopDepsDep, actor: ActorDep) -> SendService:
+    return SendService(deps, actor, request.app.state.run_worker.turns, getattr(request.app.state, "catalog", None))
+
+
+async def get_agent_message_service(session: SessionDep, actor: ActorDep) -> AgentMessageService:
+    return AgentMessageService(session, actor)
+
+
+SendServiceDep = Annotated[SendService, Depends(get_send_service)]
+
+
+AgentMessageServiceDep = Annotated[AgentMessageService, Depends(get_agent_message_service)]
