@@ -1,13 +1,13 @@
 """``/v1/agents/{agent_id}/core-memory``: an agent's blocks by label, attach and detach, the deprecated memory view."""
 
-from typing import Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter
 
 from memlet.agents.deps import AgentServiceDep
 from memlet.agents.schemas import AgentState
 from memlet.api.deps import ActorDep
-from memlet.api.validators import PageLimit
+from memlet.api.validators import page_query
 from memlet.blocks.deps import BlockServiceDep
 from memlet.blocks.schemas import Block, BlockUpdate, Memory
 from memlet.db.pagination import Page
@@ -24,17 +24,14 @@ async def retrieve_agent_memory(agent_id: AgentId, service: BlockServiceDep, act
 
 @router.get("/blocks", operation_id="list_core_memory_blocks", response_model=list[Block])
 async def list_core_memory_blocks(
+    *,
     agent_id: AgentId,
     service: BlockServiceDep,
     actor: ActorDep,
-    before: str | None = None,
-    after: str | None = None,
-    limit: PageLimit = 100,
-    order: Literal["asc", "desc"] = "desc",
-    order_by: Literal["created_at"] = "created_at",
+    page: Annotated[Page, page_query(limit=100)],
 ) -> Any:
     """List the agent's core memory blocks, newest first by default."""
-    return await service.list_for_agent(actor, agent_id, Page(before=before, after=after, limit=limit, order=order))
+    return await service.list_for_agent(actor, agent_id, page)
 
 
 @router.get("/blocks/{block_label}", operation_id="retrieve_core_memory_block", response_model=Block)

@@ -10,7 +10,7 @@ from memlet.agents.repository import AgentFilters
 from memlet.agents.schemas import AgentRelationship, AgentState
 from memlet.agents.views import agent_state
 from memlet.api.deps import ActorDep
-from memlet.api.validators import PageLimit
+from memlet.api.validators import page_query
 from memlet.blocks.deps import BlockServiceDep
 from memlet.db.pagination import Page
 from memlet.identities.deps import IdentityServiceDep
@@ -24,20 +24,17 @@ OrderQuery = Literal["asc", "desc"]
 
 @block_router.get("/{block_id}/agents", operation_id="list_agents_for_block", response_model=list[AgentState])
 async def list_agents_for_block(
+    *,
     block_id: BlockId,
     service: BlockServiceDep,
     agents: AgentServiceDep,
     actor: ActorDep,
-    before: str | None = None,
-    after: str | None = None,
-    limit: PageLimit = 50,
-    order: OrderQuery = "desc",
-    order_by: Literal["created_at"] = "created_at",
+    page: Annotated[Page, page_query()],
     include_relationships: Annotated[list[str] | None, Query(deprecated=True)] = None,
     include: Annotated[list[AgentRelationship] | None, Query()] = None,
 ) -> Any:
     """List the agents a block is attached to, newest first by default."""
-    rows = await service.agents_page(actor, block_id, Page(before=before, after=after, limit=limit, order=order))
+    rows = await service.agents_page(actor, block_id, page)
     # Letta ignores the legacy `include_relationships` here: only `include` adds relationships.
     wanted = frozenset(include or ())
     relations = await agents.relations(rows, wanted)
@@ -51,19 +48,16 @@ async def list_agents_for_block(
     deprecated=True,
 )
 async def list_agents_for_identity(
+    *,
     identity_id: IdentityId,
     service: IdentityServiceDep,
     agents: AgentServiceDep,
     actor: ActorDep,
-    before: str | None = None,
-    after: str | None = None,
-    limit: PageLimit = 50,
-    order: OrderQuery = "desc",
-    order_by: Literal["created_at"] = "created_at",
+    page: Annotated[Page, page_query()],
     include: Annotated[list[AgentRelationship], Query()] = [],  # noqa: B006 (FastAPI copies defaults)
 ) -> Any:
     """List the agents linked to an identity, newest first by default."""
     await service.ensure_exists(actor, identity_id)
-    page = Page(before=before, after=after, limit=limit, order=order)
+    page = page
     filters = AgentFilters(identity_id=identity_id)
     return await agents.list_page(actor, filters, page, sort_by="created_at", include=frozenset(include))

@@ -5,7 +5,7 @@ Attach, detach and approval answer ``null`` to letta-client 1.x and the full Age
 Letta 0.16.8 does (SPEC "SDK-version sniffing").
 """
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
@@ -14,7 +14,7 @@ from memlet.agents.deps import AgentToolServiceDep, get_agent_service
 from memlet.agents.schemas import AgentState
 from memlet.api.clients import is_sdk_v1
 from memlet.api.deps import Actor, ActorDep, SessionDep
-from memlet.api.validators import PageLimit
+from memlet.api.validators import page_query
 from memlet.db.pagination import Page
 from memlet.errors import UnprocessableError
 from memlet.ids import AgentId, ToolId
@@ -40,17 +40,14 @@ async def agent_reply(request: Request, session: SessionDep, actor: Actor, agent
 
 @router.get("/{agent_id}/tools", operation_id="list_tools_for_agent", response_model=list[Tool])
 async def list_tools_for_agent(
+    *,
     agent_id: AgentId,
     service: AgentToolServiceDep,
     actor: ActorDep,
-    before: str | None = None,
-    after: str | None = None,
-    limit: PageLimit = 10,
-    order: Literal["asc", "desc"] = "desc",
-    order_by: Literal["created_at"] = "created_at",
+    page: Annotated[Page, page_query(limit=10)],
 ) -> Any:
     """List the tools attached to an agent, newest first by default."""
-    return await service.list_tools(actor, agent_id, Page(before=before, after=after, limit=limit, order=order))
+    return await service.list_tools(actor, agent_id, page)
 
 
 @router.patch(

@@ -14,11 +14,13 @@ Integer query parameters are bounded where they are declared, with the annotated
 
 import math
 from collections.abc import Iterator
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from fastapi import Query, Request
+from fastapi import Depends, Query, Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import Field
+
+from memlet.db.pagination import Order, Page
 
 MAX_JSON_DEPTH = 64
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -29,6 +31,27 @@ _NUL = "String should not contain NUL characters"
 _SURROGATE = "String should not contain lone surrogate characters (invalid UTF-16)"
 
 PageLimit = Annotated[int | None, Query(ge=0, le=MAX_PAGE_LIMIT, description="Maximum number of items to return")]
+
+
+def page_query(*, limit: int | None = 50, order: Order = "desc") -> Any:
+    """A dependency reading a route's ``before``/``after``/``limit``/``order``/``order_by`` into a `Page`.
+
+    Letta's defaults differ per route, so each route names its own: ``page: Annotated[Page, page_query(limit=100)]``.
+    """
+    default_limit, default_order = limit, order
+
+    def page(
+        before: str | None = None,
+        after: str | None = None,
+        limit: PageLimit = default_limit,
+        order: Order = default_order,
+        order_by: Literal["created_at"] = "created_at",
+    ) -> Page:
+        return Page(before=before, after=after, limit=limit, order=order)
+
+    return Depends(page)
+
+
 Int32 = Annotated[int, Field(ge=INT32_MIN, le=INT32_MAX)]
 Int32Query = Annotated[int | None, Query(ge=INT32_MIN, le=INT32_MAX)]
 

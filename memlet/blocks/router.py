@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query
 
 from memlet.api.deps import ActorDep
-from memlet.api.validators import Int32, Int32Query, PageLimit
+from memlet.api.validators import Int32, Int32Query, page_query
 from memlet.blocks.deps import BlockServiceDep
 from memlet.blocks.repository import BlockFilters
 from memlet.blocks.schemas import Block, BlockUpdate, CreateBlock
@@ -74,17 +74,14 @@ def block_search(
 
 @router.get("/", operation_id="list_blocks", response_model=list[Block])
 async def list_blocks(
+    *,
     service: BlockServiceDep,
     actor: ActorDep,
     filters: Annotated[BlockFilters, Depends(block_search)],
-    limit: PageLimit = 50,
-    before: str | None = None,
-    after: str | None = None,
-    order: OrderQuery = "asc",
-    order_by: Literal["created_at"] = "created_at",
+    page: Annotated[Page, page_query(order="asc")],
 ) -> Any:
     """List blocks, oldest first by default, with filters and cursor pagination."""
-    return await service.search(actor, filters, Page(before=before, after=after, limit=limit, order=order))
+    return await service.search(actor, filters, page)
 
 
 @router.post("/", operation_id="create_block", response_model=Block)

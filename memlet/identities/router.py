@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Body, Header, Query
 
 from memlet.api.deps import ActorDep
-from memlet.api.validators import PageLimit
+from memlet.api.validators import page_query
 from memlet.blocks.schemas import Block
 from memlet.db.pagination import Page
 from memlet.identities.deps import IdentityServiceDep
@@ -33,23 +33,20 @@ OrderQuery = Literal["asc", "desc"]
 
 @router.get("/", operation_id="list_identities", response_model=list[Identity], deprecated=True)
 async def list_identities(
+    *,
     service: IdentityServiceDep,
     actor: ActorDep,
     name: str | None = None,
     project_id: Annotated[str | None, Query(deprecated=True)] = None,
     identifier_key: str | None = None,
     identity_type: IdentityType | None = None,
-    before: str | None = None,
-    after: str | None = None,
-    limit: PageLimit = 50,
-    order: OrderQuery = "desc",
-    order_by: Literal["created_at"] = "created_at",
+    page: Annotated[Page, page_query()],
 ) -> Any:
     """List identities, newest first by default, filtered by name, project, key or type."""
     filters = IdentityFilters(
         name=name, project_id=project_id, identifier_key=identifier_key, identity_type=identity_type
     )
-    return await service.list_page(actor, filters, Page(before=before, after=after, limit=limit, order=order))
+    return await service.list_page(actor, filters, page)
 
 
 @router.post("/", operation_id="create_identity", response_model=Identity, deprecated=True)
@@ -112,17 +109,14 @@ async def upsert_properties_for_identity(
     deprecated=True,
 )
 async def list_blocks_for_identity(
+    *,
     identity_id: IdentityId,
     service: IdentityServiceDep,
     actor: ActorDep,
-    before: str | None = None,
-    after: str | None = None,
-    limit: PageLimit = 50,
-    order: OrderQuery = "desc",
-    order_by: Literal["created_at"] = "created_at",
+    page: Annotated[Page, page_query()],
 ) -> Any:
     """List the blocks linked to an identity, newest first by default."""
-    return await service.blocks_page(actor, identity_id, Page(before=before, after=after, limit=limit, order=order))
+    return await service.blocks_page(actor, identity_id, page)
 
 
 @agent_router.patch("/{agent_id}/identities/attach/{identity_id}", operation_id="attach_identity_to_agent")

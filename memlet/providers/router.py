@@ -4,12 +4,12 @@ The catalog is built at start-up by `memlet.app.lifespan` (`memlet.providers.cat
 `app.state.catalog`.
 """
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
 from memlet.api.deps import ActorDep, SessionDep
-from memlet.api.validators import PageLimit
+from memlet.api.validators import page_query
 from memlet.db.pagination import Page
 from memlet.ids import ProviderId
 from memlet.providers.deps import CatalogDep, ProviderServiceDep
@@ -55,18 +55,15 @@ async def list_embedding_models(session: SessionDep, actor: ActorDep, catalog: C
 
 @providers_router.get("/", operation_id="list_providers", response_model=list[Provider])
 async def list_providers(
+    *,
     actor: ActorDep,
     service: ProviderServiceDep,
-    before: str | None = None,
-    after: str | None = None,
-    limit: PageLimit = 50,
-    order: Literal["asc", "desc"] = "desc",
-    order_by: Literal["created_at"] = "created_at",
+    page: Annotated[Page, page_query()],
     name: str | None = None,
     provider_type: ProviderType | None = None,
 ) -> list[Provider]:
     """List the organization's BYOK providers, newest first by default."""
-    page = Page(before=before, after=after, limit=limit, order=order)
+    page = page
     return await service.list(actor, page, name=name, provider_type=provider_type)
 
 

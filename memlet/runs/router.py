@@ -4,7 +4,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
-from memlet.api.validators import MAX_PAGE_LIMIT, PageLimit
+from memlet.api.validators import MAX_PAGE_LIMIT, page_query
 from memlet.db.pagination import Page
 from memlet.messages.schemas import LettaMessage, StopReasonType
 from memlet.runs.deps import RunServiceDep
@@ -67,16 +67,13 @@ async def delete_run(run_id: str, service: RunServiceDep) -> Any:
 
 @router.get("/{run_id}/messages", operation_id="list_messages_for_run", response_model=list[LettaMessage])
 async def list_messages_for_run(
+    *,
     run_id: str,
     service: RunServiceDep,
-    before: str | None = None,
-    after: str | None = None,
-    limit: PageLimit = 100,
-    order: Order = "asc",
-    order_by: Literal["created_at"] = "created_at",
+    page: Annotated[Page, page_query(limit=100, order="asc")],
 ) -> Any:
     """List the messages a run stored, its input included, oldest first by default."""
-    return await service.messages_of(run_id, Page(before=before, after=after, limit=limit, order=order))
+    return await service.messages_of(run_id, page)
 
 
 @router.get("/{run_id}/usage", operation_id="retrieve_usage_for_run", response_model=UsageStatistics)
@@ -93,13 +90,10 @@ async def retrieve_metrics_for_run(run_id: str, service: RunServiceDep) -> Any:
 
 @router.get("/{run_id}/steps", operation_id="list_steps_for_run", response_model=list[Step])
 async def list_steps_for_run(
+    *,
     run_id: str,
     service: RunServiceDep,
-    before: str | None = None,
-    after: str | None = None,
-    limit: PageLimit = 100,
-    order: Order = "desc",
-    order_by: Literal["created_at"] = "created_at",
+    page: Annotated[Page, page_query(limit=100)],
 ) -> Any:
     """List a run's steps (one per LLM call), newest first by default."""
-    return await service.steps_of(run_id, Page(before=before, after=after, limit=limit, order=order))
+    return await service.steps_of(run_id, page)

@@ -5,7 +5,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Query
 
-from memlet.api.validators import PageLimit
+from memlet.api.validators import page_query
 from memlet.db.pagination import Page
 from memlet.ids import StepId
 from memlet.messages.schemas import LettaMessage
@@ -21,12 +21,9 @@ Order = Literal["asc", "desc"]
 
 @router.get("/", operation_id="list_steps", response_model=list[Step])
 async def list_steps(
+    *,
     service: StepServiceDep,
-    before: str | None = None,
-    after: str | None = None,
-    limit: PageLimit = 50,
-    order: Order = "desc",
-    order_by: Literal["created_at"] = "created_at",
+    page: Annotated[Page, page_query()],
     start_date: datetime | None = None,
     end_date: datetime | None = None,
     model: str | None = None,
@@ -50,7 +47,7 @@ async def list_steps(
         tags=tags,
         project_id=project_id,
     )
-    return await service.list_steps(filters, Page(before=before, after=after, limit=limit, order=order))
+    return await service.list_steps(filters, page)
 
 
 @router.get("/{step_id}", operation_id="retrieve_step", response_model=Step)
@@ -67,16 +64,13 @@ async def modify_feedback_for_step(step_id: StepId, body: ModifyFeedbackRequest,
 
 @router.get("/{step_id}/messages", operation_id="list_messages_for_step", response_model=list[LettaMessage])
 async def list_messages_for_step(
+    *,
     step_id: StepId,
     service: StepServiceDep,
-    before: str | None = None,
-    after: str | None = None,
-    limit: PageLimit = 100,
-    order: Order = "asc",
-    order_by: Literal["created_at"] = "created_at",
+    page: Annotated[Page, page_query(limit=100, order="asc")],
 ) -> Any:
     """List the messages a step produced, oldest first by default."""
-    return await service.messages_of(step_id, Page(before=before, after=after, limit=limit, order=order))
+    return await service.messages_of(step_id, page)
 
 
 @router.get("/{step_id}/metrics", operation_id="retrieve_metrics_for_step", response_model=StepMetrics)

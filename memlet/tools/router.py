@@ -1,11 +1,11 @@
 """``/v1/tools``: create, upsert, list, count, search, retrieve, modify, delete, add-base-tools, run from source."""
 
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, get_args
 
 from fastapi import APIRouter, Depends, Query
 
 from memlet.api.deps import ActorDep, SettingsDep
-from memlet.api.validators import PageLimit
+from memlet.api.validators import page_query
 from memlet.db.pagination import Page
 from memlet.errors import BadRequestError
 from memlet.ids import ToolId
@@ -73,17 +73,14 @@ FiltersDep = Annotated[ToolFilters, Depends(tool_filters)]
 
 @router.get("/", operation_id="list_tools", response_model=list[Tool])
 async def list_tools(
+    *,
     service: ToolServiceDep,
     actor: ActorDep,
     filters: FiltersDep,
-    before: str | None = None,
-    after: str | None = None,
-    limit: PageLimit = 50,
-    order: Literal["asc", "desc"] = "desc",
-    order_by: Literal["created_at"] = "created_at",
+    page: Annotated[Page, page_query()],
 ) -> Any:
     """List the organization's tools, newest first by default, with filters and cursor pagination."""
-    return await service.list_tools(actor, filters, Page(before=before, after=after, limit=limit, order=order))
+    return await service.list_tools(actor, filters, page)
 
 
 @router.post("/", operation_id="create_tool", response_model=Tool)
