@@ -76,7 +76,7 @@ def nearest_statement(
     return (
         select(P, distance)
         .where(*scope.where(org_id), P.embedding_dim == literal_column(str(int(dim))), *filters.where())
-        .order_by(distance, P.id)
+        .order_by(distance)
         .limit(limit)
     )
 
