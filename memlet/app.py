@@ -34,6 +34,7 @@ from memlet.log import (
     request_id_var,
 )
 from memlet.loop.deps import default_llm_for
+from memlet.passages.embedder import Embedder
 from memlet.providers.catalog import load_catalog
 from memlet.routes import build_v1_router
 from memlet.tool_exec.status import sandbox_status
@@ -63,6 +64,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.catalog = await load_catalog(settings)
     # One pool of LLM clients per app, so requests reuse their connections; closed only after the runs drained.
     app.state.llm_for = llm_clients = default_llm_for(settings, app.state.sessionmaker)
+    app.state.embedder = embedder = Embedder(settings, app.state.sessionmaker)
     app.state.run_worker = worker = RunWorker(app.state.sessionmaker, turn_engine, settings)
     await worker.start()
     try:
@@ -70,6 +72,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     finally:
         await worker.shutdown()
         await llm_clients.aclose()
+        await embedder.aclose()
         await turn_engine.dispose()
         await engine.dispose()
 

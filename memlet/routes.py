@@ -3,17 +3,22 @@
 from fastapi import APIRouter, Depends
 
 from memlet.agents.blocks_router import router as core_memory_router
+from memlet.agents.lookup_router import archive_router as agents_by_archive_router
 from memlet.agents.lookup_router import block_router as agents_by_block_router
 from memlet.agents.lookup_router import identity_router as agents_by_identity_router
 from memlet.agents.router import router as agents_router
 from memlet.agents.tools_router import router as agent_tools_router
 from memlet.api.validators import check_request_input
+from memlet.archives.router import agent_router as agent_archives_router
+from memlet.archives.router import router as archives_router
 from memlet.blocks.router import router as blocks_router
 from memlet.health.router import router as health_router
 from memlet.identities.router import agent_router as agent_identities_router
 from memlet.identities.router import block_router as block_identities_router
 from memlet.identities.router import router as identities_router
 from memlet.messages.router import router as messages_router
+from memlet.passages.agent_router import router as archival_memory_router
+from memlet.passages.router import router as passages_router
 from memlet.providers.router import models_router, providers_router
 from memlet.runs.router import router as runs_router
 from memlet.runs.steps_router import router as steps_router
@@ -24,6 +29,11 @@ from memlet.turns.tool_router import router as agent_tool_run_router
 
 ROUTERS: list[APIRouter] = [
     agents_router,
+    archival_memory_router,
+    agent_archives_router,
+    archives_router,
+    agents_by_archive_router,
+    passages_router,
     core_memory_router,
     blocks_router,
     agents_by_block_router,

@@ -44,6 +44,8 @@ from starlette.routing import Route
 
 DEFAULT_REPLY_TEXT = "OK"
 DEFAULT_EMBEDDING_DIM = 1536
+# The native Ollama route answers with each model's own size.
+OLLAMA_EMBEDDING_DIMS = {"nomic-embed-text": 768, "mxbai-embed-large": 1024, "all-minilm": 384}
 MODEL_IDS = ("gpt-4o-mini", "gpt-4o", "mock-model", "text-embedding-3-small", "text-embedding-ada-002")
 CREATED = 1_700_000_000  # a fixed timestamp keeps responses byte-identical between runs
 
@@ -339,6 +341,16 @@ def create_app(state: _State) -> Starlette:
         usage = {"prompt_tokens": used, "total_tokens": used}
         return JSONResponse({"object": "list", "data": data, "model": body.get("model"), "usage": usage})
 
+    async def ollama_embed(request: Request) -> Response:
+        # Ollama's native API: {"model", "input": str | [str]} -> {"model", "embeddings": [[...]]}; no `dimensions`.
+        body = await request.json()
+        reply = await _resolve(state.take({**body, "_api": "ollama"}, "embeddings"))
+        if reply.kind == "error":
+            return _error_response(reply)
+        texts = [body["input"]] if isinstance(body["input"], str) else list(body["input"])
+        dim = OLLAMA_EMBEDDING_DIMS.get(str(body.get("model")), DEFAULT_EMBEDDING_DIM)
+        return JSONResponse({"model": body.get("model"), "embeddings": [hashed_embedding(str(t), dim) for t in texts]})
+
     async def script(request: Request) -> Response:
         payload = await request.json()
         replies = tuple(Reply.from_dict(r) for r in payload.get("replies", []))
@@ -358,6 +370,7 @@ def create_app(state: _State) -> Starlette:
             Route("/v1/models", models, methods=["GET"]),
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
             Route("/v1/embeddings", embeddings, methods=["POST"]),
+            Route("/api/embed", ollama_embed, methods=["POST"]),
             Route("/_mock/script", script, methods=["POST"]),
             Route("/_mock/reset", reset, methods=["POST"]),
             Route("/_mock/requests", recorded, methods=["GET"]),

@@ -1,5 +1,6 @@
 """Agents found through another resource: ``GET /v1/blocks/{block_id}/agents`` and
-``GET /v1/identities/{identity_id}/agents`` (they live here because listing agents is the agents domain's job)."""
+``GET /v1/identities/{identity_id}/agents``,
+``GET /v1/archives/{archive_id}/agents`` (they live here because listing agents is the agents domain's job)."""
 
 from typing import Annotated, Any, Literal
 
@@ -11,13 +12,15 @@ from memlet.agents.schemas import AgentRelationship, AgentState
 from memlet.agents.views import agent_state
 from memlet.api.deps import ActorDep
 from memlet.api.validators import page_query
+from memlet.archives.deps import ArchiveServiceDep
 from memlet.blocks.deps import BlockServiceDep
 from memlet.db.pagination import Page
 from memlet.identities.deps import IdentityServiceDep
-from memlet.ids import BlockId, IdentityId
+from memlet.ids import ArchiveId, BlockId, IdentityId
 
 block_router = APIRouter(prefix="/blocks", tags=["blocks"])
 identity_router = APIRouter(prefix="/identities", tags=["identities"])
+archive_router = APIRouter(prefix="/archives", tags=["archives"])
 
 OrderQuery = Literal["asc", "desc"]
 
@@ -61,3 +64,19 @@ async def list_agents_for_identity(
     page = page
     filters = AgentFilters(identity_id=identity_id)
     return await agents.list_page(actor, filters, page, sort_by="created_at", include=frozenset(include))
+
+
+@archive_router.get("/{archive_id}/agents", operation_id="list_agents_for_archive", response_model=list[AgentState])
+async def list_agents_for_archive(
+    *,
+    archive_id: ArchiveId,
+    service: ArchiveServiceDep,
+    agents: AgentServiceDep,
+    actor: ActorDep,
+    page: Annotated[Page, page_query()],
+    include: Annotated[list[AgentRelationship] | None, Query()] = None,
+) -> Any:
+    """List the agents an archive is attached to, newest first by default."""
+    rows = await service.agents_page(actor, archive_id, page)
+    relations = await agents.relations(rows, frozenset(include or ()))
+    return [agent_state(a, relations[a.id]) for a in rows]

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memlet.blocks.repository import BlockRepository
 from memlet.db import models as orm
 from memlet.messages.repository import MessageRepository
+from memlet.passages.repository import PassageRepository
 from memlet.prompt.memory import system_message_text
 
 
@@ -20,21 +21,25 @@ async def refresh_system_message(
     """Recompile the agent's system message and write it into `agent.message_ids[0]`; returns the text.
 
     Blocks come in attachment order; the recall count is every stored message of the agent minus the in-context
-    ones. Archival memory is not stored yet, so it reports none. The "last recompiled" time moves only when
-    `update_timestamp` is set (or was never set). Runs in the caller's transaction and never commits.
+    ones; the archival lines count the passages (and list the tags) of every archive attached to the agent.
+    The "last recompiled" time moves only when `update_timestamp` is set (or was never set). Runs in the caller's
+    transaction and never commits.
     """
     messages = MessageRepository(session)
     blocks = await BlockRepository(session).of_agent(agent.id)
     total = await messages.count_for_agent(agent.id)
     recall_count = max(total - len(agent.message_ids or []), 0)
+    archival_count, archival_tags = await PassageRepository(session).agent_count_and_tags(
+        agent.organization_id, agent.id
+    )
     if update_timestamp or agent.system_compiled_at is None:
         agent.system_compiled_at = datetime.now(UTC)
     text = system_message_text(
         agent,
         blocks,
         recall_count=recall_count,
-        archival_count=0,
-        archival_tags=[],
+        archival_count=archival_count,
+        archival_tags=archival_tags,
         now=agent.system_compiled_at,
         with_rules=with_rules,
     )

@@ -1,7 +1,11 @@
-"""Text embeddings from any OpenAI-compatible endpoint, batched, with the chat client's retry policy."""
+"""Text embeddings: OpenAI-compatible `/v1/embeddings` (OpenAI SDK) and Ollama's native `/api/embed`.
+
+Both clients embed in batches, retry each batch with the chat client's policy and always send the configured model
+(no fallback to another one). `embedding_client_for` picks the client for an `embedding_endpoint_type`.
+"""
 
 from functools import partial
-from typing import Protocol
+from typing import Any, Protocol
 
 import httpx2
 import openai
@@ -13,6 +17,8 @@ from memlet.llm.retry import RetryPolicy, with_retries
 
 # Letta stores every embedding in one vector(4096) column, zero-padding shorter ones (its MAX_EMBEDDING_DIM).
 MAX_EMBEDDING_DIM = 4096
+# Models that accept OpenAI's `dimensions` parameter (Matryoshka embeddings); others always get their own size.
+DIMENSIONS_MODELS = ("text-embedding-3",)
 # Well under OpenAI's 2,048 inputs per request, and small enough for local servers.
 DEFAULT_BATCH_SIZE = 128
 
@@ -22,6 +28,10 @@ class EmbeddingClient(Protocol):
 
     async def embed(self, texts: list[str], model: str, dimensions: int | None = None) -> list[list[float]]:
         """One vector per text, in input order."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool."""
         ...
 
 
@@ -74,11 +84,68 @@ class OpenAICompatibleEmbeddingClient:
             input=batch, model=model, encoding_format="float", dimensions=dimensions or openai.omit
         )
         data = sorted(response.data, key=lambda item: item.index)
-        if len(data) != len(batch):
-            raise LLMEmptyResponseError(
-                f"INTERNAL_SERVER_ERROR: Embedding endpoint returned {len(data)} vectors for {len(batch)} inputs"
-            )
+        _check_count(data, batch)
         return [list(item.embedding) for item in data]
+
+
+def _check_count(vectors: list[Any], batch: list[str]) -> None:
+    if len(vectors) != len(batch):
+        raise LLMEmptyResponseError(
+            f"INTERNAL_SERVER_ERROR: Embedding endpoint returned {len(vectors)} vectors for {len(batch)} inputs"
+        )
+
+
+def ollama_root(base_url: str) -> str:
+    """Ollama's server root from a configured endpoint (`http://host:11434` or its OpenAI-style `.../v1`)."""
+    root = base_url.rstrip("/")
+    return root.removesuffix("/v1").removesuffix("/api")
+
+
+class OllamaEmbeddingClient:
+    """``EmbeddingClient`` over Ollama's native ``POST /api/embed`` (``{"model", "input": [...]}``).
+
+    Requests go through the OpenAI SDK's HTTP layer (``AsyncOpenAI.post``), so timeouts, the guarded transport
+    and error classes are the same as for every other provider call.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        timeout_s: float = 60.0,
+        retry: RetryPolicy = RetryPolicy(),
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        http_client: httpx2.AsyncClient | None = None,
+    ) -> None:
+        self.retry = retry
+        self.batch_size = batch_size
+        self._sdk = openai.AsyncOpenAI(
+            base_url=ollama_root(base_url),
+            api_key=PLACEHOLDER_API_KEY,
+            timeout=timeout_s,
+            max_retries=0,
+            http_client=http_client,
+        )
+
+    async def aclose(self) -> None:
+        await self._sdk.close()
+
+    async def embed(self, texts: list[str], model: str, dimensions: int | None = None) -> list[list[float]]:
+        """Embed ``texts`` in batches; Ollama has no ``dimensions`` parameter, so the model's own size is used."""
+        del dimensions
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = texts[start : start + self.batch_size]
+            vectors.extend(await with_retries(partial(self._embed_batch, batch, model), self.retry))
+        return vectors
+
+    async def _embed_batch(self, batch: list[str], model: str) -> list[list[float]]:
+        body = await self._sdk.post("/api/embed", cast_to=object, body={"model": model, "input": batch})
+        vectors = body.get("embeddings") if isinstance(body, dict) else None
+        if not isinstance(vectors, list):
+            raise LLMEmptyResponseError("INTERNAL_SERVER_ERROR: Ollama /api/embed returned no embeddings")
+        _check_count(vectors, batch)
+        return [[float(x) for x in vector] for vector in vectors]
 
 
 def embedding_client_for(
@@ -88,13 +155,17 @@ def embedding_client_for(
     timeout_s: float,
     max_retries: int = 3,
     *,
+    retry_base_delay_s: float = 0.5,
     http_client: httpx2.AsyncClient | None = None,
-) -> OpenAICompatibleEmbeddingClient:
-    """Build the embedding client for one of Letta's embedding endpoint types.
+) -> EmbeddingClient:
+    """Build the embedding client for one of Letta's embedding endpoint types (``ollama``: the native API).
 
-    For a user-given endpoint pass `memlet.net.transport.guarded_client(...)` as `http_client` and a key bound
+    For a user-given endpoint pass `memlet.net.transport.guarded_sdk_client(...)` as `http_client` and a key bound
     to that URL (`memlet.providers.endpoints.key_for`).
     """
+    retry = RetryPolicy(max_retries=max_retries, base_delay_s=retry_base_delay_s)
+    if endpoint_type == "ollama":
+        return OllamaEmbeddingClient(base_url=base_url, timeout_s=timeout_s, retry=retry, http_client=http_client)
     if endpoint_type not in OPENAI_COMPATIBLE_ENDPOINTS:
         raise BadRequestError(
             f"INVALID_ARGUMENT: Embedding endpoint type '{endpoint_type}' is not supported; "
@@ -104,6 +175,6 @@ def embedding_client_for(
         base_url=base_url,
         api_key=api_key,
         timeout_s=timeout_s,
-        retry=RetryPolicy(max_retries=max_retries),
+        retry=retry,
         http_client=http_client,
     )

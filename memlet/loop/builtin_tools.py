@@ -15,13 +15,18 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from memlet import ids
+from memlet.actor import Actor
 from memlet.db import models as orm
+from memlet.errors import MemletError
 from memlet.loop import memory_edits as edits
 from memlet.loop.agent_state import LoopRepository
 from memlet.messages.search import search_result_fields
+from memlet.passages.embedder import Embedder
+from memlet.passages.repository import PassageFilters
+from memlet.passages.service import PassageService
+from memlet.passages.views import archival_results
 
 SEND_MESSAGE_RESULT = "Sent message successfully."
-ARCHIVAL_UNAVAILABLE = "archival memory is not available yet"
 
 
 class ToolError(Exception):
@@ -38,6 +43,8 @@ class ToolContext:
     changed: set[str] = field(default_factory=set)  # ids of blocks whose value/label/description changed
     created: list[orm.Block] = field(default_factory=list)
     detached: list[str] = field(default_factory=list)
+    embedder: Embedder | None = None
+    archival_changed: bool = False  # a passage was inserted: the prompt's archival metadata must be recompiled
 
     def block(self, label: str) -> orm.Block:
         for block in self.blocks:
@@ -47,7 +54,11 @@ class ToolContext:
 
     @property
     def memory_changed(self) -> bool:
-        return bool(self.changed or self.created or self.detached)
+        return bool(self.changed or self.created or self.detached or self.archival_changed)
+
+    @property
+    def actor(self) -> Actor:
+        return Actor(self.agent.created_by_id or ids.DEFAULT_USER_ID, self.agent.organization_id)
 
 
 def _set_value(ctx: ToolContext, block: orm.Block, value: str) -> str:
@@ -149,9 +160,40 @@ async def memory(ctx: ToolContext, command: str, **kwargs: Any) -> str:
     return edits.plan_result(plan)
 
 
-async def archival_unavailable(ctx: ToolContext, **kwargs: Any) -> None:
-    del ctx, kwargs
-    raise ToolError(ARCHIVAL_UNAVAILABLE)
+async def archival_memory_insert(ctx: ToolContext, content: str, tags: list[str] | None = None) -> None:
+    """Embed and store `content` in the agent's default archive. Returns None, as Letta's tool does."""
+    try:
+        async with ctx.sessionmaker() as session, session.begin():
+            await PassageService(session, ctx.embedder).insert_for_agent(ctx.actor, ctx.agent.id, content, tags)
+    except MemletError as exc:
+        raise ToolError(exc.message) from exc
+    ctx.archival_changed = True
+
+
+async def archival_memory_search(
+    ctx: ToolContext,
+    query: str,
+    tags: list[str] | None = None,
+    tag_match_mode: str = "any",
+    top_k: int | None = None,
+    start_datetime: str | None = None,
+    end_datetime: str | None = None,
+) -> list[dict[str, Any]]:
+    """Semantic search of the agent's archival memory: a list of {id, timestamp, content, tags}."""
+    zone = _zone(ctx.agent.timezone)
+    filters = PassageFilters(
+        tags=tags or (),
+        tag_match_mode="all" if tag_match_mode == "all" else "any",
+        start=_parse_when(start_datetime, zone, end=False),
+        end=_parse_when(end_datetime, zone, end=True),
+    )
+    try:
+        async with ctx.sessionmaker() as session, session.begin():
+            service = PassageService(session, ctx.embedder)
+            hits = await service.search_agent(ctx.actor, ctx.agent, query, filters, top_k)
+    except MemletError as exc:
+        raise ToolError(exc.message) from exc
+    return archival_results(hits, ctx.agent.timezone)
 
 
 # --- conversation_search ----------------------------------------------------------------------------------
@@ -237,8 +279,8 @@ BUILTIN_TOOLS: dict[str, BuiltinTool] = {
     "memory_rethink": memory_rethink,
     "memory_finish_edits": memory_finish_edits,
     "memory": memory,
-    "archival_memory_insert": archival_unavailable,
-    "archival_memory_search": archival_unavailable,
+    "archival_memory_insert": archival_memory_insert,
+    "archival_memory_search": archival_memory_search,
 }
 
 # Tools whose results Letta never truncates.

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from memlet.config import Settings
 from memlet.llm.client import LLMClient
 from memlet.loop.llm_clients import LLMClients
+from memlet.passages.embedder import Embedder
 
 
 @dataclass
@@ -27,6 +28,12 @@ class LoopDeps:
     llm_for: Callable[[dict[str, Any], str], AbstractAsyncContextManager[LLMClient]]
     turn_engine: AsyncEngine | None = None
     worker_id: str | None = None
+    # Embeddings for the archival tools; one of its own when the app gives none (tests, scripts).
+    embedder: Embedder | None = None
+
+    def __post_init__(self) -> None:
+        if self.embedder is None:
+            self.embedder = Embedder(self.settings, self.sessionmaker)
 
 
 @dataclass

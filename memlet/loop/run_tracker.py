@@ -78,7 +78,9 @@ class RunState:
         return state
 
     def step_context(self, state: LoopState, step_id: str) -> StepContext:
-        tool_ctx = ToolContext(agent=state.agent, blocks=state.blocks, sessionmaker=self.deps.sessionmaker)
+        tool_ctx = ToolContext(
+            agent=state.agent, blocks=state.blocks, sessionmaker=self.deps.sessionmaker, embedder=self.deps.embedder
+        )
         return StepContext(
             agent=state.agent,
             tools={t.name: t for t in state.tools},

@@ -20,6 +20,7 @@ async def get_loop_deps(request: Request, settings: SettingsDep, sessionmaker: S
         llm_for=state.llm_for,
         turn_engine=getattr(state, "turn_engine", None),
         worker_id=worker.worker_id if worker is not None else None,
+        embedder=getattr(state, "embedder", None),
     )
 
 

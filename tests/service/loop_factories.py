@@ -61,6 +61,7 @@ async def make_agent(
     context_window: int = 128000,
     secrets: list[dict[str, str]] | None = None,
     system: str | None = None,
+    embedding_config: dict[str, Any] | None = None,
 ) -> orm.Agent:
     """Insert an agent with its own org, tools, blocks and a compiled system message; flushes, never commits."""
     org_id = ids.new_id(ids.Prefix.ORGANIZATION)
@@ -79,6 +80,7 @@ async def make_agent(
         message_ids=[],
         secrets=secrets or [],
         timezone="UTC",
+        embedding_config=embedding_config,
     )
     session.add(agent)
     await session.flush()

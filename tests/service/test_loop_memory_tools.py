@@ -273,3 +273,33 @@ class TestConversationSearch:
         assert [(r["role"], r.get("thinking"), r["content"]) for r in found["results"]] == [
             ("assistant", "be kind", "Hello Sam")
         ]
+
+
+class TestArchivalTools:
+    async def test_insert_then_search_and_prompt_metadata(self, loop_env: LoopEnv, mock_llm) -> None:
+        embedding = {
+            "embedding_endpoint_type": "openai",
+            "embedding_endpoint": mock_llm.base_url,
+            "embedding_model": "text-embedding-3-small",
+            "embedding_dim": 1536,
+        }
+        agent = await agent_with(
+            loop_env, "archival_memory_insert", "archival_memory_search", embedding_config=embedding
+        )
+        inserted = await run_tool(
+            loop_env,
+            mock_llm,
+            agent,
+            "archival_memory_insert",
+            {"content": "Sam's dog is called Rex", "tags": ["pets"]},
+        )
+        assert (inserted["status"], inserted["message"]) == ("OK", "None")
+        system = mock_llm.requests[-1]["messages"][0]["content"]
+        assert "1 total memories you created are stored in archival memory" in system
+        assert "Available archival memory tags: pets" in system
+        await run_tool(loop_env, mock_llm, agent, "archival_memory_insert", {"content": "The sky was grey on Monday"})
+        found = await run_tool(
+            loop_env, mock_llm, agent, "archival_memory_search", {"query": "what is the dog called", "top_k": 1}
+        )
+        assert found["status"] == "OK"
+        assert "Sam's dog is called Rex" in str(found["message"]) and "grey" not in str(found["message"])

@@ -5,6 +5,7 @@ from memlet.db.models.block import Block, BlockAgent
 from memlet.db.models.identity import Identity, IdentityAgent, IdentityBlock
 from memlet.db.models.message import Message
 from memlet.db.models.org import Organization, User
+from memlet.db.models.passage import Archive, ArchiveAgent, Passage
 from memlet.db.models.provider import Provider
 from memlet.db.models.run import Run, Step
 from memlet.db.models.tool import Tool, ToolAgent
@@ -12,6 +13,8 @@ from memlet.db.models.tool import Tool, ToolAgent
 __all__ = [
     "Agent",
     "AgentTag",
+    "Archive",
+    "ArchiveAgent",
     "Block",
     "BlockAgent",
     "Identity",
@@ -19,6 +22,7 @@ __all__ = [
     "IdentityBlock",
     "Message",
     "Organization",
+    "Passage",
     "Provider",
     "Run",
     "Step",

@@ -1,0 +1,1 @@
+"""Archival memory passages: embeddings, storage at true dimension, indexed search."""
