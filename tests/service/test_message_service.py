@@ -1,0 +1,222 @@
+"""MessageService and AgentMessageService against real Postgres: listing order and cursors, 404s, reset,
+recompile (in place, dry run) and cancel."""
+
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memlet import ids
+from memlet.actor import Actor
+from memlet.agents.schemas import AgentState, CreateAgent
+from memlet.agents.service import AgentService
+from memlet.blocks.service import BlockService
+from memlet.config import Settings
+from memlet.db import models as orm
+from memlet.errors import ConflictError, NotFoundError
+from memlet.messages.repository import MessageRepository
+from memlet.messages.service import HistoryQuery, MessageService
+from memlet.providers.catalog import ModelCatalog
+from memlet.turns.agent_messages import AgentMessageService
+
+LLM = {"model": "gpt-4o-mini", "model_endpoint_type": "openai", "context_window": 128000}
+
+
+@pytest.fixture
+async def actor(session: AsyncSession) -> Actor:
+    org_id = ids.new_id(ids.Prefix.ORGANIZATION)
+    session.add(orm.Organization(id=org_id, name="messages-test"))
+    await session.flush()
+    return Actor(ids.DEFAULT_USER_ID, org_id)
+
+
+async def make_agent(session: AsyncSession, actor: Actor, **fields: Any) -> AgentState:
+    catalog = ModelCatalog(Settings(_env_file=None))  # type: ignore[call-arg]
+    body = {"llm_config": LLM, "include_base_tools": False, "name": "m", **fields}
+    return await AgentService(session, catalog).create(actor, CreateAgent.model_validate(body))
+
+
+async def say(session: AsyncSession, agent: AgentState, *texts: str, in_context: bool = True) -> list[str]:
+    """Store one user message per text (oldest first), appended to the context window unless told otherwise."""
+    rows = [
+        orm.Message(
+            id=ids.new_id(ids.Prefix.MESSAGE),
+            organization_id=(await session.get(orm.Agent, agent.id)).organization_id,  # type: ignore[union-attr]
+            agent_id=agent.id,
+            role="user",
+            content=[{"type": "text", "text": text}],
+        )
+        for text in texts
+    ]
+    await MessageRepository(session).add(rows)
+    if in_context:
+        row = await session.get(orm.Agent, agent.id)
+        assert row is not None
+        row.message_ids = [*row.message_ids, *(r.id for r in rows)]
+        await session.flush()
+    return [r.id for r in rows]
+
+
+def texts(views: list[Any]) -> list[str]:
+    return [v.content for v in views if v.message_type == "user_message"]
+
+
+async def system_text(session: AsyncSession, message_id: str) -> str:
+    content = await session.scalar(select(orm.Message.content).where(orm.Message.id == message_id))
+    return "".join(part.get("text", "") for part in content or [])
+
+
+class TestAgentHistory:
+    async def test_default_is_newest_tail_oldest_first_with_cursors(self, session: AsyncSession, actor: Actor) -> None:
+        agent = await make_agent(session, actor)
+        one, _, three = await say(session, agent, "one", "two", "three")
+        service = AgentMessageService(session, actor)
+        assert texts(await service.list_for_agent(agent.id, HistoryQuery(limit=2))) == ["two", "three"]
+        assert texts(await service.list_for_agent(agent.id, HistoryQuery(before=three, limit=1))) == ["two"]
+        assert texts(await service.list_for_agent(agent.id, HistoryQuery(after=one))) == ["two", "three"]
+
+    async def test_explicit_order_pages(self, session: AsyncSession, actor: Actor) -> None:
+        agent = await make_agent(session, actor)
+        _, two, _ = await say(session, agent, "one", "two", "three")
+        service = AgentMessageService(session, actor)
+        newest = await service.list_for_agent(agent.id, HistoryQuery(order="desc", limit=2))
+        assert texts(newest) == ["three", "two"]
+        older = await service.list_for_agent(agent.id, HistoryQuery(order="desc", after=two))
+        assert texts(older) == ["one"]
+        oldest = await service.list_for_agent(agent.id, HistoryQuery(order="asc", limit=None))
+        assert texts(oldest) == ["one", "two", "three"]
+
+    async def test_unknown_agent_or_foreign_cursor_404(self, session: AsyncSession, actor: Actor) -> None:
+        service = AgentMessageService(session, actor)
+        missing = ids.new_id(ids.Prefix.AGENT)
+        with pytest.raises(NotFoundError, match=f"Agent with ID {missing} not found"):
+            await service.list_for_agent(missing, HistoryQuery())
+        mine, other = await make_agent(session, actor), await make_agent(session, actor)
+        (theirs,) = await say(session, other, "hidden")
+        with pytest.raises(NotFoundError, match=f"No message found with id '{theirs}' for agent '{mine.id}'"):
+            await service.list_for_agent(mine.id, HistoryQuery(after=theirs))
+        with pytest.raises(NotFoundError):
+            await AgentMessageService(session, Actor(ids.DEFAULT_USER_ID, ids.DEFAULT_ORG_ID)).list_for_agent(
+                mine.id, HistoryQuery()
+            )
+
+
+class TestReset:
+    async def test_keeps_only_system_message_and_recall(self, session: AsyncSession, actor: Actor) -> None:
+        agent = await make_agent(session, actor)
+        assert agent.message_ids
+        system_id = agent.message_ids[0]
+        await say(session, agent, "hello", "again")
+        service = AgentMessageService(session, actor)
+        await service.reset(agent.id, add_default_initial_messages=False)
+        row = await session.get(orm.Agent, agent.id)
+        assert row is not None and row.message_ids == [system_id]
+        # Stored messages stay searchable and the prompt now counts them as recall memory.
+        assert texts(await service.list_for_agent(agent.id, HistoryQuery())) == ["hello", "again"]
+        assert "2 previous messages" in await system_text(session, system_id)
+
+    async def test_default_initial_messages_follow_agent_type(self, session: AsyncSession, actor: Actor) -> None:
+        service = AgentMessageService(session, actor)
+        v1 = await make_agent(session, actor)
+        await service.reset(v1.id, add_default_initial_messages=True)
+        assert len((await session.get(orm.Agent, v1.id)).message_ids) == 1  # type: ignore[union-attr]
+        memgpt = await make_agent(session, actor, agent_type="memgpt_v2_agent")
+        await say(session, memgpt, "hi")
+        await service.reset(memgpt.id, add_default_initial_messages=True)
+        row = await session.get(orm.Agent, memgpt.id)
+        assert row is not None and len(row.message_ids) > 1 and row.message_ids[0] == memgpt.message_ids[0]  # type: ignore[index]
+
+
+class TestRecompile:
+    async def test_rewrites_system_message_in_place(self, session: AsyncSession, actor: Actor) -> None:
+        agent = await make_agent(session, actor, memory_blocks=[{"label": "human", "value": "old fact"}])
+        assert agent.message_ids
+        human = agent.blocks[0]
+        block = await session.get(orm.Block, human.id)
+        assert block is not None
+        block.value = "new fact"  # changed behind the service's back: only a recompile shows it
+        await session.flush()
+        text = await AgentMessageService(session, actor).recompile(agent.id, update_timestamp=False, dry_run=False)
+        assert "new fact" in text
+        row = await session.get(orm.Agent, agent.id)
+        assert row is not None and row.message_ids == agent.message_ids
+        stored = await system_text(session, agent.message_ids[0])
+        assert "new fact" in stored and "old fact" not in stored
+
+    async def test_dry_run_changes_nothing(self, session: AsyncSession, actor: Actor) -> None:
+        agent = await make_agent(session, actor, memory_blocks=[{"label": "human", "value": "old fact"}])
+        assert agent.message_ids
+        before = await system_text(session, agent.message_ids[0])
+        block = await session.get(orm.Block, agent.blocks[0].id)
+        assert block is not None
+        block.value = "new fact"
+        await session.flush()
+        text = await AgentMessageService(session, actor).recompile(agent.id, update_timestamp=True, dry_run=True)
+        assert "new fact" in text
+        session.expire_all()
+        assert await system_text(session, agent.message_ids[0]) == before
+        assert (await BlockService(session).get(actor, agent.blocks[0].id)).value == "new fact"  # outer work kept
+
+    async def test_unknown_agent_404(self, session: AsyncSession, actor: Actor) -> None:
+        with pytest.raises(NotFoundError):
+            await AgentMessageService(session, actor).recompile(
+                ids.new_id(ids.Prefix.AGENT), update_timestamp=False, dry_run=False
+            )
+
+
+class TestCancel:
+    async def test_nothing_active_is_409(self, session: AsyncSession, actor: Actor) -> None:
+        agent = await make_agent(session, actor)
+        session.add(
+            orm.Run(
+                id=ids.new_id(ids.Prefix.RUN),
+                organization_id=actor.organization_id,
+                agent_id=agent.id,
+                status="completed",
+            )
+        )
+        await session.flush()
+        with pytest.raises(ConflictError, match=f"No active runs to cancel for agent {agent.id}"):
+            await AgentMessageService(session, actor).cancel(agent.id, None)
+
+    async def test_cancels_active_runs_only(self, session: AsyncSession, actor: Actor) -> None:
+        agent = await make_agent(session, actor)
+        running = orm.Run(
+            id=ids.new_id(ids.Prefix.RUN), organization_id=actor.organization_id, agent_id=agent.id, status="running"
+        )
+        done = orm.Run(
+            id=ids.new_id(ids.Prefix.RUN),
+            organization_id=actor.organization_id,
+            agent_id=agent.id,
+            status="completed",
+            stop_reason="end_turn",
+        )
+        session.add_all([running, done])
+        await session.flush()
+        assert await AgentMessageService(session, actor).cancel(agent.id, None) == {running.id: "cancelled"}
+        assert (running.status, running.stop_reason) == ("cancelled", "cancelled")
+        assert done.status == "completed"
+        unknown = ids.new_id(ids.Prefix.RUN)
+        assert await AgentMessageService(session, actor).cancel(agent.id, [unknown]) == {unknown: "failed"}
+
+
+class TestOrgMessages:
+    async def test_lists_every_agent_of_the_org_only(self, session: AsyncSession, actor: Actor) -> None:
+        first, second = await make_agent(session, actor), await make_agent(session, actor)
+        await say(session, first, "from first")
+        await say(session, second, "from second")
+        service = MessageService(session, actor)
+        assert texts(await service.list_all(HistoryQuery())) == ["from first", "from second"]
+        assert texts(await service.list_all(HistoryQuery(order="desc", limit=1))) == ["from second"]
+        stranger = MessageService(session, Actor(ids.DEFAULT_USER_ID, ids.DEFAULT_ORG_ID))
+        assert "from first" not in texts(await stranger.list_all(HistoryQuery(limit=None)))
+
+    async def test_retrieve_and_404s(self, session: AsyncSession, actor: Actor) -> None:
+        agent = await make_agent(session, actor)
+        (message_id,) = await say(session, agent, "find me")
+        views = await MessageService(session, actor).retrieve(message_id)
+        assert [(v.id, v.message_type) for v in views] == [(message_id, "user_message")]
+        assert texts(views) == ["find me"]
+        with pytest.raises(NotFoundError, match=f"Message with id {message_id} not found."):
+            await MessageService(session, Actor(ids.DEFAULT_USER_ID, ids.DEFAULT_ORG_ID)).retrieve(message_id)
