@@ -102,7 +102,11 @@ class AgentMessageService:
             await savepoint.rollback()
 
     async def cancel(self, agent_id: str, run_ids: Sequence[str] | None) -> dict[str, str]:
-        """Cancel the given runs, or the agent's active ones; the loop stops at its next step boundary."""
+        """Cancel the given runs, or the agent's active ones; the loop stops at its next step boundary.
+
+        The agent must be the actor's: another organization gets a 404 and cancels nothing.
+        """
+        await self.agents.get_or_404(self.actor.organization_id, agent_id)
         runs = RunRepository(self.session)
         if not run_ids:
             active = await runs.list_runs(

@@ -220,3 +220,16 @@ class TestOrgMessages:
         assert texts(views) == ["find me"]
         with pytest.raises(NotFoundError, match=f"Message with id {message_id} not found."):
             await MessageService(session, Actor(ids.DEFAULT_USER_ID, ids.DEFAULT_ORG_ID)).retrieve(message_id)
+
+
+async def test_other_org_cannot_cancel_runs(session: AsyncSession, actor: Actor) -> None:
+    agent = await make_agent(session, actor)
+    run = orm.Run(
+        id=ids.new_id(ids.Prefix.RUN), organization_id=actor.organization_id, agent_id=agent.id, status="running"
+    )
+    session.add(run)
+    await session.flush()
+    stranger = AgentMessageService(session, Actor(ids.DEFAULT_USER_ID, ids.DEFAULT_ORG_ID))
+    with pytest.raises(NotFoundError):
+        await stranger.cancel(agent.id, [run.id])
+    assert run.status == "running"
