@@ -26,3 +26,13 @@ async def release_agent_session_lock(conn: AsyncConnection, agent_id: str) -> bo
     """Release the session-level lock; False when this connection did not hold it."""
     result = await conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": lock_key(agent_id)})
     return bool(result.scalar())
+
+
+async def hold_session_lock(conn: AsyncConnection, name: str) -> None:
+    """Take the session-level lock named `name` on `conn` and keep it until the connection closes."""
+    await conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": lock_key(name)})
+
+
+async def lock_is_free(session: AsyncSession, name: str) -> bool:
+    """Whether nobody holds the session-level lock `name` (an xact-level try, let go when the transaction ends)."""
+    return bool(await session.scalar(text("SELECT pg_try_advisory_xact_lock(:k)"), {"k": lock_key(name)}))

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import case, delete, func, literal, select, update
+from sqlalchemy import and_, case, delete, func, literal, or_, select, update
 from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -14,6 +14,9 @@ from memlet.db.pagination import Page, fetch_page
 from memlet.errors import NotFoundError
 
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+
+
+ACTIVE_RUN_STATUSES = ("created", "running")
 
 
 def lease_deadline(lease_s: float) -> Any:
@@ -159,3 +162,52 @@ class RunRepository:
                 literal({"error": error}, JSONB)
             )
         await self.session.execute(update(orm.Run).where(orm.Run.id == run_id).values(**values))
+
+    async def renew_leases(self, worker_id: str, run_ids: Sequence[str], lease_s: float) -> None:
+        """Extend the leases of a worker's in-flight runs (one statement)."""
+        await self.session.execute(
+            update(orm.Run)
+            .where(orm.Run.id.in_(list(run_ids)), orm.Run.status.in_(ACTIVE_RUN_STATUSES))
+            .values(worker_id=worker_id, lease_expires_at=lease_deadline(lease_s))
+        )
+
+    async def active_owners(self, *, other_than: str) -> list[str]:
+        """The workers, other than `other_than`, that own active runs."""
+        owners = await self.session.scalars(
+            select(orm.Run.worker_id)
+            .where(
+                orm.Run.status.in_(ACTIVE_RUN_STATUSES),
+                orm.Run.worker_id.is_not(None),
+                orm.Run.worker_id != other_than,
+            )
+            .distinct()
+        )
+        return [str(owner) for owner in owners]
+
+    async def orphan_ids(self, dead_workers: Sequence[str], lease_s: float, keep: Sequence[str]) -> list[str]:
+        """Active runs whose lease expired, whose worker is dead, or that have no worker and are older than a lease."""
+        r = orm.Run
+        orphaned = or_(
+            r.lease_expires_at < func.now(),
+            r.worker_id.in_(list(dead_workers)),
+            and_(r.worker_id.is_(None), r.created_at < func.now() - func.make_interval(0, 0, 0, 0, 0, 0, lease_s)),
+        )
+        stmt = select(r.id).where(r.status.in_(ACTIVE_RUN_STATUSES), orphaned)
+        if keep:
+            stmt = stmt.where(r.id.not_in(list(keep)))
+        return list(await self.session.scalars(stmt))
+
+    async def close_interrupted(self, run_id: str, error: dict[str, Any]) -> orm.Run | None:
+        """Close a still-active run as failed (stop reason ``error``); None when it already ended or is locked."""
+        run = await self.session.scalar(
+            select(orm.Run)
+            .where(orm.Run.id == run_id, orm.Run.status.in_(ACTIVE_RUN_STATUSES))
+            .with_for_update(skip_locked=True)
+        )
+        if run is None:
+            return None
+        run.status, run.stop_reason = "failed", "error"
+        run.completed_at = datetime.now(UTC)
+        run.lease_expires_at = None
+        run.metadata_ = {**(run.metadata_ or {}), "error": error}
+        return run

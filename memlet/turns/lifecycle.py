@@ -16,38 +16,34 @@ repair: a step commits its tool calls together with their returns, so a crash ne
 
 import asyncio
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
 
-from sqlalchemy import and_, func, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
 from memlet import ids
 from memlet.actor import Actor
-from memlet.db import models as orm
-from memlet.db.locks import lock_key
+from memlet.db.locks import hold_session_lock, lock_is_free
 from memlet.log import get_logger, log_fields
 from memlet.loop.cancel import deny_pending
 from memlet.net.outbound import OutboundPolicy
 from memlet.runs.callbacks import dispatch_run_callback
-from memlet.runs.repository import lease_deadline
+from memlet.runs.repository import RunRepository
 
 log = get_logger("runs.lifecycle")
 
-ACTIVE = ("created", "running")
 INTERRUPTED = "RunInterrupted"
 SHUTDOWN_MESSAGE = "The server shut down before the run finished."
 LOST_MESSAGE = "The server process running this run stopped (crash or restart) before the run finished."
 DENIAL_REASON = "The server stopped before the run finished, so the tool call was denied."
 
 
-def _liveness_key(worker_id: str) -> int:
-    return lock_key(f"worker:{worker_id}")
+def _liveness_lock(worker_id: str) -> str:
+    return f"worker:{worker_id}"
 
 
 async def hold_liveness(engine: AsyncEngine, worker_id: str) -> AsyncConnection:
     """Take this worker's liveness lock on a connection kept open for the worker's life (close it to let go)."""
     conn = await engine.connect()
-    await conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": _liveness_key(worker_id)})
+    await hold_session_lock(conn, _liveness_lock(worker_id))
     await conn.commit()
     return conn
 
@@ -59,27 +55,7 @@ async def renew_leases(
     if not run_ids:
         return
     async with maker() as session, session.begin():
-        await session.execute(
-            update(orm.Run)
-            .where(orm.Run.id.in_(list(run_ids)), orm.Run.status.in_(ACTIVE))
-            .values(worker_id=worker_id, lease_expires_at=lease_deadline(lease_s))
-        )
-
-
-async def _dead_workers(session: AsyncSession, worker_id: str) -> list[str]:
-    """Workers owning active runs whose liveness lock is free: their process is gone."""
-    owners = await session.scalars(
-        select(orm.Run.worker_id)
-        .where(orm.Run.status.in_(ACTIVE), orm.Run.worker_id.is_not(None), orm.Run.worker_id != worker_id)
-        .distinct()
-    )
-    dead = []
-    for owner in list(owners):
-        # An xact-level try: it is let go when this transaction ends, so the check itself holds nothing.
-        free = await session.scalar(text("SELECT pg_try_advisory_xact_lock(:k)"), {"k": _liveness_key(str(owner))})
-        if free:
-            dead.append(str(owner))
-    return dead
+        await RunRepository(session).renew_leases(worker_id, run_ids, lease_s)
 
 
 async def find_orphans(
@@ -87,31 +63,22 @@ async def find_orphans(
 ) -> list[str]:
     """Active runs nobody will finish (see the module docstring), except `keep` (this worker's own)."""
     async with maker() as session, session.begin():
-        dead = await _dead_workers(session, worker_id)
-        r = orm.Run
-        orphaned = or_(
-            r.lease_expires_at < func.now(),
-            r.worker_id.in_(dead),
-            and_(r.worker_id.is_(None), r.created_at < func.now() - func.make_interval(0, 0, 0, 0, 0, 0, lease_s)),
-        )
-        stmt = select(r.id).where(r.status.in_(ACTIVE), orphaned)
-        if kept := list(keep):
-            stmt = stmt.where(r.id.not_in(kept))
-        return list(await session.scalars(stmt))
+        runs = RunRepository(session)
+        # Workers owning active runs whose liveness lock is free: their process is gone.
+        dead = [
+            owner
+            for owner in await runs.active_owners(other_than=worker_id)
+            if await lock_is_free(session, _liveness_lock(owner))
+        ]
+        return await runs.orphan_ids(dead, lease_s, list(keep))
 
 
 async def _close_one(maker: async_sessionmaker[AsyncSession], run_id: str, message: str) -> Actor | None:
     """Close one run if it is still active; returns who owns it (for its callback), None if it was not closed."""
     async with maker() as session, session.begin():
-        run = await session.scalar(
-            select(orm.Run).where(orm.Run.id == run_id, orm.Run.status.in_(ACTIVE)).with_for_update(skip_locked=True)
-        )
+        run = await RunRepository(session).close_interrupted(run_id, {"type": INTERRUPTED, "message": message})
         if run is None:
             return None
-        run.status, run.stop_reason = "failed", "error"
-        run.completed_at = datetime.now(UTC)
-        run.lease_expires_at = None
-        run.metadata_ = {**(run.metadata_ or {}), "error": {"type": INTERRUPTED, "message": message}}
         if run.agent_id is not None:
             await deny_pending(session, run.agent_id, run.id, reason=DENIAL_REASON, stop_reason="error", only_own=True)
         return Actor(run.created_by_id or ids.DEFAULT_USER_ID, run.organization_id)

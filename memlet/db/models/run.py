@@ -34,7 +34,7 @@ class Run(TimestampMixin, OrgScopedMixin, Base):
     total_duration_ns: Mapped[int | None] = mapped_column(BigInteger, default=None)
     num_steps: Mapped[int] = mapped_column(Integer, default=0)
     tools_used: Mapped[list[str] | None] = mapped_column(JSONB, default=None)
-    # The worker process running it and until when it vouches for it (renewed while it runs); see runs.lifecycle.
+    # The worker process running it and until when it vouches for it (renewed while it runs); see turns/lifecycle.py.
     worker_id: Mapped[str | None] = mapped_column(String, default=None)
     lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
 
