@@ -18,9 +18,7 @@ from memlet.llm.client import LLMClient, OpenAICompatibleClient, check_endpoint_
 from memlet.llm.pool import ClientPool
 from memlet.net.outbound import policy_for
 from memlet.net.transport import guarded_sdk_client
-from memlet.providers.endpoints import EndpointKey, endpoint_url, env_keys, key_for
-from memlet.providers.remote import default_base_url
-from memlet.providers.repository import ProviderRepository
+from memlet.providers.endpoints import EndpointKey, byok_keys, endpoint_url, env_keys, key_for
 
 
 class LLMClients:
@@ -39,13 +37,7 @@ class LLMClients:
         name = llm_config.get("provider_name")
         if llm_config.get("provider_category") != "byok" or not isinstance(name, str):
             return []
-        async with self.sessionmaker() as session:
-            row = await ProviderRepository(session).find_by_name(org_id, name)
-        key = self.keyring.reveal(row.api_key, f"API key of provider {name!r}") if row is not None else None
-        if row is None or not key:
-            return []
-        url = default_base_url(row.provider_type, row.base_url)
-        return [EndpointKey(url, key)] if url else []
+        return await byok_keys(self.sessionmaker, self.keyring, org_id, name)
 
     @asynccontextmanager
     async def __call__(self, llm_config: dict[str, Any], org_id: str) -> AsyncIterator[LLMClient]:

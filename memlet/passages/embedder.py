@@ -19,9 +19,8 @@ from memlet.llm.embeddings import DIMENSIONS_MODELS, EmbeddingClient, embedding_
 from memlet.llm.pool import ClientPool
 from memlet.net.outbound import policy_for
 from memlet.net.transport import guarded_sdk_client
-from memlet.providers.endpoints import OLLAMA_URL, EndpointKey, env_keys, key_for
-from memlet.providers.remote import default_base_url, normalize_base_url
-from memlet.providers.repository import ProviderRepository
+from memlet.providers.endpoints import OLLAMA_URL, EndpointKey, byok_keys, env_keys, key_for
+from memlet.providers.remote import normalize_base_url
 
 
 def embedding_url(config: dict[str, Any], settings: Settings) -> str:
@@ -64,13 +63,7 @@ class Embedder:
             name = handle.split("/", 1)[0]
         if not name or org_id is None:
             return []
-        async with self.sessionmaker() as session:
-            row = await ProviderRepository(session).find_by_name(org_id, name)
-        key = self.keyring.reveal(row.api_key, f"API key of provider {name!r}") if row is not None else None
-        if row is None or not key:
-            return []
-        url = default_base_url(row.provider_type, row.base_url)
-        return [EndpointKey(url, key)] if url else []
+        return await byok_keys(self.sessionmaker, self.keyring, org_id, name)
 
     async def embed_texts(
         self, embedding_config: dict[str, Any], texts: list[str], *, org_id: str | None = None

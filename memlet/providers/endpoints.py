@@ -9,10 +9,14 @@ endpoint that is neither gets no key at all.
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
 from memlet.config import Settings
+from memlet.crypto import Keyring
 from memlet.errors import BadRequestError
 from memlet.net.outbound import DEFAULT_PORTS
-from memlet.providers.remote import OPENAI_STYLE, normalize_base_url
+from memlet.providers.remote import OPENAI_STYLE, default_base_url, normalize_base_url
+from memlet.providers.repository import ProviderRepository
 
 DEEPSEEK_URL = "https://api.deepseek.com/v1"
 OLLAMA_URL = "http://localhost:11434/v1"
@@ -80,3 +84,16 @@ def env_keys(settings: Settings) -> list[EndpointKey]:
 def key_for(url: str, candidates: list[EndpointKey]) -> str | None:
     """The key of the first candidate bound to `url`, else None (a foreign endpoint gets no key)."""
     return next((c.api_key for c in candidates if same_endpoint(c.base_url, url)), None)
+
+
+async def byok_keys(
+    sessionmaker: async_sessionmaker[AsyncSession], keyring: Keyring, org_id: str, provider_name: str
+) -> list[EndpointKey]:
+    """The key of the organization's BYOK provider `provider_name`, bound to its base URL (none when unknown)."""
+    async with sessionmaker() as session:
+        row = await ProviderRepository(session).find_by_name(org_id, provider_name)
+    key = keyring.reveal(row.api_key, f"API key of provider {provider_name!r}") if row is not None else None
+    if row is None or not key:
+        return []
+    url = default_base_url(row.provider_type, row.base_url)
+    return [EndpointKey(url, key)] if url else []
