@@ -26,7 +26,8 @@ def is_v2(agent_type: str) -> bool:
     return agent_type in V2_AGENT_TYPES
 
 
-def _text_parts(content: list[dict[str, Any]] | None) -> str:
+def text_parts(content: list[dict[str, Any]] | None) -> str:
+    """The text of a stored message's content parts, joined (other part types are skipped)."""
     return "".join(str(part.get("text", "")) for part in content or [] if part.get("type") == "text")
 
 
@@ -51,7 +52,7 @@ def to_openai_messages(system_text: str, rows: Sequence[orm.Message], agent_type
     v2 = is_v2(agent_type)
     out: list[dict[str, Any]] = [{"role": "system", "content": system_text}]
     for row in rows:
-        text = _text_parts(row.content)
+        text = text_parts(row.content)
         if row.role in ("assistant", "approval"):
             if not row.tool_calls:
                 if row.role == "assistant" and text:

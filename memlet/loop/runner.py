@@ -35,7 +35,6 @@ from memlet.loop.summarizer import ContextOverflowError
 from memlet.messages.requests import ApprovalCreate, MessageCreate, ToolReturnCreate
 from memlet.messages.schemas import StoredMessage
 from memlet.runs.repository import RunRepository
-from memlet.tools.rules import parse_tool_rules
 from memlet.tools.solver import ToolRulesSolver
 
 __all__ = ["InputItem", "LoopDeps", "RunOptions", "default_llm_for", "input_row", "run_agent"]
@@ -99,7 +98,7 @@ async def _run_locked(
             raise NotFoundError("Agent", agent_id)
         answers = approval_items(inputs)
         approval = check_approval(state, answers)
-        solver = ToolRulesSolver(parse_tool_rules(list(state.agent.tool_rules or [])))
+        solver = ToolRulesSolver.from_stored(state.agent.tool_rules)
         run = RunState(deps, run_id, agent_id, org_id, options, solver)
         run.pending = [input_row(i, state.agent, run_id) for i in inputs if isinstance(i, MessageCreate)]
         run.approval_items = answers or []

@@ -5,7 +5,6 @@ from datetime import datetime
 
 from memlet.db import models as orm
 from memlet.prompt.system_prompt import PromptBlock, compile_system_prompt, uses_line_numbers
-from memlet.tools.rules import parse_tool_rules
 from memlet.tools.solver import ToolRulesSolver
 
 
@@ -24,7 +23,7 @@ def tool_rules_text(tool_rules: list[dict[str, object]] | None) -> str:
     """
     if not tool_rules:
         return ""
-    section = ToolRulesSolver(parse_tool_rules(list(tool_rules))).render_rules_prompt()
+    section = ToolRulesSolver.from_stored(tool_rules).render_rules_prompt()
     start, end = section.find("<tool_rule>"), section.rfind("</tool_rule>")
     if start == -1 or end == -1:
         return ""

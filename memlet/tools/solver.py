@@ -26,6 +26,7 @@ from memlet.tools.rules import (
     RequiresApprovalToolRule,
     TerminalToolRule,
     ToolRule,
+    parse_tool_rules,
 )
 
 RULES_SECTION_DESCRIPTION = (
@@ -43,6 +44,11 @@ class ToolRulesSolver:
     def __init__(self, rules: Iterable[ToolRule] | None = None) -> None:
         self.rules: list[ToolRule] = list(rules or [])
         self._history: list[str] = []
+
+    @classmethod
+    def from_stored(cls, stored: Sequence[dict[str, Any]] | None) -> "ToolRulesSolver":
+        """A solver for an agent's rules as stored (the `tool_rules` JSON column)."""
+        return cls(parse_tool_rules(list(stored or [])))
 
     @property
     def history(self) -> tuple[str, ...]:

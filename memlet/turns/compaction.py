@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from memlet.actor import Actor
 from memlet.agents.parts import CompactionSettings
 from memlet.errors import BadRequestError
-from memlet.llm.chat_format import is_v2, prompt_tokens, to_openai_messages, tool_definition
+from memlet.llm.chat_format import is_v2, prompt_tokens, text_parts, to_openai_messages, tool_definition
 from memlet.loop.agent_state import LoopRepository
 from memlet.loop.commit import commit_compaction
 from memlet.loop.runner import LoopDeps
@@ -32,19 +32,15 @@ class CompactionResponse(BaseModel):
     num_messages_after: int
 
 
-def _text(content: list[dict[str, object]] | None) -> str:
-    return "".join(str(p.get("text", "")) for p in content or [] if p.get("type") == "text")
-
-
 async def summarize(deps: LoopDeps, actor: Actor, agent_id: str) -> CompactionResponse:
     """Summarize the oldest part of the agent's buffer into one message after the system message."""
     async with deps.sessionmaker() as session:
         state = await LoopRepository(session).load_state_or_404(agent_id, actor.organization_id)
     agent, rows = state.agent, state.messages
     if not [r for r in rows[1:] if r.role not in ("system", "summary")]:
-        existing = next((_text(r.content) for r in rows if r.role == "summary"), "")
+        existing = next((text_parts(r.content) for r in rows if r.role == "summary"), "")
         return CompactionResponse(summary=existing, num_messages_before=len(rows), num_messages_after=len(rows))
-    system_text = _text(rows[0].content)
+    system_text = text_parts(rows[0].content)
     tools = [
         tool_definition(t.json_schema or {"name": t.name}, v2=is_v2(agent.agent_type), terminal=False)
         for t in state.tools

@@ -7,12 +7,11 @@ loop sends them; messages are the in-context buffer after the system message.
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.agents.parts import ContextWindowOverview
-from memlet.llm.chat_format import is_v2, to_openai_messages, tool_definition
+from memlet.llm.chat_format import is_v2, text_parts, to_openai_messages, tool_definition
 from memlet.llm.tokens import count_message_tokens, count_tokens, count_tools_tokens
 from memlet.loop.agent_state import LoopRepository
 from memlet.messages.schemas import StoredMessage
 from memlet.prompt.system_prompt import split_sections
-from memlet.tools.rules import parse_tool_rules
 from memlet.tools.solver import ToolRulesSolver
 
 DEFAULT_CONTEXT_WINDOW = 128_000
@@ -20,18 +19,14 @@ DEFAULT_CONTEXT_WINDOW = 128_000
 _SUMMARY_MARKER = "The following is a summary of the previous "
 
 
-def _text(content: list[dict[str, object]] | None) -> str:
-    return "".join(str(p.get("text", "")) for p in content or [] if p.get("type") == "text")
-
-
 async def context_window(session: AsyncSession, org_id: str, agent_id: str) -> ContextWindowOverview:
     """The context-window report for one agent (four queries: agent + buffer, blocks, tools, message count)."""
     repo = LoopRepository(session)
     state = await repo.load_state_or_404(agent_id, org_id)
     agent, rows = state.agent, state.messages
-    system_text = _text(rows[0].content) if rows else ""
+    system_text = text_parts(rows[0].content) if rows else ""
     sections = split_sections(system_text)
-    terminal = set(ToolRulesSolver(parse_tool_rules(list(agent.tool_rules or []))).terminal_tool_names())
+    terminal = set(ToolRulesSolver.from_stored(agent.tool_rules).terminal_tool_names())
     v2 = is_v2(agent.agent_type)
     tools = [
         tool_definition(t.json_schema or {"name": t.name}, v2=v2, terminal=t.name in terminal) for t in state.tools
@@ -39,8 +34,8 @@ async def context_window(session: AsyncSession, org_id: str, agent_id: str) -> C
     buffer = rows[1:]
     chat = to_openai_messages(system_text, buffer, agent.agent_type)[1:]
     summary = None
-    if buffer and buffer[0].role == "user" and _SUMMARY_MARKER in _text(buffer[0].content):
-        summary = _text(buffer[0].content)
+    if buffer and buffer[0].role == "user" and _SUMMARY_MARKER in text_parts(buffer[0].content):
+        summary = text_parts(buffer[0].content)
 
     def tokens(text: str | None) -> int:
         return count_tokens(text or "")

@@ -18,7 +18,6 @@ from memlet.loop.deps import LoopDeps
 from memlet.loop.llm_call import build_chat_request, request_tools, stored_system_text
 from memlet.loop.runner import input_row
 from memlet.messages.requests import LettaRequest, MessageCreate
-from memlet.tools.rules import parse_tool_rules
 from memlet.tools.solver import ToolRulesSolver
 
 
@@ -43,7 +42,7 @@ async def preview_request(
     if llm_override:
         agent.llm_config = {**(agent.llm_config or {}), **llm_override}
     pending = [input_row(item, agent, "") for item in req.messages or [] if isinstance(item, MessageCreate)]
-    solver = ToolRulesSolver(parse_tool_rules(list(agent.tool_rules or [])))
+    solver = ToolRulesSolver.from_stored(agent.tool_rules)
     client_tools = [t.model_dump() for t in req.client_tools or []]
     tools, _, tool_choice = request_tools(state, solver, client_tools)
     request = build_chat_request(state, stored_system_text(state), pending, tools, tool_choice)
