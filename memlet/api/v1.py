@@ -8,6 +8,12 @@ from memlet.archives.router import agent_router as agent_archives_router
 from memlet.archives.router import router as archives_router
 from memlet.blocks.agent_router import router as core_memory_router
 from memlet.blocks.router import router as blocks_router
+from memlet.files.agent_router import router as agent_files_router
+from memlet.files.router import router as folder_files_router
+from memlet.files.router import sources_router as source_files_router
+from memlet.folders.agent_router import router as agent_folders_router
+from memlet.folders.router import router as folders_router
+from memlet.folders.router import sources_router
 from memlet.health.router import router as health_router
 from memlet.identities.router import agent_router as agent_identities_router
 from memlet.identities.router import block_router as block_identities_router
@@ -31,6 +37,12 @@ ROUTERS: list[APIRouter] = [
     passages_router,
     core_memory_router,
     blocks_router,
+    agent_files_router,
+    agent_folders_router,
+    folders_router,
+    folder_files_router,
+    sources_router,
+    source_files_router,
     health_router,
     identities_router,
     agent_identities_router,

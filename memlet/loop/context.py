@@ -13,8 +13,13 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
+from memlet.files import line_view
+from memlet.files.agent_files import file_limits
+from memlet.files.agent_repository import FileAgentRepository
+from memlet.folders.repository import FolderRepository
 from memlet.llm.client import wire_tool_call_id
 from memlet.loop import state as loop_state
+from memlet.loop.directories import PromptFile, PromptFolder, render_directories
 from memlet.loop.system_prompt import PromptBlock, compile_system_prompt, uses_line_numbers
 from memlet.loop.tokens import count_message_tokens, count_tools_tokens
 from memlet.loop.tool_rules import ToolRulesSolver
@@ -53,6 +58,7 @@ def system_message_text(
     archival_tags: Sequence[str],
     now: datetime,
     with_rules: bool = False,
+    directories: str = "",
 ) -> str:
     """Compile the system message text for `agent` (pure).
 
@@ -72,7 +78,24 @@ def system_message_text(
         archival_tags=archival_tags,
         tool_rules_text=tool_rules_text(agent.tool_rules) if with_rules else "",
         line_numbers=with_rules and uses_line_numbers(agent.agent_type, endpoint),
+        directories=directories,
     )
+
+
+async def directories_text(session: AsyncSession, agent: orm.Agent) -> str:
+    """The agent's `<directories>` section: its folders and the file blocks of their files ("" without any)."""
+    folders = await FolderRepository(session).of_agent(agent.id)
+    if not folders:
+        return ""
+    max_open, char_limit = file_limits(agent)
+    files = [
+        PromptFile(
+            r.source_id, r.file_name, line_view.truncate_view(r.visible_content, r.is_open, char_limit), char_limit
+        )
+        for r in await FileAgentRepository(session).of_agent(agent.id)
+    ]
+    shown = [PromptFolder(f.id, f.name, f.description, f.instructions) for f in folders]
+    return render_directories(shown, files, max_open)
 
 
 async def refresh_system_message(
@@ -101,6 +124,7 @@ async def refresh_system_message(
         archival_tags=archival_tags,
         now=agent.system_compiled_at,
         with_rules=with_rules,
+        directories=await directories_text(session, agent),
     )
     if agent.message_ids:
         await repo.set_message_content(agent.id, agent.message_ids[0], [{"type": "text", "text": text}])

@@ -1,0 +1,1 @@
+"""Files of folders: upload, parsing, chunking, background processing, and the files agents open."""
