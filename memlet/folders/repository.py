@@ -38,7 +38,9 @@ class FolderRepository:
         return await fetch_page(self.session, stmt, page, sort_col=S.created_at, id_col=S.id)
 
     async def count(self, org_id: str) -> int:
-        return int(await self.session.scalar(select(func.count()).select_from(S).where(S.organization_id == org_id)) or 0)
+        return int(
+            await self.session.scalar(select(func.count()).select_from(S).where(S.organization_id == org_id)) or 0
+        )
 
     async def delete(self, source_id: str) -> None:
         await self.session.execute(delete(S).where(S.id == source_id))

@@ -14,8 +14,9 @@ from memlet import metrics
 from memlet.config import Settings
 from memlet.crypto import Keyring, SecretDecryptError, keyring_for
 from memlet.db import models as orm
+from memlet.tool_exec.builtins import BUILTIN_TOOLS, UNTRUNCATED_TOOLS
 from memlet.tool_exec.memory_edits import MemoryEditError
-from memlet.tool_exec.memory_tools import BUILTIN_TOOLS, UNTRUNCATED_TOOLS, ToolContext, ToolError
+from memlet.tool_exec.memory_tools import ToolContext, ToolError
 from memlet.tool_exec.sandbox import SandboxPolicy, run_tool
 
 log = logging.getLogger(__name__)

@@ -17,7 +17,8 @@ from memlet.config import Settings
 from memlet.errors import NotFoundError
 from memlet.loop.commit import commit_memory_edits
 from memlet.loop.state import LoopRepository
-from memlet.tool_exec.memory_tools import BUILTIN_TOOLS, ToolContext
+from memlet.tool_exec.builtins import BUILTIN_TOOLS
+from memlet.tool_exec.memory_tools import ToolContext
 from memlet.tool_exec.registry import execute_tool
 
 
