@@ -47,7 +47,8 @@ class FileProcessor:
         self.slots = asyncio.Semaphore(max(1, concurrency))
         self.tasks: set[asyncio.Task[None]] = set()
 
-    def submit(self, file_id: str) -> None:
+    async def submit(self, file_id: str) -> None:
+        """Start processing `file_id` in the background (returns at once)."""
         task = asyncio.create_task(self._guarded(file_id), name=f"file:{file_id}")
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
@@ -57,7 +58,7 @@ class FileProcessor:
         async with self.sessionmaker() as session:
             file_ids = await FileRepository(session).unfinished_ids()
         for file_id in file_ids:
-            self.submit(file_id)
+            await self.submit(file_id)
         return file_ids
 
     async def drain(self) -> None:

@@ -61,10 +61,9 @@ SOURCE_FILE_OPS = {
 def build_router(prefix: str, id_name: str, ops: dict[str, str], *, deprecated: bool) -> APIRouter:
     router = APIRouter(prefix=prefix, tags=[prefix.strip("/")], deprecated=deprecated or None)
     FolderIdParam = Annotated[str, folder_path(id_name)]
+    at = f"/{{{id_name}}}"  # the folder id segment, named as the prefix names it
 
-    @router.post(
-        "/{folder_id}/upload", operation_id=ops["upload"], response_model=FileMetadata, openapi_extra=_UPLOAD_BODY
-    )
+    @router.post(f"{at}/upload", operation_id=ops["upload"], response_model=FileMetadata, openapi_extra=_UPLOAD_BODY)
     async def upload(
         folder_id: FolderIdParam,
         request: Request,
@@ -86,7 +85,7 @@ def build_router(prefix: str, id_name: str, ops: dict[str, str], *, deprecated: 
         background.add_task(processor.submit, accepted.file.id)
         return view
 
-    @router.get("/{folder_id}/files", operation_id=ops["list"], response_model=list[FileMetadata])
+    @router.get(f"{at}/files", operation_id=ops["list"], response_model=list[FileMetadata])
     async def list_files(
         folder_id: FolderIdParam,
         service: FileServiceDep,
@@ -103,7 +102,7 @@ def build_router(prefix: str, id_name: str, ops: dict[str, str], *, deprecated: 
         texts = await service.texts([r.id for r in rows]) if include_content else {}
         return [file_metadata(r, content=texts.get(r.id)) for r in rows]
 
-    @router.get("/{folder_id}/files/{file_id}", operation_id=ops["retrieve"], response_model=FileMetadata)
+    @router.get(f"{at}/files/{{file_id}}", operation_id=ops["retrieve"], response_model=FileMetadata)
     async def retrieve(
         folder_id: FolderIdParam,
         file_id: FileIdParam,
@@ -116,7 +115,7 @@ def build_router(prefix: str, id_name: str, ops: dict[str, str], *, deprecated: 
         texts = await service.texts([row.id]) if include_content else {}
         return file_metadata(row, content=texts.get(row.id))
 
-    @router.delete("/{folder_id}/{file_id}", operation_id=ops["delete"], status_code=204)
+    @router.delete(f"{at}/{{file_id}}", operation_id=ops["delete"], status_code=204)
     async def delete(folder_id: FolderIdParam, file_id: FileIdParam, service: FileServiceDep, actor: ActorDep) -> None:
         """Delete a file with its passages and the agents' file blocks."""
         await service.delete(actor, folder_id, file_id)

@@ -5,6 +5,7 @@ with 413, before the rest of the body is read. Other form fields are ignored (bo
 never grow memory beyond the limit plus a little.
 """
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from fastapi import Request
@@ -15,6 +16,9 @@ from memlet.errors import BadRequestError, MemletError
 FILE_FIELD = "file"
 MAX_OTHER_BYTES = 64 * 1024  # every non-file part together
 MAX_PARTS = 16
+# After the limit is hit, this much more of the body is read and dropped so an ordinary client that is still
+# sending sees the 413 instead of a reset connection; a larger body is cut off.
+DRAIN_BYTES = 8 * 1024 * 1024
 
 
 class UploadTooLargeError(MemletError):
@@ -102,6 +106,14 @@ class _Collector:
         self.data = bytearray()
 
 
+async def _drain(stream: AsyncIterator[bytes]) -> None:
+    dropped = 0
+    async for chunk in stream:
+        dropped += len(chunk)
+        if dropped > DRAIN_BYTES:
+            return
+
+
 async def read_upload(request: Request, limit: int) -> UploadedFile:
     """The `file` part of a multipart/form-data request; 413 past `limit`, 422 without a file part."""
     content_type, params = parse_options_header(request.headers.get("content-type"))
@@ -109,13 +121,18 @@ async def read_upload(request: Request, limit: int) -> UploadedFile:
     if content_type != b"multipart/form-data" or not boundary:
         raise BadRequestError("INVALID_ARGUMENT: the upload must be multipart/form-data with a `file` part")
     declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit + MAX_OTHER_BYTES:
+    if declared.isdigit() and int(declared) > limit + MAX_OTHER_BYTES + DRAIN_BYTES:
         raise UploadTooLargeError(limit)
     collector = _Collector(limit)
     callbacks = {name: getattr(collector, name) for name in dir(collector) if name.startswith("on_")}
     parser = MultipartParser(boundary, callbacks)  # type: ignore[arg-type]
-    async for chunk in request.stream():
-        parser.write(chunk)
+    stream = request.stream()
+    try:
+        async for chunk in stream:
+            parser.write(chunk)
+    except UploadTooLargeError:
+        await _drain(stream)
+        raise
     parser.finalize()
     if collector.found is None:
         raise MissingFilePartError()

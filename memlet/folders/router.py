@@ -59,7 +59,9 @@ def build_router(prefix: str, id_name: str, ops: dict[str, str], *, deprecated: 
     router = APIRouter(prefix=prefix, tags=[prefix.strip("/")], deprecated=deprecated or None)
     model: type[Folder] = Source if deprecated else Folder
     FolderIdParam = Annotated[str, folder_path(id_name)]
-    NameParam = Annotated[str, Path(alias=f"{id_name.removesuffix('_id')}_name", max_length=255)]
+    at = f"/{{{id_name}}}"  # the folder id segment, named as the prefix names it
+    name_param = f"{id_name.removesuffix('_id')}_name"
+    NameParam = Annotated[str, Path(alias=name_param, max_length=255)]
 
     @router.get("/count", operation_id=ops["count"], response_model=int)
     async def count(service: FolderServiceDep, actor: ActorDep) -> Any:
@@ -73,7 +75,7 @@ def build_router(prefix: str, id_name: str, ops: dict[str, str], *, deprecated: 
         """Folder, file and byte totals of the organization, per folder on request."""
         return await service.metadata(actor, detailed=include_detailed_per_source_metadata)
 
-    @router.get("/name/{name}", operation_id=ops["by_name"], response_model=str, deprecated=True)
+    @router.get(f"/name/{{{name_param}}}", operation_id=ops["by_name"], response_model=str, deprecated=True)
     async def by_name(name: NameParam, service: FolderServiceDep, actor: ActorDep) -> Any:
         """Deprecated: the id of the folder with this name (use the list endpoint's `name` filter)."""
         return await service.id_by_name(actor, name)
@@ -97,22 +99,22 @@ def build_router(prefix: str, id_name: str, ops: dict[str, str], *, deprecated: 
         """Create a folder; its embedding model comes from `embedding` or `embedding_config`."""
         return await service.create(actor, body)
 
-    @router.get("/{folder_id}", operation_id=ops["retrieve"], response_model=model)
+    @router.get(at, operation_id=ops["retrieve"], response_model=model)
     async def retrieve(folder_id: FolderIdParam, service: FolderServiceDep, actor: ActorDep) -> Any:
         """Get a folder by id."""
         return await service.get(actor, folder_id)
 
-    @router.patch("/{folder_id}", operation_id=ops["modify"], response_model=model)
+    @router.patch(at, operation_id=ops["modify"], response_model=model)
     async def modify(folder_id: FolderIdParam, body: SourceUpdate, service: FolderServiceDep, actor: ActorDep) -> Any:
         """Rename a folder or change its description, instructions or metadata."""
         return await service.modify(actor, folder_id, body)
 
-    @router.delete("/{folder_id}", operation_id=ops["delete"])
+    @router.delete(at, operation_id=ops["delete"])
     async def delete(folder_id: FolderIdParam, service: FolderServiceDep, actor: ActorDep) -> None:
         """Delete a folder with its files, their passages and the agents' file blocks."""
         await service.delete(actor, folder_id)
 
-    @router.get("/{folder_id}/agents", operation_id=ops["agents"], response_model=list[str])
+    @router.get(f"{at}/agents", operation_id=ops["agents"], response_model=list[str])
     async def agents(
         folder_id: FolderIdParam,
         service: FolderServiceDep,
@@ -127,7 +129,7 @@ def build_router(prefix: str, id_name: str, ops: dict[str, str], *, deprecated: 
         page = Page(before=before, after=after, limit=limit, order=order)
         return await service.agent_ids_page(actor, folder_id, page)
 
-    @router.get("/{folder_id}/passages", operation_id=ops["passages"], response_model=list[Passage])
+    @router.get(f"{at}/passages", operation_id=ops["passages"], response_model=list[Passage])
     async def passages(
         folder_id: FolderIdParam,
         service: FolderServiceDep,
