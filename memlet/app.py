@@ -11,6 +11,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from memlet import __version__, ids, metrics
+from memlet.agents.system_message import rebuild_prompt
 from memlet.api.middleware import (
     BodyLimitMiddleware,
     LoopbackHostMiddleware,
@@ -24,6 +25,7 @@ from memlet.db import errors as db_errors
 from memlet.db.engine import create_engine, create_sessionmaker, create_turn_engine, warn_connection_budget
 from memlet.errors import MemletError
 from memlet.exposure import is_loopback_host, refuse_unsafe_exposure
+from memlet.folders.processing import FileProcessor
 from memlet.hardening import make_undumpable
 from memlet.log import (
     RequestIdMiddleware,
@@ -67,9 +69,17 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.embedder = embedder = Embedder(settings, app.state.sessionmaker)
     app.state.run_worker = worker = RunWorker(app.state.sessionmaker, turn_engine, settings)
     await worker.start()
+    # Uploads still pending, parsing or embedding when the server last stopped are processed again.
+    # Lower domains (blocks, folders, files) rebuild agents' system messages through this hook.
+    app.state.rebuild_prompt = rebuild_prompt
+    app.state.file_processor = files = FileProcessor(
+        app.state.sessionmaker, embedder, rebuild_prompt, settings.file_processing_concurrency
+    )
+    await files.recover()
     try:
         yield
     finally:
+        await files.shutdown()
         await worker.shutdown()
         await llm_clients.aclose()
         await embedder.aclose()

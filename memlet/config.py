@@ -24,6 +24,10 @@ class Settings(BaseSettings):
     port: int = 8283
     log_level: str = "INFO"
     max_body_bytes: int = 32 * 1024 * 1024
+    # Largest file `POST /v1/folders/{id}/upload` accepts (413 beyond it, counted while the body streams in).
+    max_upload_bytes: int = 16 * 1024 * 1024
+    # Files parsed and embedded at the same time, per server process.
+    file_processing_concurrency: int = 2
 
     # Optional bearer-password auth (Letta: SECURE / LETTA_SERVER_SECURE + LETTA_SERVER_PASSWORD).
     server_password: SecretStr | None = Field(

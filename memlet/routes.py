@@ -3,6 +3,7 @@
 from fastapi import APIRouter, Depends
 
 from memlet.agents.blocks_router import router as core_memory_router
+from memlet.agents.folders_router import router as agent_folders_router
 from memlet.agents.lookup_router import archive_router as agents_by_archive_router
 from memlet.agents.lookup_router import block_router as agents_by_block_router
 from memlet.agents.lookup_router import identity_router as agents_by_identity_router
@@ -12,6 +13,11 @@ from memlet.api.validators import check_request_input
 from memlet.archives.router import agent_router as agent_archives_router
 from memlet.archives.router import router as archives_router
 from memlet.blocks.router import router as blocks_router
+from memlet.folders.agent_files_router import router as agent_files_router
+from memlet.folders.file_router import router as folder_files_router
+from memlet.folders.file_router import sources_router as source_files_router
+from memlet.folders.router import router as folders_router
+from memlet.folders.router import sources_router
 from memlet.health.router import router as health_router
 from memlet.identities.router import agent_router as agent_identities_router
 from memlet.identities.router import block_router as block_identities_router
@@ -37,6 +43,12 @@ ROUTERS: list[APIRouter] = [
     core_memory_router,
     blocks_router,
     agents_by_block_router,
+    agent_files_router,
+    agent_folders_router,
+    folders_router,
+    folder_files_router,
+    sources_router,
+    source_files_router,
     health_router,
     identities_router,
     agents_by_identity_router,

@@ -27,22 +27,8 @@ AgentType = Literal[
 ManagerType = Literal["round_robin", "supervisor", "dynamic", "sleeptime", "voice_sleeptime", "swarm"]
 CompactionMode = Literal["all", "sliding_window", "self_compact_all", "self_compact_sliding_window"]
 
-DEFAULT_MAX_FILES_OPEN = 5
-DEFAULT_FILE_VIEW_WINDOW_CHARS = 50_000
-
 _DEPRECATED: dict[str, Any] = {"deprecated": True}
 _WIRE = ConfigDict(populate_by_name=True, extra="ignore", from_attributes=True, protected_namespaces=())
-
-
-def file_defaults_for_context_window(context_window: int | None) -> tuple[int, int]:
-    """(max_files_open, per_file_view_window_char_limit) Letta picks for a model with this context window."""
-    if not context_window:
-        return DEFAULT_MAX_FILES_OPEN, DEFAULT_FILE_VIEW_WINDOW_CHARS
-    # Roughly four characters a token: bigger windows may hold more open files and longer views of each.
-    for ceiling, max_files, char_limit in ((8_000, 3, 5_000), (32_000, 5, 15_000), (128_000, 10, 25_000)):
-        if context_window <= ceiling:
-            return max_files, char_limit
-    return (10, 40_000) if context_window <= 200_000 else (15, 40_000)
 
 
 class CompactionSettings(BaseModel):

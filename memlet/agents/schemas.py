@@ -22,10 +22,10 @@ from memlet.agents.parts import (
     CompactionSettings,
     Group,
     Source,
-    file_defaults_for_context_window,
 )
 from memlet.blocks.schemas import Block, CreateBlock, Memory
 from memlet.errors import BadRequestError
+from memlet.folders.line_view import file_defaults_for_context_window
 from memlet.identities.schemas import Identity
 from memlet.ids import Prefix, id_pattern
 from memlet.messages.requests import MessageCreate

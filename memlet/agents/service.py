@@ -11,10 +11,10 @@ from memlet.agents.initial_messages import initial_messages
 from memlet.agents.parts import CompactionSettings
 from memlet.agents.repository import AgentFilters, AgentRepository
 from memlet.agents.schemas import AgentState, CreateAgent, UpdateAgent
+from memlet.agents.system_message import refresh_system_message
 from memlet.agents.views import ALL_RELATIONSHIPS, DEFAULT_RELATIONSHIPS, AgentRelations, agent_state
 from memlet.blocks.repository import BlockRepository
 from memlet.blocks.service import new_block
-from memlet.blocks.system_message import refresh_system_message
 from memlet.crypto import PREFIX, Keyring
 from memlet.db import models as orm
 from memlet.db.base import utcnow

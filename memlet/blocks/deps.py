@@ -2,14 +2,14 @@
 
 from typing import Annotated
 
-from fastapi import Depends
+from fastapi import Depends, Request
 
 from memlet.api.deps import SessionDep
 from memlet.blocks.service import BlockService
 
 
-async def get_block_service(session: SessionDep) -> BlockService:
-    return BlockService(session)
+async def get_block_service(request: Request, session: SessionDep) -> BlockService:
+    return BlockService(session, request.app.state.rebuild_prompt)
 
 
 BlockServiceDep = Annotated[BlockService, Depends(get_block_service)]

@@ -14,10 +14,10 @@ from memlet import ids
 from memlet.actor import Actor
 from memlet.blocks.repository import BlockFilters, BlockRepository
 from memlet.blocks.schemas import Block, BlockUpdate, CreateBlock, Memory
-from memlet.blocks.system_message import refresh_system_message
 from memlet.db import models as orm
 from memlet.db.pagination import Page
 from memlet.errors import ConflictError, LimitExceededError, NotFoundError
+from memlet.prompt.rebuild import PromptRebuilder
 
 # Fields rendered into the system prompt: changing one means attached agents' prompts must be rebuilt.
 PROMPT_FIELDS = frozenset({"value", "limit", "label", "description", "read_only"})
@@ -78,9 +78,10 @@ def _changes(update: BlockUpdate) -> dict[str, Any]:
 
 
 class BlockService:
-    def __init__(self, session: AsyncSession) -> None:
+    def __init__(self, session: AsyncSession, rebuild_prompt: PromptRebuilder) -> None:
         self.session = session
         self.blocks = BlockRepository(session)
+        self.rebuild_prompt = rebuild_prompt
 
     async def _row(self, actor: Actor, block_id: str, *, for_update: bool = False) -> orm.Block:
         row = await self.blocks.find(actor.organization_id, block_id, for_update=for_update)
@@ -97,7 +98,7 @@ class BlockService:
     async def _recompile(self, agents: Sequence[orm.Agent]) -> None:
         await self.session.flush()
         for agent in agents:
-            await refresh_system_message(self.session, agent, update_timestamp=False)
+            await self.rebuild_prompt(self.session, agent)
 
     async def _apply(self, actor: Actor, row: orm.Block, update: BlockUpdate) -> Block:
         """Validate and apply a partial update, keep attachments' labels in step, recompile affected prompts."""

@@ -45,6 +45,7 @@ class ToolContext:
     detached: list[str] = field(default_factory=list)
     embedder: Embedder | None = None
     archival_changed: bool = False  # a passage was inserted: the prompt's archival metadata must be recompiled
+    files_changed: bool = False  # a file was opened or closed: the prompt's file blocks must be recompiled
 
     def block(self, label: str) -> orm.Block:
         for block in self.blocks:
@@ -54,7 +55,7 @@ class ToolContext:
 
     @property
     def memory_changed(self) -> bool:
-        return bool(self.changed or self.created or self.detached or self.archival_changed)
+        return bool(self.changed or self.created or self.detached or self.archival_changed or self.files_changed)
 
     @property
     def actor(self) -> Actor:

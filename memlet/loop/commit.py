@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from memlet import ids
-from memlet.blocks.system_message import refresh_system_message
+from memlet.agents.system_message import refresh_system_message
 from memlet.db import models as orm
 from memlet.db.locks import agent_xact_lock
 from memlet.loop.agent_state import LoopRepository, LoopState

@@ -14,7 +14,8 @@ from memlet import metrics
 from memlet.config import Settings
 from memlet.crypto import Keyring, SecretDecryptError, keyring_for
 from memlet.db import models as orm
-from memlet.loop.builtin_tools import BUILTIN_TOOLS, UNTRUNCATED_TOOLS, ToolContext, ToolError
+from memlet.loop.builtin_tools import ToolContext, ToolError
+from memlet.loop.builtins import BUILTIN_TOOLS, UNTRUNCATED_TOOLS
 from memlet.loop.memory_edits import MemoryEditError
 from memlet.tool_exec.sandbox import SandboxPolicy, run_tool
 

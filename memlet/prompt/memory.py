@@ -39,6 +39,7 @@ def system_message_text(
     archival_tags: Sequence[str],
     now: datetime,
     with_rules: bool = False,
+    directories: str = "",
 ) -> str:
     """Compile the system message text for `agent` (pure).
 
@@ -58,4 +59,5 @@ def system_message_text(
         archival_tags=archival_tags,
         tool_rules_text=tool_rules_text(agent.tool_rules) if with_rules else "",
         line_numbers=with_rules and uses_line_numbers(agent.agent_type, endpoint),
+        directories=directories,
     )

@@ -144,16 +144,18 @@ def compile_system_prompt(
     tool_rules_text: str = "",
     line_numbers: bool = False,
     conversation_id: str = DEFAULT_CONVERSATION_ID,
+    directories: str = "",
 ) -> str:
     """Build the full system message text: base prompt, memory blocks, tool rules and memory metadata.
 
-    `tool_rules_text` is the already rendered `<tool_rule>` list (empty for none). `line_numbers` should come
+    `tool_rules_text` is the already rendered `<tool_rule>` list (empty for none); `directories` the rendered
+    `<directories>` section (`memlet.prompt.directories`, empty without folders). `line_numbers` should come
     from `uses_line_numbers`; Letta leaves it off when it first compiles a new agent's prompt.
     """
     memory = ""
     if agent_type not in AGENT_TYPES_WITHOUT_BLOCKS:
         memory = render_memory_blocks(blocks, line_numbers=line_numbers)
-    memory += render_tool_usage_rules(tool_rules_text)
+    memory += render_tool_usage_rules(tool_rules_text) + directories
     metadata = render_memory_metadata(
         agent_id=agent_id,
         conversation_id=conversation_id,

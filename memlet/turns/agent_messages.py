@@ -8,7 +8,7 @@ from memlet import ids
 from memlet.actor import Actor
 from memlet.agents.initial_messages import boot_sequence
 from memlet.agents.repository import AgentRepository
-from memlet.blocks.system_message import refresh_system_message
+from memlet.agents.system_message import refresh_system_message
 from memlet.db import models as orm
 from memlet.db.pagination import Page
 from memlet.errors import BadRequestError, ConflictError, NotFoundError

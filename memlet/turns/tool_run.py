@@ -16,7 +16,8 @@ from memlet.actor import Actor
 from memlet.config import Settings
 from memlet.errors import NotFoundError
 from memlet.loop.agent_state import LoopRepository
-from memlet.loop.builtin_tools import BUILTIN_TOOLS, ToolContext
+from memlet.loop.builtin_tools import ToolContext
+from memlet.loop.builtins import BUILTIN_TOOLS
 from memlet.loop.commit import commit_memory_edits
 from memlet.loop.tool_dispatch import execute_tool
 

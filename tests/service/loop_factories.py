@@ -13,7 +13,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from memlet import ids
-from memlet.blocks.system_message import refresh_system_message
+from memlet.agents.system_message import refresh_system_message
 from memlet.config import Settings
 from memlet.db import models as orm
 from memlet.db.engine import create_engine, create_sessionmaker

@@ -11,6 +11,7 @@ from memlet.actor import Actor
 from memlet.agents.repository import AgentFilters
 from memlet.agents.schemas import CreateAgent, UpdateAgent
 from memlet.agents.service import AgentService
+from memlet.agents.system_message import rebuild_prompt
 from memlet.blocks.schemas import CreateBlock
 from memlet.blocks.service import BlockService
 from memlet.config import Settings
@@ -92,7 +93,7 @@ class TestCreate:
             await service.create(actor, request(block_ids=[missing]))
 
     async def test_duplicate_block_label_409(self, service: AgentService, actor: Actor, session: AsyncSession) -> None:
-        shared = await BlockService(session).create(actor, CreateBlock(label="human", value="shared"))
+        shared = await BlockService(session, rebuild_prompt).create(actor, CreateBlock(label="human", value="shared"))
         with pytest.raises(ConflictError, match="'human'"):
             await service.create(
                 actor, request(memory_blocks=[{"label": "human", "value": "own"}], block_ids=[shared.id])
@@ -149,7 +150,7 @@ class TestUpdate:
     async def test_block_ids_replace_attachments_and_prompt(
         self, service: AgentService, actor: Actor, session: AsyncSession
     ) -> None:
-        blocks = BlockService(session)
+        blocks = BlockService(session, rebuild_prompt)
         old = await blocks.create(actor, CreateBlock(label="old", value="stale fact"))
         new = await blocks.create(actor, CreateBlock(label="new", value="fresh fact"))
         state = await service.create(actor, request(block_ids=[old.id]))

@@ -8,6 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
 from memlet.actor import Actor
+from memlet.agents.system_message import rebuild_prompt
 from memlet.blocks.repository import BlockFilters
 from memlet.blocks.schemas import BlockUpdate, CreateBlock
 from memlet.blocks.service import BlockService, ensure_unique_labels
@@ -27,7 +28,7 @@ async def actor(session: AsyncSession) -> Actor:
 
 @pytest.fixture
 def service(session: AsyncSession) -> BlockService:
-    return BlockService(session)
+    return BlockService(session, rebuild_prompt)
 
 
 async def make_agent(session: AsyncSession, actor: Actor, name: str = "a") -> orm.Agent:

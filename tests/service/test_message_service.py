@@ -11,6 +11,7 @@ from memlet import ids
 from memlet.actor import Actor
 from memlet.agents.schemas import AgentState, CreateAgent
 from memlet.agents.service import AgentService
+from memlet.agents.system_message import rebuild_prompt
 from memlet.blocks.service import BlockService
 from memlet.config import Settings
 from memlet.db import models as orm
@@ -156,7 +157,9 @@ class TestRecompile:
         assert "new fact" in text
         session.expire_all()
         assert await system_text(session, agent.message_ids[0]) == before
-        assert (await BlockService(session).get(actor, agent.blocks[0].id)).value == "new fact"  # outer work kept
+        assert (
+            await BlockService(session, rebuild_prompt).get(actor, agent.blocks[0].id)
+        ).value == "new fact"  # outer work kept
 
     async def test_unknown_agent_404(self, session: AsyncSession, actor: Actor) -> None:
         with pytest.raises(NotFoundError):

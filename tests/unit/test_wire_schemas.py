@@ -14,10 +14,11 @@ import pytest
 from letta_client import Letta
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from memlet.agents.parts import CompactionSettings, ContextWindowOverview, file_defaults_for_context_window
+from memlet.agents.parts import CompactionSettings, ContextWindowOverview
 from memlet.agents.schemas import AgentState, CreateAgent, UpdateAgent
 from memlet.blocks.schemas import Block, BlockUpdate, CreateBlock, Memory
 from memlet.errors import BadRequestError
+from memlet.folders.line_view import file_defaults_for_context_window
 from memlet.identities.schemas import Identity, IdentityCreate, IdentityProperty
 from memlet.providers.schemas import (
     EmbeddingConfig,

@@ -2,6 +2,7 @@
 
 from memlet.db.models.agent import Agent, AgentTag
 from memlet.db.models.block import Block, BlockAgent
+from memlet.db.models.folder import FileAgent, FileContent, FileMetadata, Source, SourceAgent
 from memlet.db.models.identity import Identity, IdentityAgent, IdentityBlock
 from memlet.db.models.message import Message
 from memlet.db.models.org import Organization, User
@@ -17,6 +18,9 @@ __all__ = [
     "ArchiveAgent",
     "Block",
     "BlockAgent",
+    "FileAgent",
+    "FileContent",
+    "FileMetadata",
     "Identity",
     "IdentityAgent",
     "IdentityBlock",
@@ -25,6 +29,8 @@ __all__ = [
     "Passage",
     "Provider",
     "Run",
+    "Source",
+    "SourceAgent",
     "Step",
     "Tool",
     "ToolAgent",

@@ -10,9 +10,35 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.blocks.repository import BlockRepository
 from memlet.db import models as orm
+from memlet.folders import line_view
+from memlet.folders.agent_files import file_limits
+from memlet.folders.file_agent_repository import FileAgentRepository
+from memlet.folders.repository import FolderRepository
 from memlet.messages.repository import MessageRepository
 from memlet.passages.repository import PassageRepository
+from memlet.prompt.directories import PromptFile, PromptFolder, render_directories
 from memlet.prompt.memory import system_message_text
+
+
+async def directories_text(session: AsyncSession, agent: orm.Agent) -> str:
+    """The agent's `<directories>` section: its folders and the file blocks of their files ("" without any)."""
+    folders = await FolderRepository(session).of_agent(agent.id)
+    if not folders:
+        return ""
+    max_open, char_limit = file_limits(agent)
+    files = [
+        PromptFile(
+            r.source_id, r.file_name, line_view.truncate_view(r.visible_content, r.is_open, char_limit), char_limit
+        )
+        for r in await FileAgentRepository(session).of_agent(agent.id)
+    ]
+    shown = [PromptFolder(f.id, f.name, f.description, f.instructions) for f in folders]
+    return render_directories(shown, files, max_open)
+
+
+async def rebuild_prompt(session: AsyncSession, agent: orm.Agent) -> None:
+    """`PromptRebuilder` for lower domains: recompile after a memory change, keeping the recompile time."""
+    await refresh_system_message(session, agent, update_timestamp=False)
 
 
 async def refresh_system_message(
@@ -42,6 +68,7 @@ async def refresh_system_message(
         archival_tags=archival_tags,
         now=agent.system_compiled_at,
         with_rules=with_rules,
+        directories=await directories_text(session, agent),
     )
     if agent.message_ids:
         await messages.set_content(agent.id, agent.message_ids[0], [{"type": "text", "text": text}])

@@ -1,0 +1,94 @@
+"""Uploaded bytes → text: PDFs through pypdf, HTML without its markup, everything else decoded as UTF-8.
+
+Parsing runs in a worker thread (`parse_file`), so a large PDF never blocks the event loop. A file that holds
+no text at all is an error: the upload ends in `processing_status: error` with the reason.
+"""
+
+import asyncio
+import io
+import logging
+from html.parser import HTMLParser
+
+from pypdf import PdfReader
+from pypdf.errors import PyPdfError
+
+# A PDF with more pages than this is refused rather than parsed for minutes.
+MAX_PDF_PAGES = 2_000
+
+
+class ParseError(Exception):
+    """The file's text could not be extracted; the message becomes the file's error_message."""
+
+
+def _decode(data: bytes) -> str:
+    text = data.decode("utf-8-sig", errors="replace")
+    return text.replace("\x00", "")  # Postgres text cannot hold NUL
+
+
+def _pdf_text(data: bytes) -> str:
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if len(reader.pages) > MAX_PDF_PAGES:
+            raise ParseError(f"PDF has {len(reader.pages)} pages; at most {MAX_PDF_PAGES} are supported")
+        pages = [(page.extract_text() or "").strip() for page in reader.pages]
+    except (PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
+        raise ParseError(f"Could not read PDF: {exc}") from exc
+    return "\n\n".join(p for p in pages if p).replace("\x00", "")
+
+
+class _TextOfHTML(HTMLParser):
+    _SKIPPED = frozenset({"script", "style", "noscript", "template"})
+    _BREAKS = frozenset({"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.skipping = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self._SKIPPED:
+            self.skipping += 1
+        elif tag in self._BREAKS:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self._SKIPPED and self.skipping:
+            self.skipping -= 1
+        elif tag in self._BREAKS:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if not self.skipping:
+            self.parts.append(data)
+
+
+def _html_text(data: bytes) -> str:
+    parser = _TextOfHTML()
+    parser.feed(_decode(data))
+    parser.close()
+    lines = (" ".join(line.split()) for line in "".join(parser.parts).splitlines())
+    return "\n".join(line for line in lines if line)
+
+
+def extract_text(data: bytes, media_type: str) -> str:
+    """The text of an upload of `media_type` (synchronous; see `parse_file`)."""
+    if media_type == "application/pdf":
+        text = _pdf_text(data)
+    elif media_type == "text/html":
+        text = _html_text(data)
+    else:
+        text = _decode(data)
+    if not text.strip():
+        raise ParseError("No text could be extracted from the file")
+    return text
+
+
+async def parse_file(data: bytes, media_type: str) -> str:
+    """`extract_text` in a worker thread."""
+    try:
+        return await asyncio.to_thread(extract_text, data, media_type)
+    except ParseError:
+        raise
+    except Exception as exc:  # a parser bug on a hostile file must end as the file's error, not crash the worker
+        logging.getLogger(__name__).exception("parsing failed")
+        raise ParseError(f"Could not parse file: {type(exc).__name__}") from exc

@@ -1,0 +1,173 @@
+"""Background processing of uploaded files: parse → file blocks → chunk → embed → completed (or error).
+
+Each stage is committed before the next, so `processing_status` always says how far a file got:
+
+    pending --parse--> parsing --text stored, file blocks added--> embedding --passages stored--> completed
+          (any failure: error, with error_message)
+
+`recover()` runs at start-up and resubmits every file still pending, parsing or embedding: its uploaded bytes
+(or its parsed text) are still stored, and a restarted embedding first deletes the passages it had written, so a
+file is never stuck and never half-embedded twice. A Postgres advisory lock per file keeps two server processes
+from working on the same file.
+"""
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from memlet import ids
+from memlet.actor import Actor
+from memlet.db import models as orm
+from memlet.errors import MemletError
+from memlet.folders.agent_files import AgentFiles
+from memlet.folders.chunking import chunk_text
+from memlet.folders.file_repository import FileRepository
+from memlet.folders.parsing import ParseError, parse_file
+from memlet.folders.repository import FolderRepository
+from memlet.passages.embedder import Embedder
+from memlet.passages.service import PassageService
+from memlet.prompt.rebuild import PromptRebuilder
+
+log = logging.getLogger(__name__)
+EMBED_BATCH = 64  # chunks embedded (and committed) per round
+
+
+class FileProcessor:
+    """Runs file processing as background tasks of this process, at most `concurrency` at once."""
+
+    def __init__(
+        self,
+        sessionmaker: async_sessionmaker[AsyncSession],
+        embedder: Embedder | None,
+        rebuild_prompt: PromptRebuilder,
+        concurrency: int = 2,
+    ) -> None:
+        self.sessionmaker = sessionmaker
+        self.rebuild_prompt = rebuild_prompt
+        self.embedder = embedder
+        self.slots = asyncio.Semaphore(max(1, concurrency))
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    async def submit(self, file_id: str) -> None:
+        """Start processing `file_id` in the background (returns at once)."""
+        task = asyncio.create_task(self._guarded(file_id), name=f"file:{file_id}")
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def recover(self) -> list[str]:
+        """Resubmit every unfinished file (at start-up); returns their ids."""
+        async with self.sessionmaker() as session:
+            file_ids = await FileRepository(session).unfinished_ids()
+        for file_id in file_ids:
+            await self.submit(file_id)
+        return file_ids
+
+    async def drain(self) -> None:
+        """Wait for the submitted files (tests, and a graceful stop that wants them finished)."""
+        while self.tasks:
+            await asyncio.gather(*list(self.tasks), return_exceptions=True)
+
+    async def shutdown(self) -> None:
+        """Stop: unfinished files keep their status and are picked up again at the next start."""
+        for task in list(self.tasks):
+            task.cancel()
+        await asyncio.gather(*list(self.tasks), return_exceptions=True)
+
+    async def _guarded(self, file_id: str) -> None:
+        async with self.slots, self.sessionmaker() as lock_session:
+            key = func.hashtextextended(f"memlet-file:{file_id}", 0)
+            if not await lock_session.scalar(select(func.pg_try_advisory_lock(key))):
+                return  # another process has it
+            try:
+                await self.process(file_id)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the file must end in error, never stay "in progress" in this process
+                log.exception("file processing failed")
+                await self._fail(file_id, exc)
+            finally:
+                await lock_session.scalar(select(func.pg_advisory_unlock(key)))
+
+    async def process(self, file_id: str) -> None:
+        async with self.sessionmaker() as session:
+            row = await session.get(orm.FileMetadata, file_id)
+            content = await FileRepository(session).content(file_id)
+            folder = await session.get(orm.Source, row.source_id) if row is not None else None
+        if row is None or folder is None or content is None or row.processing_status in ("completed", "error"):
+            return
+        actor = Actor(row.created_by_id or ids.DEFAULT_USER_ID, row.organization_id)
+        text = content.text
+        if text is None or row.processing_status in ("pending", "parsing"):
+            if not await self._move(file_id, "parsing"):
+                return
+            if content.raw is None:
+                raise ParseError("The uploaded bytes are gone; upload the file again")
+            text = await parse_file(content.raw, row.file_type or "text/plain")
+            await self._store_text(row, text)
+        chunks = chunk_text(text, (folder.embedding_config or {}).get("embedding_chunk_size"))
+        if not await self._move(file_id, "embedding", total_chunks=len(chunks), chunks_embedded=0):
+            return
+        await self._embed(actor, row, folder.embedding_config, chunks)
+        async with self.sessionmaker() as session, session.begin():
+            repo = FileRepository(session)
+            if await repo.move(file_id, "completed", chunks_embedded=len(chunks)):
+                await repo.drop_raw(file_id)
+
+    async def _move(self, file_id: str, status: str, **fields: Any) -> bool:
+        async with self.sessionmaker() as session, session.begin():
+            return await FileRepository(session).move(file_id, status, **fields)
+
+    async def _store_text(self, row: orm.FileMetadata, text: str) -> None:
+        """Keep the parsed text and show the file to every agent of its folder (opened under their caps)."""
+        async with self.sessionmaker() as session, session.begin():
+            await FileRepository(session).set_text(row.id, text)
+            for agent_id in await FolderRepository(session).agent_ids(row.source_id):
+                agent = await session.get(orm.Agent, agent_id, with_for_update=True)
+                if agent is None:
+                    continue
+                await AgentFiles(session).attach(agent, [row], {row.id: text})
+                await self.rebuild_prompt(session, agent)
+
+    async def _embed(self, actor: Actor, row: orm.FileMetadata, config: dict[str, Any], chunks: Sequence[str]) -> None:
+        async with self.sessionmaker() as session, session.begin():
+            await session.execute(delete(orm.Passage).where(orm.Passage.file_id == row.id))
+        for start in range(0, len(chunks), EMBED_BATCH):
+            batch = list(chunks[start : start + EMBED_BATCH])
+            async with self.sessionmaker() as session:
+                vectors = await PassageService(session, self.embedder).embed(actor, config, batch)
+            async with self.sessionmaker() as session, session.begin():
+                session.add_all(
+                    orm.Passage(
+                        id=ids.new_id(ids.Prefix.PASSAGE),
+                        organization_id=row.organization_id,
+                        source_id=row.source_id,
+                        file_id=row.id,
+                        file_name=row.file_name,
+                        text=text,
+                        embedding=vector,
+                        embedding_dim=len(vector) if vector is not None else None,
+                        embedding_config=config,
+                        metadata_={},
+                        tags=[],
+                        created_by_id=row.created_by_id,
+                        last_updated_by_id=row.created_by_id,
+                    )
+                    for text, vector in zip(batch, vectors, strict=True)
+                )
+                await FileRepository(session).set_progress(row.id, chunks_embedded=start + len(batch))
+
+    async def _fail(self, file_id: str, exc: BaseException) -> None:
+        message = (
+            exc.message if isinstance(exc, MemletError) else str(exc) or f"File processing failed: {type(exc).__name__}"
+        )
+        try:
+            async with self.sessionmaker() as session, session.begin():
+                repo = FileRepository(session)
+                if await repo.move(file_id, "error", error_message=message[:2000]):
+                    await repo.drop_raw(file_id)
+        except Exception:
+            log.exception("could not record a file's processing error")

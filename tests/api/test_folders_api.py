@@ -1,0 +1,252 @@
+"""Folders, uploads and file processing through the official letta-client against the live server."""
+
+import asyncio
+import time
+from typing import Any
+
+import httpx
+import pytest
+from letta_client import BadRequestError, ConflictError, Letta, NotFoundError
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from memlet.config import Settings
+from memlet.db.engine import async_url
+from tests.conftest import LiveServer
+from tests.mock_llm import MockLLM, Reply
+
+MODEL = "openai/gpt-4o-mini"
+EMBEDDING = "openai/text-embedding-3-small"
+NOTES = "Deploy checklist\nThe launch code is PELICAN-42.\nRoll back with the blue switch.\n"
+
+
+def pdf_bytes(line: str) -> bytes:
+    """A minimal one-page PDF whose text is `line` (hand-written objects, offsets computed)."""
+    stream = f"BT /F1 12 Tf 72 720 Td ({line}) Tj ET".encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def wait_done(client: Letta, folder_id: str, file_id: str, timeout: float = 20) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        found = client.folders.files.retrieve(file_id, folder_id=folder_id)
+        if found.processing_status in ("completed", "error") or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
+
+
+def passages(http: httpx.Client, folder_id: str) -> list[dict[str, Any]]:
+    response = http.get(f"/v1/folders/{folder_id}/passages")
+    assert response.status_code == 200
+    return response.json()  # type: ignore[no-any-return]
+
+
+def make_folder(client: Letta, name: str = "docs") -> Any:
+    return client.folders.create(name=name, embedding=EMBEDDING, description="Team docs", instructions="Cite files")
+
+
+class TestFolderCrud:
+    def test_create_read_update_count_metadata_delete(self, client: Letta, http: httpx.Client) -> None:
+        folder = make_folder(client)
+        assert folder.id.startswith("source-") and folder.embedding_config.embedding_model == "text-embedding-3-small"
+        assert folder.embedding_config.embedding_chunk_size == 300
+        assert client.folders.retrieve(folder.id).name == "docs"
+        assert [f.id for f in client.folders.list(name="docs")] == [folder.id]
+        assert http.get("/v1/folders/count").json() == 1
+        with pytest.raises(ConflictError):
+            make_folder(client)
+        updated = client.folders.update(folder.id, description="New", metadata={"team": "ops"})
+        assert updated.description == "New" and updated.metadata == {"team": "ops"}
+        uploaded = client.folders.files.upload(folder.id, file=("a.txt", b"hello", "text/plain"))
+        assert wait_done(client, folder.id, uploaded.id).processing_status == "completed"
+        stats = http.get("/v1/folders/metadata?include_detailed_per_source_metadata=true").json()
+        assert (stats["total_sources"], stats["total_files"], stats["total_size"]) == (1, 1, 5)
+        assert stats["sources"][0]["files"][0]["file_name"] == "docs/a.txt"
+        client.folders.delete(folder.id)
+        with pytest.raises(NotFoundError):
+            client.folders.retrieve(folder.id)
+        assert http.get("/v1/folders/count").json() == 0
+
+    def test_by_name_and_sources_alias(self, client: Letta, http: httpx.Client) -> None:
+        folder = make_folder(client)
+        assert http.get("/v1/folders/name/docs").json() == folder.id
+        assert http.get("/v1/folders/name/nope").status_code == 404
+        source = http.get(f"/v1/sources/{folder.id}").json()
+        assert source["name"] == "docs" and source["vector_db_provider"] == "native"
+        assert http.get("/v1/sources/count").json() == 1
+        assert http.post("/v1/folders/", json={"name": "bare"}).status_code == 400  # no embedding
+
+
+class TestUpload:
+    def test_text_and_pdf_are_processed_into_passages(self, client: Letta, http: httpx.Client) -> None:
+        folder = make_folder(client)
+        note = client.folders.files.upload(folder.id, file=("notes.txt", NOTES.encode(), "text/plain"))
+        assert note.processing_status == "pending" and note.file_name == "docs/notes.txt"
+        pdf = client.folders.files.upload(folder.id, file=("../../etc/report.pdf", pdf_bytes("Quarterly revenue grew")))
+        assert pdf.original_file_name == "report.pdf" and pdf.file_type == "application/pdf"
+        done = wait_done(client, folder.id, note.id)
+        assert done.processing_status == "completed" and done.total_chunks == done.chunks_embedded == 1
+        pdf_done = wait_done(client, folder.id, pdf.id)
+        assert pdf_done.processing_status == "completed", pdf_done.error_message
+        content = client.folders.files.retrieve(pdf.id, folder_id=folder.id, include_content=True).content
+        assert "Quarterly revenue grew" in (content or "")
+        found = passages(http, folder.id)
+        assert {p["file_id"] for p in found} == {note.id, pdf.id}
+        assert any("PELICAN-42" in p["text"] for p in found) and all(p["source_id"] == folder.id for p in found)
+        assert [f.file_name for f in client.folders.files.list(folder.id)] == ["report.pdf", "notes.txt"]
+
+    def test_bad_uploads_give_4xx_and_leave_nothing(self, client: Letta, http: httpx.Client) -> None:
+        folder = make_folder(client)
+        url = f"/v1/folders/{folder.id}/upload"
+        assert http.post(url, files={"file": ("x.exe", b"MZ\x90", "application/octet-stream")}).status_code == 415
+        assert http.post(url, files={"file": ("empty.txt", b"", "text/plain")}).status_code == 400
+        assert http.post(url, files={"file": (".env", b"A=1", "text/plain")}).status_code == 400
+        assert http.post(url, data={"x": "1"}).status_code in (400, 422)
+        assert list(client.folders.files.list(folder.id)) == []
+
+    def test_size_limit_is_413_while_streaming(self, settings: Settings, client: Letta) -> None:
+        folder = make_folder(client)
+        small = LiveServer(settings.model_copy(update={"max_upload_bytes": 1024})).start()
+        try:
+
+            def chunks() -> Any:
+                yield b'--b\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\n\r\n'
+                for _ in range(64):
+                    yield b"x" * 1024
+
+            headers = {"content-type": "multipart/form-data; boundary=b"}
+            with httpx.Client(base_url=small.base_url, timeout=30) as http:
+                response = http.post(f"/v1/folders/{folder.id}/upload", content=chunks(), headers=headers)
+                assert response.status_code == 413
+                big = {"file": ("big.txt", b"y" * 2048, "text/plain")}
+                assert http.post(f"/v1/folders/{folder.id}/upload", files=big).status_code == 413
+        finally:
+            small.stop()
+        assert list(client.folders.files.list(folder.id)) == []
+
+    def test_duplicate_handling(self, client: Letta, http: httpx.Client) -> None:
+        folder = make_folder(client)
+        first = client.folders.files.upload(folder.id, file=("a.txt", b"one", "text/plain"))
+        second = client.folders.files.upload(folder.id, file=("a.txt", b"two", "text/plain"))
+        assert second.file_name == "docs/a_(1).txt"
+        with pytest.raises(BadRequestError):
+            client.folders.files.upload(folder.id, file=("a.txt", b"3", "text/plain"), duplicate_handling="error")
+        skipped = http.post(
+            f"/v1/folders/{folder.id}/upload?duplicate_handling=skip", files={"file": ("a.txt", b"4", "text/plain")}
+        )
+        assert skipped.headers["x-upload-result"] == "skipped" and skipped.json()["id"] == first.id
+        replaced = client.folders.files.upload(
+            folder.id, file=("a.txt", b"five", "text/plain"), duplicate_handling="replace"
+        )
+        ids = {f.id for f in client.folders.files.list(folder.id)}
+        assert first.id not in ids and replaced.id in ids and len(ids) == 2
+        client.folders.files.delete(replaced.id, folder_id=folder.id)
+        assert {f.id for f in client.folders.files.list(folder.id)} == {second.id}
+
+
+class TestAgentFiles:
+    def _setup(self, client: Letta) -> tuple[Any, Any, Any]:
+        folder = make_folder(client)
+        note = client.folders.files.upload(folder.id, file=("notes.txt", NOTES.encode(), "text/plain"))
+        assert wait_done(client, folder.id, note.id).processing_status == "completed"
+        agent = client.agents.create(name="reader", model=MODEL, embedding=EMBEDDING)
+        client.agents.folders.attach(folder.id, agent_id=agent.id)
+        return folder, note, agent
+
+    def test_attach_shows_file_block_and_tools(self, client: Letta, mock_llm: MockLLM) -> None:
+        folder, _note, agent = self._setup(client)
+        tools = {t.name for t in client.agents.tools.list(agent.id)}
+        assert {"open_files", "grep_files", "semantic_search_files"} <= tools
+        assert [f.id for f in client.agents.folders.list(agent.id)] == [folder.id]
+        files = client.agents.files.list(agent.id)
+        assert files.files[0].is_open and files.files[0].folder_name == "docs"
+        mock_llm.reset()
+        mock_llm.script(Reply.text("ok"))
+        client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "hi"}])
+        system = mock_llm.requests[-1]["messages"][0]["content"]
+        assert '<directory name="docs">' in system and "<instructions>Cite files</instructions>" in system
+        assert '<file status="open" name="docs/notes.txt">' in system and "2: The launch code is PELICAN-42." in system
+        assert client.agents.files.close_all(agent.id) == ["docs/notes.txt"]
+        client.agents.folders.detach(folder.id, agent_id=agent.id)
+        assert not {"open_files", "grep_files"} & {t.name for t in client.agents.tools.list(agent.id)}
+        assert client.agents.files.list(agent.id).files == []
+
+    def test_open_grep_search_through_tools(self, client: Letta, mock_llm: MockLLM) -> None:
+        _folder, note, agent = self._setup(client)
+        client.agents.files.close(note.id, agent_id=agent.id)
+        mock_llm.reset()
+        mock_llm.script(
+            Reply.tool_call("grep_files", {"pattern": "pelican"}),
+            Reply.tool_call(
+                "open_files", {"file_requests": [{"file_name": "docs/notes.txt", "offset": 1, "length": 1}]}
+            ),
+            Reply.tool_call("semantic_search_files", {"query": "launch code"}),
+            Reply.text("done"),
+        )
+        response = client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "find it"}])
+        returns = [m.tool_return for m in response.messages if m.message_type == "tool_return_message"]
+        assert returns[0].startswith("Found 1 total matches across 1 files") and "> 2: The launch code" in returns[0]
+        assert returns[1] == "* Opened docs/notes.txt (lines 2-2)"
+        assert returns[2].startswith("Found 1 semantic matches in 1 file for query: 'launch code'")
+        assert "PELICAN-42" in returns[2]
+        opened = client.agents.files.list(agent.id, is_open=True).files[0]
+        assert opened.start_line == 2 and "[Viewing lines 2 to 2 (out of 3 lines)]" in (opened.visible_content or "")
+        system = mock_llm.requests[-1]["messages"][0]["content"]
+        assert "2: The launch code is PELICAN-42." in system and "1: Deploy checklist" not in system
+
+    def test_deleting_a_file_removes_passages_and_blocks(self, client: Letta, http: httpx.Client) -> None:
+        folder, note, agent = self._setup(client)
+        client.folders.files.delete(note.id, folder_id=folder.id)
+        assert passages(http, folder.id) == []
+        assert client.agents.files.list(agent.id).files == []
+
+
+class TestRestart:
+    def test_file_left_embedding_is_completed_at_start(
+        self, client: Letta, http: httpx.Client, settings: Settings, pg_uri: str
+    ) -> None:
+        folder = make_folder(client)
+        file_id = "file-00000000-0000-4000-8000-00000000abcd"
+
+        async def plant() -> None:
+            engine = create_async_engine(async_url(pg_uri))
+            async with engine.begin() as conn:
+                await conn.execute(
+                    text(
+                        "INSERT INTO files (id, source_id, file_name, original_file_name, file_type, file_size, "
+                        "processing_status, total_chunks, chunks_embedded, organization_id) VALUES (:id, :src, "
+                        "'docs/left.txt', 'left.txt', 'text/plain', 10, 'embedding', 1, 0, "
+                        "'org-00000000-0000-4000-8000-000000000000')"
+                    ),
+                    {"id": file_id, "src": folder.id},
+                )
+                await conn.execute(
+                    text("INSERT INTO file_contents (file_id, text) VALUES (:id, 'left behind mid-embedding')"),
+                    {"id": file_id},
+                )
+            await engine.dispose()
+
+        asyncio.run(plant())
+        restarted = LiveServer(settings).start()  # its start-up recovers unfinished files
+        try:
+            done = wait_done(client, folder.id, file_id)
+        finally:
+            restarted.stop()
+        assert done.processing_status == "completed" and done.chunks_embedded == 1
+        assert [p["text"] for p in passages(http, folder.id)] == ["left behind mid-embedding"]
