@@ -10,16 +10,19 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from memlet import migrations
+from memlet import ids, migrations
+from memlet.actor import Actor
 from memlet.config import Settings
 from memlet.db import models as orm
 from memlet.db.embedded import EmbeddedPostgres
 from memlet.db.engine import create_engine, create_sessionmaker
+from memlet.errors import BadRequestError
 from memlet.runs.chunk_repository import RunChunkRepository
+from memlet.runs.schemas import RetrieveStreamRequest
 from memlet.turns import chunk_log
 from memlet.turns.chunk_log import ChunkLog, prune
 from memlet.turns.lifecycle import LOST_MESSAGE, sweep
-from memlet.turns.resume import follow
+from memlet.turns.resume import follow, select_run, stream_selected
 from tests.service.loop_factories import LoopEnv, loop_env
 from tests.service.test_run_leases import LEASE_S, ME, POLICY, add_run
 
@@ -104,3 +107,27 @@ async def test_logs_older_than_three_hours_are_pruned(
     async with maker() as session:
         left = await session.scalars(select(orm.RunChunk.run_id).where(orm.RunChunk.run_id.in_([old, new])))
         assert list(left) == [new]
+
+
+async def test_a_conversation_resume_selects_by_run_id_otid_or_the_newest_active_run(
+    loop_env: LoopEnv, maker: async_sessionmaker[AsyncSession]
+) -> None:
+    agent = await loop_env.agent()
+    actor = Actor(ids.DEFAULT_USER_ID, agent.organization_id)
+    done = await add_run(loop_env, agent, background=True, status="completed", otids=["otid-a", "otid-b"])
+    active = await add_run(loop_env, agent, background=True, conversation_id="conv-x")
+    for run_id in (done, active):
+        log = ChunkLog(maker, run_id)
+        await log.write(f"data: {PING}\n\n")
+        await log.write(chunk_log.DONE)
+
+    async def read(req: RetrieveStreamRequest, **scope: str) -> list[str]:
+        return [c async for c in await stream_selected(maker, actor, req, **scope)]
+
+    by_otid = await read(RetrieveStreamRequest(otid="otid-b"), agent_id=agent.id)
+    assert by_otid == [f"data: {PING.replace('null', '1')}\n\n", chunk_log.DONE]
+    assert await read(RetrieveStreamRequest(run_id=active, starting_after=1)) == [chunk_log.DONE]
+    newest = await select_run(maker, actor, conversation_id="conv-x")
+    assert newest.id == active
+    with pytest.raises(BadRequestError, match="No active runs found for this conversation"):
+        await select_run(maker, actor, conversation_id="conv-empty")
