@@ -1,6 +1,6 @@
 """What the loop needs from the app (`LoopDeps`) and what one request asks of it (`RunOptions`)."""
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,6 +54,10 @@ class RunOptions:
     run_metadata: dict[str, Any] | None = None
     request_config: dict[str, Any] | None = None
     background: bool = False
+    # How long to wait for the agent's lock before AgentBusyError (None: settings.agent_lock_timeout_s).
+    lock_wait_s: float | None = None
+    # Awaited once the request holds the agent's lock and its run is running (before the first LLM call).
+    on_started: Callable[[], Awaitable[None]] | None = None
 
 
 def default_llm_for(settings: Settings, sessionmaker: async_sessionmaker[AsyncSession]) -> LLMClients:

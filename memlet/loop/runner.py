@@ -80,7 +80,8 @@ async def run_agent(
     matches no pending request).
     """
     engine = deps.turn_engine or engine_of(deps.sessionmaker)
-    async with agent_request_lock(engine, agent_id, deps.settings.agent_lock_timeout_s) as conn:
+    wait_s = deps.settings.agent_lock_timeout_s if options.lock_wait_s is None else options.lock_wait_s
+    async with agent_request_lock(engine, agent_id, wait_s) as conn:
         # All of the request's reads and writes go through the connection that holds the lock: one pooled
         # connection per running request, however many steps it takes.
         locked = replace(deps, sessionmaker=async_sessionmaker(bind=conn, expire_on_commit=False, autoflush=False))
@@ -112,6 +113,8 @@ async def _run_locked(
             worker_id=deps.worker_id,
             lease_s=deps.settings.run_lease_s,
         )
+    if options.on_started is not None:
+        await options.on_started()
     # After the transaction: the override must change the detached row only, never the stored agent.
     state = run.apply_override(state)
     async with deps.llm_for(state.agent.llm_config, org_id) as llm:
