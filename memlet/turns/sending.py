@@ -119,6 +119,22 @@ class SendService:
         *,
         background: bool,
     ) -> orm.Run:
+        run = self.new_run(run_id, agent_id, req, metadata, callback_url, background=background)
+        async with self.deps.sessionmaker() as session, session.begin():
+            await RunRepository(session).add(run)
+        return run
+
+    def new_run(
+        self,
+        run_id: str,
+        agent_id: str,
+        req: LettaRequest,
+        metadata: dict[str, Any],
+        callback_url: str | None = None,
+        *,
+        background: bool,
+    ) -> orm.Run:
+        """A run row (status created, leased to this worker) for `req`, not yet added to any session."""
         run = orm.Run(
             id=run_id,
             agent_id=agent_id,
@@ -134,8 +150,6 @@ class SendService:
         )
         if self.deps.worker_id is not None:
             run.lease_expires_at = datetime.now(UTC) + timedelta(seconds=self.deps.settings.run_lease_s)
-        async with self.deps.sessionmaker() as session, session.begin():
-            await RunRepository(session).add(run)
         return run
 
     def launch(
@@ -161,6 +175,14 @@ class SendService:
         )
         self.turns.start(run.id, self._drive(agent_id, run.id, req, options, queue))
         return queue
+
+    async def run_to_end(
+        self, agent_id: str, run: orm.Run, req: LettaRequest, llm_override: dict[str, Any] | None = None
+    ) -> None:
+        """Start a prepared run whose slot is already reserved, and wait until its loop has ended (batches)."""
+        queue = self.launch(agent_id, run, req, llm_override=llm_override)
+        while await queue.get() is not _END:
+            pass
 
     async def _drive(
         self, agent_id: str, run_id: str, req: LettaRequest, options: RunOptions, queue: asyncio.Queue[Item]

@@ -3,6 +3,7 @@
 from memlet.db.models.agent import Agent, AgentTag
 from memlet.db.models.block import Block, BlockAgent
 from memlet.db.models.identity import Identity, IdentityAgent, IdentityBlock
+from memlet.db.models.job import BatchItem, Job
 from memlet.db.models.message import Message
 from memlet.db.models.org import Organization, User
 from memlet.db.models.passage import Archive, ArchiveAgent, Passage
@@ -15,11 +16,13 @@ __all__ = [
     "AgentTag",
     "Archive",
     "ArchiveAgent",
+    "BatchItem",
     "Block",
     "BlockAgent",
     "Identity",
     "IdentityAgent",
     "IdentityBlock",
+    "Job",
     "Message",
     "Organization",
     "Passage",
