@@ -20,7 +20,6 @@ from memlet.jobs.schemas import ACTIVE_JOB_STATUSES, BatchJob, Job, LettaBatchMe
 from memlet.loop.cancel import cancel_runs
 from memlet.messages.repository import MessageRepository
 from memlet.messages.schemas import StoredMessage
-from memlet.runs.repository import RunRepository
 
 
 def check_job_id(job_id: str) -> None:
@@ -66,11 +65,9 @@ class JobService:
         by_agent: dict[str, list[str]] = defaultdict(list)
         for item in await self.items.of_job(job_id):
             by_agent[item.agent_id].append(item.run_id)
-        runs = RunRepository(self.session)
+        # cancel_runs leaves ended runs as they are, and denies the pending approval of one that stopped for it.
         for agent_id, run_ids in by_agent.items():
-            active = [r.id for r in await runs.by_ids(self.actor.organization_id, run_ids) if r.stop_reason is None]
-            if active:
-                await cancel_runs(self.session, agent_id, active)
+            await cancel_runs(self.session, agent_id, run_ids)
 
     async def delete(self, job_id: str) -> Job:
         """Delete the job (its batch items go with it; the runs and their messages stay)."""
