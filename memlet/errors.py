@@ -12,6 +12,7 @@
     ├── UnprocessableError (422)        handler-raised validation
     ├── TooManyRequestsError (429)      every turn slot of this worker busy (Retry-After)
     ├── LLMError (500, {"error": {...}}) provider failures: timeout, rate limit, auth, 5xx
+    ├── NotImplementedFeatureError (501) a backend memlet does not have (ClickHouse traces)
     └── ServiceUnavailableError (503)
         └── ShuttingDownError (503)     the server stopped taking turns (Retry-After)
 
@@ -152,6 +153,12 @@ class LLMError(MemletError):
 
     def body(self) -> dict[str, Any]:
         return {"error": {"type": self.error_type, "message": self.message, "detail": self.detail}}
+
+
+class NotImplementedFeatureError(MemletError):
+    """A route Letta answers 501 when a backend memlet does not have is missing (e.g. ClickHouse traces)."""
+
+    status_code = 501
 
 
 class ServiceUnavailableError(MemletError):

@@ -22,6 +22,7 @@ from memlet.health.router import router as health_router
 from memlet.identities.router import agent_router as agent_identities_router
 from memlet.identities.router import block_router as block_identities_router
 from memlet.identities.router import router as identities_router
+from memlet.jobs.router import router as jobs_router
 from memlet.messages.router import router as messages_router
 from memlet.passages.agent_router import router as archival_memory_router
 from memlet.passages.router import router as passages_router
@@ -31,6 +32,8 @@ from memlet.runs.steps_router import router as steps_router
 from memlet.tags.router import router as tags_router
 from memlet.tools.router import router as tools_router
 from memlet.turns.agent_router import router as agent_messages_router
+from memlet.turns.batch_router import router as batches_router
+from memlet.turns.generate_router import router as agent_generate_router
 from memlet.turns.resume_router import router as run_stream_router
 from memlet.turns.tool_router import router as agent_tool_run_router
 
@@ -56,7 +59,9 @@ ROUTERS: list[APIRouter] = [
     agent_identities_router,
     block_identities_router,
     agent_messages_router,
+    batches_router,  # before messages_router: /messages/batches is not a message id
     messages_router,
+    jobs_router,
     models_router,
     providers_router,
     runs_router,
@@ -65,6 +70,7 @@ ROUTERS: list[APIRouter] = [
     tags_router,
     agent_tools_router,
     agent_tool_run_router,
+    agent_generate_router,
     tools_router,
 ]
 

@@ -90,6 +90,12 @@ class MessageRepository:
     async def page_for_run(self, run_id: str, page: Page) -> list[orm.Message]:
         return await self._page(select(M).where(M.run_id == run_id), page)
 
+    async def page_for_runs(self, run_ids: Sequence[str], page: Page) -> list[orm.Message]:
+        """Messages of any of `run_ids` (a batch's runs), in one page."""
+        if not run_ids:
+            return []
+        return await self._page(select(M).where(M.run_id.in_(list(run_ids))), page)
+
     async def page_for_step(self, step_id: str, page: Page) -> list[orm.Message]:
         return await self._page(select(M).where(M.step_id == step_id), page)
 

@@ -42,7 +42,7 @@ class CallbackOutcome:
     error: str | None = None
 
 
-def _naive_iso(moment: datetime | None) -> str:
+def naive_iso(moment: datetime | None) -> str:
     # Letta stores and sends completion times as naive UTC ("2025-01-01T12:00:00.123456", no offset).
     moment = moment or datetime.now(UTC)
     if moment.tzinfo is not None:
@@ -58,7 +58,7 @@ def callback_payload(run: orm.Run, result: LettaResponse | None) -> dict[str, An
     return {
         "run_id": run.id,
         "status": run.status,
-        "completed_at": _naive_iso(run.completed_at),
+        "completed_at": naive_iso(run.completed_at),
         "metadata": metadata,
     }
 
@@ -70,6 +70,7 @@ async def post_callback(
     run_id: str,
     policy: OutboundPolicy,
     timeout_s: float = CALLBACK_TIMEOUT_S,
+    subject: str = "run",
 ) -> CallbackOutcome:
     """POST ``payload`` to ``url``; any failure becomes ``error``, never an exception.
 
@@ -83,13 +84,13 @@ async def post_callback(
             response = await client.post(url, json=payload)
         return CallbackOutcome(sent_at=sent_at, status_code=response.status_code)
     except Exception as exc:
-        log.warning("callback of run %s could not be delivered: %r", run_id, exc)
-        return CallbackOutcome(sent_at=sent_at, error=callback_error(run_id, url))
+        log.warning("callback of %s %s could not be delivered: %r", subject, run_id, exc)
+        return CallbackOutcome(sent_at=sent_at, error=callback_error(run_id, url, subject))
 
 
-def callback_error(run_id: str, url: str) -> str:
-    """The one error a run records when its callback could not be delivered."""
-    return f"Failed to dispatch callback for run {run_id} to {url}: the callback could not be delivered"
+def callback_error(run_id: str, url: str, subject: str = "run") -> str:
+    """The one error a run (or a batch job: `subject` "job") records when its callback could not be delivered."""
+    return f"Failed to dispatch callback for {subject} {run_id} to {url}: the callback could not be delivered"
 
 
 async def _run_result(session: AsyncSession, actor: Actor, run: orm.Run) -> LettaResponse:

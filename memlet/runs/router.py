@@ -6,6 +6,7 @@ from fastapi import APIRouter, Query
 
 from memlet.api.validators import MAX_PAGE_LIMIT, page_query
 from memlet.db.pagination import Page
+from memlet.errors import NotImplementedFeatureError
 from memlet.messages.schemas import LettaMessage, StopReasonType
 from memlet.runs.deps import RunServiceDep
 from memlet.runs.repository import RunFilters
@@ -15,6 +16,10 @@ router = APIRouter(prefix="/runs", tags=["runs"])
 
 
 Order = Literal["asc", "desc"]
+
+TRACE_STORE_MISSING = (
+    "OTEL traces require ClickHouse. Set LETTA_CLICKHOUSE_ENDPOINT and configure ClickHouse connection."
+)
 
 
 @router.get("/", operation_id="list_runs", response_model=list[Run])
@@ -97,3 +102,16 @@ async def list_steps_for_run(
 ) -> Any:
     """List a run's steps (one per LLM call), newest first by default."""
     return await service.steps_of(run_id, page)
+
+
+@router.get("/{run_id}/trace", operation_id="retrieve_trace_for_run", response_model=list[dict[str, Any]])
+async def retrieve_trace_for_run(
+    run_id: str,
+    limit: Annotated[int, Query(ge=1, le=5000, description="Maximum number of spans to return")] = 1000,
+) -> Any:
+    """Retrieve OTEL trace spans for a run.
+
+    Letta reads them from ClickHouse and answers 501 without it; memlet has no trace store, so it always answers
+    Letta's 501 (run timings are in ``/metrics`` and the steps).
+    """
+    raise NotImplementedFeatureError(TRACE_STORE_MISSING)

@@ -192,3 +192,25 @@ class RetrieveStreamRequest(BaseModel):
     include_pings: bool | None = True
     poll_interval: float | None = Field(default=0.1, ge=0.01, le=10)
     batch_size: int | None = Field(default=100, ge=1, le=10000)
+
+
+class ProviderTrace(BaseModel):
+    """A step's raw provider request and response (Letta's schema; memlet records none, see the steps router)."""
+
+    created_by_id: str | None = None
+    last_updated_by_id: str | None = None
+    created_at: datetime
+    updated_at: datetime | None = None
+    id: str
+    request_json: dict[str, Any]
+    response_json: dict[str, Any]
+    step_id: str | None = None
+    agent_id: str | None = None
+    agent_tags: list[str] | None = None
+    call_type: str | None = None
+    run_id: str | None = None
+    source: str | None = None
+    org_id: str | None = None
+    compaction_settings: dict[str, Any] | None = None
+    llm_config: dict[str, Any] | None = None
+    billing_context: dict[str, Any] | None = None

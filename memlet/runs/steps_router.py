@@ -10,7 +10,7 @@ from memlet.db.pagination import Page
 from memlet.ids import StepId
 from memlet.messages.schemas import LettaMessage
 from memlet.runs.deps import StepServiceDep
-from memlet.runs.schemas import FeedbackType, ModifyFeedbackRequest, Step, StepMetrics
+from memlet.runs.schemas import FeedbackType, ModifyFeedbackRequest, ProviderTrace, Step, StepMetrics
 from memlet.runs.step_repository import StepFilters
 
 router = APIRouter(prefix="/steps", tags=["steps"])
@@ -77,3 +77,10 @@ async def list_messages_for_step(
 async def retrieve_metrics_for_step(step_id: StepId, service: StepServiceDep) -> Any:
     """Get a step's timings."""
     return await service.metrics(step_id)
+
+
+@router.get("/{step_id}/trace", operation_id="retrieve_trace_for_step", response_model=ProviderTrace | None)
+async def retrieve_trace_for_step(step_id: StepId) -> Any:
+    """The raw LLM request and response of a step. memlet does not record them, so this is ``null``, as Letta
+    answers without a provider-trace backend."""
+    return None

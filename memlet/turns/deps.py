@@ -7,6 +7,7 @@ from fastapi import Depends, Request
 from memlet.api.deps import ActorDep, SessionDep, SessionmakerDep, SettingsDep
 from memlet.loop.runner import LoopDeps
 from memlet.turns.agent_messages import AgentMessageService
+from memlet.turns.batches import BatchService
 from memlet.turns.sending import SendService
 
 
@@ -39,3 +40,10 @@ SendServiceDep = Annotated[SendService, Depends(get_send_service)]
 
 
 AgentMessageServiceDep = Annotated[AgentMessageService, Depends(get_agent_message_service)]
+
+
+async def get_batch_service(send: SendServiceDep) -> BatchService:
+    return BatchService(send)
+
+
+BatchServiceDep = Annotated[BatchService, Depends(get_batch_service)]

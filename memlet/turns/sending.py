@@ -129,7 +129,7 @@ class SendService:
         run_id = ids.new_id(ids.Prefix.RUN)
         self.turns.reserve(run_id)
         try:
-            run = self._new_run(run_id, agent_id, req, metadata, callback_url, background=background)
+            run = self.new_run(run_id, agent_id, req, metadata, callback_url, background=background)
             run.request_token, run.otids, run.conversation_id = token, otids or None, conversation_id
             await self._insert(run)
             return run
@@ -137,16 +137,17 @@ class SendService:
             self.turns.release(run_id)
             raise
 
-    def _new_run(
+    def new_run(
         self,
         run_id: str,
         agent_id: str,
         req: LettaRequest,
         metadata: dict[str, Any],
-        callback_url: str | None,
+        callback_url: str | None = None,
         *,
         background: bool,
     ) -> orm.Run:
+        """A run row (status created, leased to this worker) for `req`, not yet added to any session."""
         run = orm.Run(
             id=run_id,
             agent_id=agent_id,
@@ -206,6 +207,14 @@ class SendService:
         )
         self.turns.start(run.id, self._drive(agent_id, run.id, req, options, sink or enqueue))
         return queue
+
+    async def run_to_end(
+        self, agent_id: str, run: orm.Run, req: LettaRequest, llm_override: dict[str, Any] | None = None
+    ) -> None:
+        """Start a prepared run whose slot is already reserved, and wait until its loop has ended (batches)."""
+        queue = self.launch(agent_id, run, req, llm_override=llm_override)
+        while await queue.get() is not END:
+            pass
 
     async def _drive(self, agent_id: str, run_id: str, req: LettaRequest, options: RunOptions, sink: Sink) -> None:
         try:

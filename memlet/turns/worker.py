@@ -1,4 +1,5 @@
-"""One server process's side of running turns: its worker id and liveness lock, lease renewal, the orphan sweep,
+"""One server process's side of running turns: its worker id and liveness lock, lease renewal, the orphan sweep
+(of runs, then of the message batches left with no active run),
 and the graceful shutdown (stop taking turns, wait for in-flight runs up to ``shutdown_grace_s``, fail the rest).
 
 The shutdown deadline counts from the SIGTERM/SIGINT itself when the worker runs in the main thread (``memlet
@@ -19,6 +20,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
 from memlet.config import Settings
+from memlet.jobs.completion import finish_idle_batches
 from memlet.log import get_logger, log_fields
 from memlet.net.outbound import policy_for
 from memlet.turns.chunk_log import prune
@@ -46,6 +48,7 @@ class RunWorker:
         closed = await sweep(self.maker, self.worker_id, self.settings.run_lease_s, policy=self.policy)
         if closed:
             log.warning("closed runs left by a stopped server", extra=log_fields(count=len(closed)))
+        await finish_idle_batches(self.maker, policy=self.policy)
         self._tending = asyncio.create_task(self._tend(), name="run leases")
         self._watch_signals()
 
@@ -57,6 +60,7 @@ class RunWorker:
                 await renew_leases(self.maker, self.worker_id, self.turns.run_ids, lease_s)
                 await sweep(self.maker, self.worker_id, lease_s, keep=self.turns.run_ids, policy=self.policy)
                 await prune(self.maker)
+                await finish_idle_batches(self.maker, policy=self.policy)
             except Exception:
                 log.exception("run lease renewal, sweep or chunk pruning failed")
 

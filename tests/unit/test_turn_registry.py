@@ -37,3 +37,26 @@ async def test_drain_waits_for_quick_turns_and_cancels_the_rest() -> None:
     assert sorted(unfinished) == ["run-never-started", "run-slow"]
     with pytest.raises(ShuttingDownError):
         turns.reserve("run-late")
+
+
+async def test_held_runs_wait_for_a_slot_and_are_returned_by_the_drain() -> None:
+    turns = TurnRegistry(limit=1)
+    turns.hold(["run-b1", "run-b2"])
+    assert sorted(turns.run_ids) == ["run-b1", "run-b2"]  # vouched for (leases renewed) before they start
+    gate = asyncio.Event()
+    turns.reserve("run-a")
+    turns.start("run-a", gate.wait())  # type: ignore[arg-type]
+    waiting = asyncio.create_task(turns.acquire("run-b1", poll_s=0.01))
+    await asyncio.sleep(0.05)
+    assert not waiting.done()  # the worker is full: the batch's run waits instead of failing with 429
+    gate.set()
+    await asyncio.wait_for(waiting, 1)
+    assert "run-b1" in turns.reserved and "run-b1" not in turns.held
+
+    driver = turns.start_driver("job-1", asyncio.sleep(30))
+    unfinished = await turns.drain(deadline=time.monotonic())
+    assert sorted(unfinished) == ["run-b1", "run-b2"] and driver.cancelled()
+    with pytest.raises(ShuttingDownError):
+        await turns.acquire("run-b2")
+    with pytest.raises(ShuttingDownError):
+        turns.hold(["run-late"])

@@ -4,6 +4,7 @@ from memlet.db.models.agent import Agent, AgentTag
 from memlet.db.models.block import Block, BlockAgent
 from memlet.db.models.folder import FileAgent, FileContent, FileMetadata, Source, SourceAgent
 from memlet.db.models.identity import Identity, IdentityAgent, IdentityBlock
+from memlet.db.models.job import BatchItem, Job
 from memlet.db.models.message import Message
 from memlet.db.models.org import Organization, User
 from memlet.db.models.passage import Archive, ArchiveAgent, Passage
@@ -16,6 +17,7 @@ __all__ = [
     "AgentTag",
     "Archive",
     "ArchiveAgent",
+    "BatchItem",
     "Block",
     "BlockAgent",
     "FileAgent",
@@ -24,6 +26,7 @@ __all__ = [
     "Identity",
     "IdentityAgent",
     "IdentityBlock",
+    "Job",
     "Message",
     "Organization",
     "Passage",

@@ -1,0 +1,115 @@
+"""``POST /v1/agents/{agent_id}/generate``: one LLM completion with the agent's model, outside the agent.
+
+Nothing of the agent is read but its ``llm_config`` (or the ``override_model``'s), and nothing is written: no
+memory, no tools, no messages, no run. The prompt goes out as one user message after a system message (the given
+``system_prompt``, else a minimal one, since some providers need a system message). With ``response_schema`` the
+model is made to call one ``structured_output`` tool whose arguments are the answer (as in Letta).
+"""
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from memlet.actor import Actor
+from memlet.agents.repository import AgentRepository
+from memlet.errors import LLMError, MemletError, NotFoundError
+from memlet.llm.types import ChatRequest, ChatResult
+from memlet.loop.deps import LoopDeps
+from memlet.messages.schemas import LettaUsageStatistics
+from memlet.providers.catalog import ModelCatalog
+
+DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
+STRUCTURED_OUTPUT_TOOL = "structured_output"
+
+
+class GenerateRequest(BaseModel):
+    """Request for direct LLM generation without agent processing."""
+
+    prompt: str = Field(..., min_length=1, description="The prompt/message to send to the LLM")
+    system_prompt: str | None = Field(None, description="Optional system prompt to prepend to the conversation")
+    override_model: str | None = Field(None, description="Model handle to use instead of agent's default")
+    response_schema: dict[str, Any] | None = Field(None, description="JSON schema for structured output")
+
+
+class GenerateResponse(BaseModel):
+    """Response from direct LLM generation."""
+
+    content: str = Field(..., description="The LLM's response text")
+    model: str = Field(..., description="The model that generated this response")
+    usage: LettaUsageStatistics = Field(..., description="Token usage statistics")
+
+
+class BadGatewayError(MemletError):
+    """The provider failed (Letta answers 502 on this route, not the loop's LLM error statuses)."""
+
+    status_code = 502
+
+
+def structured_output_tool(schema: dict[str, Any]) -> dict[str, Any]:
+    properties = schema.get("properties") or {}
+    return {
+        "type": "function",
+        "function": {
+            "name": STRUCTURED_OUTPUT_TOOL,
+            "description": "Returns a structured response matching the requested schema.",
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": schema.get("required", list(properties)),
+            },
+        },
+    }
+
+
+def chat_request(config: dict[str, Any], body: GenerateRequest) -> ChatRequest:
+    messages = [
+        {"role": "system", "content": body.system_prompt or DEFAULT_SYSTEM_PROMPT},
+        {"role": "user", "content": body.prompt},
+    ]
+    tools = [structured_output_tool(body.response_schema)] if body.response_schema else None
+    forced = {"type": "function", "function": {"name": STRUCTURED_OUTPUT_TOOL}} if tools else None
+    return ChatRequest(
+        model=str(config.get("model")),
+        messages=messages,
+        tools=tools,
+        tool_choice=forced,
+        temperature=config.get("temperature"),
+        max_tokens=config.get("max_tokens"),
+        stream=False,
+    )
+
+
+def content_of(result: ChatResult, structured: bool) -> str:
+    if structured and result.tool_calls:
+        return result.tool_calls[0].arguments
+    return result.content or ""
+
+
+async def generate_completion(
+    deps: LoopDeps, actor: Actor, catalog: ModelCatalog | None, agent_id: str, body: GenerateRequest
+) -> GenerateResponse:
+    async with deps.sessionmaker() as session:
+        agent = await AgentRepository(session).find(actor.organization_id, agent_id)
+        if agent is None:
+            raise NotFoundError("Agent", message=f"Agent with ID {agent_id} not found")
+        config = dict(agent.llm_config or {})
+        if body.override_model and catalog is not None:
+            try:
+                config = await catalog.resolve_llm(session, actor.organization_id, body.override_model)
+            except NotFoundError as exc:
+                raise NotFoundError(
+                    "Model", message=f"Model '{body.override_model}' not found or not accessible"
+                ) from exc
+    try:
+        async with deps.llm_for(config, actor.organization_id) as llm:
+            result = await llm.chat(chat_request(config, body))
+    except LLMError as exc:
+        raise BadGatewayError(f"LLM provider error: {exc.message}") from exc
+    usage = LettaUsageStatistics(
+        completion_tokens=result.usage.completion_tokens,
+        prompt_tokens=result.usage.prompt_tokens,
+        total_tokens=result.usage.total_tokens,
+    )
+    return GenerateResponse(
+        content=content_of(result, body.response_schema is not None), model=str(config.get("model")), usage=usage
+    )
