@@ -26,8 +26,8 @@ class AgentFileService:
         self.files = FileRepository(session)
 
     async def _agent(self, actor: Actor, agent_id: str) -> orm.Agent:
-        agent = await self.session.get(orm.Agent, agent_id, with_for_update=True)
-        if agent is None or agent.organization_id != actor.organization_id:
+        agent = await FolderRepository(self.session).find_agent(actor.organization_id, agent_id, for_update=True)
+        if agent is None:
             raise NotFoundError("Agent", agent_id)
         return agent
 

@@ -26,10 +26,10 @@ class FolderRepository:
     async def find_by_name(self, org_id: str, name: str) -> orm.Source | None:
         return await self.session.scalar(select(S).where(S.name == name, S.organization_id == org_id))
 
-    async def find_agent(self, org_id: str, agent_id: str) -> orm.Agent | None:
-        return await self.session.scalar(
-            select(orm.Agent).where(orm.Agent.id == agent_id, orm.Agent.organization_id == org_id)
-        )
+    async def find_agent(self, org_id: str, agent_id: str, *, for_update: bool = False) -> orm.Agent | None:
+        """The agent a folder or file is attached to (folders sit below `agents`, so they read the row here)."""
+        stmt = select(orm.Agent).where(orm.Agent.id == agent_id, orm.Agent.organization_id == org_id)
+        return await self.session.scalar(stmt.with_for_update() if for_update else stmt)
 
     async def list_page(self, org_id: str, page: Page, *, name: str | None = None) -> list[Any]:
         stmt = select(S).where(S.organization_id == org_id)

@@ -89,9 +89,7 @@ async def generate_completion(
     deps: LoopDeps, actor: Actor, catalog: ModelCatalog | None, agent_id: str, body: GenerateRequest
 ) -> GenerateResponse:
     async with deps.sessionmaker() as session:
-        agent = await AgentRepository(session).find(actor.organization_id, agent_id)
-        if agent is None:
-            raise NotFoundError("Agent", message=f"Agent with ID {agent_id} not found")
+        agent = await AgentRepository(session).get_or_404(actor.organization_id, agent_id)
         config = dict(agent.llm_config or {})
         if body.override_model and catalog is not None:
             try:
