@@ -30,7 +30,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy memlet
-	$(BIN)/mypy --strict $(STRICT_CORE)
+	$(BIN)/mypy --strict --follow-imports=silent $(STRICT_CORE)
 	$(BIN)/lint-imports
 
 check: lint test
