@@ -102,8 +102,8 @@ class RunState:
         self.usage["completion_tokens"] += usage.completion_tokens
         self.usage["total_tokens"] += usage.total_tokens
         self.usage["cached_input_tokens"] = (self.usage["cached_input_tokens"] or 0) + usage.cached_tokens
-        # OpenAI-style providers report no cache writes; once a step ran, Letta's totals show 0, not null.
-        self.usage["cache_write_tokens"] = self.usage["cache_write_tokens"] or 0
+        # Only Anthropic reports cache writes; once a step ran, Letta's totals show 0, not null.
+        self.usage["cache_write_tokens"] = (self.usage["cache_write_tokens"] or 0) + usage.cache_write_tokens
         self.usage["reasoning_tokens"] = (self.usage["reasoning_tokens"] or 0) + usage.reasoning_tokens
         self.usage["context_tokens"] = usage.total_tokens
         self.usage["step_count"] += 1

@@ -1,7 +1,7 @@
 """Where an agent's chat requests go and with which key.
 
 The URL is the llm_config's `model_endpoint`, else the default of its endpoint type (never another provider's).
-The key follows the URL, never the endpoint type: an environment key (OPENAI_API_KEY, DEEPSEEK_API_KEY) is sent
+The key follows the URL, never the endpoint type: an environment key (OPENAI_API_KEY, DEEPSEEK_API_KEY, ANTHROPIC_API_KEY) is sent
 only to its own provider's configured base URL, a BYOK provider's key only to that provider's base URL, and an
 endpoint that is neither gets no key at all.
 """
@@ -42,6 +42,8 @@ def endpoint_url(llm_config: dict[str, object], settings: Settings) -> str:
         return normalize_base_url(settings.openai_base_url)
     if kind == "ollama":
         return normalize_base_url(settings.ollama_base_url or OLLAMA_URL)
+    if kind == "anthropic":
+        return normalize_base_url(settings.anthropic_base_url)
     default = ENDPOINT_DEFAULTS.get(kind)
     if default is None:
         raise BadRequestError(f"INVALID_ARGUMENT: llm_config.model_endpoint is required for endpoint type '{kind}'")
@@ -78,6 +80,8 @@ def env_keys(settings: Settings) -> list[EndpointKey]:
         keys.append(EndpointKey(settings.openai_base_url, settings.openai_api_key.get_secret_value()))
     if settings.deepseek_api_key is not None:
         keys.append(EndpointKey(DEEPSEEK_URL, settings.deepseek_api_key.get_secret_value()))
+    if settings.anthropic_api_key is not None:
+        keys.append(EndpointKey(settings.anthropic_base_url, settings.anthropic_api_key.get_secret_value()))
     return keys
 
 
