@@ -327,9 +327,14 @@ def create_app(state: _State) -> Starlette:
 
     from tests import mock_anthropic
 
+    def anthropic_key(request: Request) -> str:
+        # Anthropic takes the key as x-api-key or (newer SDKs) as a bearer token; recorded bare either way.
+        bearer = request.headers.get("authorization", "").removeprefix("Bearer ")
+        return request.headers.get("x-api-key") or bearer
+
     async def models(request: Request) -> Response:
         if "anthropic-version" in request.headers:
-            state.authorizations.append(request.headers.get("x-api-key", ""))
+            state.authorizations.append(anthropic_key(request))
             return mock_anthropic.models_response()
         state.authorizations.append(request.headers.get("authorization", ""))
         data = [{"id": m, "object": "model", "created": CREATED, "owned_by": "mock"} for m in MODEL_IDS]
@@ -347,7 +352,7 @@ def create_app(state: _State) -> Starlette:
         return JSONResponse(chat.completion())
 
     async def messages(request: Request) -> Response:
-        state.authorizations.append(request.headers.get("x-api-key", ""))
+        state.authorizations.append(anthropic_key(request))
         body = await request.json()
         reply = await _resolve(state.take({**body, "_api": "anthropic"}, "chat"))
         if reply.kind == "error":
