@@ -45,7 +45,7 @@ class LLMClients:
         endpoint_type = str(llm_config.get("model_endpoint_type") or "openai")
         check_endpoint_type(endpoint_type)
         base_url = endpoint_url(llm_config, self.settings)
-        key = key_for(base_url, [*await self._byok_key(llm_config, org_id), *self.environment])
+        key = key_for(base_url, [*await self._byok_key(llm_config, org_id), *self.environment], endpoint_type)
         settings = self.settings
 
         def build() -> OpenAICompatibleClient | AnthropicClient:

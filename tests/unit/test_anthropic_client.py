@@ -4,7 +4,9 @@ import json
 from collections.abc import Iterator
 
 import pytest
+from pydantic import SecretStr
 
+from memlet.config import Settings
 from memlet.errors import LLMError
 from memlet.llm.anthropic_client import AnthropicClient
 from memlet.llm.anthropic_format import AnthropicOptions, request_body
@@ -19,6 +21,7 @@ from memlet.llm.client import (
     ToolCallDelta,
     client_for,
 )
+from memlet.providers.endpoints import endpoint_url, env_keys, key_for
 from tests.mock_llm import MockLLM, Reply
 
 FAST_RETRY = RetryPolicy(max_retries=2, base_delay_s=0.01)
@@ -217,3 +220,20 @@ class TestErrors:
         assert info.value.http_status == 503
         assert len(mock.requests) == 1
         await llm.aclose()
+
+
+class TestKeys:
+    def test_anthropic_key_follows_its_url_and_wins_a_shared_one(self) -> None:
+        settings = Settings(_env_file=None, openai_api_key=SecretStr("sk-oa"), anthropic_api_key=SecretStr("sk-ant"))  # type: ignore[call-arg]
+        keys = env_keys(settings)
+        url = endpoint_url({"model_endpoint_type": "anthropic"}, settings)
+        assert url == "https://api.anthropic.com/v1"
+        assert key_for(url, keys, "anthropic") == "sk-ant"
+        assert key_for("https://api.anthropic.com.evil.example/v1", keys, "anthropic") is None
+        # One proxy serving both APIs: each endpoint type gets its own key.
+        proxy = settings.model_copy(
+            update={"openai_base_url": "http://proxy:4000/v1", "anthropic_base_url": "http://proxy:4000"}
+        )
+        shared = env_keys(proxy)
+        assert key_for("http://proxy:4000/v1", shared, "anthropic") == "sk-ant"
+        assert key_for("http://proxy:4000/v1", shared, "openai") == "sk-oa"
