@@ -98,6 +98,7 @@ class RunState:
         step.total_tokens = usage.total_tokens
         # As in Letta, a step shows cached and reasoning tokens only when there were some (null otherwise).
         step.cached_input_tokens, step.reasoning_tokens = usage.cached_tokens or None, usage.reasoning_tokens or None
+        step.cache_write_tokens = usage.cache_write_tokens or None
         self.usage["prompt_tokens"] += usage.prompt_tokens
         self.usage["completion_tokens"] += usage.completion_tokens
         self.usage["total_tokens"] += usage.total_tokens

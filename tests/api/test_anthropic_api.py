@@ -190,6 +190,13 @@ class TestUsageAndErrors:
         assert step["prompt_tokens"] == second.usage.prompt_tokens
         assert step["cached_input_tokens"] == second.usage.cached_input_tokens
         assert chttp.get(f"/v1/runs/{run_id}/usage").json()["prompt_tokens"] == second.usage.prompt_tokens
+        # The cache write of the first turn is kept on its step and in its run's usage.
+        first_run = first.messages[-1].run_id
+        [written] = chttp.get(f"/v1/runs/{first_run}/steps").json()
+        assert written["cache_write_tokens"] == first.usage.cache_write_tokens
+        assert written["prompt_tokens_details"]["cache_creation_tokens"] == first.usage.cache_write_tokens
+        run_usage = chttp.get(f"/v1/runs/{first_run}/usage").json()
+        assert run_usage["prompt_tokens_details"]["cache_creation_tokens"] == first.usage.cache_write_tokens
 
     def test_rate_limit_and_overload_map_to_llm_errors(
         self, claude: Letta, chttp: httpx.Client, mock_llm: MockLLM
