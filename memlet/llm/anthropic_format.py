@@ -155,7 +155,9 @@ def request_body(request: ChatRequest, options: AnthropicOptions) -> dict[str, A
     """The JSON body of ``POST /v1/messages`` for `request` (without the ``stream`` flag)."""
     system, messages = split_messages(request.messages)
     max_tokens = request.max_tokens or DEFAULT_MAX_TOKENS
-    body: dict[str, Any] = {"model": request.model, "max_tokens": max_tokens, "messages": messages}
+    # A handle given as the model ("anthropic/claude-...") names the model after its slash, as Letta reads it.
+    model = request.model.split("/", 1)[-1]
+    body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": messages}
     if system:
         body["system"] = system
     if request.tools:

@@ -221,3 +221,40 @@ class TestUsageAndErrors:
         assert say(claude, agent.id, "hi").messages[-1].content == "raw ok"
         assert mock_llm.requests[-1]["_api"] == "anthropic" and mock_llm.authorizations[-1] == KEY
         assert "thinking" not in mock_llm.requests[-1]  # not a reasoner
+
+
+class TestPreviewAndByok:
+    def test_preview_shows_the_anthropic_body(self, claude: Letta, chttp: httpx.Client, mock_llm: MockLLM) -> None:
+        agent = make_agent(claude)
+        body = {"messages": [{"role": "user", "content": "peek"}]}
+        preview = chttp.post(f"/v1/agents/{agent.id}/messages/preview-raw-payload", json=body).json()
+        assert preview["model"] == "claude-sonnet-4-5-20250929"
+        assert preview["system"][-1]["cache_control"] == EPHEMERAL
+        assert preview["thinking"]["type"] == "enabled"
+        assert preview["messages"][-1]["content"] == [{"type": "text", "text": "peek"}]
+        assert mock_llm.requests == []
+
+    def test_byok_anthropic_provider_lists_and_runs_with_its_key(
+        self, client: Letta, http: httpx.Client, mock_llm: MockLLM
+    ) -> None:
+        mock_llm.reset()
+        created = http.post(
+            "/v1/providers/",
+            json={
+                "name": "my-claude",
+                "provider_type": "anthropic",
+                "api_key": "sk-byok",
+                "base_url": mock_llm.base_url,
+            },
+        )
+        assert created.status_code == 200, created.text
+        handles = {m.handle for m in client.models.list()}
+        assert "my-claude/claude-haiku-4-5-20251001" in handles
+        assert mock_llm.authorizations[-1] == "sk-byok"  # the listing used the provider's own key
+        agent = client.agents.create(
+            model="my-claude/claude-haiku-4-5-20251001", embedding=EMBEDDING, memory_blocks=BLOCKS
+        )  # type: ignore[arg-type]
+        mock_llm.script(Reply.text("byok ok"))
+        response = client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "hi"}])
+        assert response.messages[-1].content == "byok ok"
+        assert mock_llm.requests[-1]["_api"] == "anthropic" and mock_llm.authorizations[-1] == "sk-byok"
