@@ -248,6 +248,9 @@ class TestPreviewAndByok:
             },
         )
         assert created.status_code == 200, created.text
+        check = {"provider_type": "anthropic", "api_key": "sk-byok", "base_url": mock_llm.base_url}
+        assert http.post("/v1/providers/check", json=check).status_code == 200
+        assert mock_llm.authorizations[-1] == "sk-byok"
         handles = {m.handle for m in client.models.list()}
         assert "my-claude/claude-haiku-4-5-20251001" in handles
         assert mock_llm.authorizations[-1] == "sk-byok"  # the listing used the provider's own key
