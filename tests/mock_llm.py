@@ -354,7 +354,11 @@ def create_app(state: _State) -> Starlette:
     async def messages(request: Request) -> Response:
         state.authorizations.append(anthropic_key(request))
         body = await request.json()
-        reply = await _resolve(state.take({**body, "_api": "anthropic"}, "chat"))
+        # Recorded with the API's name and the anthropic-beta header (when sent) beside the body.
+        seen = {**body, "_api": "anthropic"} | (
+            {"_beta": beta} if (beta := request.headers.get("anthropic-beta")) else {}
+        )
+        reply = await _resolve(state.take(seen, "chat"))
         if reply.kind == "error":
             return mock_anthropic.error_response(reply)
         number = state.next_number()

@@ -300,10 +300,12 @@ class AnthropicClient:
 
     async def _create(self, body: dict[str, Any], *, stream: bool) -> Any:
         """POST /v1/messages with the body as built (plain JSON already; the SDK's transform step is skipped)."""
+        headers = {"anthropic-beta": ",".join(self.options.betas)} if self.options.betas else {}
         return await self._sdk.post(
             "/v1/messages",
             body={**body, "stream": True} if stream else body,
             cast_to=Message,
+            options={"headers": headers},
             stream=stream,
             stream_cls=anthropic.AsyncStream[RawMessageStreamEvent],
         )

@@ -26,6 +26,13 @@ _ADAPTIVE_PREFIXES = ("claude-opus-4-6", "claude-sonnet-4-6")
 _EFFORT_PREFIXES = ("claude-opus-4-5", *_ADAPTIVE_PREFIXES)
 _REASONER_PREFIXES = ("claude-3-7-sonnet", "claude-sonnet-4", "claude-opus-4", "claude-haiku-4-5")
 CONVERSATION_START = "(conversation start)"
+INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
+ADAPTIVE_BETA = "adaptive-thinking-2026-01-28"
+EFFORT_BETA = "effort-2025-11-24"
+MAX_EFFORT_BETA = "max-effort-2026-01-24"
+CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
+# Opus 4.5 keeps every thinking block in context when thinking (better cache hits), as Letta asks it to.
+KEEP_THINKING = {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]}
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +43,7 @@ class AnthropicOptions:
     thinking_budget: int = MIN_THINKING_BUDGET
     effort: str | None = None
     model: str = ""
+    betas: tuple[str, ...] = ()  # the anthropic-beta header, as Letta sets it for these features
 
     @classmethod
     def from_llm_config(cls, llm_config: dict[str, Any]) -> "AnthropicOptions":
@@ -43,11 +51,23 @@ class AnthropicOptions:
         reasoner = model.startswith(_REASONER_PREFIXES)
         budget = int(llm_config.get("max_reasoning_tokens") or 0)
         effort = llm_config.get("effort") if model.startswith(_EFFORT_PREFIXES) else None
+        thinking = bool(reasoner and llm_config.get("enable_reasoner"))
+        adaptive = model.startswith(_ADAPTIVE_PREFIXES)
+        betas: list[str] = []
+        if thinking:
+            betas.append(ADAPTIVE_BETA if adaptive else INTERLEAVED_BETA)
+        if effort:
+            betas.append(EFFORT_BETA)
+            if adaptive and effort == "max":
+                betas.append(MAX_EFFORT_BETA)
+        if thinking and model.startswith("claude-opus-4-5"):
+            betas.append(CONTEXT_MANAGEMENT_BETA)
         return cls(
-            thinking=bool(reasoner and llm_config.get("enable_reasoner")),
+            thinking=thinking,
             thinking_budget=max(budget, MIN_THINKING_BUDGET),
             effort=str(effort) if effort else None,
             model=model,
+            betas=tuple(betas),
         )
 
 
@@ -174,6 +194,8 @@ def request_body(request: ChatRequest, options: AnthropicOptions) -> dict[str, A
         body["temperature"] = request.temperature
     if options.effort:
         body["output_config"] = {"effort": options.effort}
+    if CONTEXT_MANAGEMENT_BETA in options.betas:
+        body["context_management"] = KEEP_THINKING
     if request.extra_body:
         body |= request.extra_body
     return body

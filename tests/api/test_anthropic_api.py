@@ -144,6 +144,7 @@ class TestThinking:
         first, second = mock_llm.requests
         assert first["thinking"] == {"type": "enabled", "budget_tokens": agent.llm_config.max_reasoning_tokens}
         assert "temperature" not in first
+        assert first["_beta"] == "interleaved-thinking-2025-05-14"  # thinking between tool calls, as Letta asks
         thought = {"type": "thinking", "thinking": "Store the tea fact.", "signature": "sig-A"}
         assert second["messages"][-2]["content"][0] == thought  # the tool_use turn starts with its signed thinking
         mock_llm.script(Reply.text("Hi again."))
@@ -220,7 +221,7 @@ class TestUsageAndErrors:
         mock_llm.script(Reply.text("raw ok"))
         assert say(claude, agent.id, "hi").messages[-1].content == "raw ok"
         assert mock_llm.requests[-1]["_api"] == "anthropic" and mock_llm.authorizations[-1] == KEY
-        assert "thinking" not in mock_llm.requests[-1]  # not a reasoner
+        assert "thinking" not in mock_llm.requests[-1] and "_beta" not in mock_llm.requests[-1]  # not a reasoner
 
 
 class TestPreviewAndByok:

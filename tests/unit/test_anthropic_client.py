@@ -122,6 +122,23 @@ class TestConversion:
         off = AnthropicOptions.from_llm_config({**config, "enable_reasoner": False})
         assert "thinking" not in request_body(chat(temperature=0.3), off)
 
+    def test_betas_effort_and_context_management(self) -> None:
+        config = {"model": "claude-opus-4-5-20251101", "enable_reasoner": True, "effort": "high"}
+        options = AnthropicOptions.from_llm_config(config)
+        assert options.betas == (
+            "interleaved-thinking-2025-05-14",
+            "effort-2025-11-24",
+            "context-management-2025-06-27",
+        )
+        body = request_body(chat(), options)
+        assert body["output_config"] == {"effort": "high"}
+        assert body["context_management"]["edits"][0]["keep"] == "all"
+        adaptive = AnthropicOptions.from_llm_config({"model": "claude-sonnet-4-6", "enable_reasoner": True})
+        assert adaptive.betas == ("adaptive-thinking-2026-01-28",)
+        assert request_body(chat(), adaptive)["thinking"] == {"type": "adaptive"}
+        plain = AnthropicOptions.from_llm_config({"model": "claude-3-5-haiku-20241022", "enable_reasoner": True})
+        assert plain.betas == () and not plain.thinking
+
     def test_openai_client_drops_thinking_blocks(self) -> None:
         llm = OpenAICompatibleClient(base_url="http://127.0.0.1:1/v1")
         body = llm.request_body(ChatRequest(model="gpt-4o", messages=HISTORY))
