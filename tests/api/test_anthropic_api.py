@@ -121,6 +121,17 @@ class TestTurns:
         # The memory edit reached the model through the recompiled system prompt.
         assert "Likes tea." in second["system"][-1]["text"]
 
+    def test_memgpt_v2_agent_replies_through_send_message(self, claude: Letta, mock_llm: MockLLM) -> None:
+        agent = make_agent(claude, agent_type="memgpt_v2_agent")
+        mock_llm.script(Reply.tool_call("send_message", {"thinking": "Greet Bob.", "message": "Hi Bob!"}))
+        response = say(claude, agent.id, "hello")
+        assert [m.content for m in response.messages if m.message_type == "assistant_message"] == ["Hi Bob!"]
+        [sent] = mock_llm.requests
+        send_message = next(t for t in sent["tools"] if t["name"] == "send_message")
+        assert "thinking" in send_message["input_schema"]["properties"]
+        # V2 must call a tool; with native thinking on, Anthropic accepts only "auto" (Letta sends the same).
+        assert sent["tool_choice"]["type"] == ("auto" if "thinking" in sent else "any")
+
 
 class TestThinking:
     def test_signatures_stored_and_sent_back(self, claude: Letta, mock_llm: MockLLM) -> None:
