@@ -42,6 +42,10 @@ class Settings(BaseSettings):
     )
     ollama_base_url: str | None = Field(default=None, validation_alias=AliasChoices("OLLAMA_BASE_URL"))
     deepseek_api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices("DEEPSEEK_API_KEY"))
+    anthropic_api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices("ANTHROPIC_API_KEY"))
+    anthropic_base_url: str = Field(
+        default="https://api.anthropic.com/v1", validation_alias=AliasChoices("ANTHROPIC_BASE_URL")
+    )
 
     llm_timeout_s: float = 60.0
     llm_max_retries: int = 3

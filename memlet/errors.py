@@ -2,7 +2,8 @@
 
     MemletError (500)
     ├── BadRequestError (400)           "INVALID_ARGUMENT: ..." style messages
-    │   └── LimitExceededError (400)    a block value over its character limit
+    │   └── LimitExceededError (400)    a new block's value over its character limit
+    │       └── UpdateLimitExceededError (422)  an update over the limit (Letta's SDK expects 422 there)
     ├── UnauthorizedError (401)
     ├── NotFoundError (404)             "<Entity> with ID <id> not found"
     ├── MethodNotAllowedError (405)
@@ -47,6 +48,12 @@ class LimitExceededError(BadRequestError):
         )
         self.limit = limit
         self.size = size
+
+
+class UpdateLimitExceededError(LimitExceededError):
+    """A block update over the limit through the REST API: Letta answers 422 (UnprocessableEntityError)."""
+
+    status_code = 422
 
 
 class UnauthorizedError(MemletError):

@@ -1,4 +1,5 @@
-"""A deterministic OpenAI-compatible server for memlet's tests: chat completions (SSE or not), embeddings, models.
+"""A deterministic OpenAI-compatible server for memlet's tests: chat completions (SSE or not), embeddings, models,
+and Anthropic's messages API (`tests/mock_anthropic.py`) over the same script and recordings.
 
     mock = MockLLM.start()                      # uvicorn on 127.0.0.1:<ephemeral> in a background thread
     mock.script(Reply.tool_call("send_message", {"message": "hi"}), Reply.text("done"))
@@ -76,13 +77,27 @@ class Reply:
     times: int = 1
     seconds: float = 0.0
     then: "Reply | None" = None
+    signature: str | None = None  # Anthropic: the thinking block's signature (default mock-signature-<n>)
+    redacted: str | None = None  # Anthropic: a redacted_thinking block's data
 
     @classmethod
     def text(
-        cls, content: str, *, reasoning: str | None = None, finish_reason: str = "stop", break_after: int | None = None
+        cls,
+        content: str,
+        *,
+        reasoning: str | None = None,
+        finish_reason: str = "stop",
+        break_after: int | None = None,
+        signature: str | None = None,
     ) -> Self:
         """A plain assistant message, optionally preceded by ``reasoning_content`` (DeepSeek style)."""
-        return cls(content=content, reasoning=reasoning, finish_reason=finish_reason, break_after=break_after)
+        return cls(
+            content=content,
+            reasoning=reasoning,
+            finish_reason=finish_reason,
+            break_after=break_after,
+            signature=signature,
+        )
 
     @classmethod
     def tool_call(
@@ -93,9 +108,10 @@ class Reply:
         *,
         content: str | None = None,
         reasoning: str | None = None,
+        signature: str | None = None,
     ) -> Self:
         """One tool call; ids default to deterministic ``call_mock_<n>``."""
-        return cls(content=content, reasoning=reasoning, calls=(Call(name, args, id),))
+        return cls(content=content, reasoning=reasoning, calls=(Call(name, args, id),), signature=signature)
 
     @classmethod
     def tool_calls(cls, *calls: Call, content: str | None = None, reasoning: str | None = None) -> Self:
@@ -176,6 +192,7 @@ class _State:
             # The Authorization header of every request, in arrival order ("" when none was sent).
             self.authorizations: list[str] = []
             self.counter = 0
+            self.cached_prompts: set[str] = set()  # system prompts marked cache_control (Anthropic)
 
     def enqueue(self, replies: tuple[Reply, ...], target: str = "chat") -> None:
         queue = self.chat_queue if target == "chat" else self.embedding_queue
@@ -308,7 +325,17 @@ def _sse(payload: dict[str, Any]) -> str:
 def create_app(state: _State) -> Starlette:
     """The mock's ASGI app over ``state``."""
 
+    from tests import mock_anthropic
+
+    def anthropic_key(request: Request) -> str:
+        # Anthropic takes the key as x-api-key or (newer SDKs) as a bearer token; recorded bare either way.
+        bearer = request.headers.get("authorization", "").removeprefix("Bearer ")
+        return request.headers.get("x-api-key") or bearer
+
     async def models(request: Request) -> Response:
+        if "anthropic-version" in request.headers:
+            state.authorizations.append(anthropic_key(request))
+            return mock_anthropic.models_response()
         state.authorizations.append(request.headers.get("authorization", ""))
         data = [{"id": m, "object": "model", "created": CREATED, "owned_by": "mock"} for m in MODEL_IDS]
         return JSONResponse({"object": "list", "data": data})
@@ -323,6 +350,23 @@ def create_app(state: _State) -> Starlette:
         if body.get("stream"):
             return StreamingResponse(chat.stream(), media_type="text/event-stream")
         return JSONResponse(chat.completion())
+
+    async def messages(request: Request) -> Response:
+        state.authorizations.append(anthropic_key(request))
+        body = await request.json()
+        # Recorded with the API's name and the anthropic-beta header (when sent) beside the body.
+        seen = {**body, "_api": "anthropic"} | (
+            {"_beta": beta} if (beta := request.headers.get("anthropic-beta")) else {}
+        )
+        reply = await _resolve(state.take(seen, "chat"))
+        if reply.kind == "error":
+            return mock_anthropic.error_response(reply)
+        number = state.next_number()
+        with state.lock:  # the answer's usage reads and updates the cached prompts
+            answer = mock_anthropic.AnthropicAnswer(number, body, reply, state.cached_prompts)
+        if body.get("stream"):
+            return StreamingResponse(answer.stream(), media_type="text/event-stream")
+        return JSONResponse(answer.response())
 
     async def embeddings(request: Request) -> Response:
         body = await request.json()
@@ -369,6 +413,7 @@ def create_app(state: _State) -> Starlette:
         routes=[
             Route("/v1/models", models, methods=["GET"]),
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+            Route("/v1/messages", messages, methods=["POST"]),
             Route("/v1/embeddings", embeddings, methods=["POST"]),
             Route("/api/embed", ollama_embed, methods=["POST"]),
             Route("/_mock/script", script, methods=["POST"]),

@@ -16,17 +16,19 @@ from memlet.blocks.repository import BlockFilters, BlockRepository
 from memlet.blocks.schemas import Block, BlockUpdate, CreateBlock, Memory
 from memlet.db import models as orm
 from memlet.db.pagination import Page
-from memlet.errors import ConflictError, LimitExceededError, NotFoundError
+from memlet.errors import ConflictError, LimitExceededError, NotFoundError, UpdateLimitExceededError
 from memlet.prompt.rebuild import PromptRebuilder
 
 # Fields rendered into the system prompt: changing one means attached agents' prompts must be rebuilt.
 PROMPT_FIELDS = frozenset({"value", "limit", "label", "description", "read_only"})
 
 
-def ensure_within_limit(label: str | None, value: str, limit: int) -> None:
-    """Raise `LimitExceededError` (400, naming limit and size) when `value` is longer than `limit` characters."""
+def ensure_within_limit(
+    label: str | None, value: str, limit: int, error: type[LimitExceededError] = LimitExceededError
+) -> None:
+    """Raise `error` (naming limit and size; 400 by default) when `value` is longer than `limit` characters."""
     if len(value) > limit:
-        raise LimitExceededError(label or "", limit, len(value))
+        raise error(label or "", limit, len(value))
 
 
 def ensure_unique_labels(labels: Iterable[str]) -> None:
@@ -104,7 +106,8 @@ class BlockService:
         """Validate and apply a partial update, keep attachments' labels in step, recompile affected prompts."""
         fields = _changes(update)
         label = fields.get("label", row.label)
-        ensure_within_limit(label, fields.get("value", row.value), fields.get("limit", row.limit))
+        value, limit = fields.get("value", row.value), fields.get("limit", row.limit)
+        ensure_within_limit(label, value, limit, UpdateLimitExceededError)
         changed = {k for k, v in fields.items() if getattr(row, k) != v}
         agents = await self.blocks.agents_of(row.id) if changed & PROMPT_FIELDS else []
         if "label" in changed:

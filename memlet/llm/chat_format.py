@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memlet.db import models as orm
+from memlet.llm.anthropic_format import THINKING_BLOCKS_KEY
 from memlet.llm.client import wire_tool_call_id
 from memlet.llm.tokens import count_message_tokens, count_tools_tokens
 
@@ -29,6 +30,23 @@ def is_v2(agent_type: str) -> bool:
 def text_parts(content: list[dict[str, Any]] | None) -> str:
     """The text of a stored message's content parts, joined (other part types are skipped)."""
     return "".join(str(part.get("text", "")) for part in content or [] if part.get("type") == "text")
+
+
+def signed_thinking(content: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """A stored row's provider-signed thinking as Anthropic's blocks (unsigned reasoning is never sent back)."""
+    blocks: list[dict[str, Any]] = []
+    for part in content or []:
+        if part.get("type") == "reasoning" and part.get("signature"):
+            blocks.append({"type": "thinking", "thinking": part.get("reasoning") or "", "signature": part["signature"]})
+        elif part.get("type") == "redacted_reasoning" and part.get("data"):
+            blocks.append({"type": "redacted_thinking", "data": part["data"]})
+    return blocks
+
+
+def _with_thinking(message: dict[str, Any], row: orm.Message) -> dict[str, Any]:
+    """`message` carrying the row's signed thinking (OpenAI-compatible clients drop the key; Anthropic's sends it)."""
+    blocks = signed_thinking(row.content)
+    return {**message, THINKING_BLOCKS_KEY: blocks} if blocks else message
 
 
 def _wire_calls(calls: list[dict[str, Any]], thinking: str | None) -> list[dict[str, Any]]:
@@ -56,7 +74,7 @@ def to_openai_messages(system_text: str, rows: Sequence[orm.Message], agent_type
         if row.role in ("assistant", "approval"):
             if not row.tool_calls:
                 if row.role == "assistant" and text:
-                    out.append({"role": "assistant", "content": text})
+                    out.append(_with_thinking({"role": "assistant", "content": text}, row))
                 continue  # approval responses are represented by the tool rows that follow them
             thinking = text if v2 else None
             content = None if v2 or not text else text
@@ -67,7 +85,7 @@ def to_openai_messages(system_text: str, rows: Sequence[orm.Message], agent_type
                 # one message, and the tool returns that follow answer both rows' calls.
                 last["tool_calls"] = [*last["tool_calls"], *calls]
                 continue
-            out.append({"role": "assistant", "content": content, "tool_calls": calls})
+            out.append(_with_thinking({"role": "assistant", "content": content, "tool_calls": calls}, row))
         elif row.role == "tool":
             out.append({"role": "tool", "tool_call_id": wire_tool_call_id(row.tool_call_id or ""), "content": text})
         elif row.role in ("user", "summary"):

@@ -22,6 +22,8 @@ from openai.types.completion_usage import CompletionUsage
 
 from memlet import metrics
 from memlet.errors import BadRequestError
+from memlet.llm.anthropic_client import AnthropicClient
+from memlet.llm.anthropic_format import THINKING_BLOCKS_KEY
 from memlet.llm.errors import (
     ContextWindowExceededError,
     LLMEmptyResponseError,
@@ -44,7 +46,9 @@ from memlet.llm.types import (
 __all__ = [
     "OPENAI_COMPATIBLE_ENDPOINTS",
     "PLACEHOLDER_API_KEY",
+    "SUPPORTED_ENDPOINTS",
     "TOOL_CALL_ID_MAX_LEN",
+    "AnthropicClient",
     "ChatEvent",
     "ChatRequest",
     "ChatResult",
@@ -317,7 +321,7 @@ class OpenAICompatibleClient:
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         """The JSON body this client posts for `request` (the preview endpoint shows it as is)."""
-        params: dict[str, Any] = {"model": request.model, "messages": request.messages}
+        params: dict[str, Any] = {"model": request.model, "messages": _without_thinking_blocks(request.messages)}
         if request.tools:
             params["tools"] = request.tools
             if request.tool_choice is not None:
@@ -333,17 +337,26 @@ class OpenAICompatibleClient:
         return params
 
 
+def _without_thinking_blocks(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages without the signed thinking blocks kept for Anthropic (not part of OpenAI's format)."""
+    if not any(THINKING_BLOCKS_KEY in m for m in messages):
+        return messages
+    return [{k: v for k, v in m.items() if k != THINKING_BLOCKS_KEY} for m in messages]
+
+
 # Endpoint types (Letta's LLMConfig.model_endpoint_type) that speak OpenAI's chat.completions API.
 _ENDPOINTS = "openai deepseek groq ollama lmstudio lmstudio-chatcompletions llamacpp vllm mistral together xai zai"
 OPENAI_COMPATIBLE_ENDPOINTS = frozenset(f"{_ENDPOINTS} baseten fireworks openrouter hugging-face minimax".split())
+# Everything memlet can run an agent on: the OpenAI-compatible endpoints and Anthropic's messages API.
+SUPPORTED_ENDPOINTS = OPENAI_COMPATIBLE_ENDPOINTS | {"anthropic"}
 
 
 def check_endpoint_type(endpoint_type: str) -> None:
-    """Raise 400 unless `endpoint_type` speaks OpenAI's chat.completions API."""
-    if endpoint_type not in OPENAI_COMPATIBLE_ENDPOINTS:
+    """Raise 400 unless memlet has a chat client for `endpoint_type`."""
+    if endpoint_type not in SUPPORTED_ENDPOINTS:
         raise BadRequestError(
             f"INVALID_ARGUMENT: Model endpoint type '{endpoint_type}' is not supported; "
-            f"use an OpenAI-compatible endpoint ({', '.join(sorted(OPENAI_COMPATIBLE_ENDPOINTS))})"
+            f"use anthropic or an OpenAI-compatible endpoint ({', '.join(sorted(OPENAI_COMPATIBLE_ENDPOINTS))})"
         )
 
 
@@ -356,12 +369,16 @@ def client_for(
     *,
     retry_base_delay_s: float = 0.5,
     http_client: httpx2.AsyncClient | None = None,
-) -> OpenAICompatibleClient:
+) -> "OpenAICompatibleClient | AnthropicClient":
     """Build the chat client for one of Letta's model endpoint types (`http_client`: e.g. a policy-guarded one)."""
     check_endpoint_type(endpoint_type)
+    retry = RetryPolicy(max_retries=max_retries, base_delay_s=retry_base_delay_s)
+    if endpoint_type == "anthropic":
+        return AnthropicClient(
+            base_url=base_url, api_key=api_key, timeout_s=timeout_s, retry=retry, http_client=http_client
+        )
     # OpenAI itself rejects max_tokens for reasoning models; its successor name works for all its models.
     param = "max_completion_tokens" if endpoint_type == "openai" else "max_tokens"
-    retry = RetryPolicy(max_retries=max_retries, base_delay_s=retry_base_delay_s)
     return OpenAICompatibleClient(
         base_url=base_url,
         api_key=api_key,

@@ -11,7 +11,7 @@ from typing import TypeVar
 
 import openai
 
-from memlet.llm.errors import CREDIT_HINTS, to_llm_error
+from memlet.llm.errors import CREDIT_HINTS, ProviderError, to_llm_error
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -64,16 +64,30 @@ def is_retryable(exc: Exception) -> bool:
     return exc.status_code in (408, 409) or exc.status_code >= 500
 
 
-async def with_retries(call: Callable[[], Awaitable[T]], policy: RetryPolicy) -> T:
+@dataclass(frozen=True, slots=True)
+class SDKErrors:
+    """How to read one provider SDK's exceptions: their base class, which are transient, the wait they ask for,
+    and the memlet error each becomes."""
+
+    base: type[Exception]
+    retryable: Callable[[Exception], bool]
+    retry_after: Callable[[Exception], float | None]
+    convert: Callable[[Exception], ProviderError]
+
+
+OPENAI_ERRORS = SDKErrors(openai.OpenAIError, is_retryable, retry_after_seconds, to_llm_error)
+
+
+async def with_retries(call: Callable[[], Awaitable[T]], policy: RetryPolicy, errors: SDKErrors = OPENAI_ERRORS) -> T:
     """Await ``call()``, retrying transient SDK errors per ``policy``; raise the mapped memlet error at the end."""
     attempt = 0
     while True:
         try:
             return await call()
-        except openai.OpenAIError as exc:
-            if attempt >= policy.max_retries or not is_retryable(exc):
-                raise to_llm_error(exc) from exc
-            delay = retry_after_seconds(exc)
+        except errors.base as exc:
+            if attempt >= policy.max_retries or not errors.retryable(exc):
+                raise errors.convert(exc) from exc
+            delay = errors.retry_after(exc)
             delay = policy.backoff(attempt) if delay is None else min(delay, policy.max_delay_s)
             log.warning("LLM call failed (%s); retry %d/%d in %.2fs", exc, attempt + 1, policy.max_retries, delay)
             await asyncio.sleep(delay)

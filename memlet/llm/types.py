@@ -56,6 +56,19 @@ class Usage:
     total_tokens: int = 0
     cached_tokens: int = 0
     reasoning_tokens: int = 0
+    cache_write_tokens: int = 0  # prompt tokens written to the provider's cache (Anthropic reports them)
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingBlock:
+    """One native thinking block as the provider returned it; sent back verbatim on later requests.
+
+    Anthropic signs its thinking (``signature``) and may return it encrypted (``redacted``: the opaque ``data``).
+    """
+
+    text: str = ""
+    signature: str | None = None
+    redacted: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +82,8 @@ class ChatResult:
     reasoning: str | None = None
     model: str | None = None
     response_id: str | None = None
+    # The native thinking blocks with their signatures, in order (providers that sign their thinking).
+    thinking: tuple[ThinkingBlock, ...] = ()
 
 
 ChatEvent = ContentDelta | ReasoningDelta | ToolCallDelta | ChatResult

@@ -14,7 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from memlet.config import Settings
 from memlet.crypto import keyring_for
-from memlet.llm.client import LLMClient, OpenAICompatibleClient, check_endpoint_type, client_for
+from memlet.llm.anthropic_format import AnthropicOptions
+from memlet.llm.client import AnthropicClient, LLMClient, OpenAICompatibleClient, check_endpoint_type, client_for
 from memlet.llm.pool import ClientPool
 from memlet.net.outbound import policy_for
 from memlet.net.transport import guarded_sdk_client
@@ -27,7 +28,7 @@ class LLMClients:
     def __init__(self, settings: Settings, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
         self.settings = settings
         self.sessionmaker = sessionmaker
-        self.pool: ClientPool[OpenAICompatibleClient] = ClientPool(settings.llm_client_cache_size)
+        self.pool: ClientPool[OpenAICompatibleClient | AnthropicClient] = ClientPool(settings.llm_client_cache_size)
         self.policy = policy_for(settings)
         self.environment = env_keys(settings)
         self.keyring = keyring_for(settings)  # BYOK keys may be stored sealed (MEMLET_ENCRYPTION_KEY)
@@ -44,10 +45,10 @@ class LLMClients:
         endpoint_type = str(llm_config.get("model_endpoint_type") or "openai")
         check_endpoint_type(endpoint_type)
         base_url = endpoint_url(llm_config, self.settings)
-        key = key_for(base_url, [*await self._byok_key(llm_config, org_id), *self.environment])
+        key = key_for(base_url, [*await self._byok_key(llm_config, org_id), *self.environment], endpoint_type)
         settings = self.settings
 
-        def build() -> OpenAICompatibleClient:
+        def build() -> OpenAICompatibleClient | AnthropicClient:
             http = guarded_sdk_client(self.policy, timeout_s=settings.llm_timeout_s)
             return client_for(
                 endpoint_type,
@@ -60,7 +61,12 @@ class LLMClients:
             )
 
         async with self.pool.lease((endpoint_type, base_url, key), build) as client:
-            yield client
+            # One pooled Anthropic connection serves many agents; thinking and effort are per llm_config.
+            yield (
+                client.bind(AnthropicOptions.from_llm_config(llm_config))
+                if isinstance(client, AnthropicClient)
+                else client
+            )
 
     async def aclose(self) -> None:
         """Close every pooled client (at shutdown)."""

@@ -13,7 +13,7 @@ from memlet import ids
 from memlet.config import Settings
 from memlet.db import models as orm
 from memlet.llm.chat_format import HEARTBEAT_PARAM, THINKING_PARAM, is_v2
-from memlet.llm.types import ChatResult, ToolCall
+from memlet.llm.types import ChatResult, ThinkingBlock, ToolCall
 from memlet.loop.builtin_tools import ToolContext
 from memlet.loop.tool_dispatch import ToolOutcome, execute_tool, failure
 from memlet.messages.packing import pack_heartbeat, pack_tool_return
@@ -126,10 +126,17 @@ def stored_call(call_id: str, name: str, args: dict[str, Any] | None, raw: str) 
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
+def thinking_part(block: ThinkingBlock) -> dict[str, Any]:
+    """A signed thinking block as a stored content part (its signature kept so the next request sends it back)."""
+    if block.redacted is not None:
+        return {"type": "redacted_reasoning", "data": block.redacted}
+    return {"type": "reasoning", "reasoning": block.text, "is_native": True, "signature": block.signature}
+
+
 def assistant_content(result: ChatResult, thinking: str | None, v2: bool) -> list[dict[str, Any]] | None:
     """Stored content of the assistant row: native reasoning first, then text (V2: the inner thoughts)."""
-    parts: list[dict[str, Any]] = []
-    if result.reasoning:
+    parts: list[dict[str, Any]] = [thinking_part(block) for block in result.thinking]
+    if result.reasoning and not parts:
         parts.append({"type": "reasoning", "reasoning": result.reasoning, "is_native": True, "signature": None})
     text = thinking if v2 else result.content
     if text:

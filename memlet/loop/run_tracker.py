@@ -98,12 +98,13 @@ class RunState:
         step.total_tokens = usage.total_tokens
         # As in Letta, a step shows cached and reasoning tokens only when there were some (null otherwise).
         step.cached_input_tokens, step.reasoning_tokens = usage.cached_tokens or None, usage.reasoning_tokens or None
+        step.cache_write_tokens = usage.cache_write_tokens or None
         self.usage["prompt_tokens"] += usage.prompt_tokens
         self.usage["completion_tokens"] += usage.completion_tokens
         self.usage["total_tokens"] += usage.total_tokens
         self.usage["cached_input_tokens"] = (self.usage["cached_input_tokens"] or 0) + usage.cached_tokens
-        # OpenAI-style providers report no cache writes; once a step ran, Letta's totals show 0, not null.
-        self.usage["cache_write_tokens"] = self.usage["cache_write_tokens"] or 0
+        # Only Anthropic reports cache writes; once a step ran, Letta's totals show 0, not null.
+        self.usage["cache_write_tokens"] = (self.usage["cache_write_tokens"] or 0) + usage.cache_write_tokens
         self.usage["reasoning_tokens"] = (self.usage["reasoning_tokens"] or 0) + usage.reasoning_tokens
         self.usage["context_tokens"] = usage.total_tokens
         self.usage["step_count"] += 1

@@ -33,6 +33,7 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 # Endpoints memlet itself points at by default; they are public services, allowed without a DNS lookup.
 OFFICIAL_ENDPOINTS = (
     "https://api.openai.com/v1",
+    "https://api.anthropic.com/v1",
     "https://api.deepseek.com/v1",
     "https://inference.letta.com/v1",
     "https://api.groq.com/openai/v1",
@@ -257,5 +258,5 @@ def _policy(allowed_hosts: str, implicit: tuple[str | None, ...]) -> OutboundPol
 
 def policy_for(settings: Settings) -> OutboundPolicy:
     """The policy of these settings: the operator's allow-list plus the environment's own providers."""
-    implicit = (settings.openai_base_url, settings.ollama_base_url, *OFFICIAL_ENDPOINTS)
+    implicit = (settings.openai_base_url, settings.anthropic_base_url, settings.ollama_base_url, *OFFICIAL_ENDPOINTS)
     return _policy(settings.allowed_hosts, implicit)

@@ -2,8 +2,8 @@
 
 Models come from three places:
 
-- providers configured by the environment (`letta`, always; `openai` when OPENAI_API_KEY is set; `ollama` when
-  OLLAMA_BASE_URL is set). Their lists are fetched once at start-up (`ModelCatalog.load`) and kept in memory:
+- providers configured by the environment (`letta`, always; `openai` when OPENAI_API_KEY is set; `anthropic`
+  when ANTHROPIC_API_KEY is set; `ollama` when OLLAMA_BASE_URL is set). Their lists are fetched once at start-up (`ModelCatalog.load`) and kept in memory:
   they derive from the environment, so every worker holds the same lists. A failed fetch is only logged.
 - BYOK providers (rows made through `/v1/providers`), listed live per request and cached per process for
   `BYOK_TTL_S` seconds, keyed by the row's `updated_at` so an edit is seen at once.
@@ -116,6 +116,10 @@ class ModelCatalog:
         if key is not None:
             url = normalize_base_url(self.settings.openai_base_url)
             sources.append(ProviderSource("openai", "openai", "base", url, key.get_secret_value()))
+        anthropic_key = self.settings.anthropic_api_key
+        if anthropic_key is not None:
+            url = normalize_base_url(self.settings.anthropic_base_url)
+            sources.append(ProviderSource("anthropic", "anthropic", "base", url, anthropic_key.get_secret_value()))
         if self.settings.ollama_base_url:
             sources.append(ProviderSource("ollama", "ollama", "base", self.settings.ollama_base_url.rstrip("/")))
         return sources
@@ -315,6 +319,8 @@ class ModelCatalog:
         kind = llm_config.get("model_endpoint_type") or ""
         if kind == "openai":
             endpoint: str | None = normalize_base_url(self.settings.openai_base_url)
+        elif kind == "anthropic":
+            endpoint = normalize_base_url(self.settings.anthropic_base_url)
         else:
             endpoint = default_base_url(kind, None)
         config = km.normalize_llm_config(llm_config, default_endpoint=endpoint)

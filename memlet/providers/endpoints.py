@@ -1,7 +1,7 @@
 """Where an agent's chat requests go and with which key.
 
 The URL is the llm_config's `model_endpoint`, else the default of its endpoint type (never another provider's).
-The key follows the URL, never the endpoint type: an environment key (OPENAI_API_KEY, DEEPSEEK_API_KEY) is sent
+The key follows the URL, never the endpoint type: an environment key (OPENAI_API_KEY, DEEPSEEK_API_KEY, ANTHROPIC_API_KEY) is sent
 only to its own provider's configured base URL, a BYOK provider's key only to that provider's base URL, and an
 endpoint that is neither gets no key at all.
 """
@@ -42,6 +42,8 @@ def endpoint_url(llm_config: dict[str, object], settings: Settings) -> str:
         return normalize_base_url(settings.openai_base_url)
     if kind == "ollama":
         return normalize_base_url(settings.ollama_base_url or OLLAMA_URL)
+    if kind == "anthropic":
+        return normalize_base_url(settings.anthropic_base_url)
     default = ENDPOINT_DEFAULTS.get(kind)
     if default is None:
         raise BadRequestError(f"INVALID_ARGUMENT: llm_config.model_endpoint is required for endpoint type '{kind}'")
@@ -69,21 +71,32 @@ class EndpointKey:
 
     base_url: str
     api_key: str
+    endpoint_type: str | None = None  # the environment's keys name their API; BYOK keys do not
 
 
 def env_keys(settings: Settings) -> list[EndpointKey]:
     """The environment's keys, each bound to its own provider's configured base URL."""
     keys = []
     if settings.openai_api_key is not None:
-        keys.append(EndpointKey(settings.openai_base_url, settings.openai_api_key.get_secret_value()))
+        keys.append(EndpointKey(settings.openai_base_url, settings.openai_api_key.get_secret_value(), "openai"))
     if settings.deepseek_api_key is not None:
-        keys.append(EndpointKey(DEEPSEEK_URL, settings.deepseek_api_key.get_secret_value()))
+        keys.append(EndpointKey(DEEPSEEK_URL, settings.deepseek_api_key.get_secret_value(), "deepseek"))
+    if settings.anthropic_api_key is not None:
+        anthropic_key = settings.anthropic_api_key.get_secret_value()
+        keys.append(EndpointKey(settings.anthropic_base_url, anthropic_key, "anthropic"))
     return keys
 
 
-def key_for(url: str, candidates: list[EndpointKey]) -> str | None:
-    """The key of the first candidate bound to `url`, else None (a foreign endpoint gets no key)."""
-    return next((c.api_key for c in candidates if same_endpoint(c.base_url, url)), None)
+def key_for(url: str, candidates: list[EndpointKey], endpoint_type: str | None = None) -> str | None:
+    """The key of the first candidate bound to `url`, else None (a foreign endpoint gets no key).
+
+    When several are bound to the URL (one proxy serving two APIs), a BYOK key or the environment's key for
+    `endpoint_type` goes first.
+    """
+    bound = [c for c in candidates if same_endpoint(c.base_url, url)]
+    preferred = [c for c in bound if c.endpoint_type in (None, endpoint_type)]
+    chosen = preferred or bound
+    return chosen[0].api_key if chosen else None
 
 
 async def byok_keys(

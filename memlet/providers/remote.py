@@ -15,6 +15,7 @@ from memlet.db import models as orm
 from memlet.errors import BadRequestError, LLMError
 from memlet.net.outbound import OutboundPolicy
 from memlet.net.transport import guarded_client
+from memlet.providers import anthropic_models
 from memlet.providers import known_models as km
 from memlet.providers.schemas import EmbeddingConfig, LLMConfig
 
@@ -77,7 +78,10 @@ def normalize_base_url(url: str) -> str:
 def default_base_url(provider_type: str, base_url: str | None) -> str | None:
     """The URL a provider of this type is reached at when none was given."""
     if base_url:
-        return normalize_base_url(base_url) if provider_type in OPENAI_STYLE else base_url.rstrip("/")
+        styled = provider_type in OPENAI_STYLE or provider_type == "anthropic"
+        return normalize_base_url(base_url) if styled else base_url.rstrip("/")
+    if provider_type == "anthropic":
+        return anthropic_models.ANTHROPIC_URL
     return OPENAI_STYLE.get(provider_type, ("", None))[1]
 
 
@@ -133,7 +137,15 @@ def _letta_models(source: ProviderSource) -> ModelLists:
 
 
 def _headers(source: ProviderSource) -> dict[str, str]:
+    if source.provider_type == "anthropic":
+        return anthropic_models.headers(source.api_key)
     return {"Authorization": f"Bearer {source.api_key}"} if source.api_key else {}
+
+
+async def _anthropic_models(source: ProviderSource, client: httpx.AsyncClient) -> ModelLists:
+    url = source.base_url or anthropic_models.ANTHROPIC_URL
+    ids = await anthropic_models.list_model_ids(client, url, source.api_key)
+    return ModelLists(llm=[anthropic_models.llm_config(source.name, source.category, url, m) for m in ids])
 
 
 def _is_openai_chat_model(model: str) -> bool:
@@ -246,6 +258,8 @@ async def fetch_models(
         async with _client(policy, timeout_s, transport) as client:
             if source.provider_type == "ollama":
                 return await _ollama_models(source, client)
+            if source.provider_type == "anthropic":
+                return await _anthropic_models(source, client)
             if source.provider_type in OPENAI_STYLE:
                 return await _openai_style_models(source, client)
     except (httpx.InvalidURL, UnicodeEncodeError) as exc:
@@ -268,7 +282,8 @@ async def check_key(source: ProviderSource, *, timeout_s: float, policy: Outboun
     """
     if not source.api_key:
         raise BadRequestError("API key is required!")
-    if source.provider_type not in OPENAI_STYLE or not source.base_url:
+    listable = source.provider_type in OPENAI_STYLE or source.provider_type == "anthropic"
+    if not listable or not source.base_url:
         raise BadRequestError(f"Checking a {source.provider_type} provider's key is not supported")
     try:
         async with guarded_client(policy, timeout_s=timeout_s) as client:

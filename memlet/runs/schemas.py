@@ -144,12 +144,13 @@ class Step(BaseModel):
             prompt_tokens=row.prompt_tokens,
             total_tokens=row.total_tokens,
             cached_input_tokens=row.cached_input_tokens,
+            cache_write_tokens=row.cache_write_tokens,
             reasoning_tokens=row.reasoning_tokens,
             completion_tokens_details={"reasoning_tokens": row.reasoning_tokens or 0},
             prompt_tokens_details={
                 "cached_tokens": row.cached_input_tokens or 0,
                 "cache_read_tokens": row.cached_input_tokens or 0,
-                "cache_creation_tokens": 0,
+                "cache_creation_tokens": row.cache_write_tokens or 0,
             },
             stop_reason=row.stop_reason,  # type: ignore[arg-type]
             tags=list(row.tags or []),

@@ -76,7 +76,11 @@ class RunService:
             completion_tokens=totals.completion_tokens,
             prompt_tokens=totals.prompt_tokens,
             total_tokens=totals.total_tokens,
-            prompt_tokens_details=UsageStatisticsPromptTokenDetails(cached_tokens=totals.cached_input_tokens),
+            prompt_tokens_details=UsageStatisticsPromptTokenDetails(
+                cached_tokens=totals.cached_input_tokens,
+                cache_read_tokens=totals.cached_input_tokens,
+                cache_creation_tokens=totals.cache_write_tokens,
+            ),
             completion_tokens_details=UsageStatisticsCompletionTokenDetails(reasoning_tokens=totals.reasoning_tokens),
         )
 

@@ -36,6 +36,7 @@ class TokenTotals:
     cached_input_tokens: int
     reasoning_tokens: int
     step_count: int
+    cache_write_tokens: int
 
 
 class StepRepository:
@@ -91,6 +92,7 @@ class StepRepository:
                     func.coalesce(func.sum(s.cached_input_tokens), 0),
                     func.coalesce(func.sum(s.reasoning_tokens), 0),
                     func.count(s.id),
+                    func.coalesce(func.sum(s.cache_write_tokens), 0),
                 ).where(s.run_id == run_id)
             )
         ).one()

@@ -11,7 +11,7 @@ apply it either).
 from typing import Any
 
 from memlet.actor import Actor
-from memlet.llm.client import LLMClient, OpenAICompatibleClient
+from memlet.llm.client import AnthropicClient, LLMClient, OpenAICompatibleClient
 from memlet.llm.types import ChatRequest
 from memlet.loop.agent_state import LoopRepository
 from memlet.loop.deps import LoopDeps
@@ -23,7 +23,7 @@ from memlet.tools.solver import ToolRulesSolver
 
 def request_body(llm: LLMClient, request: ChatRequest) -> dict[str, Any]:
     """The JSON body `llm` would post for `request` (provider-specific fields merged in, as the client does)."""
-    if isinstance(llm, OpenAICompatibleClient):
+    if isinstance(llm, OpenAICompatibleClient | AnthropicClient):
         # The client's own rendering (max_tokens naming per endpoint, optional fields left out).
         params = llm.request_body(request)
     else:  # a client without an OpenAI-style body (tests' fakes): the request's own fields

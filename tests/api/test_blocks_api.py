@@ -67,12 +67,12 @@ class TestModifyBlock:
         assert (updated.value, updated.description, updated.read_only, updated.tags) == ("Ann", "d", True, ["new"])
         assert client.blocks.retrieve(block.id).value == "Ann"
 
-    def test_over_limit_400_nothing_written(self, client: Letta) -> None:
+    def test_over_limit_422_nothing_written(self, client: Letta) -> None:
         block = client.blocks.create(label="human", value="Bob", limit=5)
-        with pytest.raises(BadRequestError) as err:
+        with pytest.raises(UnprocessableEntityError) as err:
             client.blocks.update(block.id, value="123456")
         assert "5" in err.value.body["detail"] and "6" in err.value.body["detail"]  # type: ignore[index]
-        with pytest.raises(BadRequestError):
+        with pytest.raises(UnprocessableEntityError):
             client.blocks.update(block.id, limit=2)
         after = client.blocks.retrieve(block.id)
         assert (after.value, after.limit) == ("Bob", 5)

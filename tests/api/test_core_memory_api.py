@@ -4,7 +4,7 @@ import asyncio
 
 import httpx
 import pytest
-from letta_client import BadRequestError, ConflictError, Letta, NotFoundError
+from letta_client import ConflictError, Letta, NotFoundError, UnprocessableEntityError
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -83,9 +83,9 @@ class TestModifyCoreMemoryBlock:
         prompt = system_prompt(pg_uri, agent.id)
         assert "Name: Ann" in prompt and "Name: Bob" not in prompt
 
-    def test_over_limit_400_nothing_written(self, client: Letta, pg_uri: str) -> None:
+    def test_over_limit_422_nothing_written(self, client: Letta, pg_uri: str) -> None:
         agent = make_agent(client, memory_blocks=[{"label": "human", "value": "Bob", "limit": 8}])
-        with pytest.raises(BadRequestError) as err:
+        with pytest.raises(UnprocessableEntityError) as err:
             client.agents.blocks.update("human", agent_id=agent.id, value="x" * 9)
         detail = err.value.body["detail"]  # type: ignore[index]
         assert "8" in detail and "9" in detail

@@ -317,9 +317,9 @@ class TestHelpers:
         assert mock.requests[-1]["max_completion_tokens"] == 50
         assert "max_tokens" not in mock.requests[-1]
 
-    def test_client_for_rejects_non_openai_endpoint(self) -> None:
+    def test_client_for_rejects_unsupported_endpoint(self) -> None:
         with pytest.raises(BadRequestError):
-            client_for("anthropic", "https://api.anthropic.com/v1", "key", timeout_s=5, max_retries=0)
+            client_for("google_ai", "https://generativelanguage.googleapis.com", "key", timeout_s=5, max_retries=0)
 
 
 def cosine(a: list[float], b: list[float]) -> float:

@@ -82,6 +82,7 @@ class Step(TimestampMixin, OrgScopedMixin, Base):
     prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
     total_tokens: Mapped[int] = mapped_column(Integer, default=0)
     cached_input_tokens: Mapped[int | None] = mapped_column(Integer, default=None)
+    cache_write_tokens: Mapped[int | None] = mapped_column(Integer, default=None)
     reasoning_tokens: Mapped[int | None] = mapped_column(Integer, default=None)
     stop_reason: Mapped[str | None] = mapped_column(String, default=None)
     status: Mapped[str] = mapped_column(String, default="pending")

@@ -1,0 +1,311 @@
+"""``LLMClient`` over Anthropic's messages API (the official ``anthropic`` SDK), speaking the loop's chat format.
+
+Requests are converted by ``memlet.llm.anthropic_format``; answers come back as the same events the
+OpenAI-compatible client yields: ``ReasoningDelta`` for thinking, ``ContentDelta`` for text, ``ToolCallDelta`` for
+``tool_use`` input, then one ``ChatResult`` that also carries the thinking blocks with their signatures (the loop
+stores them on the assistant row, and they are sent back on the next request). Usage: Anthropic's
+``input_tokens`` leave out cached tokens, so the prompt is input + cache reads + cache writes.
+
+Retries follow the same policy as the OpenAI-compatible client and happen only before the first event reaches
+the caller.
+"""
+
+import contextlib
+import json
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass, field
+from typing import Any
+
+import anthropic
+import httpx2
+from anthropic.types import Message, RawMessageStreamEvent
+
+from memlet import metrics
+from memlet.llm.anthropic_errors import ANTHROPIC_ERRORS, to_llm_error
+from memlet.llm.anthropic_format import AnthropicOptions, request_body
+from memlet.llm.errors import LLMEmptyResponseError
+from memlet.llm.retry import RetryPolicy, with_retries
+from memlet.llm.types import (
+    ChatEvent,
+    ChatRequest,
+    ChatResult,
+    ContentDelta,
+    ReasoningDelta,
+    ThinkingBlock,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+)
+
+# Anthropic's stop_reason as the OpenAI finish_reason the loop reads.
+FINISH_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "content_filter",
+}
+PLACEHOLDER_API_KEY = "sk-ant-no-key"
+
+
+def sdk_base_url(base_url: str) -> str:
+    """The SDK adds ``/v1/messages`` itself; llm_configs name the endpoint with ``/v1`` as Letta's do."""
+    return base_url.rstrip("/").removesuffix("/v1")
+
+
+def _get(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+def usage_of(usage: Any, output_tokens: int | None = None) -> Usage:
+    """Anthropic usage as memlet's: prompt = input + cache reads + cache writes."""
+    if usage is None:
+        return Usage()
+    read = _get(usage, "cache_read_input_tokens") or 0
+    written = _get(usage, "cache_creation_input_tokens") or 0
+    prompt = (_get(usage, "input_tokens") or 0) + read + written
+    completion = output_tokens if output_tokens is not None else (_get(usage, "output_tokens") or 0)
+    return Usage(
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        total_tokens=prompt + completion,
+        cached_tokens=read,
+        cache_write_tokens=written,
+    )
+
+
+@dataclass
+class _Block:
+    type: str
+    text: list[str] = field(default_factory=list)
+    signature: str | None = None
+    data: str | None = None
+    id: str = ""
+    name: str = ""
+    tool_index: int = 0
+
+
+class _Assembler:
+    """Turns raw stream events into chat events and remembers enough to build the final result."""
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, _Block] = {}
+        self.tool_count = 0
+        self.stop_reason: str | None = None
+        self.usage: Any = None
+        self.output_tokens: int | None = None
+        self.model: str | None = None
+        self.response_id: str | None = None
+
+    def feed(self, event: Any) -> list[ChatEvent]:
+        kind = event.type
+        if kind == "message_start":
+            self.model, self.response_id, self.usage = event.message.model, event.message.id, event.message.usage
+        elif kind == "message_delta":
+            self.stop_reason = event.delta.stop_reason or self.stop_reason
+            if event.usage is not None:
+                self.output_tokens = event.usage.output_tokens
+                self.usage = _merged_usage(self.usage, event.usage)
+        elif kind == "content_block_start":
+            return self._start(event.index, event.content_block)
+        elif kind == "content_block_delta":
+            return self._delta(event.index, event.delta)
+        return []
+
+    def _start(self, index: int, block: Any) -> list[ChatEvent]:
+        if block.type == "tool_use":
+            entry = _Block("tool_use", id=block.id, name=block.name, tool_index=self.tool_count)
+            self.tool_count += 1
+            self.blocks[index] = entry
+            return [ToolCallDelta(index=entry.tool_index, id=block.id, name=block.name)]
+        if block.type == "redacted_thinking":
+            self.blocks[index] = _Block("redacted_thinking", data=block.data)
+            return []
+        entry = self.blocks[index] = _Block(block.type)
+        initial = getattr(block, "text", None) or getattr(block, "thinking", None)
+        if initial:
+            entry.text.append(initial)
+            return [ContentDelta(initial) if block.type == "text" else ReasoningDelta(initial)]
+        return []
+
+    def _delta(self, index: int, delta: Any) -> list[ChatEvent]:
+        entry = self.blocks.get(index)
+        if entry is None:
+            return []
+        if delta.type == "text_delta":
+            entry.text.append(delta.text)
+            return [ContentDelta(delta.text)] if delta.text else []
+        if delta.type == "thinking_delta":
+            entry.text.append(delta.thinking)
+            return [ReasoningDelta(delta.thinking)] if delta.thinking else []
+        if delta.type == "signature_delta":
+            entry.signature = (entry.signature or "") + delta.signature
+        elif delta.type == "input_json_delta" and delta.partial_json:
+            entry.text.append(delta.partial_json)
+            return [ToolCallDelta(index=entry.tool_index, id=entry.id, arguments=delta.partial_json)]
+        return []
+
+    def result(self) -> ChatResult:
+        blocks = [self.blocks[i] for i in sorted(self.blocks)]
+        texts = ["".join(b.text) for b in blocks if b.type == "text"]
+        calls = [ToolCall(b.id, b.name, "".join(b.text) or "{}") for b in blocks if b.type == "tool_use"]
+        thinking = tuple(_thinking_block(b) for b in blocks if b.type in ("thinking", "redacted_thinking"))
+        return _result(texts, calls, thinking, self.stop_reason, usage_of(self.usage, self.output_tokens), self)
+
+
+def _merged_usage(start: Any, final: Any) -> dict[str, Any]:
+    """message_start carries the input counts, message_delta the final output (and, lately, input) counts."""
+    merged = {k: _get(start, k) for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")}
+    for key in (*merged, "output_tokens"):
+        value = _get(final, key)
+        if value is not None:
+            merged[key] = value
+    return merged
+
+
+def _thinking_block(block: _Block) -> ThinkingBlock:
+    if block.type == "redacted_thinking":
+        return ThinkingBlock(redacted=block.data or "")
+    return ThinkingBlock(text="".join(block.text), signature=block.signature)
+
+
+def _result(
+    texts: list[str],
+    calls: list[ToolCall],
+    thinking: tuple[ThinkingBlock, ...],
+    stop_reason: str | None,
+    usage: Usage,
+    source: Any,
+) -> ChatResult:
+    content = "".join(texts) if texts else None
+    reasoning = "".join(t.text for t in thinking) or None
+    if content is None and not calls and reasoning is None:
+        raise LLMEmptyResponseError(
+            f"INTERNAL_SERVER_ERROR: LLM provider streamed no content and no tool calls "
+            f"(ID: {source.response_id}, model: {source.model}, finish_reason: {stop_reason})"
+        )
+    finish = FINISH_REASONS.get(stop_reason or "", stop_reason)
+    return ChatResult(content, calls, finish, usage, reasoning, source.model, source.response_id, thinking)
+
+
+def _result_from_message(message: Message) -> ChatResult:
+    texts, calls, thinking = [], [], []
+    for block in message.content:
+        if block.type == "text":
+            texts.append(block.text)
+        elif block.type == "tool_use":
+            calls.append(ToolCall(block.id, block.name, _json(block.input)))
+        elif block.type == "thinking":
+            thinking.append(ThinkingBlock(text=block.thinking, signature=block.signature))
+        elif block.type == "redacted_thinking":
+            thinking.append(ThinkingBlock(redacted=block.data))
+    source = _Source(message.model, message.id)
+    return _result(texts, calls, tuple(thinking), message.stop_reason, usage_of(message.usage), source)
+
+
+@dataclass(frozen=True)
+class _Source:
+    model: str | None
+    response_id: str | None
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+class AnthropicClient:
+    """``LLMClient`` over ``anthropic.AsyncAnthropic``. ``bind(options)`` gives a per-agent view of one pooled
+    client (thinking and effort come from the agent's llm_config; the connection pool is shared)."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str = "",
+        api_key: str | None = None,
+        timeout_s: float = 60.0,
+        retry: RetryPolicy = RetryPolicy(),
+        http_client: httpx2.AsyncClient | None = None,
+        options: AnthropicOptions = AnthropicOptions(),
+        sdk: anthropic.AsyncAnthropic | None = None,
+    ) -> None:
+        self.retry = retry
+        self.provider = "anthropic"
+        self.options = options
+        self._sdk = sdk or anthropic.AsyncAnthropic(
+            base_url=sdk_base_url(base_url),
+            api_key=api_key or PLACEHOLDER_API_KEY,
+            timeout=timeout_s,
+            max_retries=0,
+            http_client=http_client,
+        )
+
+    def bind(self, options: AnthropicOptions) -> "AnthropicClient":
+        """The same connection, with one agent's request options."""
+        return AnthropicClient(retry=self.retry, options=options, sdk=self._sdk)
+
+    async def aclose(self) -> None:
+        await self._sdk.close()
+
+    def request_body(self, request: ChatRequest) -> dict[str, Any]:
+        """The JSON body this client posts for `request` (the preview endpoint shows it as is)."""
+        return request_body(request, self.options)
+
+    async def chat(self, request: ChatRequest) -> ChatResult:
+        async with contextlib.aclosing(self.stream_chat(request)) as events:
+            async for event in events:
+                if isinstance(event, ChatResult):
+                    return event
+        raise LLMEmptyResponseError("INTERNAL_SERVER_ERROR: LLM stream ended without a result")
+
+    async def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
+        """Yield deltas, then one ``ChatResult``; with ``stream=False`` only the result is yielded."""
+        with metrics.llm_call(self.provider):
+            async with contextlib.aclosing(self._stream_chat(request)) as events:
+                async for event in events:
+                    yield event
+
+    async def _stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
+        body = self.request_body(request)
+        if not request.stream:
+            message = await with_retries(lambda: self._create(body, stream=False), self.retry, ANTHROPIC_ERRORS)
+            yield _result_from_message(message)
+            return
+        stream, first = await with_retries(lambda: self._open_stream(body), self.retry, ANTHROPIC_ERRORS)
+        assembler = _Assembler()
+        try:
+            event = first
+            while event is not None:
+                for chat_event in assembler.feed(event):
+                    yield chat_event
+                event = await anext(stream, None)
+        except anthropic.AnthropicError as exc:
+            # Tokens already reached the caller: retrying now would duplicate them.
+            raise to_llm_error(exc) from exc
+        finally:
+            await stream.close()
+        yield assembler.result()
+
+    async def _open_stream(
+        self, body: dict[str, Any]
+    ) -> tuple[anthropic.AsyncStream[RawMessageStreamEvent], RawMessageStreamEvent | None]:
+        # Reading the first event inside the retried call means early stream errors are retried too.
+        stream = await self._create(body, stream=True)
+        try:
+            return stream, await anext(stream, None)
+        except BaseException:
+            await stream.close()
+            raise
+
+    async def _create(self, body: dict[str, Any], *, stream: bool) -> Any:
+        """POST /v1/messages with the body as built (plain JSON already; the SDK's transform step is skipped)."""
+        headers = {"anthropic-beta": ",".join(self.options.betas)} if self.options.betas else {}
+        return await self._sdk.post(
+            "/v1/messages",
+            body={**body, "stream": True} if stream else body,
+            cast_to=Message,
+            options={"headers": headers},
+            stream=stream,
+            stream_cls=anthropic.AsyncStream[RawMessageStreamEvent],
+        )

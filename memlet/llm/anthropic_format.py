@@ -1,0 +1,201 @@
+"""The loop's OpenAI-style chat request rendered as an Anthropic messages API body.
+
+- The first system message becomes ``system`` (text blocks, the last one marked ``cache_control`` so the prompt
+  is cached); later system messages become user text, as Anthropic has no mid-conversation system role.
+- Assistant messages become content blocks: their signed thinking blocks first (``thinking_blocks``, kept on the
+  stored rows and sent back verbatim, as Anthropic requires for tool use with thinking), then text, then
+  ``tool_use`` blocks. Tool results become ``tool_result`` blocks in a user message; consecutive messages of one
+  role are merged, and a conversation that starts with the assistant gets a user turn before it.
+- Tools become ``{name, description, input_schema}`` (the last one cached); tool_choice maps to Anthropic's, with
+  ``disable_parallel_tool_use`` unless parallel calls were asked for. With thinking on, Anthropic accepts only
+  ``auto`` (Letta does the same), and temperature must be left out.
+"""
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from memlet.llm.types import ChatRequest
+
+# The internal (OpenAI-style) assistant message's list of provider thinking blocks, in Anthropic's own shape.
+THINKING_BLOCKS_KEY = "thinking_blocks"
+CACHE_CONTROL = {"type": "ephemeral"}
+DEFAULT_MAX_TOKENS = 4096  # Letta's default when an llm_config sets none
+MIN_THINKING_BUDGET = 1024
+_ADAPTIVE_PREFIXES = ("claude-opus-4-6", "claude-sonnet-4-6")
+_EFFORT_PREFIXES = ("claude-opus-4-5", *_ADAPTIVE_PREFIXES)
+_REASONER_PREFIXES = ("claude-3-7-sonnet", "claude-sonnet-4", "claude-opus-4", "claude-haiku-4-5")
+CONVERSATION_START = "(conversation start)"
+INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
+ADAPTIVE_BETA = "adaptive-thinking-2026-01-28"
+EFFORT_BETA = "effort-2025-11-24"
+MAX_EFFORT_BETA = "max-effort-2026-01-24"
+CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
+# Opus 4.5 keeps every thinking block in context when thinking (better cache hits), as Letta asks it to.
+KEEP_THINKING = {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]}
+
+
+@dataclass(frozen=True, slots=True)
+class AnthropicOptions:
+    """Per-agent settings from its llm_config that shape the body (the pooled client is shared by agents)."""
+
+    thinking: bool = False
+    thinking_budget: int = MIN_THINKING_BUDGET
+    effort: str | None = None
+    model: str = ""
+    betas: tuple[str, ...] = ()  # the anthropic-beta header, as Letta sets it for these features
+
+    @classmethod
+    def from_llm_config(cls, llm_config: dict[str, Any]) -> "AnthropicOptions":
+        model = str(llm_config.get("model") or "")
+        reasoner = model.startswith(_REASONER_PREFIXES)
+        budget = int(llm_config.get("max_reasoning_tokens") or 0)
+        effort = llm_config.get("effort") if model.startswith(_EFFORT_PREFIXES) else None
+        thinking = bool(reasoner and llm_config.get("enable_reasoner"))
+        adaptive = model.startswith(_ADAPTIVE_PREFIXES)
+        betas: list[str] = []
+        if thinking:
+            betas.append(ADAPTIVE_BETA if adaptive else INTERLEAVED_BETA)
+        if effort:
+            betas.append(EFFORT_BETA)
+            if adaptive and effort == "max":
+                betas.append(MAX_EFFORT_BETA)
+        if thinking and model.startswith("claude-opus-4-5"):
+            betas.append(CONTEXT_MANAGEMENT_BETA)
+        return cls(
+            thinking=thinking,
+            thinking_budget=max(budget, MIN_THINKING_BUDGET),
+            effort=str(effort) if effort else None,
+            model=model,
+            betas=tuple(betas),
+        )
+
+
+def _text_blocks(content: Any) -> list[dict[str, Any]]:
+    """OpenAI message content (a string or parts) as Anthropic content blocks."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    blocks: list[dict[str, Any]] = []
+    for part in content:
+        if part.get("type") == "text" and part.get("text"):
+            blocks.append({"type": "text", "text": str(part["text"])})
+        elif part.get("type") == "image_url":
+            blocks.append(_image_block(str((part.get("image_url") or {}).get("url") or "")))
+    return blocks
+
+
+def _image_block(url: str) -> dict[str, Any]:
+    if url.startswith("data:") and ";base64," in url:
+        media_type, data = url.removeprefix("data:").split(";base64,", 1)
+        return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+    return {"type": "image", "source": {"type": "url", "url": url}}
+
+
+def _tool_input(arguments: str) -> dict[str, Any]:
+    try:
+        value = json.loads(arguments or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    blocks = [dict(block) for block in message.get(THINKING_BLOCKS_KEY) or []]
+    blocks += _text_blocks(message.get("content"))
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") or {}
+        name, arguments = str(function.get("name") or ""), str(function.get("arguments") or "")
+        blocks.append({"type": "tool_use", "id": call["id"], "name": name, "input": _tool_input(arguments)})
+    return blocks
+
+
+def _append(out: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -> None:
+    if not blocks:
+        return
+    if out and out[-1]["role"] == role:
+        out[-1]["content"].extend(blocks)
+    else:
+        out.append({"role": role, "content": blocks})
+
+
+def split_messages(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The ``system`` blocks and the ``messages`` list of an Anthropic request."""
+    system: list[dict[str, Any]] = []
+    out: list[dict[str, Any]] = []
+    for index, message in enumerate(messages):
+        role = message.get("role")
+        if role == "system" and index == 0:
+            system = _text_blocks(message.get("content"))
+        elif role == "assistant":
+            _append(out, "assistant", _assistant_blocks(message))
+        elif role == "tool":
+            text = message.get("content")
+            result = {"type": "tool_result", "tool_use_id": message.get("tool_call_id"), "content": text or ""}
+            _append(out, "user", [result])
+        else:  # user, and system messages after the first
+            _append(out, "user", _text_blocks(message.get("content")))
+    if out and out[0]["role"] != "user":
+        out.insert(0, {"role": "user", "content": [{"type": "text", "text": CONVERSATION_START}]})
+    if system:
+        system[-1] = {**system[-1], "cache_control": CACHE_CONTROL}
+    return system, out
+
+
+def _tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for tool in tools:
+        function = tool.get("function") or {}
+        params = function.get("parameters") or {"type": "object", "properties": {}}
+        entry = {"name": function.get("name"), "description": function.get("description") or "", "input_schema": params}
+        out.append(entry)
+    if out:
+        out[-1] = {**out[-1], "cache_control": CACHE_CONTROL}
+    return out
+
+
+def _tool_choice(choice: str | dict[str, Any] | None, thinking: bool, parallel: bool | None) -> dict[str, Any]:
+    if thinking or choice in (None, "auto"):
+        mapped: dict[str, Any] = {"type": "auto"}
+    elif choice == "none":
+        return {"type": "none"}
+    elif choice == "required":
+        mapped = {"type": "any"}
+    elif isinstance(choice, dict):
+        mapped = {"type": "tool", "name": (choice.get("function") or {}).get("name")}
+    else:
+        mapped = {"type": "auto"}
+    if not parallel:
+        mapped["disable_parallel_tool_use"] = True
+    return mapped
+
+
+def request_body(request: ChatRequest, options: AnthropicOptions) -> dict[str, Any]:
+    """The JSON body of ``POST /v1/messages`` for `request` (without the ``stream`` flag)."""
+    system, messages = split_messages(request.messages)
+    max_tokens = request.max_tokens or DEFAULT_MAX_TOKENS
+    # A handle given as the model ("anthropic/claude-...") names the model after its slash, as Letta reads it.
+    model = request.model.split("/", 1)[-1]
+    body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": messages}
+    if system:
+        body["system"] = system
+    if request.tools:
+        body["tools"] = _tools(request.tools)
+        body["tool_choice"] = _tool_choice(request.tool_choice, options.thinking, request.parallel_tool_calls)
+    if options.thinking:
+        if options.model.startswith(_ADAPTIVE_PREFIXES):
+            body["thinking"] = {"type": "adaptive"}
+        else:
+            # The budget must stay below max_tokens; room is made for the answer after the thinking.
+            body["thinking"] = {"type": "enabled", "budget_tokens": options.thinking_budget}
+            body["max_tokens"] = max(max_tokens, options.thinking_budget + 1)
+    elif request.temperature is not None:
+        body["temperature"] = request.temperature
+    if options.effort:
+        body["output_config"] = {"effort": options.effort}
+    if CONTEXT_MANAGEMENT_BETA in options.betas:
+        body["context_management"] = KEEP_THINKING
+    if request.extra_body:
+        body |= request.extra_body
+    return body

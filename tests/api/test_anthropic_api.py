@@ -1,0 +1,275 @@
+"""Agents on `anthropic/claude-...` handles, through the official letta-client, against the mock's messages API.
+
+A live server of its own has ANTHROPIC_API_KEY set and Anthropic's base URL pointed at the mock; everything that
+reached the "model" is read back from the mock's recorded requests.
+"""
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from letta_client import Letta
+from pydantic import SecretStr
+
+from memlet.config import Settings
+from tests.conftest import LiveServer, reset_database
+from tests.mock_anthropic import usage_for
+from tests.mock_llm import MockLLM, Reply
+
+KEY = "sk-ant-mock-key"
+SONNET = "anthropic/claude-sonnet-4-5-20250929"
+EMBEDDING = "openai/text-embedding-3-small"
+BLOCKS = [{"label": "human", "value": "The human's name is Bob."}, {"label": "persona", "value": "I am Sam."}]
+EPHEMERAL = {"type": "ephemeral"}
+
+
+@pytest.fixture(scope="module")
+def claude_server(settings: Settings, mock_llm: MockLLM) -> Iterator[LiveServer]:
+    update = {"anthropic_api_key": SecretStr(KEY), "anthropic_base_url": mock_llm.base_url}
+    live = LiveServer(settings.model_copy(update=update)).start()
+    yield live
+    live.stop()
+
+
+@pytest.fixture
+def claude(claude_server: LiveServer, pg_uri: str, mock_llm: MockLLM) -> Iterator[Letta]:
+    mock_llm.reset()
+    yield Letta(base_url=claude_server.base_url, max_retries=0, timeout=60)
+    reset_database(pg_uri)
+
+
+@pytest.fixture
+def chttp(claude_server: LiveServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=claude_server.base_url, timeout=60) as client:
+        yield client
+
+
+def make_agent(client: Letta, **kwargs: Any) -> Any:
+    return client.agents.create(model=SONNET, embedding=EMBEDDING, memory_blocks=BLOCKS, **kwargs)  # type: ignore[arg-type]
+
+
+def say(client: Letta, agent_id: str, text: str) -> Any:
+    return client.agents.messages.create(agent_id, messages=[{"role": "user", "content": text}])
+
+
+def sse_data(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: {")]
+
+
+class TestCatalog:
+    def test_claude_models_listed_with_the_key(self, claude: Letta) -> None:
+        models = {m.handle: m for m in claude.models.list()}
+        assert SONNET in models
+        assert models[SONNET].model_endpoint_type == "anthropic"
+        assert models[SONNET].context_window == 200_000
+
+    def test_not_listed_without_the_key(self, client: Letta) -> None:
+        assert not [m for m in client.models.list() if (m.handle or "").startswith("anthropic/")]
+
+
+class TestTurns:
+    def test_blocking_turn_through_messages_api(self, claude: Letta, mock_llm: MockLLM) -> None:
+        agent = make_agent(claude)
+        assert agent.llm_config.model_endpoint_type == "anthropic"
+        mock_llm.script(Reply.text("Hello Bob."))
+        response = say(claude, agent.id, "hi there")
+        assert [m.content for m in response.messages if m.message_type == "assistant_message"] == ["Hello Bob."]
+        [sent] = mock_llm.requests
+        assert sent["_api"] == "anthropic" and sent["model"] == "claude-sonnet-4-5-20250929"
+        assert mock_llm.authorizations[-1] == KEY  # the environment's key, sent to its own URL only
+        # Prompt caching: the system prompt and the tools carry cache_control.
+        assert sent["system"][-1]["cache_control"] == EPHEMERAL and "Bob" in sent["system"][-1]["text"]
+        assert sent["tools"][-1]["cache_control"] == EPHEMERAL
+        assert all("cache_control" not in t for t in sent["tools"][:-1])
+        assert {"name", "description", "input_schema"} <= set(sent["tools"][0])
+        assert sent["messages"][-1]["role"] == "user"
+        assert "hi there" in json.dumps(sent["messages"][-1]["content"])
+
+    def test_streamed_token_deltas(self, claude: Letta, chttp: httpx.Client, mock_llm: MockLLM) -> None:
+        agent = make_agent(claude)
+        mock_llm.script(Reply.text("one two three four"))
+        body = {"messages": [{"role": "user", "content": "count"}], "stream_tokens": True}
+        response = chttp.post(f"/v1/agents/{agent.id}/messages/stream", json=body)
+        assert response.status_code == 200
+        chunks = [c for c in sse_data(response.text) if c["message_type"] == "assistant_message"]
+        assert [c["content"] for c in chunks] == ["one", " two", " three", " four"]
+        assert len({c["id"] for c in chunks}) == 1
+        assert mock_llm.requests[-1]["stream"] is True
+        stored = [m for m in claude.agents.messages.list(agent.id) if m.message_type == "assistant_message"]
+        assert [m.content for m in stored] == ["one two three four"]
+
+    def test_tool_call_round_trip(self, claude: Letta, mock_llm: MockLLM) -> None:
+        agent = make_agent(claude)
+        mock_llm.script(
+            Reply.tool_call("memory_insert", {"label": "human", "new_string": "Likes tea."}, id="toolu_tea"),
+            Reply.text("Noted."),
+        )
+        response = say(claude, agent.id, "I like tea")
+        types = [m.message_type for m in response.messages]
+        assert "tool_call_message" in types and "tool_return_message" in types and types[-1] == "assistant_message"
+        assert "Likes tea." in claude.agents.blocks.retrieve("human", agent_id=agent.id).value
+        first, second = mock_llm.requests
+        assert first["tool_choice"]["type"] == "auto"
+        assistant, results = second["messages"][-2:]
+        assert assistant["role"] == "assistant"
+        tool_use = next(b for b in assistant["content"] if b["type"] == "tool_use")
+        assert tool_use["id"] == "toolu_tea" and tool_use["input"] == {"label": "human", "new_string": "Likes tea."}
+        result = next(b for b in results["content"] if b["type"] == "tool_result")
+        assert results["role"] == "user" and result["tool_use_id"] == "toolu_tea"
+        # The memory edit reached the model through the recompiled system prompt.
+        assert "Likes tea." in second["system"][-1]["text"]
+
+    def test_memgpt_v2_agent_replies_through_send_message(self, claude: Letta, mock_llm: MockLLM) -> None:
+        agent = make_agent(claude, agent_type="memgpt_v2_agent")
+        mock_llm.script(Reply.tool_call("send_message", {"thinking": "Greet Bob.", "message": "Hi Bob!"}))
+        response = say(claude, agent.id, "hello")
+        assert [m.content for m in response.messages if m.message_type == "assistant_message"] == ["Hi Bob!"]
+        [sent] = mock_llm.requests
+        send_message = next(t for t in sent["tools"] if t["name"] == "send_message")
+        assert "thinking" in send_message["input_schema"]["properties"]
+        # V2 must call a tool; with native thinking on, Anthropic accepts only "auto" (Letta sends the same).
+        assert sent["tool_choice"]["type"] == ("auto" if "thinking" in sent else "any")
+
+
+class TestThinking:
+    def test_signatures_stored_and_sent_back(self, claude: Letta, mock_llm: MockLLM) -> None:
+        agent = make_agent(claude)
+        assert agent.llm_config.enable_reasoner
+        mock_llm.script(
+            Reply.tool_call(
+                "memory_insert",
+                {"label": "human", "new_string": "Tea."},
+                reasoning="Store the tea fact.",
+                signature="sig-A",
+            ),
+            Reply.text("Saved.", reasoning="All done.", signature="sig-B"),
+        )
+        response = say(claude, agent.id, "remember tea")
+        reasoning = [m for m in response.messages if m.message_type == "reasoning_message"]
+        assert [(m.reasoning, m.signature) for m in reasoning] == [
+            ("Store the tea fact.", "sig-A"),
+            ("All done.", "sig-B"),
+        ]
+        first, second = mock_llm.requests
+        assert first["thinking"] == {"type": "enabled", "budget_tokens": agent.llm_config.max_reasoning_tokens}
+        assert "temperature" not in first
+        assert first["_beta"] == "interleaved-thinking-2025-05-14"  # thinking between tool calls, as Letta asks
+        thought = {"type": "thinking", "thinking": "Store the tea fact.", "signature": "sig-A"}
+        assert second["messages"][-2]["content"][0] == thought  # the tool_use turn starts with its signed thinking
+        mock_llm.script(Reply.text("Hi again."))
+        say(claude, agent.id, "hello")
+        history = json.dumps(mock_llm.requests[-1]["messages"])
+        assert '"signature": "sig-A"' in history and '"signature": "sig-B"' in history
+        # Listed history keeps the signature too.
+        listed = [m for m in claude.agents.messages.list(agent.id) if m.message_type == "reasoning_message"]
+        assert {m.signature for m in listed} == {"sig-A", "sig-B"}
+
+    def test_redacted_thinking_round_trip(self, claude: Letta, mock_llm: MockLLM) -> None:
+        agent = make_agent(claude)
+        mock_llm.script(Reply(content="Sure.", redacted="opaque-bytes"), Reply.text("ok"))
+        response = say(claude, agent.id, "hi")
+        hidden = [m for m in response.messages if m.message_type == "hidden_reasoning_message"]
+        assert [(m.state, m.hidden_reasoning) for m in hidden] == [("redacted", "opaque-bytes")]
+        say(claude, agent.id, "again")
+        assert {"type": "redacted_thinking", "data": "opaque-bytes"} in mock_llm.requests[-1]["messages"][-2]["content"]
+
+
+class TestUsageAndErrors:
+    def test_usage_on_run_and_steps_with_cache_tokens(
+        self, claude: Letta, chttp: httpx.Client, mock_llm: MockLLM
+    ) -> None:
+        agent = make_agent(claude)
+        mock_llm.script(Reply.text("first"), Reply.text("second"))
+        first = say(claude, agent.id, "one")
+        second = say(claude, agent.id, "two")
+        cached: set[str] = set()
+        reported = [
+            usage_for(body, reply, cached)
+            for body, reply in zip(mock_llm.requests, [Reply.text("first"), Reply.text("second")], strict=True)
+        ]
+        for response, usage in zip((first, second), reported, strict=True):
+            prompt = usage["input_tokens"] + usage["cache_read_input_tokens"] + usage["cache_creation_input_tokens"]
+            assert response.usage.prompt_tokens == prompt
+            assert response.usage.completion_tokens == usage["output_tokens"]
+            assert response.usage.total_tokens == prompt + usage["output_tokens"]
+        # The first turn wrote the system prompt to the cache; the second read it back.
+        assert first.usage.cache_write_tokens == reported[0]["cache_creation_input_tokens"] > 0
+        assert second.usage.cached_input_tokens == reported[1]["cache_read_input_tokens"] > 0
+        run_id = second.messages[-1].run_id
+        [step] = chttp.get(f"/v1/runs/{run_id}/steps").json()
+        assert step["prompt_tokens"] == second.usage.prompt_tokens
+        assert step["cached_input_tokens"] == second.usage.cached_input_tokens
+        assert chttp.get(f"/v1/runs/{run_id}/usage").json()["prompt_tokens"] == second.usage.prompt_tokens
+        # The cache write of the first turn is kept on its step and in its run's usage.
+        first_run = first.messages[-1].run_id
+        [written] = chttp.get(f"/v1/runs/{first_run}/steps").json()
+        assert written["cache_write_tokens"] == first.usage.cache_write_tokens
+        assert written["prompt_tokens_details"]["cache_creation_tokens"] == first.usage.cache_write_tokens
+        run_usage = chttp.get(f"/v1/runs/{first_run}/usage").json()
+        assert run_usage["prompt_tokens_details"]["cache_creation_tokens"] == first.usage.cache_write_tokens
+
+    def test_rate_limit_and_overload_map_to_llm_errors(
+        self, claude: Letta, chttp: httpx.Client, mock_llm: MockLLM
+    ) -> None:
+        agent = make_agent(claude)
+        body = {"messages": [{"role": "user", "content": "hi"}]}
+        mock_llm.script(Reply.error(429, times=10))
+        limited = chttp.post(f"/v1/agents/{agent.id}/messages", json=body)
+        assert limited.status_code == 429 and limited.json()["error"]["type"] == "llm_rate_limit"
+        mock_llm.reset()
+        mock_llm.script(Reply.error(529, times=10))
+        overloaded = chttp.post(f"/v1/agents/{agent.id}/messages", json=body)
+        assert overloaded.status_code == 503 and "overloaded" in overloaded.json()["error"]["detail"].lower()
+        mock_llm.reset()
+        mock_llm.script(Reply.text("back"))
+        assert say(claude, agent.id, "again").messages[-1].content == "back"
+
+    def test_raw_llm_config_with_anthropic_endpoint_type(self, claude: Letta, mock_llm: MockLLM) -> None:
+        config = {"model": "claude-3-5-haiku-20241022", "model_endpoint_type": "anthropic", "context_window": 200000}
+        agent = claude.agents.create(llm_config=config, embedding=EMBEDDING, memory_blocks=BLOCKS)  # type: ignore[arg-type]
+        mock_llm.script(Reply.text("raw ok"))
+        assert say(claude, agent.id, "hi").messages[-1].content == "raw ok"
+        assert mock_llm.requests[-1]["_api"] == "anthropic" and mock_llm.authorizations[-1] == KEY
+        assert "thinking" not in mock_llm.requests[-1] and "_beta" not in mock_llm.requests[-1]  # not a reasoner
+
+
+class TestPreviewAndByok:
+    def test_preview_shows_the_anthropic_body(self, claude: Letta, chttp: httpx.Client, mock_llm: MockLLM) -> None:
+        agent = make_agent(claude)
+        body = {"messages": [{"role": "user", "content": "peek"}]}
+        preview = chttp.post(f"/v1/agents/{agent.id}/messages/preview-raw-payload", json=body).json()
+        assert preview["model"] == "claude-sonnet-4-5-20250929"
+        assert preview["system"][-1]["cache_control"] == EPHEMERAL
+        assert preview["thinking"]["type"] == "enabled"
+        assert preview["messages"][-1]["content"] == [{"type": "text", "text": "peek"}]
+        assert mock_llm.requests == []
+
+    def test_byok_anthropic_provider_lists_and_runs_with_its_key(
+        self, client: Letta, http: httpx.Client, mock_llm: MockLLM
+    ) -> None:
+        mock_llm.reset()
+        created = http.post(
+            "/v1/providers/",
+            json={
+                "name": "my-claude",
+                "provider_type": "anthropic",
+                "api_key": "sk-byok",
+                "base_url": mock_llm.base_url,
+            },
+        )
+        assert created.status_code == 200, created.text
+        check = {"provider_type": "anthropic", "api_key": "sk-byok", "base_url": mock_llm.base_url}
+        assert http.post("/v1/providers/check", json=check).status_code == 200
+        assert mock_llm.authorizations[-1] == "sk-byok"
+        handles = {m.handle for m in client.models.list()}
+        assert "my-claude/claude-haiku-4-5-20251001" in handles
+        assert mock_llm.authorizations[-1] == "sk-byok"  # the listing used the provider's own key
+        agent = client.agents.create(
+            model="my-claude/claude-haiku-4-5-20251001", embedding=EMBEDDING, memory_blocks=BLOCKS
+        )  # type: ignore[arg-type]
+        mock_llm.script(Reply.text("byok ok"))
+        response = client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "hi"}])
+        assert response.messages[-1].content == "byok ok"
+        assert mock_llm.requests[-1]["_api"] == "anthropic" and mock_llm.authorizations[-1] == "sk-byok"
