@@ -45,9 +45,18 @@ class ConversationRepository:
         return func.coalesce(column, _FAR_PAST if descending else _FAR_FUTURE)
 
     async def list_page(
-        self, org_id: str, page: Page, *, agent_id: str | None, summary_search: str | None, order_by: str
+        self,
+        org_id: str,
+        page: Page,
+        *,
+        agent_id: str | None,
+        summary_search: str | None,
+        order_by: str,
+        archived: bool | None = None,
     ) -> list[orm.Conversation]:
         stmt = select(C).where(C.organization_id == org_id)
+        if archived is not None:
+            stmt = stmt.where(C.archived.is_(archived))
         if agent_id:
             stmt = stmt.where(C.agent_id == agent_id)
         if summary_search:
@@ -69,14 +78,21 @@ class ConversationRepository:
             .where(C.id == conversation_id)
             .values(message_ids=C.message_ids.op("||")(literal(list(message_ids), ARRAY(String))))
             .returning(C.message_ids)
+            .execution_options(synchronize_session=False)
         )
         return list(result or [])
 
-    async def set_message_ids(self, conversation_id: str, message_ids: Sequence[str]) -> None:
-        await self.session.execute(update(C).where(C.id == conversation_id).values(message_ids=list(message_ids)))
+    async def set_message_ids(self, conversation: orm.Conversation, message_ids: Sequence[str]) -> None:
+        conversation.message_ids = list(message_ids)
+        await self.session.flush()
 
     async def touch(self, conversation_id: str, when: datetime) -> None:
-        await self.session.execute(update(C).where(C.id == conversation_id).values(last_message_at=when))
+        await self.session.execute(
+            update(C)
+            .where(C.id == conversation_id)
+            .values(last_message_at=when)
+            .execution_options(synchronize_session=False)
+        )
 
     # History.
 

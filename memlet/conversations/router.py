@@ -39,10 +39,16 @@ async def list_conversations(
     summary_search: str | None = None,
     order: Literal["asc", "desc"] = "desc",
     order_by: Literal["created_at", "last_run_completion", "last_message_at"] = "created_at",
+    archive_status: Annotated[Literal["unarchived", "archived", "all"], Query(include_in_schema=False)] = "all",
 ) -> Any:
-    """List conversations (of one agent, or all), with a case-sensitive summary search and sort-relative cursors."""
+    """List conversations (of one agent, or all), with a case-sensitive summary search and sort-relative cursors.
+
+    `archive_status` (sent by newer SDKs) filters on the `archived` flag; absent, every conversation is listed.
+    """
     page = Page(after=after, limit=limit, order=order)
-    return await service.list_page(page, agent_id=agent_id, summary_search=summary_search, order_by=order_by)
+    return await service.list_page(
+        page, agent_id=agent_id, summary_search=summary_search, order_by=order_by, archive_status=archive_status
+    )
 
 
 @router.get("/{conversation_id}", operation_id="retrieve_conversation", response_model=Conversation)

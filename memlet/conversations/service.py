@@ -127,14 +127,19 @@ class ConversationService:
         return await self.view(conversation)
 
     async def list_page(
-        self, page: Page, *, agent_id: str | None, summary_search: str | None, order_by: str
+        self, page: Page, *, agent_id: str | None, summary_search: str | None, order_by: str, archive_status: str
     ) -> list[Conversation]:
         if page.after:
             await self.find(page.after)
         if page.before:
             await self.find(page.before)
         rows = await self.repo.list_page(
-            self.actor.organization_id, page, agent_id=agent_id, summary_search=summary_search, order_by=order_by
+            self.actor.organization_id,
+            page,
+            agent_id=agent_id,
+            summary_search=summary_search,
+            order_by=order_by,
+            archived={"archived": True, "unarchived": False}.get(archive_status),
         )
         block_ids = await self.repo.block_ids_for([r.id for r in rows])
         views = []

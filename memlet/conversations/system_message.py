@@ -63,6 +63,5 @@ async def refresh_conversation_system_message(
     await messages.add([row])
     repo = ConversationRepository(session)
     await repo.link_messages(conversation.id, [row.id])
-    conversation.message_ids = [row.id, *window]
-    await repo.set_message_ids(conversation.id, conversation.message_ids)
+    await repo.set_message_ids(conversation, [row.id, *window])
     return text

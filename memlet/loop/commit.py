@@ -183,8 +183,7 @@ async def commit_compaction(
         if conversation is not None and current is not None:
             conversation_window = [state.messages[0].id, *summary_ids, *kept_ids]
             await repo.conversations.link_messages(conversation.id, summary_ids)
-            await repo.conversations.set_message_ids(conversation.id, conversation_window)
-            current.message_ids = conversation_window
+            await repo.conversations.set_message_ids(current, conversation_window)
             await refresh_conversation_system_message(session, fresh, current)
             return
         system_id = (fresh.message_ids or [state.messages[0].id])[0]
