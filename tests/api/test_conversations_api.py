@@ -43,7 +43,11 @@ def user_texts(request: dict[str, Any]) -> list[str]:
 
 def system_text(client: Letta, conversation_id: str) -> str:
     conversation = client.conversations.retrieve(conversation_id)
-    [system] = [m for m in client.conversations.messages.list(conversation_id, order="asc") if m.id == conversation.in_context_message_ids[0]]
+    [system] = [
+        m
+        for m in client.conversations.messages.list(conversation_id, order="asc")
+        if m.id == conversation.in_context_message_ids[0]
+    ]
     return str(system.content)
 
 
@@ -76,9 +80,7 @@ def test_crud_and_list(client: Letta, http: httpx.Client) -> None:
 
 def test_create_is_atomic_on_a_bad_label(client: Letta, http: httpx.Client) -> None:
     agent = make_agent(client)
-    response = http.post(
-        f"/v1/conversations/?agent_id={agent.id}", json={"isolated_block_labels": ["human", "nope"]}
-    )
+    response = http.post(f"/v1/conversations/?agent_id={agent.id}", json={"isolated_block_labels": ["human", "nope"]})
     assert response.status_code == 400 and "'nope'" in response.json()["detail"]
     assert client.conversations.list(agent_id=agent.id) == []
     assert len(client.blocks.list().items) == 2  # no copy of `human` left behind
@@ -115,3 +117,80 @@ def test_two_conversations_keep_separate_context(client: Letta, http: httpx.Clie
         "user_message",
         "assistant_message",
     ]
+
+
+def test_isolated_block_copy_and_shared_block(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent = make_agent(client)
+    human = client.agents.blocks.retrieve("human", agent_id=agent.id)
+    created = http.post(f"/v1/conversations/?agent_id={agent.id}", json={"isolated_block_labels": ["human"]})
+    assert created.status_code == 200, created.text
+    a = created.json()
+    [copy_id] = a["isolated_block_ids"]
+    assert copy_id != human.id
+    b = client.conversations.create(agent_id=agent.id)
+
+    mock_llm.script(
+        Reply.tool_call("memory_replace", {"label": "human", "old_string": "sarah", "new_string": "sam"}),
+        Reply.text("noted"),
+        Reply.tool_call("memory_replace", {"label": "persona", "old_string": "helpful", "new_string": "witty"}),
+        Reply.text("done"),
+    )
+    send(http, a["id"], "call me sam")
+    assert client.blocks.retrieve(copy_id).value == "username: sam"  # the memory tool wrote to A's copy
+    assert client.agents.blocks.retrieve("human", agent_id=agent.id).value == "username: sarah"
+    assert "username: sam" in mock_llm.requests[1]["messages"][0]["content"]  # A's prompt shows its copy
+
+    send(http, a["id"], "be witty")  # `persona` is shared: the agent's block changes for everyone
+    assert client.agents.blocks.retrieve("persona", agent_id=agent.id).value == "a witty bot"
+
+    mock_llm.script(Reply.text("hello b"))
+    send(http, b.id, "hi")
+    b_system = mock_llm.requests[-1]["messages"][0]["content"]
+    assert "a witty bot" in b_system and "username: sarah" in b_system and "username: sam" not in b_system
+    assert f"CONVERSATION_ID: {b.id}" in b_system
+
+    client.conversations.delete(a["id"])
+    with pytest.raises(APIStatusError):
+        client.blocks.retrieve(copy_id)  # the isolated copy goes with its conversation
+
+
+def test_fork_honours_message_id_and_outlives_its_source(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent = make_agent(client)
+    source = client.conversations.create(agent_id=agent.id, model=MODEL)
+    mock_llm.script(Reply.text("one"), Reply.text("two"))
+    send(http, source.id, "first")
+    send(http, source.id, "second")
+    window = client.conversations.retrieve(source.id).in_context_message_ids
+    assert len(window) == 5
+
+    whole = client.conversations.fork(source.id)
+    assert whole.in_context_message_ids[1:] == window[1:] and whole.in_context_message_ids[0] != window[0]
+    assert whole.model == MODEL and whole.summary is None
+
+    cut = client.conversations.fork(source.id, message_id=window[2])  # the first reply
+    assert cut.in_context_message_ids[1:] == window[1:3]
+    missing = http.post(f"/v1/conversations/{source.id}/fork", params={"message_id": "message-nope"})
+    assert missing.status_code == 404
+
+    mock_llm.script(Reply.text("three"))
+    send(http, cut.id, "third")
+    assert user_texts(mock_llm.requests[-1]) == ["first", "third"]  # the cut context, then the new turn
+
+    client.conversations.delete(source.id)
+    assert len(client.conversations.retrieve(whole.id).in_context_message_ids) == 5
+    history = client.conversations.messages.list(whole.id, order="asc").items
+    assert [m.id for m in history] == whole.in_context_message_ids  # its own system message first
+
+
+def test_default_thread_and_agent_alias(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent = make_agent(client)
+    no_agent = http.post("/v1/conversations/default/messages", json={"input": "hi", "streaming": False})
+    assert no_agent.status_code == 404
+    mock_llm.script(Reply.text("hi default"))
+    send(http, "default", "hello", agent_id=agent.id)
+    assert len(client.agents.retrieve(agent.id).message_ids or []) == 3  # the agent's own thread
+    via_alias = http.get(f"/v1/conversations/{agent.id}/messages", params={"order": "asc"})
+    assert via_alias.status_code == 200
+    assert [m["message_type"] for m in via_alias.json()] == ["system_message", "user_message", "assistant_message"]
+    assert http.get("/v1/conversations/default/messages").status_code == 404
+    assert http.get(f"/v1/conversations/{agent.id}").status_code == 422  # CRUD routes take conv ids only
