@@ -1,6 +1,8 @@
 """``/v1/conversations``: CRUD, list, fork, history, isolation and sends through letta-client 1.12.1 and httpx."""
 
 import json
+import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -194,3 +196,109 @@ def test_default_thread_and_agent_alias(client: Letta, http: httpx.Client, mock_
     assert [m["message_type"] for m in via_alias.json()] == ["system_message", "user_message", "assistant_message"]
     assert http.get("/v1/conversations/default/messages").status_code == 404
     assert http.get(f"/v1/conversations/{agent.id}").status_code == 422  # CRUD routes take conv ids only
+
+
+def test_compact_keeps_history_order(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent = make_agent(client)
+    conv = client.conversations.create(agent_id=agent.id)
+    fresh = http.post(f"/v1/conversations/{conv.id}/compact", json={})
+    assert fresh.status_code == 400
+    for n in range(4):
+        mock_llm.script(Reply.text(f"reply {n} " + "words " * 30))
+        send(http, conv.id, f"message {n} " + "talk " * 30)
+    before = [m.id for m in client.conversations.messages.list(conv.id, order="asc", limit=100)]
+    window_before = client.conversations.retrieve(conv.id).in_context_message_ids
+
+    mock_llm.script(Reply.text("SUMMARY: they talked"))
+    compacted = client.conversations.messages.compact(conv.id)
+    assert compacted.num_messages_after < compacted.num_messages_before == len(window_before)
+    window_after = client.conversations.retrieve(conv.id).in_context_message_ids
+    assert len(window_after) == compacted.num_messages_after and window_after[0] == window_before[0]
+
+    after = client.conversations.messages.list(conv.id, order="asc", limit=100).items
+    assert [m.id for m in after][: len(before)] == before  # append-only: nothing renumbered or reordered
+    assert len(after) == len(before) + 1 and "they talked" in str(after[-1].content)
+    dates = [m.date for m in after]
+    assert dates == sorted(dates)
+    # Cursors page through the same order.
+    page = client.conversations.messages.list(conv.id, order="asc", after=before[2], limit=3).items
+    assert [m.id for m in page] == before[3:6]
+    mock_llm.script(Reply.text("after compaction"))
+    send(http, conv.id, "still there?")
+    assert "they talked" in json.dumps(mock_llm.requests[-1]["messages"])
+
+
+def test_recompile_dry_run_and_preview(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent = make_agent(client)
+    created = http.post(f"/v1/conversations/?agent_id={agent.id}", json={"isolated_block_labels": ["human"]}).json()
+    conv_id = created["id"]
+    [copy_id] = created["isolated_block_ids"]
+    client.blocks.update(copy_id, value="username: robin")
+    stored = system_text(client, conv_id)
+
+    dry = json.loads(client.conversations.recompile(conv_id, dry_run=True))  # the SDK hands back the raw JSON string
+    assert "username: robin" in dry and f"CONVERSATION_ID: {conv_id}" in dry
+    assert system_text(client, conv_id) == stored  # dry_run saves nothing
+    saved = json.loads(client.conversations.recompile(conv_id))
+    assert "username: robin" in saved and system_text(client, conv_id) == saved
+
+    payload = http.post(
+        f"/v1/conversations/{conv_id}/messages/preview-raw-payload", json={"input": "preview me"}
+    ).json()
+    assert mock_llm.requests == []
+    assert payload["messages"][0]["content"] == saved
+    assert payload["messages"][-1] == {"role": "user", "content": "preview me"}
+    assert http.post("/v1/conversations/default/recompile", json={"agent_id": agent.id}).status_code == 200
+
+
+def active_run(http: httpx.Client, agent_id: str, timeout_s: float = 10.0) -> dict[str, Any]:
+    """Wait for the agent's one active run (created or running) and return it."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        runs = http.get("/v1/runs/active", params={"agent_id": agent_id}).json()
+        if runs:
+            return runs[0]  # type: ignore[no-any-return]
+        time.sleep(0.05)
+    raise AssertionError("no active run appeared")
+
+
+def test_busy_conversation_gets_409_with_the_run_id(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent = make_agent(client)
+    conv = client.conversations.create(agent_id=agent.id)
+    mock_llm.script(Reply.delay(2.0, then=Reply.text("slow")), Reply.text("default thread is free"))
+    with ThreadPoolExecutor(1) as pool:
+        first = pool.submit(send, http, conv.id, "slow one")
+        run = active_run(http, agent.id)
+        assert run["conversation_id"] == conv.id
+        for streaming in (False, True):
+            busy = http.post(
+                f"/v1/conversations/{conv.id}/messages",
+                json={"messages": [{"role": "user", "content": "me too"}], "streaming": streaming},
+            )
+            assert busy.status_code == 409, busy.text
+            assert busy.json()["run_id"] == run["id"] and "CONFLICT" in busy.json()["detail"]
+        # Another thread of the same agent has its own key: the default thread is not busy.
+        assert send(http, "default", "meanwhile", agent_id=agent.id)["stop_reason"]["stop_reason"] == "end_turn"
+        assert first.result()["stop_reason"]["stop_reason"] == "end_turn"
+    history = client.conversations.messages.list(conv.id, order="asc").items
+    assert [m.message_type for m in history] == ["system_message", "user_message", "assistant_message"]
+
+
+def test_cancel(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent = make_agent(client)
+    conv = client.conversations.create(agent_id=agent.id)
+    idle = http.post(f"/v1/conversations/{conv.id}/cancel")
+    assert idle.status_code == 409
+    assert idle.json() == {"detail": f"CONFLICT: No active runs to cancel for conversation {conv.id}"}
+
+    mock_llm.script(Reply.delay(2.0, then=Reply.text("too late")))
+    with ThreadPoolExecutor(1) as pool:
+        first = pool.submit(send, http, conv.id, "slow one")
+        run = active_run(http, agent.id)
+        # The default thread's cancel (Letta Code sends the agent id as the path) leaves conversations alone.
+        assert http.post(f"/v1/conversations/{agent.id}/cancel").status_code == 409
+        assert http.post("/v1/conversations/default/cancel", params={"agent_id": agent.id}).status_code == 409
+        assert client.runs.retrieve(run["id"]).status in ("created", "running")
+        assert client.conversations.cancel(conv.id) == {run["id"]: "cancelled"}
+        first.result()
+    assert client.runs.retrieve(run["id"]).status == "cancelled"
