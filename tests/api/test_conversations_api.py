@@ -302,3 +302,26 @@ def test_cancel(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
         assert client.conversations.cancel(conv.id) == {run["id"]: "cancelled"}
         first.result()
     assert client.runs.retrieve(run["id"]).status == "cancelled"
+
+
+def test_streamed_send_and_the_conversation_model(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent = make_agent(client)
+    conv = client.conversations.create(
+        agent_id=agent.id,
+        model="openai/gpt-4o",
+        model_settings={"provider_type": "openai", "temperature": 0.25},
+    )
+    assert conv.model == "openai/gpt-4o" and conv.model_settings is not None
+    mock_llm.script(Reply.text("streamed hello"))
+    stream = client.conversations.messages.create(conv.id, messages=[{"role": "user", "content": "hi"}])
+    kinds = [chunk.message_type for chunk in stream]
+    assert kinds == ["ping", "assistant_message", "stop_reason", "usage_statistics"]
+    sent = mock_llm.requests[-1]
+    assert sent["model"] == "gpt-4o" and sent["temperature"] == 0.25  # the conversation's model, not the agent's
+    runs = http.get("/v1/runs/", params={"agent_id": agent.id}).json()
+    assert [(r["conversation_id"], r["metadata"]["run_type"]) for r in runs] == [(conv.id, "send_conversation_message")]
+    assert client.conversations.retrieve(conv.id).last_message_at is not None
+
+    mock_llm.script(Reply.text("override wins"))
+    send(http, conv.id, "again", override_model=MODEL)
+    assert mock_llm.requests[-1]["model"] == "gpt-4o-mini"
