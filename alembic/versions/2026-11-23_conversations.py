@@ -17,6 +17,9 @@ down_revision: str | None = "2026_11_23_run_chunks"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
+# One turn at a time per conversation (memlet.db.models.run: ux_runs_active_conversation).
+ACTIVE_CONVERSATION = "conversation_id IS NOT NULL AND status IN ('created', 'running')"
+
 
 def upgrade() -> None:
     op.create_table(
@@ -67,9 +70,17 @@ def upgrade() -> None:
         sa.UniqueConstraint("conversation_id", "block_label"),
     )
     op.create_index("ix_runs_conversation_id", "runs", ["conversation_id"])
+    op.create_index(
+        "ux_runs_active_conversation",
+        "runs",
+        ["conversation_id"],
+        unique=True,
+        postgresql_where=sa.text(ACTIVE_CONVERSATION),
+    )
 
 
 def downgrade() -> None:
+    op.drop_index("ux_runs_active_conversation", table_name="runs", postgresql_where=sa.text(ACTIVE_CONVERSATION))
     op.drop_index("ix_runs_conversation_id", table_name="runs")
     op.drop_table("conversation_blocks")
     op.drop_table("conversation_messages")

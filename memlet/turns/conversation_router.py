@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import StreamingResponse
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.actor import Actor
 from memlet.api.deps import ActorDep, SessionDep, SessionmakerDep
@@ -37,6 +38,12 @@ AgentQuery = Annotated[str | None, Query(description="Agent ID for agent-direct 
 _SSE = {"text/event-stream": {"description": "Server-Sent Events stream (default, when streaming=true)"}}
 
 
+async def release(session: AsyncSession) -> None:
+    """End the request's read-only transaction so its pooled connection is free during a long call (a turn, a
+    stream, an LLM call) that works through its own short transactions; the rows read stay usable (detached)."""
+    await session.commit()
+
+
 def send_service(request: Request, deps: LoopDepsDep, actor: Actor, thread: Thread) -> ConversationSendService:
     state = request.app.state
     return ConversationSendService(deps, actor, state.run_worker.turns, getattr(state, "catalog", None), thread)
@@ -54,14 +61,17 @@ async def send_conversation_message(
     request: Request,
     deps: LoopDepsDep,
     actor: ActorDep,
+    session: SessionDep,
     conversations: ConversationServiceDep,
 ) -> Any:
     """Send messages to a conversation (or, with `default` + `agent_id`, the agent's own thread); streams by default."""
     ensure_messages(body)
     ensure_streaming_options(body)
     thread = await conversations.thread(conversation_id, body.agent_id)
+    await release(session)
     service = send_service(request, deps, actor, thread)
     await service.touch()
+    await service.ensure_idle()
     run_type = "send_conversation_message" if thread.conversation else "send_message"
     if not body.streaming:
         return await service.send(thread.agent.id, body, run_type)
@@ -79,11 +89,13 @@ async def preview_conversation_model_request(
     request: Request,
     deps: LoopDepsDep,
     actor: ActorDep,
+    session: SessionDep,
     conversations: ConversationServiceDep,
 ) -> Any:
     """The raw LLM request this input would produce in the conversation, without calling the model."""
     ensure_messages(body)
     thread = await conversations.thread(conversation_id, body.agent_id)
+    await release(session)
     override = await send_service(request, deps, actor, thread).model_override(body)
     conv_id = thread.conversation.id if thread.conversation else None
     return await preview_request(deps, actor, thread.agent.id, body, override, conv_id)
@@ -94,11 +106,13 @@ async def compact_conversation(
     conversation_id: ThreadId,
     deps: LoopDepsDep,
     actor: ActorDep,
+    session: SessionDep,
     conversations: ConversationServiceDep,
     body: Annotated[ConversationCompactionRequest | None, Body()] = None,
 ) -> Any:
     """Summarize the oldest part of the conversation's context window into one message."""
     thread = await conversations.thread(conversation_id, body.agent_id if body else None)
+    await release(session)
     conv_id = thread.conversation.id if thread.conversation else None
     return await summarize(deps, actor, thread.agent.id, conv_id)
 
@@ -148,12 +162,14 @@ async def retrieve_conversation_stream(
     conversation_id: ThreadId,
     maker: SessionmakerDep,
     actor: ActorDep,
+    session: SessionDep,
     conversations: ConversationServiceDep,
     body: Annotated[RetrieveStreamRequest | None, Body()] = None,
 ) -> Any:
     """Resume a background run of the thread (by run id, otid, or its newest active run) after `starting_after`."""
     req = body or RetrieveStreamRequest()
     thread = await conversations.thread(conversation_id, req.agent_id)
+    await release(session)
     conv_id = thread.conversation.id if thread.conversation else None
     chunks = await stream_selected(maker, actor, req, agent_id=thread.agent.id, conversation_id=conv_id)
     return StreamingResponse(chunks, media_type="text/event-stream")

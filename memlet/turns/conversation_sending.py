@@ -1,21 +1,22 @@
 """Sending to a conversation (or an agent's default thread) through the one `SendService` and the one loop.
 
-`ConversationSendService` only sets what differs: the thread the run belongs to (`conversation_id`: the loop then
-uses the conversation's window, system message and isolated blocks), the conversation's own model, and admission:
-one turn at a time per thread. The check runs in the run row's own transaction under a per-thread transaction
-lock, so of two concurrent sends exactly one gets the run and the other Letta's 409 busy body naming it (Letta
-needs Redis for this; memlet uses Postgres).
+`ConversationSendService` only sets what differs: the conversation the run belongs to (the loop then uses its
+window, system message and isolated blocks), the conversation's own model, and admission, one turn at a time per
+thread, answered with Letta's 409 busy body naming the active run (Letta needs Redis for this; memlet uses
+Postgres). A send first looks for an active run of the thread; for a conversation, a partial unique index on
+runs (`ux_runs_active_conversation`) also refuses the second of two racing inserts. The default thread shares
+the agent's lock key, which the loop takes (a racing default-thread send fails on that lock).
 """
 
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.exc import IntegrityError
 
 from memlet.actor import Actor
 from memlet.conversations.repository import ConversationRepository
 from memlet.conversations.service import Thread
-from memlet.db.locks import agent_xact_lock
+from memlet.db import models as orm
 from memlet.errors import AgentBusyError
 from memlet.loop.deps import LoopDeps
 from memlet.messages.requests import LettaRequest
@@ -34,14 +35,25 @@ class ConversationSendService(SendService):
         super().__init__(deps, actor, turns, catalog)
         self.thread = thread
         self.conversation_id = thread.conversation.id if thread.conversation else None
-        self.admit = self._admit
 
-    async def _admit(self, session: AsyncSession) -> None:
-        """In the run row's transaction: 409 when the thread has an active run (the lock orders the checkers)."""
-        await agent_xact_lock(session, f"{self.thread.key}:admit")
-        active = await RunRepository(session).active_in_thread(self.thread.agent.id, self.conversation_id, limit=1)
-        if active:
-            raise AgentBusyError(self.thread.key, active[0])
+    async def _active_run(self) -> str | None:
+        async with self.deps.sessionmaker() as session:
+            active = await RunRepository(session).active_in_thread(self.thread.agent.id, self.conversation_id, limit=1)
+        return active[0] if active else None
+
+    async def ensure_idle(self) -> None:
+        """409 (Letta's busy body) when the thread already has an active run."""
+        if (run_id := await self._active_run()) is not None:
+            raise AgentBusyError(self.thread.key, run_id)
+
+    async def _insert(self, run: orm.Run) -> None:
+        """The run row; a concurrent send that got its row in first makes this one a 409 naming that run."""
+        try:
+            await super()._insert(run)
+        except IntegrityError as exc:
+            if "ux_runs_active_conversation" not in str(exc.orig):
+                raise
+            raise AgentBusyError(self.thread.key, await self._active_run()) from None
 
     async def touch(self) -> None:
         """A conversation's `last_message_at` is set when a request arrives (as in Letta, even if a 409 follows)."""

@@ -17,7 +17,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
 from memlet.actor import Actor
@@ -92,10 +91,9 @@ class SendService:
         self.actor = actor
         self.turns = turns
         self.catalog = catalog
-        # Conversation sends (turns/conversation_sending.py): the thread the runs belong to, and a check run in
-        # the run row's own transaction (it may raise, e.g. a busy conversation, so nothing is written).
+        # Conversation sends (turns/conversation_sending.py): the conversation the runs belong to (None: the
+        # agent's own thread); the loop then works on that conversation's window.
         self.conversation_id: str | None = None
-        self.admit: Callable[[AsyncSession], Awaitable[None]] | None = None
 
     async def model_override(self, req: LettaRequest) -> dict[str, Any] | None:
         """The llm_config of ``override_model`` (this request only); an unknown handle is a 404 before any run."""
@@ -173,8 +171,6 @@ class SendService:
     async def _insert(self, run: orm.Run) -> None:
         try:
             async with self.deps.sessionmaker() as session, session.begin():
-                if self.admit is not None:
-                    await self.admit(session)
                 await RunRepository(session).add(run)
         except IntegrityError as exc:
             if "ux_runs_active_request" in str(exc.orig):

@@ -325,3 +325,51 @@ def test_streamed_send_and_the_conversation_model(client: Letta, http: httpx.Cli
     mock_llm.script(Reply.text("override wins"))
     send(http, conv.id, "again", override_model=MODEL)
     assert mock_llm.requests[-1]["model"] == "gpt-4o-mini"
+
+
+def test_background_send_and_resume_by_conversation(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent = make_agent(client)
+    conv = client.conversations.create(agent_id=agent.id)
+    mock_llm.script(Reply.tool_call("conversation_search", {"query": "rivers"}), Reply.text("the rivers answer"))
+    payload = {"messages": [{"role": "user", "content": "rivers?"}], "background": True, "stream_tokens": False}
+    sent = http.post(f"/v1/conversations/{conv.id}/messages", json=payload)
+    assert sent.status_code == 200, sent.text
+    full = [json.loads(line[6:]) for line in sent.text.splitlines() if line.startswith("data: {")]
+    numbered = [c for c in full if c.get("seq_id") is not None]
+    assert len(numbered) >= 4
+    run_id = numbered[0]["run_id"]
+    assert client.runs.retrieve(run_id).conversation_id == conv.id
+
+    cut = numbered[1]["seq_id"]
+    resumed = client.conversations.messages.stream(conv.id, run_id=run_id, starting_after=cut, include_pings=False)
+    after = [chunk.seq_id for chunk in resumed if getattr(chunk, "seq_id", None) is not None]
+    assert after == [c["seq_id"] for c in numbered if c["seq_id"] > cut]
+    # Nothing is active on the agent's own thread, so there is nothing to resume there.
+    default = http.post("/v1/conversations/default/stream", json={"agent_id": agent.id})
+    assert default.status_code == 400
+
+
+@pytest.mark.parametrize("senders", [2, 50])
+def test_concurrent_streamed_sends(client: Letta, server: Any, mock_llm: MockLLM, senders: int) -> None:
+    agent = make_agent(client)
+    conv = client.conversations.create(agent_id=agent.id)
+
+    def one(n: int) -> tuple[int, dict[str, Any] | None]:
+        with httpx.Client(base_url=server.base_url, timeout=60) as own:
+            response = own.post(
+                f"/v1/conversations/{conv.id}/messages", json={"messages": [{"role": "user", "content": f"m{n}"}]}
+            )
+            return response.status_code, (response.json() if response.status_code != 200 else None)
+
+    with ThreadPoolExecutor(senders) as pool:
+        results = list(pool.map(one, range(senders)))
+    assert {status for status, _ in results} <= {200, 409}
+    ok = [n for n, (status, _) in enumerate(results) if status == 200]
+    assert ok
+    for status, busy in results:
+        if status == 409:
+            assert busy is not None and busy["run_id"].startswith("run-") and "CONFLICT" in busy["detail"]
+    window = client.conversations.retrieve(conv.id).in_context_message_ids
+    assert len(window) == len(set(window)) == 1 + 2 * len(ok)  # each accepted turn: its input and its reply
+    history = client.conversations.messages.list(conv.id, order="asc", limit=1000).items
+    assert sorted(m.content for m in history if m.message_type == "user_message") == sorted(f"m{n}" for n in ok)
