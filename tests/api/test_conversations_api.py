@@ -373,3 +373,32 @@ def test_concurrent_streamed_sends(client: Letta, server: Any, mock_llm: MockLLM
     assert len(window) == len(set(window)) == 1 + 2 * len(ok)  # each accepted turn: its input and its reply
     history = client.conversations.messages.list(conv.id, order="asc", limit=1000).items
     assert sorted(m.content for m in history if m.message_type == "user_message") == sorted(f"m{n}" for n in ok)
+
+
+def test_approvals_in_a_conversation(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent = make_agent(client)
+    gated = http.patch(f"/v1/agents/{agent.id}/tools/approval/memory_replace", params={"requires_approval": "true"})
+    assert gated.status_code == 200, gated.text
+    conv = client.conversations.create(agent_id=agent.id)
+    edit = {"label": "human", "old_string": "sarah", "new_string": "sam"}
+
+    mock_llm.script(Reply.tool_call("memory_replace", edit, id="call_a"))
+    asked = send(http, conv.id, "rename me")
+    assert asked["stop_reason"]["stop_reason"] == "requires_approval"
+    mock_llm.script(Reply.text("renamed"))
+    approval = {"type": "approval", "approvals": [{"type": "approval", "tool_call_id": "call_a", "approve": True}]}
+    done = http.post(f"/v1/conversations/{conv.id}/messages", json={"messages": [approval], "streaming": False})
+    assert done.status_code == 200, done.text
+    assert [m["message_type"] for m in done.json()["messages"]][-1] == "assistant_message"
+    assert client.agents.blocks.retrieve("human", agent_id=agent.id).value == "username: sam"  # shared block
+    assert len(client.agents.retrieve(agent.id).message_ids or []) == 1
+
+    # A pending approval left by a run is denied when that run is cancelled, in the conversation's own window.
+    mock_llm.script(Reply.tool_call("memory_replace", {**edit, "old_string": "sam"}, id="call_b"))
+    pending = send(http, conv.id, "again")
+    run_id = pending["messages"][0]["run_id"]
+    cancelled = http.post(f"/v1/agents/{agent.id}/messages/cancel", json={"run_ids": [run_id]})
+    assert cancelled.json() == {run_id: "cancelled"}
+    mock_llm.script(Reply.text("free again"))
+    assert send(http, conv.id, "hello?")["stop_reason"]["stop_reason"] == "end_turn"
+    assert "cancelled the request" in json.dumps(mock_llm.requests[-1]["messages"])
