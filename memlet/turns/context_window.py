@@ -24,10 +24,12 @@ def _text(content: list[dict[str, object]] | None) -> str:
     return "".join(str(p.get("text", "")) for p in content or [] if p.get("type") == "text")
 
 
-async def context_window(session: AsyncSession, org_id: str, agent_id: str) -> ContextWindowOverview:
+async def context_window(
+    session: AsyncSession, org_id: str, agent_id: str, conversation_id: str | None = None
+) -> ContextWindowOverview:
     """The context-window report for one agent (four queries: agent + buffer, blocks, tools, message count)."""
     repo = LoopRepository(session)
-    state = await repo.load_state_or_404(agent_id, org_id)
+    state = await repo.load_state_or_404(agent_id, org_id, conversation_id)
     agent, rows = state.agent, state.messages
     system_text = _text(rows[0].content) if rows else ""
     sections = split_sections(system_text)

@@ -67,12 +67,12 @@ class ConversationSendService(SendService):
         conversation = self.thread.conversation
         if req.override_model or conversation is None or self.catalog is None:
             return await super().model_override(req)
-        if not conversation.model and not conversation.model_settings:
-            return None
         llm_config = self.thread.agent.llm_config or {}
         window = int(llm_config.get("context_window") or DEFAULT_WINDOW)
         if conversation.context_window_limit:
             window = min(window, conversation.context_window_limit)
+        if not conversation.model and not conversation.model_settings:
+            return {"context_window": window} if conversation.context_window_limit else None
         handle = conversation.model or str(llm_config.get("handle") or "")
         async with self.deps.sessionmaker() as session:
             return await self.catalog.resolve_llm(

@@ -235,3 +235,16 @@ def test_v2_agent_in_a_conversation(client: Letta, http: httpx.Client, mock_llm:
     assert list(client.agents.retrieve(agent.id).message_ids or []) == before  # nothing written to the default thread
     window = client.conversations.retrieve(conv.id).in_context_message_ids
     assert len(window) == 4  # system, user, the send_message call, its return
+
+
+def test_context_window_of_a_conversation(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent = make_agent(client)
+    conv = client.conversations.create(agent_id=agent.id, context_window_limit=4000)
+    mock_llm.script(Reply.text("hi"))
+    run_id = send(http, conv.id, "hello")["messages"][0]["run_id"]
+    [step] = http.get(f"/v1/runs/{run_id}/steps").json()
+    assert step["context_window_limit"] == 4000  # the conversation's limit, below the agent's window
+    own = http.get(f"/v1/agents/{agent.id}/context", params={"conversation_id": conv.id}).json()
+    default = http.get(f"/v1/agents/{agent.id}/context", params={"conversation_id": "default"}).json()
+    assert own["num_messages"] == 3 and default["num_messages"] == 1
+    assert f"CONVERSATION_ID: {conv.id}" in json.dumps(own) and conv.id not in json.dumps(default)
