@@ -13,6 +13,7 @@ from memlet.api.validators import check_request_input
 from memlet.archives.router import agent_router as agent_archives_router
 from memlet.archives.router import router as archives_router
 from memlet.blocks.router import router as blocks_router
+from memlet.conversations.router import router as conversations_router
 from memlet.folders.agent_files_router import router as agent_files_router
 from memlet.folders.file_router import router as folder_files_router
 from memlet.folders.file_router import sources_router as source_files_router
@@ -33,6 +34,7 @@ from memlet.tags.router import router as tags_router
 from memlet.tools.router import router as tools_router
 from memlet.turns.agent_router import router as agent_messages_router
 from memlet.turns.batch_router import router as batches_router
+from memlet.turns.conversation_router import router as conversation_turns_router
 from memlet.turns.generate_router import router as agent_generate_router
 from memlet.turns.resume_router import router as run_stream_router
 from memlet.turns.tool_router import router as agent_tool_run_router
@@ -60,6 +62,8 @@ ROUTERS: list[APIRouter] = [
     block_identities_router,
     agent_messages_router,
     batches_router,  # before messages_router: /messages/batches is not a message id
+    conversations_router,
+    conversation_turns_router,
     messages_router,
     jobs_router,
     models_router,

@@ -59,14 +59,19 @@ async def deny_pending(
     only_own: bool = False,
 ) -> None:
     """Record `stop_reason` on the agent and deny its pending approval request (with `only_own`: only when
-    `run_id` made that request). Takes the agent's xact lock; never commits."""
+    `run_id` made that request), in the thread the run belongs to: the agent's own window or its conversation's.
+    Takes the agent's xact lock; never commits."""
     await agent_xact_lock(session, agent_id)
     repo = LoopRepository(session)
     agent = await repo.agents.reload(agent_id)
     if agent is None:
         return
     agent.last_stop_reason = stop_reason
-    rows = await repo.messages.by_ids(agent.id, agent.message_ids or [])
+    run = await session.get(orm.Run, run_id)
+    conversation_id = run.conversation_id if run is not None else None
+    conversation = await repo.conversations.find(agent.organization_id, conversation_id) if conversation_id else None
+    window = conversation.message_ids if conversation is not None else agent.message_ids
+    rows = await repo.messages.by_ids(agent.id, window or [])
     request = pending_approval(rows)
     if request is None or (only_own and request.run_id != run_id):
         return
@@ -90,6 +95,12 @@ async def deny_pending(
         for c in [*asked, *held_calls(rows)]
     ]
     new_rows = [response, *returns]
+    if conversation is not None:
+        for row in new_rows:
+            row.conversation_id = conversation.id
+        await repo.messages.add(new_rows)
+        await repo.conversations.append_message_ids(conversation.id, [r.id for r in new_rows])
+        return
     await repo.messages.add(new_rows)
     agent.message_ids = [*(agent.message_ids or []), *(r.id for r in new_rows)]
     await session.flush()

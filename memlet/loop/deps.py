@@ -54,6 +54,8 @@ class RunOptions:
     run_metadata: dict[str, Any] | None = None
     request_config: dict[str, Any] | None = None
     background: bool = False
+    # Run the turn in this conversation (its window, system message and isolated blocks); None: the agent's own.
+    conversation_id: str | None = None
     # How long to wait for the agent's lock before AgentBusyError (None: settings.agent_lock_timeout_s).
     lock_wait_s: float | None = None
     # Awaited once the request holds the agent's lock and its run is running (before the first LLM call).

@@ -19,8 +19,9 @@ from dataclasses import replace
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from memlet import ids
+from memlet.conversations.system_message import refresh_if_stale
 from memlet.db import models as orm
-from memlet.errors import LLMError, NotFoundError
+from memlet.errors import LLMError
 from memlet.llm.errors import LLMEmptyResponseError
 from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopRepository, LoopState
@@ -80,8 +81,10 @@ async def run_agent(
     matches no pending request).
     """
     engine = deps.turn_engine or engine_of(deps.sessionmaker)
+    # One turn at a time per thread: a conversation's own key, or the agent's for its default thread.
+    lock_key = options.conversation_id or agent_id
     wait_s = deps.settings.agent_lock_timeout_s if options.lock_wait_s is None else options.lock_wait_s
-    async with agent_request_lock(engine, agent_id, wait_s) as conn:
+    async with agent_request_lock(engine, lock_key, wait_s) as conn:
         # All of the request's reads and writes go through the connection that holds the lock: one pooled
         # connection per running request, however many steps it takes.
         locked = replace(deps, sessionmaker=async_sessionmaker(bind=conn, expire_on_commit=False, autoflush=False))
@@ -94,9 +97,9 @@ async def _run_locked(
 ) -> AsyncIterator[ev.LoopEvent]:
     # One transaction: load what the first step needs, check the input against a pending approval, start the run.
     async with deps.sessionmaker() as session, session.begin():
-        state = await LoopRepository(session).load_state(agent_id, org_id)
-        if state is None:
-            raise NotFoundError("Agent", agent_id)
+        state = await LoopRepository(session).load_state_or_404(agent_id, org_id, options.conversation_id)
+        if state.conversation is not None and state.messages:
+            await refresh_if_stale(session, state.agent, state.conversation, state.blocks, state.messages[0])
         answers = approval_items(inputs)
         approval = check_approval(state, answers)
         solver = ToolRulesSolver.from_stored(state.agent.tool_rules)
@@ -112,6 +115,7 @@ async def _run_locked(
             background=options.background,
             worker_id=deps.worker_id,
             lease_s=deps.settings.run_lease_s,
+            conversation_id=options.conversation_id,
         )
     if options.on_started is not None:
         await options.on_started()

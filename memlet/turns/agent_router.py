@@ -200,7 +200,9 @@ async def retrieve_agent_context_window(
     agent_id: AgentId, session: SessionDep, actor: ActorDep, conversation_id: str | None = None
 ) -> Any:
     """Show what the agent's next LLM call would contain, with token counts per section."""
-    return await context_window(session, actor.organization_id, agent_id)
+    # A conversation's own window (its system message, its isolated blocks); "default" is the agent's own.
+    thread = conversation_id if conversation_id and conversation_id != "default" else None
+    return await context_window(session, actor.organization_id, agent_id, thread)
 
 
 @router.post("/{agent_id}/recompile", operation_id="recompile_agent", response_model=str)

@@ -19,10 +19,12 @@ DEFAULT_CONTEXT_WINDOW = 128_000
 _SUMMARY_MARKER = "The following is a summary of the previous "
 
 
-async def context_window(session: AsyncSession, org_id: str, agent_id: str) -> ContextWindowOverview:
+async def context_window(
+    session: AsyncSession, org_id: str, agent_id: str, conversation_id: str | None = None
+) -> ContextWindowOverview:
     """The context-window report for one agent (four queries: agent + buffer, blocks, tools, message count)."""
     repo = LoopRepository(session)
-    state = await repo.load_state_or_404(agent_id, org_id)
+    state = await repo.load_state_or_404(agent_id, org_id, conversation_id)
     agent, rows = state.agent, state.messages
     system_text = text_parts(rows[0].content) if rows else ""
     sections = split_sections(system_text)

@@ -91,6 +91,9 @@ class SendService:
         self.actor = actor
         self.turns = turns
         self.catalog = catalog
+        # Conversation sends (turns/conversation_sending.py): the conversation the runs belong to (None: the
+        # agent's own thread); the loop then works on that conversation's window.
+        self.conversation_id: str | None = None
 
     async def model_override(self, req: LettaRequest) -> dict[str, Any] | None:
         """The llm_config of ``override_model`` (this request only); an unknown handle is a 404 before any run."""
@@ -130,7 +133,8 @@ class SendService:
         self.turns.reserve(run_id)
         try:
             run = self.new_run(run_id, agent_id, req, metadata, callback_url, background=background)
-            run.request_token, run.otids, run.conversation_id = token, otids or None, conversation_id
+            run.request_token, run.otids = token, otids or None
+            run.conversation_id = conversation_id or self.conversation_id
             await self._insert(run)
             return run
         except BaseException:
@@ -204,6 +208,7 @@ class SendService:
             background=bool(run.background),
             lock_wait_s=lock_wait_s,
             on_started=on_started,
+            conversation_id=self.conversation_id,
         )
         self.turns.start(run.id, self._drive(agent_id, run.id, req, options, sink or enqueue))
         return queue

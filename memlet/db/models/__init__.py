@@ -2,6 +2,7 @@
 
 from memlet.db.models.agent import Agent, AgentTag
 from memlet.db.models.block import Block, BlockAgent
+from memlet.db.models.conversation import Conversation, ConversationBlock, ConversationMessage
 from memlet.db.models.folder import FileAgent, FileContent, FileMetadata, Source, SourceAgent
 from memlet.db.models.identity import Identity, IdentityAgent, IdentityBlock
 from memlet.db.models.job import BatchItem, Job
@@ -20,6 +21,9 @@ __all__ = [
     "BatchItem",
     "Block",
     "BlockAgent",
+    "Conversation",
+    "ConversationBlock",
+    "ConversationMessage",
     "FileAgent",
     "FileContent",
     "FileMetadata",

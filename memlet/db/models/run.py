@@ -14,6 +14,14 @@ class Run(TimestampMixin, OrgScopedMixin, Base):
     __tablename__ = "runs"
     __table_args__ = (
         Index("ix_runs_agent_created", "agent_id", "created_at"),
+        Index("ix_runs_conversation_id", "conversation_id"),
+        # One turn at a time per conversation: a second active run of one conversation cannot be inserted.
+        Index(
+            "ux_runs_active_conversation",
+            "conversation_id",
+            unique=True,
+            postgresql_where=text("conversation_id IS NOT NULL AND status IN ('created', 'running')"),
+        ),
         Index("ix_runs_active_lease", "lease_expires_at", postgresql_where=text("status IN ('created', 'running')")),
         Index(
             "ux_runs_active_request",
