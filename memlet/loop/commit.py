@@ -117,17 +117,23 @@ async def commit_compaction(
     plan: CompactionPlan,
     window: int,
     tokens_after: int | None = None,
-) -> None:
-    """Insert the summary right after the system message and shrink message_ids to the kept rows."""
+    role: str = "user",
+) -> StoredMessage | None:
+    """Insert the summary right after the system message and shrink message_ids to the kept rows.
+
+    The summary row has the `user` role, or `summary` when the client asked for compaction messages (as Letta
+    stores it then); it is returned for the stream (None when the agent is gone or nothing was summarized).
+    """
     agent = state.agent
     async with maker() as session, session.begin():
         await agent_xact_lock(session, agent.id)
         repo = LoopRepository(session)
         fresh = await repo.agents.reload(agent.id)
         if fresh is None:
-            return
+            return None
         kept_ids = [r.id for r in plan.kept]
         summary_ids: list[str] = []
+        stored: StoredMessage | None = None
         if plan.summary is not None:
             stats: dict[str, Any] = {
                 "trigger": "context_window_exceeded",
@@ -141,7 +147,7 @@ async def commit_compaction(
                 id=ids.new_id(ids.Prefix.MESSAGE),
                 organization_id=agent.organization_id,
                 agent_id=agent.id,
-                role="user",
+                role=role,
                 content=[
                     {"type": "text", "text": summary_text(plan.summary, plan.evicted_count, stats, agent.timezone)}
                 ],
@@ -149,7 +155,9 @@ async def commit_compaction(
             )
             await repo.messages.add([row])
             summary_ids = [row.id]
+            stored = StoredMessage.model_validate(row)
         system_id = (fresh.message_ids or [state.messages[0].id])[0]
         fresh.message_ids = [system_id, *summary_ids, *kept_ids]
         await session.flush()
         await refresh_system_message(session, fresh, update_timestamp=True, with_rules=True)
+    return stored

@@ -39,7 +39,7 @@ async def context_window(session: AsyncSession, org_id: str, agent_id: str) -> C
     buffer = rows[1:]
     chat = to_openai_messages(system_text, buffer, agent.agent_type)[1:]
     summary = None
-    if buffer and buffer[0].role == "user" and _SUMMARY_MARKER in _text(buffer[0].content):
+    if buffer and buffer[0].role in ("user", "summary") and _SUMMARY_MARKER in _text(buffer[0].content):
         summary = _text(buffer[0].content)
 
     def tokens(text: str | None) -> int:

@@ -5,12 +5,14 @@ They need node; they skip only when node is absent (CI has it).
 """
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import LiveServer
+from tests.http_proxy import Proxy
 from tests.letta_code import LettaCode, install
 from tests.mock_llm import MockLLM, Reply
 
@@ -25,11 +27,19 @@ def letta_js() -> Path:
 
 
 @pytest.fixture
-def cli(letta_js: Path, server: LiveServer, tmp_path: Path, mock_llm: MockLLM) -> LettaCode:
+def proxy(server: LiveServer) -> Iterator[Proxy]:
+    """Letta Code talks to the server through this proxy, which records every call."""
+    proxy = Proxy.start(server.base_url)
+    yield proxy
+    proxy.stop()
+
+
+@pytest.fixture
+def cli(letta_js: Path, proxy: Proxy, tmp_path: Path, mock_llm: MockLLM) -> LettaCode:
     mock_llm.reset()
     home = tmp_path / "home"
     home.mkdir()
-    return LettaCode(letta_js, server.base_url, home, node=NODE or "node")
+    return LettaCode(letta_js, proxy.base_url, home, node=NODE or "node")
 
 
 def user_texts(request: dict[str, Any]) -> list[str]:
@@ -43,9 +53,13 @@ def user_texts(request: dict[str, Any]) -> list[str]:
     return texts
 
 
-def test_new_agent_and_one_turn(cli: LettaCode, mock_llm: MockLLM) -> None:
+def test_new_agent_and_one_turn(cli: LettaCode, mock_llm: MockLLM, proxy: Proxy) -> None:
     mock_llm.script(Reply.text("Hello from memlet."))
     result = cli.run("-p", "Say hello", "--new-agent", "-m", MODEL, "--output-format", "json", "--yolo")
+    import json
+
+    for c in proxy.calls:
+        print(c.method, c.path, c.status, json.dumps(c.body)[:3000])
     assert result.returncode == 0, result.stderr + result.stdout
     out = result.json()
     assert out["result"] == "Hello from memlet.", out
