@@ -76,3 +76,19 @@ PassageId = Annotated[str, _path_id(Prefix.PASSAGE, "passage")]
 ArchiveId = Annotated[str, _path_id(Prefix.ARCHIVE, "archive")]
 IdentityId = Annotated[str, _path_id(Prefix.IDENTITY, "identity")]
 ProviderId = Annotated[str, _path_id(Prefix.PROVIDER, "provider")]
+ConversationId = Annotated[str, _path_id(Prefix.CONVERSATION, "conv")]
+# A thread: a conversation, `default` (with an agent_id) or, deprecated, an agent id (its default thread).
+ThreadId = Annotated[
+    str,
+    Path(
+        pattern=f"^(default|{Prefix.CONVERSATION}-{_UUID}|{Prefix.AGENT}-{_UUID})$",
+        min_length=1,
+        max_length=42,
+        description=(
+            "The conversation identifier. Can be a conversation ID ('conv-<uuid4>'), 'default' for agent-direct "
+            "mode (with agent_id parameter), or an agent ID ('agent-<uuid4>') for backwards compatibility "
+            "(deprecated)."
+        ),
+        examples=["default", f"{Prefix.CONVERSATION}-123e4567-e89b-42d3-8456-426614174000"],
+    ),
+]

@@ -12,6 +12,7 @@ from memlet.api.validators import check_request_input
 from memlet.archives.router import agent_router as agent_archives_router
 from memlet.archives.router import router as archives_router
 from memlet.blocks.router import router as blocks_router
+from memlet.conversations.router import router as conversations_router
 from memlet.health.router import router as health_router
 from memlet.identities.router import agent_router as agent_identities_router
 from memlet.identities.router import block_router as block_identities_router
@@ -25,6 +26,7 @@ from memlet.runs.steps_router import router as steps_router
 from memlet.tags.router import router as tags_router
 from memlet.tools.router import router as tools_router
 from memlet.turns.agent_router import router as agent_messages_router
+from memlet.turns.conversation_router import router as conversation_turns_router
 from memlet.turns.tool_router import router as agent_tool_run_router
 
 ROUTERS: list[APIRouter] = [
@@ -43,6 +45,8 @@ ROUTERS: list[APIRouter] = [
     agent_identities_router,
     block_identities_router,
     agent_messages_router,
+    conversations_router,
+    conversation_turns_router,
     messages_router,
     models_router,
     providers_router,

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.agents.repository import AgentRepository
 from memlet.blocks.repository import BlockRepository
+from memlet.conversations.repository import ConversationRepository, with_isolated
 from memlet.db import models as orm
 from memlet.errors import NotFoundError
 from memlet.messages.repository import MessageRepository
@@ -24,6 +25,8 @@ class LoopState:
     blocks: list[orm.Block]
     tools: list[orm.Tool]
     messages: list[orm.Message]  # message_ids order, the system message first
+    # The conversation the turn runs in: `messages` is its window, its isolated blocks replace the agent's.
+    conversation: orm.Conversation | None = None
 
 
 class LoopRepository:
@@ -35,23 +38,39 @@ class LoopRepository:
         self.messages = MessageRepository(session)
         self.blocks = BlockRepository(session)
         self.tools = ToolRepository(session)
+        self.conversations = ConversationRepository(session)
 
-    async def load_state(self, agent_id: str, organization_id: str) -> LoopState | None:
-        """The agent and what its next step needs, or None for an unknown agent."""
+    async def load_state(
+        self, agent_id: str, organization_id: str, conversation_id: str | None = None
+    ) -> LoopState | None:
+        """The agent and what its next step needs, or None for an unknown agent (or conversation)."""
         agent = await self.agents.find(organization_id, agent_id)
         if agent is None:
             return None
-        messages = await self.messages.by_ids(agent.id, agent.message_ids or [])
+        blocks = await self.blocks.of_agent(agent_id)
+        conversation = None
+        window = agent.message_ids or []
+        if conversation_id is not None:
+            conversation = await self.conversations.find(organization_id, conversation_id)
+            if conversation is None or conversation.agent_id != agent_id:
+                return None
+            window = conversation.message_ids or []
+            blocks = with_isolated(blocks, await self.conversations.blocks_of(conversation_id))
         return LoopState(
             agent=agent,
-            blocks=await self.blocks.of_agent(agent_id),
+            blocks=blocks,
             tools=await self.tools.of_agent(agent_id),
-            messages=messages,
+            messages=await self.messages.by_ids(agent.id, window),
+            conversation=conversation,
         )
 
-    async def load_state_or_404(self, agent_id: str, organization_id: str) -> LoopState:
-        """`load_state` for routes: an unknown agent is a 404."""
-        state = await self.load_state(agent_id, organization_id)
+    async def load_state_or_404(
+        self, agent_id: str, organization_id: str, conversation_id: str | None = None
+    ) -> LoopState:
+        """`load_state` for routes: an unknown agent or conversation is a 404."""
+        state = await self.load_state(agent_id, organization_id, conversation_id)
         if state is None:
+            if conversation_id is not None:
+                raise NotFoundError("Conversation", conversation_id)
             raise NotFoundError("Agent", agent_id)
         return state

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from memlet import ids
 from memlet.blocks.system_message import refresh_system_message
+from memlet.conversations.system_message import refresh_conversation_system_message
 from memlet.db import models as orm
 from memlet.db.locks import agent_xact_lock
 from memlet.loop.agent_state import LoopRepository, LoopState
@@ -69,13 +70,18 @@ async def commit_step(
         row.step_id = ctx.step_id if step is not None else row.step_id
     rows = [*pending, *result.rows]
     new_ids = [r.id for r in rows]
+    if ctx.conversation_id is not None:
+        for row in rows:
+            row.conversation_id = ctx.conversation_id
     async with maker() as session, session.begin():
         await agent_xact_lock(session, ctx.agent.id)
         repo = LoopRepository(session)
         if step is not None:
             session.add(step)
         await repo.messages.add(rows)
-        if ctx.tool_ctx.memory_changed:
+        if ctx.conversation_id is not None:
+            message_ids = await _commit_to_conversation(session, ctx, new_ids)
+        elif ctx.tool_ctx.memory_changed:
             agent = await repo.agents.reload(ctx.agent.id)
             if agent is None:
                 return Committed([], [], None)
@@ -87,9 +93,26 @@ async def commit_step(
         else:
             message_ids = await repo.agents.append_message_ids(ctx.agent.id, new_ids)
         status = await RunRepository(session).record_progress(ctx.run_id, num_steps=num_steps, tools_used=tools_used)
-        ctx.agent.message_ids = message_ids
+        if ctx.conversation_id is None:
+            ctx.agent.message_ids = message_ids
         committed = [StoredMessage.model_validate(r) for r in result.rows]
     return Committed(committed, rows, status)
+
+
+async def _commit_to_conversation(session: AsyncSession, ctx: StepContext, new_ids: list[str]) -> list[str]:
+    """Append the step's rows to the conversation's window; memory edits are written as for the agent, and
+    both the agent's system message (shared blocks) and the conversation's (its isolated copies) are rebuilt."""
+    assert ctx.conversation_id is not None
+    repo = LoopRepository(session)
+    message_ids = await repo.conversations.append_message_ids(ctx.conversation_id, new_ids)
+    if ctx.tool_ctx.memory_changed:
+        agent = await repo.agents.reload(ctx.agent.id)
+        conversation = await repo.conversations.find(ctx.agent.organization_id, ctx.conversation_id)
+        if agent is not None and conversation is not None:
+            await _write_memory(session, agent.id, ctx.tool_ctx)
+            await refresh_system_message(session, agent, update_timestamp=True, with_rules=True)
+            await refresh_conversation_system_message(session, agent, conversation)
+    return message_ids
 
 
 async def commit_memory_edits(maker: async_sessionmaker[AsyncSession], tool_ctx: ToolContext) -> bool:
@@ -119,18 +142,25 @@ async def commit_compaction(
     tokens_after: int | None = None,
     role: str = "user",
 ) -> StoredMessage | None:
-    """Insert the summary right after the system message and shrink message_ids to the kept rows.
+    """Insert the summary right after the system message and shrink message_ids (or, in a conversation, its
+    window) to the kept rows. The evicted rows stay in the history, in their original order.
 
     The summary row has the `user` role, or `summary` when the client asked for compaction messages (as Letta
     stores it then); it is returned for the stream (None when the agent is gone or nothing was summarized).
     """
     agent = state.agent
+    conversation = state.conversation
     async with maker() as session, session.begin():
         await agent_xact_lock(session, agent.id)
         repo = LoopRepository(session)
         fresh = await repo.agents.reload(agent.id)
         if fresh is None:
             return None
+        current = None
+        if conversation is not None:
+            current = await repo.conversations.find(agent.organization_id, conversation.id)
+            if current is None:
+                return None
         kept_ids = [r.id for r in plan.kept]
         summary_ids: list[str] = []
         stored: StoredMessage | None = None
@@ -152,10 +182,17 @@ async def commit_compaction(
                     {"type": "text", "text": summary_text(plan.summary, plan.evicted_count, stats, agent.timezone)}
                 ],
                 created_at=datetime.now(UTC),
+                conversation_id=conversation.id if conversation is not None else None,
             )
             await repo.messages.add([row])
             summary_ids = [row.id]
             stored = StoredMessage.model_validate(row)
+        if conversation is not None and current is not None:
+            conversation_window = [state.messages[0].id, *summary_ids, *kept_ids]
+            await repo.conversations.link_messages(conversation.id, summary_ids)
+            await repo.conversations.set_message_ids(current, conversation_window)
+            await refresh_conversation_system_message(session, fresh, current)
+            return stored
         system_id = (fresh.message_ids or [state.messages[0].id])[0]
         fresh.message_ids = [system_id, *summary_ids, *kept_ids]
         await session.flush()

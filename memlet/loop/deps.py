@@ -59,6 +59,8 @@ class RunOptions:
     run_metadata: dict[str, Any] | None = None
     request_config: dict[str, Any] | None = None
     background: bool = False
+    # Run the turn in this conversation (its window, system message and isolated blocks); None: the agent's own.
+    conversation_id: str | None = None
 
 
 def default_llm_for(settings: Settings, sessionmaker: async_sessionmaker[AsyncSession]) -> LLMClients:

@@ -60,6 +60,7 @@ class StepContext:
     run_id: str
     step_id: str
     client_tools: set[str] = field(default_factory=set)
+    conversation_id: str | None = None  # the conversation the step's rows belong to (None: the agent's own)
 
     def row(self, role: str, **fields: Any) -> orm.Message:
         """A new message row of this step (ids, run and step filled in)."""

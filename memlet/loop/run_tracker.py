@@ -65,7 +65,7 @@ class RunState:
     async def load(self) -> LoopState:
         """A fresh snapshot of the agent for the next step (raises NotFoundError if it was deleted)."""
         async with self.deps.sessionmaker() as session:
-            state = await LoopRepository(session).load_state(self.agent_id, self.org_id)
+            state = await LoopRepository(session).load_state(self.agent_id, self.org_id, self.options.conversation_id)
         if state is None:
             raise NotFoundError("Agent", self.agent_id)
         return self.apply_override(state)
@@ -90,6 +90,7 @@ class RunState:
             run_id=self.run_id,
             step_id=step_id,
             client_tools={str(t.get("name")) for t in self.options.client_tools},
+            conversation_id=self.options.conversation_id,
         )
 
     def add_usage(self, step: orm.Step, usage: Any) -> None:

@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from memlet import ids
 from memlet.db import models as orm
-from memlet.errors import LLMError, NotFoundError
+from memlet.errors import LLMError
 from memlet.llm.errors import LLMEmptyResponseError
 from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopRepository, LoopState
@@ -81,7 +81,9 @@ async def run_agent(
     matches no pending request).
     """
     engine = deps.turn_engine or engine_of(deps.sessionmaker)
-    async with agent_request_lock(engine, agent_id, deps.settings.agent_lock_timeout_s) as conn:
+    # One turn at a time per thread: a conversation's own key, or the agent's for its default thread.
+    lock_key = options.conversation_id or agent_id
+    async with agent_request_lock(engine, lock_key, deps.settings.agent_lock_timeout_s) as conn:
         # All of the request's reads and writes go through the connection that holds the lock: one pooled
         # connection per running request, however many steps it takes.
         locked = replace(deps, sessionmaker=async_sessionmaker(bind=conn, expire_on_commit=False, autoflush=False))
@@ -94,9 +96,7 @@ async def _run_locked(
 ) -> AsyncIterator[ev.LoopEvent]:
     # One transaction: load what the first step needs, check the input against a pending approval, start the run.
     async with deps.sessionmaker() as session, session.begin():
-        state = await LoopRepository(session).load_state(agent_id, org_id)
-        if state is None:
-            raise NotFoundError("Agent", agent_id)
+        state = await LoopRepository(session).load_state_or_404(agent_id, org_id, options.conversation_id)
         answers = approval_items(inputs)
         approval = check_approval(state, answers)
         solver = ToolRulesSolver(parse_tool_rules(list(state.agent.tool_rules or [])))
@@ -112,6 +112,7 @@ async def _run_locked(
             background=options.background,
             worker_id=deps.worker_id,
             lease_s=deps.settings.run_lease_s,
+            conversation_id=options.conversation_id,
         )
     # After the transaction: the override must change the detached row only, never the stored agent.
     state = run.apply_override(state)

@@ -40,8 +40,9 @@ def system_message_text(
     archival_tags: Sequence[str],
     now: datetime,
     with_rules: bool = False,
+    conversation_id: str | None = None,
 ) -> str:
-    """Compile the system message text for `agent` (pure).
+    """Compile the system message text for `agent` (pure); `conversation_id` names a conversation's own prompt.
 
     `with_rules=False` matches Letta at agent creation: no tool-rule section and no line numbers. The loop passes
     True when it rebuilds the prompt after memory edits or compaction.
@@ -59,4 +60,5 @@ def system_message_text(
         archival_tags=archival_tags,
         tool_rules_text=tool_rules_text(agent.tool_rules) if with_rules else "",
         line_numbers=with_rules and uses_line_numbers(agent.agent_type, endpoint),
+        **({"conversation_id": conversation_id} if conversation_id else {}),
     )

@@ -67,6 +67,22 @@ class RunRepository:
             stmt = stmt.where(r.conversation_id == filters.conversation_id)
         return await fetch_page(self.session, stmt, page, sort_col=r.created_at, id_col=r.id)
 
+    async def active_in_thread(self, agent_id: str, conversation_id: str | None, *, limit: int = 100) -> list[str]:
+        """Ids of the created/running runs of one thread, newest first: a conversation's, or (None) the agent's own
+        thread (runs outside any conversation)."""
+        thread = (
+            orm.Run.conversation_id == conversation_id
+            if conversation_id is not None
+            else orm.Run.conversation_id.is_(None)
+        )
+        rows = await self.session.scalars(
+            select(orm.Run.id)
+            .where(orm.Run.agent_id == agent_id, thread, orm.Run.status.in_(("created", "running")))
+            .order_by(orm.Run.created_at.desc())
+            .limit(limit)
+        )
+        return list(rows)
+
     async def add(self, run: orm.Run) -> None:
         """Insert a new run row (the send paths create every run through here)."""
         self.session.add(run)
@@ -95,6 +111,7 @@ class RunRepository:
         background: bool = False,
         worker_id: str | None = None,
         lease_s: float = 30.0,
+        conversation_id: str | None = None,
     ) -> str:
         """Create the run as running, or promote the caller's created row; one statement. Returns the status
         (``cancelled`` when a client cancelled it before the loop started). With a ``worker_id`` the run is leased
@@ -111,6 +128,7 @@ class RunRepository:
             request_config=request_config,
             background=background,
             num_steps=0,
+            conversation_id=conversation_id,
             **lease,
         )
         stmt = values.on_conflict_do_update(

@@ -36,12 +36,17 @@ def _text(content: list[dict[str, object]] | None) -> str:
     return "".join(str(p.get("text", "")) for p in content or [] if p.get("type") == "text")
 
 
-async def summarize(deps: LoopDeps, actor: Actor, agent_id: str) -> CompactionResponse:
-    """Summarize the oldest part of the agent's buffer into one message after the system message."""
+async def summarize(
+    deps: LoopDeps, actor: Actor, agent_id: str, conversation_id: str | None = None
+) -> CompactionResponse:
+    """Summarize the oldest part of the agent's (or a conversation's) window into one message after the system
+    message. A conversation with nothing to summarize is a 400, as in Letta."""
     async with deps.sessionmaker() as session:
-        state = await LoopRepository(session).load_state_or_404(agent_id, actor.organization_id)
+        state = await LoopRepository(session).load_state_or_404(agent_id, actor.organization_id, conversation_id)
     agent, rows = state.agent, state.messages
     if not [r for r in rows[1:] if r.role not in ("system", "summary")]:
+        if conversation_id is not None:
+            raise BadRequestError("No in-context messages found for this conversation.")
         existing = next((_text(r.content) for r in rows if r.role == "summary"), "")
         return CompactionResponse(summary=existing, num_messages_before=len(rows), num_messages_after=len(rows))
     system_text = _text(rows[0].content)

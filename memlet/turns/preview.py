@@ -35,11 +35,16 @@ def request_body(llm: LLMClient, request: ChatRequest) -> dict[str, Any]:
 
 
 async def preview_request(
-    deps: LoopDeps, actor: Actor, agent_id: str, req: LettaRequest, llm_override: dict[str, Any] | None
+    deps: LoopDeps,
+    actor: Actor,
+    agent_id: str,
+    req: LettaRequest,
+    llm_override: dict[str, Any] | None,
+    conversation_id: str | None = None,
 ) -> dict[str, Any]:
-    """The raw chat request for sending `req` to the agent now; 404 for an unknown agent."""
+    """The raw chat request for sending `req` to the agent (or one of its conversations) now; 404 if unknown."""
     async with deps.sessionmaker() as session:
-        state = await LoopRepository(session).load_state_or_404(agent_id, actor.organization_id)
+        state = await LoopRepository(session).load_state_or_404(agent_id, actor.organization_id, conversation_id)
     agent = state.agent  # detached: the override below never reaches the database
     if llm_override:
         agent.llm_config = {**(agent.llm_config or {}), **llm_override}

@@ -8,9 +8,11 @@ approval, busy agent) become HTTP errors for blocking sends and in-stream errors
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
 from memlet.actor import Actor
@@ -75,6 +77,10 @@ class SendService:
         self.actor = actor
         self.turns = turns
         self.catalog = catalog
+        # Conversation sends (turns/conversation_sending.py): the thread the runs belong to, and a check run in
+        # the run row's own transaction (it may raise, e.g. a busy conversation, so nothing is written).
+        self.conversation_id: str | None = None
+        self.admit: Callable[[AsyncSession], Awaitable[None]] | None = None
 
     async def model_override(self, req: LettaRequest) -> dict[str, Any] | None:
         """The llm_config of ``override_model`` (this request only); an unknown handle is a 404 before any run."""
@@ -132,10 +138,13 @@ class SendService:
             callback_url=callback_url,
             created_by_id=self.actor.user_id,
             worker_id=self.deps.worker_id,
+            conversation_id=self.conversation_id,
         )
         if self.deps.worker_id is not None:
             run.lease_expires_at = datetime.now(UTC) + timedelta(seconds=self.deps.settings.run_lease_s)
         async with self.deps.sessionmaker() as session, session.begin():
+            if self.admit is not None:
+                await self.admit(session)
             await RunRepository(session).add(run)
         return run
 
@@ -161,6 +170,7 @@ class SendService:
             run_metadata=run.metadata_,
             request_config=run.request_config,
             background=bool(run.background),
+            conversation_id=self.conversation_id,
         )
         self.turns.start(run.id, self._drive(agent_id, run.id, req, options, queue))
         return queue

@@ -2,6 +2,7 @@
 
 from memlet.db.models.agent import Agent, AgentTag
 from memlet.db.models.block import Block, BlockAgent
+from memlet.db.models.conversation import Conversation, ConversationBlock, ConversationMessage
 from memlet.db.models.identity import Identity, IdentityAgent, IdentityBlock
 from memlet.db.models.message import Message
 from memlet.db.models.org import Organization, User
@@ -17,6 +18,9 @@ __all__ = [
     "ArchiveAgent",
     "Block",
     "BlockAgent",
+    "Conversation",
+    "ConversationBlock",
+    "ConversationMessage",
     "Identity",
     "IdentityAgent",
     "IdentityBlock",

@@ -14,6 +14,7 @@ class Run(TimestampMixin, OrgScopedMixin, Base):
     __tablename__ = "runs"
     __table_args__ = (
         Index("ix_runs_agent_created", "agent_id", "created_at"),
+        Index("ix_runs_conversation_id", "conversation_id"),
         Index("ix_runs_active_lease", "lease_expires_at", postgresql_where=text("status IN ('created', 'running')")),
     )
 

@@ -1,0 +1,178 @@
+"""SQL for conversations, their history links and their isolated blocks. Never commits."""
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, String, delete, func, literal, select, update
+from sqlalchemy.dialects.postgresql import ARRAY, insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memlet.db import models as orm
+from memlet.db.pagination import Page, fetch_page
+
+C = orm.Conversation
+M = orm.Message
+_FAR_PAST = datetime.fromisoformat("0001-01-02T00:00:00+00:00")
+_FAR_FUTURE = datetime.fromisoformat("9999-12-30T00:00:00+00:00")
+
+
+class ConversationRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def add(self, conversation: orm.Conversation) -> None:
+        self.session.add(conversation)
+        await self.session.flush()
+
+    async def find(self, org_id: str, conversation_id: str, *, for_update: bool = False) -> orm.Conversation | None:
+        stmt = select(C).where(C.id == conversation_id, C.organization_id == org_id)
+        if for_update:
+            stmt = stmt.with_for_update()
+        return await self.session.scalar(stmt.execution_options(populate_existing=True))
+
+    async def delete(self, conversation_id: str) -> None:
+        await self.session.execute(delete(C).where(C.id == conversation_id))
+
+    def _sort_key(self, order_by: str, descending: bool) -> ColumnElement[Any]:
+        if order_by == "created_at":
+            return C.created_at  # type: ignore[return-value]
+        if order_by == "last_message_at":
+            column: Any = C.last_message_at
+        else:
+            column = select(func.max(orm.Run.completed_at)).where(orm.Run.conversation_id == C.id).scalar_subquery()
+        # Nulls last in either order.
+        return func.coalesce(column, _FAR_PAST if descending else _FAR_FUTURE)
+
+    async def list_page(
+        self,
+        org_id: str,
+        page: Page,
+        *,
+        agent_id: str | None,
+        summary_search: str | None,
+        order_by: str,
+        archived: bool | None = None,
+    ) -> list[orm.Conversation]:
+        stmt = select(C).where(C.organization_id == org_id)
+        if archived is not None:
+            stmt = stmt.where(C.archived.is_(archived))
+        if agent_id:
+            stmt = stmt.where(C.agent_id == agent_id)
+        if summary_search:
+            stmt = stmt.where(func.strpos(C.summary, summary_search) > 0)  # case-sensitive, as Letta
+        key = self._sort_key(order_by, page.descending)
+        return await fetch_page(self.session, stmt, page, sort_col=key, id_col=C.id)
+
+    async def exists(self, org_id: str, conversation_id: str) -> bool:
+        found = await self.session.scalar(select(C.id).where(C.id == conversation_id, C.organization_id == org_id))
+        return found is not None
+
+    # The in-context window.
+
+    async def append_message_ids(self, conversation_id: str, message_ids: Sequence[str]) -> list[str]:
+        """Append to the conversation's window atomically (and link the rows to its history); the whole list."""
+        await self.link_messages(conversation_id, message_ids)
+        result = await self.session.scalar(
+            update(C)
+            .where(C.id == conversation_id)
+            .values(message_ids=C.message_ids.op("||")(literal(list(message_ids), ARRAY(String))))
+            .returning(C.message_ids)
+            .execution_options(synchronize_session=False)
+        )
+        return list(result or [])
+
+    async def set_message_ids(self, conversation: orm.Conversation, message_ids: Sequence[str]) -> None:
+        conversation.message_ids = list(message_ids)
+        await self.session.flush()
+
+    async def touch(self, conversation_id: str, when: datetime) -> None:
+        await self.session.execute(
+            update(C)
+            .where(C.id == conversation_id)
+            .values(last_message_at=when)
+            .execution_options(synchronize_session=False)
+        )
+
+    # History.
+
+    async def link_messages(self, conversation_id: str, message_ids: Sequence[str]) -> None:
+        if not message_ids:
+            return
+        rows = [{"conversation_id": conversation_id, "message_id": m} for m in message_ids]
+        await self.session.execute(insert(orm.ConversationMessage).values(rows).on_conflict_do_nothing())
+
+    def _history(self, conversation_id: str) -> Any:
+        linked = select(orm.ConversationMessage.message_id).where(
+            orm.ConversationMessage.conversation_id == conversation_id
+        )
+        return select(M).where(M.id.in_(linked))
+
+    async def history_page(self, conversation_id: str, page: Page, *, group_id: str | None) -> list[orm.Message]:
+        """The conversation's whole history (in context or not), in `sequence_id` order (append-only)."""
+        stmt = self._history(conversation_id)
+        if group_id:
+            stmt = stmt.where(M.group_id == group_id)
+        return await fetch_page(self.session, stmt, page, sort_col=M.sequence_id, id_col=M.id)
+
+    async def in_history(self, conversation_id: str, message_id: str) -> bool:
+        found = await self.session.scalar(
+            select(orm.ConversationMessage.message_id).where(
+                orm.ConversationMessage.conversation_id == conversation_id,
+                orm.ConversationMessage.message_id == message_id,
+            )
+        )
+        return found is not None
+
+    async def history_count(self, conversation_id: str) -> int:
+        count = await self.session.scalar(
+            select(func.count()).where(orm.ConversationMessage.conversation_id == conversation_id)
+        )
+        return int(count or 0)
+
+    async def delete_own_messages(self, conversation_id: str) -> None:
+        """Delete the messages that originated here, unless another conversation still links them (a fork)."""
+        shared = select(orm.ConversationMessage.message_id).where(
+            orm.ConversationMessage.conversation_id != conversation_id
+        )
+        await self.session.execute(delete(M).where(M.conversation_id == conversation_id, M.id.not_in(shared)))
+
+    # Isolated blocks.
+
+    async def link_blocks(self, conversation_id: str, blocks: Sequence[orm.Block]) -> None:
+        for block in blocks:
+            self.session.add(
+                orm.ConversationBlock(conversation_id=conversation_id, block_id=block.id, block_label=block.label)
+            )
+        await self.session.flush()
+
+    async def blocks_of(self, conversation_id: str) -> list[orm.Block]:
+        rows = await self.session.scalars(
+            select(orm.Block)
+            .join(orm.ConversationBlock, orm.ConversationBlock.block_id == orm.Block.id)
+            .where(orm.ConversationBlock.conversation_id == conversation_id)
+            .order_by(orm.ConversationBlock.block_label)
+        )
+        return list(rows)
+
+    async def block_ids_for(self, conversation_ids: Sequence[str]) -> dict[str, list[str]]:
+        rows = await self.session.execute(
+            select(orm.ConversationBlock.conversation_id, orm.ConversationBlock.block_id)
+            .where(orm.ConversationBlock.conversation_id.in_(list(conversation_ids)))
+            .order_by(orm.ConversationBlock.block_label)
+        )
+        found: dict[str, list[str]] = {}
+        for conversation_id, block_id in rows.tuples():
+            found.setdefault(conversation_id, []).append(block_id)
+        return found
+
+    async def delete_blocks(self, conversation_id: str) -> None:
+        """Delete the conversation's isolated copies (they belong to nobody else)."""
+        owned = select(orm.ConversationBlock.block_id).where(orm.ConversationBlock.conversation_id == conversation_id)
+        await self.session.execute(delete(orm.Block).where(orm.Block.id.in_(owned)))
+
+
+def with_isolated(shared: Sequence[orm.Block], isolated: Sequence[orm.Block]) -> list[orm.Block]:
+    """The agent's blocks with the conversation's copies swapped in by label (attachment order kept)."""
+    by_label = {b.label: b for b in isolated}
+    return [by_label.get(b.label, b) for b in shared]

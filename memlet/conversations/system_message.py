@@ -1,0 +1,67 @@
+"""A conversation's own system message: compiled with its isolated blocks and `CONVERSATION_ID: conv-…`.
+
+It is `conversation.message_ids[0]`; rewriting keeps the message id. Unlike Letta, memlet also recompiles it
+after a memory edit made inside the conversation and when recompiling (with the isolated copies, not the shared
+blocks, and the real conversation id).
+"""
+
+from datetime import UTC, datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memlet import ids
+from memlet.blocks.repository import BlockRepository
+from memlet.conversations.repository import ConversationRepository, with_isolated
+from memlet.db import models as orm
+from memlet.messages.repository import MessageRepository
+from memlet.passages.repository import PassageRepository
+from memlet.prompt.memory import system_message_text
+
+
+async def conversation_system_text(session: AsyncSession, agent: orm.Agent, conversation: orm.Conversation) -> str:
+    """The conversation's system prompt as it would be compiled now (pure read)."""
+    repo = ConversationRepository(session)
+    blocks = with_isolated(await BlockRepository(session).of_agent(agent.id), await repo.blocks_of(conversation.id))
+    recall = max(await repo.history_count(conversation.id) - len(conversation.message_ids or []), 0)
+    archival_count, archival_tags = await PassageRepository(session).agent_count_and_tags(
+        agent.organization_id, agent.id
+    )
+    return system_message_text(
+        agent,
+        blocks,
+        recall_count=recall,
+        archival_count=archival_count,
+        archival_tags=archival_tags,
+        now=datetime.now(UTC),
+        with_rules=True,
+        conversation_id=conversation.id,
+    )
+
+
+async def refresh_conversation_system_message(
+    session: AsyncSession, agent: orm.Agent, conversation: orm.Conversation
+) -> str:
+    """Recompile and store the conversation's system message (created when the window has none); the text."""
+    text = await conversation_system_text(session, agent, conversation)
+    content = [{"type": "text", "text": text}]
+    messages = MessageRepository(session)
+    window = list(conversation.message_ids or [])
+    found = await messages.by_ids(agent.id, window[:1])
+    if found and found[0].role == "system":
+        first = found[0]
+        await messages.set_content(agent.id, first.id, content)
+        return text
+    row = orm.Message(
+        id=ids.new_id(ids.Prefix.MESSAGE),
+        organization_id=agent.organization_id,
+        agent_id=agent.id,
+        role="system",
+        content=content,
+        conversation_id=conversation.id,
+        model=(agent.llm_config or {}).get("model"),
+    )
+    await messages.add([row])
+    repo = ConversationRepository(session)
+    await repo.link_messages(conversation.id, [row.id])
+    await repo.set_message_ids(conversation, [row.id, *window])
+    return text

@@ -1,0 +1,135 @@
+"""``/v1/conversations/{id}/...`` routes that drive the loop: send, preview, compact, recompile, cancel.
+
+`{id}` is `conv-<uuid4>`, `default` (with `agent_id`) or, deprecated, an agent id (its default thread). Sends go
+through the one `SendService` and the one loop with the conversation set (`ConversationSendService`).
+"""
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Query, Request
+
+from memlet.actor import Actor
+from memlet.api.deps import ActorDep, SessionDep
+from memlet.conversations.deps import ConversationServiceDep
+from memlet.conversations.schemas import ConversationCompactionRequest, ConversationMessageRequest
+from memlet.conversations.service import Thread
+from memlet.conversations.system_message import conversation_system_text, refresh_conversation_system_message
+from memlet.errors import ConflictError
+from memlet.ids import ThreadId
+from memlet.loop.cancel import cancel_runs
+from memlet.messages.requests import ensure_messages, ensure_streaming_options
+from memlet.messages.schemas import LettaResponse
+from memlet.runs.repository import RunRepository
+from memlet.turns.agent_messages import AgentMessageService
+from memlet.turns.agent_router import sse_response
+from memlet.turns.compaction import CompactionResponse, summarize
+from memlet.turns.conversation_sending import ConversationSendService
+from memlet.turns.deps import LoopDepsDep
+from memlet.turns.preview import preview_request
+
+router = APIRouter(prefix="/conversations", tags=["conversations"])
+
+AgentQuery = Annotated[str | None, Query(description="Agent ID for agent-direct mode with 'default' conversation")]
+_SSE = {"text/event-stream": {"description": "Server-Sent Events stream (default, when streaming=true)"}}
+
+
+def send_service(request: Request, deps: LoopDepsDep, actor: Actor, thread: Thread) -> ConversationSendService:
+    state = request.app.state
+    return ConversationSendService(deps, actor, state.run_worker.turns, getattr(state, "catalog", None), thread)
+
+
+@router.post(
+    "/{conversation_id}/messages",
+    operation_id="send_conversation_message",
+    response_model=LettaResponse,
+    responses={200: {"content": _SSE}},
+)
+async def send_conversation_message(
+    conversation_id: ThreadId,
+    body: ConversationMessageRequest,
+    request: Request,
+    deps: LoopDepsDep,
+    actor: ActorDep,
+    conversations: ConversationServiceDep,
+) -> Any:
+    """Send messages to a conversation (or, with `default` + `agent_id`, the agent's own thread); streams by default."""
+    ensure_messages(body)
+    ensure_streaming_options(body)
+    thread = await conversations.thread(conversation_id, body.agent_id)
+    service = send_service(request, deps, actor, thread)
+    await service.touch()
+    run_type = "send_conversation_message" if thread.conversation else "send_message"
+    if not body.streaming:
+        return await service.send(thread.agent.id, body, run_type)
+    return sse_response(await service.open_stream(thread.agent.id, body, run_type))
+
+
+@router.post(
+    "/{conversation_id}/messages/preview-raw-payload",
+    operation_id="preview_conversation_model_request",
+    response_model=dict[str, Any],
+)
+async def preview_conversation_model_request(
+    conversation_id: ThreadId,
+    body: ConversationMessageRequest,
+    request: Request,
+    deps: LoopDepsDep,
+    actor: ActorDep,
+    conversations: ConversationServiceDep,
+) -> Any:
+    """The raw LLM request this input would produce in the conversation, without calling the model."""
+    ensure_messages(body)
+    thread = await conversations.thread(conversation_id, body.agent_id)
+    override = await send_service(request, deps, actor, thread).model_override(body)
+    conv_id = thread.conversation.id if thread.conversation else None
+    return await preview_request(deps, actor, thread.agent.id, body, override, conv_id)
+
+
+@router.post("/{conversation_id}/compact", operation_id="compact_conversation", response_model=CompactionResponse)
+async def compact_conversation(
+    conversation_id: ThreadId,
+    deps: LoopDepsDep,
+    actor: ActorDep,
+    conversations: ConversationServiceDep,
+    body: Annotated[ConversationCompactionRequest | None, Body()] = None,
+) -> Any:
+    """Summarize the oldest part of the conversation's context window into one message."""
+    thread = await conversations.thread(conversation_id, body.agent_id if body else None)
+    conv_id = thread.conversation.id if thread.conversation else None
+    return await summarize(deps, actor, thread.agent.id, conv_id)
+
+
+@router.post("/{conversation_id}/recompile", operation_id="recompile_conversation", response_model=str)
+async def recompile_conversation(
+    conversation_id: ThreadId,
+    session: SessionDep,
+    actor: ActorDep,
+    conversations: ConversationServiceDep,
+    dry_run: bool = False,
+    body: Annotated[ConversationCompactionRequest | None, Body()] = None,
+) -> Any:
+    """Recompile the conversation's system prompt (its isolated blocks, its id) and return it."""
+    thread = await conversations.thread(conversation_id, body.agent_id if body else None)
+    if thread.conversation is None:
+        return await AgentMessageService(session, actor).recompile(
+            thread.agent.id, update_timestamp=True, dry_run=dry_run
+        )
+    if dry_run:
+        return await conversation_system_text(session, thread.agent, thread.conversation)
+    return await refresh_conversation_system_message(session, thread.agent, thread.conversation)
+
+
+@router.post("/{conversation_id}/cancel", operation_id="cancel_conversation", response_model=dict[str, Any])
+async def cancel_conversation(
+    conversation_id: ThreadId,
+    session: SessionDep,
+    conversations: ConversationServiceDep,
+    agent_id: AgentQuery = None,
+) -> Any:
+    """Cancel the thread's active runs. The default thread's cancel leaves other conversations' runs alone."""
+    thread = await conversations.thread(conversation_id, agent_id)
+    conv_id = thread.conversation.id if thread.conversation else None
+    run_ids = await RunRepository(session).active_in_thread(thread.agent.id, conv_id)
+    if not run_ids:
+        raise ConflictError(f"CONFLICT: No active runs to cancel for conversation {thread.key}")
+    return await cancel_runs(session, thread.agent.id, run_ids)
