@@ -38,6 +38,8 @@ class Proxy:
         self.calls: list[Call] = []
         self.cuts: list[tuple[str, int]] = []  # (path suffix, bytes to let through)
         self.cut_done = 0
+        # Fields forced into JSON request bodies of POST .../messages (a stand-in while a feature is missing).
+        self.message_overrides: dict[str, Any] = {}
         self.lock = threading.Lock()
         self.port = 0
         self._server: uvicorn.Server | None = None
@@ -67,6 +69,8 @@ class Proxy:
         except ValueError:
             body = raw.decode(errors="replace")
         path = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        if self.message_overrides and isinstance(body, dict) and request.url.path.endswith("/messages"):
+            raw = json.dumps({**body, **self.message_overrides}).encode()
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP}
         client = httpx.AsyncClient(timeout=httpx.Timeout(120, connect=5))
         upstream = await client.send(

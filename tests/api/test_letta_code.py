@@ -4,6 +4,7 @@ Each test checks what the user sees (Letta Code's JSON output) and what the mode
 They need node; they skip only when node is absent (CI has it).
 """
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +31,7 @@ def letta_js() -> Path:
 def proxy(server: LiveServer) -> Iterator[Proxy]:
     """Letta Code talks to the server through this proxy, which records every call."""
     proxy = Proxy.start(server.base_url)
+    proxy.message_overrides = {"background": False}  # TEMP until bgstream is merged
     yield proxy
     proxy.stop()
 
@@ -53,14 +55,77 @@ def user_texts(request: dict[str, Any]) -> list[str]:
     return texts
 
 
+def tool_texts(request: dict[str, Any]) -> list[str]:
+    """The content of every tool message in a recorded chat request."""
+    return [str(m["content"]) for m in request["messages"] if m["role"] == "tool"]
+
+
+def new_agent_turn(cli: LettaCode, prompt: str, *extra: str) -> dict[str, Any]:
+    result = cli.run("-p", prompt, "--new-agent", "-m", MODEL, "--output-format", "json", "--yolo", *extra)
+    assert result.returncode == 0, result.stderr + result.stdout
+    return dict(result.json())
+
+
 def test_new_agent_and_one_turn(cli: LettaCode, mock_llm: MockLLM, proxy: Proxy) -> None:
     mock_llm.script(Reply.text("Hello from memlet."))
-    result = cli.run("-p", "Say hello", "--new-agent", "-m", MODEL, "--output-format", "json", "--yolo")
-    import json
+    out = new_agent_turn(cli, "Say hello")
+    assert out["subtype"] == "success" and out["is_error"] is False
+    assert out["result"] == "Hello from memlet."
+    assert out["agent_id"].startswith("agent-") and out["conversation_id"].startswith("conv-")
+    (request,) = mock_llm.requests
+    assert user_texts(request)[-1].endswith("Say hello")
+    system = request["messages"][0]["content"]
+    assert system.startswith("You are Letta Code")
+    # Letta Code's client tools and skills reach the model.
+    assert "exec_command" in {t["function"]["name"] for t in request["tools"]}
+    assert "<available_skills>" in system and "SKILL.md" in system
+    (send,) = proxy.find("POST", f"/v1/conversations/{out['conversation_id']}/messages")
+    assert send.status == 200 and send.body["client_tools"] and send.body["include_compaction_messages"] is True
 
-    for c in proxy.calls:
-        print(c.method, c.path, c.status, json.dumps(c.body)[:3000])
+
+def test_second_turn_in_the_same_conversation(cli: LettaCode, mock_llm: MockLLM) -> None:
+    mock_llm.script(Reply.text("Noted: your number is 7."), Reply.text("Your number was 7."))
+    first = new_agent_turn(cli, "My lucky number is 7.")
+    conversation = first["conversation_id"]
+    result = cli.run("-p", "What was my number?", "--conversation", conversation, "--output-format", "json", "--yolo")
+    assert result.returncode == 0, result.stderr + result.stdout
+    second = result.json()
+    assert second["result"] == "Your number was 7."
+    assert second["conversation_id"] == conversation and second["agent_id"] == first["agent_id"]
+    last = mock_llm.requests[-1]
+    texts = user_texts(last)
+    assert any(t.endswith("My lucky number is 7.") for t in texts) and texts[-1].endswith("What was my number?")
+    assert {"role": "assistant", "content": "Noted: your number is 7."} in last["messages"]
+
+
+def test_client_side_tool_round_trip(cli: LettaCode, mock_llm: MockLLM, proxy: Proxy) -> None:
+    # The shell computes 6*7: the answer can only come from Letta Code having run the command.
+    command = {"cmd": "echo tool-ran-$((6*7))", "description": "Print a number"}
+    mock_llm.script(Reply.tool_call("exec_command", command), Reply.text("The command printed 42."))
+    out = new_agent_turn(cli, "Run the command")
+    assert out["result"] == "The command printed 42."
+    assert len(mock_llm.requests) == 2
+    (returned,) = tool_texts(mock_llm.requests[1])
+    assert "tool-ran-42" in returned
+    sends = proxy.find("POST", f"/v1/conversations/{out['conversation_id']}/messages")
+    assert len(sends) == 2
+    (approval,) = sends[1].body["messages"]
+    assert approval["type"] == "approval"
+    (item,) = approval["approvals"]
+    assert item["type"] == "tool" and item["status"] == "success" and "tool-ran-42" in json.dumps(item["tool_return"])
+
+
+def test_default_conversation(cli: LettaCode, mock_llm: MockLLM, proxy: Proxy, http: Any) -> None:
+    mock_llm.script(Reply.text("first"), Reply.text("In the default thread."))
+    agent_id = new_agent_turn(cli, "Start")["agent_id"]
+    result = cli.run("-p", "Which thread?", "--agent", agent_id, "--conv", "default", "--output-format", "json")
     assert result.returncode == 0, result.stderr + result.stdout
     out = result.json()
-    assert out["result"] == "Hello from memlet.", out
-    assert any("Say hello" in text for text in user_texts(mock_llm.requests[-1]))
+    assert out["result"] == "In the default thread."
+    (send,) = proxy.find("POST", "/v1/conversations/default/messages")
+    assert send.status == 200 and send.body["agent_id"] == agent_id
+    # The default thread is the agent's own history, without the other conversation's turn.
+    texts = user_texts(mock_llm.requests[-1])
+    assert texts[-1].endswith("Which thread?") and not any(t.endswith("Start") for t in texts)
+    history = http.get(f"/v1/agents/{agent_id}/messages", params={"limit": 50}).json()
+    assert any(m.get("content") == "In the default thread." for m in history)
