@@ -48,6 +48,8 @@ class Settings(BaseSettings):
     )
     tool_memory_mb: int = 1024
     agent_lock_timeout_s: float = 30.0
+    # A streamed send finding its agent busy waits this long, then answers Letta's 409 busy body (Letta: no wait).
+    stream_lock_wait_s: float = Field(default=0.0, ge=0)
 
     # --- auth and exposure ---
     # A server listening beyond loopback without a password refuses to start unless this is set (see memlet.exposure).

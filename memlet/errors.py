@@ -8,6 +8,7 @@
     ├── MethodNotAllowedError (405)
     ├── ConflictError (409)             duplicates, busy agents
     │   └── PendingApprovalError (409)  {"detail": {"code": "PENDING_APPROVAL", ...}}
+    ├── GoneError (410)                 expired resources (a run's stream after 3 h)
     ├── UnprocessableError (422)        handler-raised validation
     ├── TooManyRequestsError (429)      every turn slot of this worker busy (Retry-After)
     ├── LLMError (500, {"error": {...}}) provider failures: timeout, rate limit, auth, 5xx
@@ -73,11 +74,26 @@ class ConflictError(MemletError):
 
 
 class AgentBusyError(ConflictError):
-    def __init__(self, agent_id: str) -> None:
-        super().__init__(
-            f"CONFLICT: Cannot send a new message: Another request is currently being processed for agent "
-            f"{agent_id}. Please wait for the current request to complete, or cancel it."
-        )
+    """Letta's ConversationBusyError: ``{"detail": ..., "run_id": <the active run>}`` (the agent's default thread
+    is a conversation too)."""
+
+    def __init__(self, agent_id: str, run_id: str | None = None) -> None:
+        if run_id:
+            message = (
+                f"CONFLICT: Cannot send a new message: Another request (run_id={run_id}) is currently being "
+                "processed for this conversation. Please wait for it to complete."
+            )
+        else:
+            message = (
+                "CONFLICT: Cannot send a new message: Another request is currently being processed for this "
+                "conversation. Please wait for the current request to complete."
+            )
+        super().__init__(message)
+        self.agent_id = agent_id
+        self.run_id = run_id
+
+    def body(self) -> dict[str, Any]:
+        return {"detail": self.message, "run_id": self.run_id} if self.run_id else {"detail": self.message}
 
     def headers(self) -> dict[str, str] | None:
         return {"Retry-After": "1"}
@@ -99,6 +115,10 @@ class PendingApprovalError(ConflictError):
                 "pending_request_id": self.pending_request_id,
             }
         }
+
+
+class GoneError(MemletError):
+    status_code = 410
 
 
 class UnprocessableError(MemletError):

@@ -27,6 +27,7 @@ from memlet.tags.router import router as tags_router
 from memlet.tools.router import router as tools_router
 from memlet.turns.agent_router import router as agent_messages_router
 from memlet.turns.conversation_router import router as conversation_turns_router
+from memlet.turns.resume_router import router as run_stream_router
 from memlet.turns.tool_router import router as agent_tool_run_router
 
 ROUTERS: list[APIRouter] = [
@@ -51,6 +52,7 @@ ROUTERS: list[APIRouter] = [
     models_router,
     providers_router,
     runs_router,
+    run_stream_router,
     steps_router,
     tags_router,
     agent_tools_router,

@@ -1,6 +1,6 @@
 """What the loop needs from the app (`LoopDeps`) and what one request asks of it (`RunOptions`)."""
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,6 +61,10 @@ class RunOptions:
     background: bool = False
     # Run the turn in this conversation (its window, system message and isolated blocks); None: the agent's own.
     conversation_id: str | None = None
+    # How long to wait for the agent's lock before AgentBusyError (None: settings.agent_lock_timeout_s).
+    lock_wait_s: float | None = None
+    # Awaited once the request holds the agent's lock and its run is running (before the first LLM call).
+    on_started: Callable[[], Awaitable[None]] | None = None
 
 
 def default_llm_for(settings: Settings, sessionmaker: async_sessionmaker[AsyncSession]) -> LLMClients:

@@ -83,7 +83,8 @@ async def run_agent(
     engine = deps.turn_engine or engine_of(deps.sessionmaker)
     # One turn at a time per thread: a conversation's own key, or the agent's for its default thread.
     lock_key = options.conversation_id or agent_id
-    async with agent_request_lock(engine, lock_key, deps.settings.agent_lock_timeout_s) as conn:
+    wait_s = deps.settings.agent_lock_timeout_s if options.lock_wait_s is None else options.lock_wait_s
+    async with agent_request_lock(engine, lock_key, wait_s) as conn:
         # All of the request's reads and writes go through the connection that holds the lock: one pooled
         # connection per running request, however many steps it takes.
         locked = replace(deps, sessionmaker=async_sessionmaker(bind=conn, expire_on_commit=False, autoflush=False))
@@ -114,6 +115,8 @@ async def _run_locked(
             lease_s=deps.settings.run_lease_s,
             conversation_id=options.conversation_id,
         )
+    if options.on_started is not None:
+        await options.on_started()
     # After the transaction: the override must change the detached row only, never the stored agent.
     state = run.apply_override(state)
     async with deps.llm_for(state.agent.llm_config, org_id) as llm:

@@ -5,13 +5,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import case, delete, func, literal, select, update
+from sqlalchemy import case, delete, func, literal, or_, select, update
 from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
 from memlet.db.pagination import Page, fetch_page
 from memlet.errors import NotFoundError
+from memlet.runs.schemas import ACTIVE_STATUSES
 
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 
@@ -177,3 +178,57 @@ class RunRepository:
                 literal({"error": error}, JSONB)
             )
         await self.session.execute(update(orm.Run).where(orm.Run.id == run_id).values(**values))
+
+    async def by_request(self, org_id: str, agent_id: str, token: str, since: datetime) -> orm.Run | None:
+        """The newest run of the agent started by a request with this token (a client's retry), since `since`."""
+        r = orm.Run
+        stmt = (
+            select(r)
+            .where(r.organization_id == org_id, r.agent_id == agent_id, r.request_token == token, r.created_at >= since)
+            .order_by(r.created_at.desc())
+            .limit(1)
+        )
+        return await self.session.scalar(stmt)
+
+    async def by_otid(
+        self, org_id: str, otid: str, since: datetime, *, agent_id: str | None, conversation_id: str | None
+    ) -> orm.Run | None:
+        """The newest run whose request carried `otid` (or whose request token is `otid`), since `since`."""
+        r = orm.Run
+        stmt = select(r).where(
+            r.organization_id == org_id,
+            r.created_at >= since,
+            or_(r.request_token == otid, r.otids.contains(literal([otid], JSONB))),
+        )
+        stmt = _scoped(stmt, agent_id, conversation_id)
+        return await self.session.scalar(stmt.order_by(r.created_at.desc()).limit(1))
+
+    async def newest_active(self, org_id: str, *, agent_id: str | None, conversation_id: str | None) -> orm.Run | None:
+        """The newest created/running run of an agent or a conversation."""
+        r = orm.Run
+        stmt = select(r).where(r.organization_id == org_id, r.status.in_(ACTIVE_STATUSES))
+        stmt = _scoped(stmt, agent_id, conversation_id)
+        return await self.session.scalar(stmt.order_by(r.created_at.desc()).limit(1))
+
+    async def lock_holder(self, agent_id: str, exclude: str | None = None) -> str | None:
+        """The active run that most likely holds the agent's lock: a running one first, then the oldest created."""
+        r = orm.Run
+        stmt = select(r.id).where(r.agent_id == agent_id, r.status.in_(ACTIVE_STATUSES))
+        if exclude is not None:
+            stmt = stmt.where(r.id != exclude)
+        stmt = stmt.order_by(case((r.status == "running", 0), else_=1), r.created_at).limit(1)
+        holder: str | None = await self.session.scalar(stmt)
+        return holder
+
+    async def forget_request(self, run_id: str) -> None:
+        """Drop a run's request token and otids (a request refused before its turn started)."""
+        await self.session.execute(update(orm.Run).where(orm.Run.id == run_id).values(request_token=None, otids=None))
+
+
+def _scoped(stmt: Any, agent_id: str | None, conversation_id: str | None) -> Any:
+    """Runs of a conversation, or of an agent's default thread (no conversation) when only the agent is given."""
+    if conversation_id is not None:
+        return stmt.where(orm.Run.conversation_id == conversation_id)
+    if agent_id is not None:
+        return stmt.where(orm.Run.agent_id == agent_id)
+    return stmt

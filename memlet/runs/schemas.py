@@ -180,3 +180,15 @@ class StepMetrics(BaseModel):
 class ModifyFeedbackRequest(BaseModel):
     feedback: FeedbackType | None = None
     tags: list[str] | None = None
+
+
+class RetrieveStreamRequest(BaseModel):
+    """The body of ``POST /v1/runs/{run_id}/stream`` and ``POST /v1/conversations/{id}/stream`` (resume)."""
+
+    agent_id: str | None = None
+    run_id: str | None = None
+    otid: str | None = None
+    starting_after: int = Field(default=0, ge=0)
+    include_pings: bool | None = True
+    poll_interval: float | None = Field(default=0.1, ge=0.01, le=10)
+    batch_size: int | None = Field(default=100, ge=1, le=10000)

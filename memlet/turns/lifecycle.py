@@ -8,7 +8,8 @@ it has no worker and is older than one lease (rows from before leases, or loops 
 closes orphaned runs at start-up and in a periodic sweep; at shutdown it closes its own leftovers the same way.
 
 Closing a run: status ``failed`` with stop reason ``error`` (Letta has no "server stopped" reason; ``cancelled``
-would read as a client's cancel and means run status ``cancelled``), the cause in ``metadata.error``
+would read as a client's cancel and means run status ``cancelled``), the end of its chunk log when it streamed
+(stop reason ``error``, an ``error_message``, ``[DONE]``, so a resumed stream ends), the cause in ``metadata.error``
 (``RunInterrupted``), ``error`` as the agent's ``last_stop_reason``, and, when the run's own approval request is
 still pending, a denial like a cancel writes, so the agent takes a normal message again. Nothing else needs
 repair: a step commits its tool calls together with their returns, so a crash never leaves a call unanswered.
@@ -30,6 +31,7 @@ from memlet.loop.cancel import deny_pending
 from memlet.net.outbound import OutboundPolicy
 from memlet.runs.callbacks import dispatch_run_callback
 from memlet.runs.repository import lease_deadline
+from memlet.turns.chunk_log import end_log
 
 log = get_logger("runs.lifecycle")
 
@@ -132,6 +134,11 @@ async def close_runs(
             closed.append((run_id, actor))
     if closed:
         log.warning("closed interrupted runs", extra=log_fields(run_ids=[r for r, _ in closed], reason=message))
+    for run_id, _ in closed:  # a streamed run's readers get its ending (stop reason error, error, [DONE])
+        try:
+            await end_log(maker, run_id, message)
+        except Exception:
+            log.exception("could not end an interrupted run's stream", extra=log_fields(run_id=run_id))
     await asyncio.gather(*(dispatch_run_callback(maker, actor, run_id, policy=policy) for run_id, actor in closed))
     return [run_id for run_id, _ in closed]
 

@@ -1,45 +1,61 @@
 """Send messages to an agent: blocking (``LettaResponse``), streamed (SSE) or async (a ``Run`` returned at once).
 
-Every send creates its run row first, then drives ``run_agent`` in a task of its own that feeds a queue. The
-request only reads that queue, so a client that disconnects mid-turn does not cut a step in half: the loop
-finishes the turn and closes the run. Errors the loop raises before its first event (unknown agent, pending
-approval, busy agent) become HTTP errors for blocking sends and in-stream errors once a stream has started.
+Every send creates its run row first, then drives ``run_agent`` in a task of the turn registry that feeds a sink
+(a queue, or a stream's ``StreamPump``). The request only reads, so a client that disconnects mid-turn does not
+cut a step in half: the loop finishes the turn and closes the run. Errors the loop raises before it holds the
+agent's lock (unknown agent, pending approval, busy agent: Letta's 409 body with the active ``run_id``) are HTTP
+errors. Every chunk of a stream is logged with its ``seq_id`` (``chunk_log``); a background stream reads that log
+(``resume.follow``), and a streamed send whose otids match an earlier run's (a client's retry) attaches to that
+run's stream instead of starting a turn.
 """
 
 import asyncio
 import contextlib
+import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
 from memlet.actor import Actor
 from memlet.agents.repository import AgentRepository
 from memlet.db import models as orm
-from memlet.errors import MemletError, NotFoundError, ServiceUnavailableError
+from memlet.errors import AgentBusyError, MemletError, NotFoundError
 from memlet.llm.chat_format import is_v2
 from memlet.log import get_logger
 from memlet.loop import events as ev
 from memlet.loop.runner import LoopDeps, RunOptions, run_agent
 from memlet.messages.requests import LettaAsyncRequest, LettaRequest, LettaStreamingRequest
-from memlet.messages.schemas import LettaPing, LettaResponse, StoredMessage
+from memlet.messages.schemas import LettaResponse, StoredMessage
 from memlet.net.outbound import policy_for
 from memlet.providers.catalog import ModelCatalog
 from memlet.runs.callbacks import dispatch_run_callback
 from memlet.runs.repository import RunRepository
 from memlet.runs.schemas import LettaRequestConfig, Run
+from memlet.turns.chunk_log import RETENTION, ChunkLog
 from memlet.turns.registry import TurnRegistry
-from memlet.turns.streaming import EventRenderer, ViewOptions, public_views, sse, stop_reason, usage_of
+from memlet.turns.resume import follow
+from memlet.turns.stream_pump import END, Item, StreamPump
+from memlet.turns.streaming import EventRenderer, ViewOptions, public_views, stop_reason, usage_of
 
 log = get_logger("messages.sending")
 
-# Letta pings a silent stream every LETTA_KEEPALIVE_INTERVAL (20 s by default) so proxies keep it open.
-KEEPALIVE_INTERVAL_S = 20.0
-_END = object()
+Sink = Callable[[Item], Awaitable[None]]
 
-Item = ev.LoopEvent | BaseException | object
+
+class DuplicateRequestError(Exception):
+    """A run started by a request with the same otids is still active (a client's retry raced its first try)."""
+
+
+def request_identity(req: LettaRequest) -> tuple[str | None, list[str]]:
+    """A request's retry token (the first 16 hex digits of sha256 over its joined otids, as Letta) and otids."""
+    otids = [str(otid) for m in req.messages or [] if (otid := getattr(m, "otid", None))]
+    if not otids:
+        return None, []
+    return hashlib.sha256("|".join(otids).encode()).hexdigest()[:16], otids
 
 
 def request_config(req: LettaRequest) -> dict[str, Any]:
@@ -98,7 +114,15 @@ class SendService:
         return agent_type
 
     async def create_run(
-        self, agent_id: str, req: LettaRequest, metadata: dict[str, Any], *, background: bool
+        self,
+        agent_id: str,
+        req: LettaRequest,
+        metadata: dict[str, Any],
+        *,
+        background: bool,
+        token: str | None = None,
+        otids: list[str] | None = None,
+        conversation_id: str | None = None,
     ) -> orm.Run:
         """The run row (status created), so the client can see the run before the loop starts; one INSERT.
 
@@ -111,12 +135,16 @@ class SendService:
         run_id = ids.new_id(ids.Prefix.RUN)
         self.turns.reserve(run_id)
         try:
-            return await self._insert_run(run_id, agent_id, req, metadata, callback_url, background=background)
+            run = self._new_run(run_id, agent_id, req, metadata, callback_url, background=background)
+            run.request_token, run.otids = token, otids or None
+            run.conversation_id = conversation_id or self.conversation_id
+            await self._insert(run)
+            return run
         except BaseException:
             self.turns.release(run_id)
             raise
 
-    async def _insert_run(
+    def _new_run(
         self,
         run_id: str,
         agent_id: str,
@@ -142,11 +170,18 @@ class SendService:
         )
         if self.deps.worker_id is not None:
             run.lease_expires_at = datetime.now(UTC) + timedelta(seconds=self.deps.settings.run_lease_s)
-        async with self.deps.sessionmaker() as session, session.begin():
-            if self.admit is not None:
-                await self.admit(session)
-            await RunRepository(session).add(run)
         return run
+
+    async def _insert(self, run: orm.Run) -> None:
+        try:
+            async with self.deps.sessionmaker() as session, session.begin():
+                if self.admit is not None:
+                    await self.admit(session)
+                await RunRepository(session).add(run)
+        except IntegrityError as exc:
+            if "ux_runs_active_request" in str(exc.orig):
+                raise DuplicateRequestError() from exc
+            raise
 
     def launch(
         self,
@@ -156,9 +191,17 @@ class SendService:
         *,
         stream_tokens: bool = False,
         llm_override: dict[str, Any] | None = None,
+        sink: Sink | None = None,
+        lock_wait_s: float | None = None,
+        on_started: Callable[[], Awaitable[None]] | None = None,
     ) -> asyncio.Queue[Item]:
-        """Start the loop in a detached task; its events (or its early exception) arrive on the returned queue."""
+        """Start the loop in a detached task; its events (or its early exception), then END, go to `sink`
+        (by default the returned queue)."""
         queue: asyncio.Queue[Item] = asyncio.Queue()
+
+        async def enqueue(item: Item) -> None:
+            queue.put_nowait(item)
+
         options = RunOptions(
             max_steps=req.max_steps,
             stream_tokens=stream_tokens,
@@ -171,13 +214,13 @@ class SendService:
             request_config=run.request_config,
             background=bool(run.background),
             conversation_id=self.conversation_id,
+            lock_wait_s=lock_wait_s,
+            on_started=on_started,
         )
-        self.turns.start(run.id, self._drive(agent_id, run.id, req, options, queue))
+        self.turns.start(run.id, self._drive(agent_id, run.id, req, options, sink or enqueue))
         return queue
 
-    async def _drive(
-        self, agent_id: str, run_id: str, req: LettaRequest, options: RunOptions, queue: asyncio.Queue[Item]
-    ) -> None:
+    async def _drive(self, agent_id: str, run_id: str, req: LettaRequest, options: RunOptions, sink: Sink) -> None:
         try:
             events = run_agent(
                 self.deps,
@@ -188,16 +231,16 @@ class SendService:
                 options=options,
             )
             async for event in events:
-                queue.put_nowait(event)
+                await sink(event)
         except Exception as exc:
             if not isinstance(exc, MemletError):
                 log.exception("agent loop failed outside a step")
             with contextlib.suppress(Exception):
                 async with self.deps.sessionmaker() as session, session.begin():
                     await RunRepository(session).mark_failed(run_id, str(exc))
-            queue.put_nowait(exc)
+            await sink(exc)
         finally:
-            queue.put_nowait(_END)
+            await sink(END)
         # After the run is closed (and nobody waits on the queue): tell an async request's callback_url.
         if isinstance(req, LettaAsyncRequest) and req.callback_url:
             policy = policy_for(self.deps.settings)
@@ -211,9 +254,9 @@ class SendService:
         queue = self.launch(agent_id, run, req, llm_override=override)
         committed: list[StoredMessage] = []
         final: ev.RunFinished | ev.RunFailed | None = None
-        while (item := await queue.get()) is not _END:
+        while (item := await queue.get()) is not END:
             if isinstance(item, BaseException):
-                raise item
+                raise await self.enriched(item, agent_id, run.id)
             if isinstance(item, ev.MessagesCommitted):
                 committed.extend(item.messages)
             elif isinstance(item, ev.RunFinished | ev.RunFailed):
@@ -228,32 +271,73 @@ class SendService:
             usage=usage_of(final.usage),
         )
 
-    async def open_stream(self, agent_id: str, req: LettaStreamingRequest, run_type: str) -> AsyncIterator[str]:
-        """Start a streamed run; errors before the stream begins (no initial ping) are raised here, as HTTP errors."""
+    async def open_stream(
+        self, agent_id: str, req: LettaStreamingRequest, run_type: str, *, conversation_id: str | None = None
+    ) -> AsyncIterator[str]:
+        """Start a streamed run (or attach to the run a retry repeats); errors before the loop holds the agent's
+        lock are raised here, as HTTP errors. A background run's stream reads the chunk log."""
         agent_type = await self.agent_type(agent_id)
         override = await self.model_override(req)
-        run = await self.create_run(agent_id, req, {"run_type": run_type}, background=req.background)
-        if req.background:
-            await self.reject_background(run.id)
-        queue = self.launch(agent_id, run, req, stream_tokens=req.stream_tokens, llm_override=override)
-        first: Item | None = None
-        if not req.include_pings:
-            first = await queue.get()
-            if isinstance(first, BaseException):
-                raise first
-        renderer = EventRenderer(run.id, view_options(agent_type, req))
-        return _sse_stream(run.id, queue, renderer, include_pings=req.include_pings, first=first)
-
-    async def reject_background(self, run_id: str) -> None:
-        """Background streams need a shared stream store (Redis in Letta); like Letta without Redis: 503."""
-        message = (
-            "Background streaming requires Redis to be running, and memlet does not provide it. "
-            "Use POST /v1/agents/{agent_id}/messages/async and poll the run instead."
+        token, otids = request_identity(req)
+        if token and (earlier := await self.retried(agent_id, token)) is not None:
+            return self.attach(earlier, req)
+        metadata = {"run_type": run_type}
+        try:
+            run = await self.create_run(
+                agent_id,
+                req,
+                metadata,
+                background=req.background,
+                token=token,
+                otids=otids,
+                conversation_id=conversation_id,
+            )
+        except DuplicateRequestError:
+            if token and (earlier := await self.retried(agent_id, token)) is not None:
+                return self.attach(earlier, req)
+            raise AgentBusyError(agent_id) from None
+        chunks = ChunkLog(self.deps.sessionmaker, run.id)
+        pump = StreamPump(EventRenderer(run.id, view_options(agent_type, req)), chunks, include_pings=req.include_pings)
+        wait_s = self.deps.settings.stream_lock_wait_s
+        self.launch(
+            agent_id,
+            run,
+            req,
+            stream_tokens=req.stream_tokens,
+            llm_override=override,
+            sink=pump,
+            lock_wait_s=wait_s,
+            on_started=pump.start,
         )
-        self.turns.release(run_id)
-        async with self.deps.sessionmaker() as session, session.begin():
-            await RunRepository(session).mark_failed(run_id, message)
-        raise ServiceUnavailableError(message)
+        try:
+            await pump.started
+        except BaseException as exc:
+            if token:  # a refused request is no earlier try for its retry to attach to
+                async with self.deps.sessionmaker() as session, session.begin():
+                    await RunRepository(session).forget_request(run.id)
+            raise await self.enriched(exc, agent_id, run.id) from None
+        if req.background:
+            return follow(self.deps.sessionmaker, run.id, include_pings=req.include_pings)
+        return pump.live_chunks()
+
+    async def retried(self, agent_id: str, token: str) -> orm.Run | None:
+        """The run an earlier request with the same otids started (within the stream retention), if any."""
+        since = datetime.now(UTC) - RETENTION
+        async with self.deps.sessionmaker() as session:
+            return await RunRepository(session).by_request(self.actor.organization_id, agent_id, token, since)
+
+    def attach(self, run: orm.Run, req: LettaStreamingRequest) -> AsyncIterator[str]:
+        """A retry's stream: the earlier run's chunks from the first one, then its live ones (no new turn)."""
+        log.info("a retried request attaches to its first run", extra={"run_id": run.id})
+        return follow(self.deps.sessionmaker, run.id, include_pings=req.include_pings)
+
+    async def enriched(self, exc: BaseException, agent_id: str, run_id: str) -> BaseException:
+        """A busy error names the run that holds the agent (Letta's 409 body carries its ``run_id``)."""
+        if not isinstance(exc, AgentBusyError) or exc.run_id:
+            return exc
+        async with self.deps.sessionmaker() as session:
+            holder = await RunRepository(session).lock_holder(agent_id, exclude=run_id)
+        return AgentBusyError(agent_id, holder)
 
     async def send_async(self, agent_id: str, req: LettaAsyncRequest) -> Run:
         """Create the run, start the loop in the background and return the run at once."""
@@ -263,35 +347,3 @@ class SendService:
         run = await self.create_run(agent_id, req, metadata, background=True)
         self.launch(agent_id, run, req, llm_override=override)
         return Run.model_validate(run)
-
-
-async def _sse_stream(
-    run_id: str, queue: asyncio.Queue[Item], renderer: EventRenderer, *, include_pings: bool, first: Item | None
-) -> AsyncIterator[str]:
-    if include_pings:
-        yield sse(LettaPing.create(run_id))
-    pending = first
-    while True:
-        if pending is not None:
-            item, pending = pending, None
-        else:
-            try:
-                item = await asyncio.wait_for(queue.get(), KEEPALIVE_INTERVAL_S)
-            except TimeoutError:
-                if include_pings:
-                    yield sse(LettaPing.create(run_id))
-                continue
-        if item is _END:
-            # The loop ended without its final event: close the stream the way Letta guarantees.
-            incomplete = MemletError("Stream ended unexpectedly without a terminal event.")
-            for chunk in renderer.failure(incomplete, "error", "stream_incomplete"):
-                yield chunk
-            return
-        if isinstance(item, BaseException):
-            for chunk in renderer.failure(item):
-                yield chunk
-            return
-        for chunk in renderer.render(item):  # type: ignore[arg-type]
-            yield chunk
-        if isinstance(item, ev.RunFinished | ev.RunFailed):
-            return

@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, a
 from memlet.config import Settings
 from memlet.log import get_logger, log_fields
 from memlet.net.outbound import policy_for
+from memlet.turns.chunk_log import prune
 from memlet.turns.lifecycle import SHUTDOWN_MESSAGE, close_runs, hold_liveness, renew_leases, sweep
 from memlet.turns.registry import TurnRegistry
 
@@ -55,8 +56,9 @@ class RunWorker:
             try:
                 await renew_leases(self.maker, self.worker_id, self.turns.run_ids, lease_s)
                 await sweep(self.maker, self.worker_id, lease_s, keep=self.turns.run_ids, policy=self.policy)
+                await prune(self.maker)
             except Exception:
-                log.exception("run lease renewal or sweep failed")
+                log.exception("run lease renewal, sweep or chunk pruning failed")
 
     def _watch_signals(self) -> None:
         """Note when a stop signal arrives and stop taking turns (uvicorn's own handlers still run)."""

@@ -149,6 +149,10 @@ def test_a_request_waiting_past_the_lock_timeout_gets_409(impatient: LiveServer,
             assert slow.result().status_code == 200
     assert busy.status_code == 409, busy.text
     assert busy.headers["retry-after"] == "1"
-    assert "Another request is currently being processed" in busy.json()["detail"]
+    holder = busy.json()["run_id"]  # Letta's busy body names the run holding the agent
+    assert (
+        holder.startswith("run-")
+        and f"Another request (run_id={holder}) is currently being processed" in (busy.json()["detail"])
+    )
     assert 1.0 <= waited < 3.5  # it waited its timeout, not the whole slow turn
     assert len(mock_llm.requests) == 1  # the refused request never reached the LLM

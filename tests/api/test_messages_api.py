@@ -256,14 +256,6 @@ class TestStreaming:
         assert error["error_type"] == "llm_error" and error["run_id"] == json.loads(events[0][1])["run_id"]
         assert events[3] == (None, "[DONE]") and len(events) == 4
 
-    def test_background_stream_503(self, http: httpx.Client, client: Letta) -> None:
-        agent = make_agent(client)
-        url = f"/v1/agents/{agent.id}/messages/stream"
-        response = http.post(url, json={"messages": [{"role": "user", "content": "x"}], "background": True})
-        assert response.status_code == 503
-        [run] = client.runs.list(agent_id=agent.id).items
-        assert run.status == "failed" and run.background is True
-
 
 class TestSendAsync:
     def test_returns_run_then_completes(self, client: Letta, mock_llm: MockLLM) -> None:

@@ -8,7 +8,7 @@ from memlet.db.models.message import Message
 from memlet.db.models.org import Organization, User
 from memlet.db.models.passage import Archive, ArchiveAgent, Passage
 from memlet.db.models.provider import Provider
-from memlet.db.models.run import Run, Step
+from memlet.db.models.run import Run, RunChunk, Step
 from memlet.db.models.tool import Tool, ToolAgent
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "Passage",
     "Provider",
     "Run",
+    "RunChunk",
     "Step",
     "Tool",
     "ToolAgent",

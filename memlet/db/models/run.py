@@ -16,6 +16,13 @@ class Run(TimestampMixin, OrgScopedMixin, Base):
         Index("ix_runs_agent_created", "agent_id", "created_at"),
         Index("ix_runs_conversation_id", "conversation_id"),
         Index("ix_runs_active_lease", "lease_expires_at", postgresql_where=text("status IN ('created', 'running')")),
+        Index(
+            "ux_runs_active_request",
+            "agent_id",
+            "request_token",
+            unique=True,
+            postgresql_where=text("request_token IS NOT NULL AND status IN ('created', 'running')"),
+        ),
     )
 
     id: Mapped[str] = mapped_column(String, primary_key=True)
@@ -38,6 +45,22 @@ class Run(TimestampMixin, OrgScopedMixin, Base):
     # The worker process running it and until when it vouches for it (renewed while it runs); see runs.lifecycle.
     worker_id: Mapped[str | None] = mapped_column(String, default=None)
     lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    # A streamed request's identity for retries: a hash of its messages' otids, and the otids themselves.
+    request_token: Mapped[str | None] = mapped_column(String, default=None)
+    otids: Mapped[list[str] | None] = mapped_column(JSONB, default=None)
+
+
+class RunChunk(Base):
+    """One SSE chunk of a streamed run, numbered 1, 2, 3 ... per run (`seq_id`); `final` marks its last one."""
+
+    __tablename__ = "run_chunks"
+    __table_args__ = (Index("ix_run_chunks_created", "created_at"),)
+
+    run_id: Mapped[str] = mapped_column(String, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    seq_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    data: Mapped[str] = mapped_column(Text)
+    final: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=text("now()"))
 
 
 class Step(TimestampMixin, OrgScopedMixin, Base):

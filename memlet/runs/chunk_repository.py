@@ -1,0 +1,61 @@
+"""SQL for ``run_chunks``: the SSE chunks of streamed runs, appended in batches and read back by ``seq_id``.
+
+Never commits; callers own the transactions.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memlet.db import models as orm
+
+
+@dataclass(frozen=True)
+class Chunk:
+    seq_id: int
+    data: str
+    final: bool = False
+
+
+class RunChunkRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def append(self, run_id: str, chunks: Sequence[Chunk]) -> None:
+        """Insert a batch of chunks in one statement (a seq_id already stored is skipped, never rewritten)."""
+        if not chunks:
+            return
+        rows = [{"run_id": run_id, "seq_id": c.seq_id, "data": c.data, "final": c.final} for c in chunks]
+        await self.session.execute(insert(orm.RunChunk).values(rows).on_conflict_do_nothing())
+
+    async def after(self, run_id: str, seq_id: int, limit: int) -> list[Chunk]:
+        """Up to `limit` chunks with a seq_id above `seq_id`, in order."""
+        c = orm.RunChunk
+        rows = await self.session.execute(
+            select(c.seq_id, c.data, c.final)
+            .where(c.run_id == run_id, c.seq_id > seq_id)
+            .order_by(c.seq_id)
+            .limit(limit)
+        )
+        return [Chunk(seq_id=s, data=d, final=f) for s, d, f in rows]
+
+    async def tail(self, run_id: str) -> tuple[int, bool]:
+        """The last seq_id of the run's log (0 when empty) and whether its final chunk is stored."""
+        c = orm.RunChunk
+        row = (
+            await self.session.execute(
+                select(func.coalesce(func.max(c.seq_id), 0), func.coalesce(func.bool_or(c.final), False)).where(
+                    c.run_id == run_id
+                )
+            )
+        ).one()
+        return int(row[0]), bool(row[1])
+
+    async def prune(self, before: datetime) -> int:
+        """Delete every chunk written before `before`; returns how many."""
+        result = await self.session.execute(delete(orm.RunChunk).where(orm.RunChunk.created_at < before))
+        return int(result.rowcount or 0)  # type: ignore[attr-defined]

@@ -1,0 +1,108 @@
+"""The chunk log of a streamed run: every SSE chunk numbered 1, 2, 3 ... (`seq_id`) and appended to ``run_chunks``.
+
+Numbering writes the chunk's seq_id into its ``"seq_id":null`` field, as Letta does for background streams
+(stop_reason, usage and error chunks have no such field and are numbered silently). Chunks are appended in
+batches so a token stream is not one INSERT per token: a batch is written when it holds ``FLUSH_CHUNKS`` chunks,
+``FLUSH_DELAY_S`` after its first chunk, or at once for the final ``[DONE]``. Batches are written in order by one
+writer per run, so a reader polling ``seq_id > last`` never sees a gap.
+"""
+
+import asyncio
+import contextlib
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from memlet.log import get_logger, log_fields
+from memlet.messages.schemas import LettaErrorMessage
+from memlet.runs.chunk_repository import Chunk, RunChunkRepository
+from memlet.turns.streaming import DONE, sse, sse_error, stop_reason
+
+log = get_logger("turns.chunk_log")
+
+FLUSH_CHUNKS = 50
+FLUSH_DELAY_S = 0.05
+# Letta keeps a run's stream for 3 hours; older runs cannot be resumed (410).
+RETENTION = timedelta(hours=3)
+
+
+def numbered(chunk: str, seq_id: int) -> str:
+    return chunk.replace('"seq_id":null', f'"seq_id":{seq_id}', 1)
+
+
+class ChunkLog:
+    """Numbers one run's chunks and appends them to the log in batches (one instance per run, one writer)."""
+
+    def __init__(self, maker: async_sessionmaker[AsyncSession], run_id: str, last_seq: int = 0) -> None:
+        self.maker = maker
+        self.run_id = run_id
+        self.seq = last_seq
+        self.final_written = False
+        self._buffer: list[Chunk] = []
+        self._lock = asyncio.Lock()
+        self._timer: asyncio.Task[None] | None = None
+
+    async def write(self, chunk: str) -> str:
+        """Number `chunk`, queue it for the log and return it as numbered."""
+        self.seq += 1
+        text = numbered(chunk, self.seq)
+        final = chunk == DONE
+        self._buffer.append(Chunk(seq_id=self.seq, data=text, final=final))
+        if final or len(self._buffer) >= FLUSH_CHUNKS:
+            await self.flush()
+        elif self._timer is None:
+            self._timer = asyncio.create_task(self._flush_soon(), name=f"chunk flush {self.run_id}")
+        return text
+
+    async def _flush_soon(self) -> None:
+        await asyncio.sleep(FLUSH_DELAY_S)
+        self._timer = None
+        await self.flush()
+
+    async def flush(self) -> None:
+        async with self._lock:
+            batch, self._buffer = self._buffer, []
+            if not batch:
+                return
+            try:
+                async with self.maker() as session, session.begin():
+                    await RunChunkRepository(session).append(self.run_id, batch)
+            except Exception:
+                log.exception("could not append stream chunks", extra=log_fields(run_id=self.run_id))
+                return
+            self.final_written = self.final_written or batch[-1].final
+
+    async def close(self) -> None:
+        """Write what is buffered (the run's stream ended)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._timer
+            self._timer = None
+        await self.flush()
+
+
+def error_tail(run_id: str, message: str, error_type: str = "internal_error") -> list[str]:
+    """The chunks that end a stream whose run stopped without its own ending: stop reason, error, [DONE]."""
+    error = LettaErrorMessage(run_id=run_id, error_type=error_type, message=message, detail=message)
+    return [sse(stop_reason("error")), sse_error(error), DONE]
+
+
+async def end_log(maker: async_sessionmaker[AsyncSession], run_id: str, message: str) -> bool:
+    """Give a run's chunk log its terminal chunks if it has a log without them (a run closed by the lease sweep
+    or at shutdown). Returns whether chunks were written."""
+    async with maker() as session:
+        last, final = await RunChunkRepository(session).tail(run_id)
+    if last == 0 or final:
+        return False
+    chunks = ChunkLog(maker, run_id, last_seq=last)
+    for chunk in error_tail(run_id, message):
+        await chunks.write(chunk)
+    await chunks.close()
+    return True
+
+
+async def prune(maker: async_sessionmaker[AsyncSession]) -> int:
+    """Delete chunk logs older than the retention (the run worker calls this periodically)."""
+    async with maker() as session, session.begin():
+        return await RunChunkRepository(session).prune(datetime.now(UTC) - RETENTION)
