@@ -31,7 +31,6 @@ def letta_js() -> Path:
 def proxy(server: LiveServer) -> Iterator[Proxy]:
     """Letta Code talks to the server through this proxy, which records every call."""
     proxy = Proxy.start(server.base_url)
-    proxy.message_overrides = {"background": False}  # TEMP until bgstream is merged
     yield proxy
     proxy.stop()
 
@@ -81,6 +80,7 @@ def test_new_agent_and_one_turn(cli: LettaCode, mock_llm: MockLLM, proxy: Proxy)
     assert "<available_skills>" in system and "SKILL.md" in system
     (send,) = proxy.find("POST", f"/v1/conversations/{out['conversation_id']}/messages")
     assert send.status == 200 and send.body["client_tools"] and send.body["include_compaction_messages"] is True
+    assert send.body["background"] is True and send.body["streaming"] is True
 
 
 def test_second_turn_in_the_same_conversation(cli: LettaCode, mock_llm: MockLLM) -> None:
@@ -129,3 +129,16 @@ def test_default_conversation(cli: LettaCode, mock_llm: MockLLM, proxy: Proxy, h
     assert texts[-1].endswith("Which thread?") and not any(t.endswith("Start") for t in texts)
     history = http.get(f"/v1/agents/{agent_id}/messages", params={"limit": 50}).json()
     assert any(m.get("content") == "In the default thread." for m in history)
+
+
+def test_a_cut_stream_is_resumed_to_the_whole_answer(cli: LettaCode, mock_llm: MockLLM, proxy: Proxy) -> None:
+    answer = " ".join(f"word{i}" for i in range(300))
+    mock_llm.script(Reply.text(answer))
+    proxy.cut_next("/messages", after_bytes=3000)  # the turn's stream drops after its first token chunks
+    out = new_agent_turn(cli, "Tell me a long story")
+    assert proxy.cut_done == 1
+    assert out["result"] == answer
+    (resume, *_) = proxy.find("POST", "/stream")
+    assert resume.path.startswith("/v1/runs/run-") or resume.path.startswith("/v1/conversations/")
+    assert resume.body["starting_after"] > 0  # from where the cut left it, not from the start
+    assert len(mock_llm.requests) == 1  # the run went on; nothing was asked twice
