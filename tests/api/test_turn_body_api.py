@@ -121,3 +121,15 @@ def test_compaction_is_streamed_as_letta_code_asks(client: Letta, http: Any, moc
         assert kinds[0] == "user_message"  # the summary, as Letta shows it without compaction messages
     summary_text = json.dumps(events)
     assert "The summary of it all." in summary_text
+
+
+def test_override_model_in_a_conversation_turn(client: Letta, http: Any, mock_llm: MockLLM) -> None:
+    agent = make_agent(client)
+    conversation = http.post("/v1/conversations/", params={"agent_id": agent.id}, json={}).json()
+    mock_llm.script(Reply.text("from the bigger model"), Reply.text("back to the agent's model"))
+    for override in ("openai/gpt-4o", None):
+        body: dict[str, Any] = {"input": "hi", "streaming": False, **({"override_model": override} if override else {})}
+        response = http.post(f"/v1/conversations/{conversation['id']}/messages", json=body)
+        assert response.status_code == 200, response.text
+    assert [r["model"] for r in mock_llm.requests] == ["gpt-4o", "gpt-4o-mini"]
+    assert client.agents.retrieve(agent.id).model == MODEL  # never written back
