@@ -1,7 +1,7 @@
 """Conversations: threads on one agent with their own context window, history links and isolated blocks.
 
 Revision ID: 2026_11_23_conversations
-Revises: 2026_11_23_archival_passages
+Revises: 2026_11_23_run_chunks
 Create Date: 2026-11-23 13:00:00
 """
 
@@ -13,7 +13,7 @@ from sqlalchemy.dialects import postgresql
 from alembic import op
 
 revision: str = "2026_11_23_conversations"
-down_revision: str | None = "2026_11_23_archival_passages"
+down_revision: str | None = "2026_11_23_run_chunks"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

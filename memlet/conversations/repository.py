@@ -4,7 +4,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, String, delete, func, literal, select, update
+from sqlalchemy import BigInteger, ColumnElement, String, case, delete, func, literal, select, update
 from sqlalchemy.dialects.postgresql import ARRAY, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -108,12 +108,16 @@ class ConversationRepository:
         )
         return select(M).where(M.id.in_(linked))
 
-    async def history_page(self, conversation_id: str, page: Page, *, group_id: str | None) -> list[orm.Message]:
-        """The conversation's whole history (in context or not), in `sequence_id` order (append-only)."""
+    async def history_page(
+        self, conversation_id: str, page: Page, *, group_id: str | None, system_id: str | None
+    ) -> list[orm.Message]:
+        """The conversation's whole history (in context or not): its system message first (a fork's is newer than
+        the rows it shares), then `sequence_id` order, which is append-only and never renumbered."""
         stmt = self._history(conversation_id)
         if group_id:
             stmt = stmt.where(M.group_id == group_id)
-        return await fetch_page(self.session, stmt, page, sort_col=M.sequence_id, id_col=M.id)
+        key = case((M.id == system_id, literal(0, BigInteger)), else_=M.sequence_id) if system_id else M.sequence_id
+        return await fetch_page(self.session, stmt, page, sort_col=key, id_col=M.id)
 
     async def in_history(self, conversation_id: str, message_id: str) -> bool:
         found = await self.session.scalar(

@@ -218,7 +218,10 @@ class ConversationService:
         if thread.conversation is None:
             rows = await repo.page_for_agent(agent.id, page, group_id=query.group_id, conversation_id=DEFAULT)
         else:
-            rows = await self.repo.history_page(thread.conversation.id, page, group_id=query.group_id)
+            window = thread.conversation.message_ids or []
+            rows = await self.repo.history_page(
+                thread.conversation.id, page, group_id=query.group_id, system_id=window[0] if window else None
+            )
         newest_first = page.descending
         ordered = rows[::-1] if newest_first else rows
         return views_in_order(

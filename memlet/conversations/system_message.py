@@ -65,3 +65,23 @@ async def refresh_conversation_system_message(
     await repo.link_messages(conversation.id, [row.id])
     await repo.set_message_ids(conversation, [row.id, *window])
     return text
+
+
+async def refresh_if_stale(
+    session: AsyncSession,
+    agent: orm.Agent,
+    conversation: orm.Conversation,
+    blocks: list[orm.Block],
+    system: orm.Message,
+) -> None:
+    """Recompile the conversation's system message when a block it shows changed since it was written (an edit
+    from another conversation, the agent's own thread or the REST API), updating `system` in place.
+
+    Letta keeps a conversation's prompt as a snapshot until compaction or recompile; memlet shows shared-block
+    edits to every conversation at its next turn.
+    """
+    newest = max((b.updated_at for b in blocks if b.updated_at is not None), default=None)
+    if newest is None or system.updated_at is None or newest <= system.updated_at:
+        return
+    await refresh_conversation_system_message(session, agent, conversation)
+    await session.refresh(system)

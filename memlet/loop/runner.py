@@ -19,6 +19,7 @@ from dataclasses import replace
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from memlet import ids
+from memlet.conversations.system_message import refresh_if_stale
 from memlet.db import models as orm
 from memlet.errors import LLMError
 from memlet.llm.errors import LLMEmptyResponseError
@@ -98,6 +99,8 @@ async def _run_locked(
     # One transaction: load what the first step needs, check the input against a pending approval, start the run.
     async with deps.sessionmaker() as session, session.begin():
         state = await LoopRepository(session).load_state_or_404(agent_id, org_id, options.conversation_id)
+        if state.conversation is not None and state.messages:
+            await refresh_if_stale(session, state.agent, state.conversation, state.blocks, state.messages[0])
         answers = approval_items(inputs)
         approval = check_approval(state, answers)
         solver = ToolRulesSolver(parse_tool_rules(list(state.agent.tool_rules or [])))

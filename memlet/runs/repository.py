@@ -230,5 +230,5 @@ def _scoped(stmt: Any, agent_id: str | None, conversation_id: str | None) -> Any
     if conversation_id is not None:
         return stmt.where(orm.Run.conversation_id == conversation_id)
     if agent_id is not None:
-        return stmt.where(orm.Run.agent_id == agent_id)
+        return stmt.where(orm.Run.agent_id == agent_id, orm.Run.conversation_id.is_(None))
     return stmt

@@ -1,4 +1,5 @@
-"""``/v1/conversations/{id}/...`` routes that drive the loop: send, preview, compact, recompile, cancel.
+"""``/v1/conversations/{id}/...`` routes that drive the loop: send, preview, stream (resume), compact, recompile,
+cancel.
 
 `{id}` is `conv-<uuid4>`, `default` (with `agent_id`) or, deprecated, an agent id (its default thread). Sends go
 through the one `SendService` and the one loop with the conversation set (`ConversationSendService`).
@@ -7,9 +8,10 @@ through the one `SendService` and the one loop with the conversation set (`Conve
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query, Request
+from fastapi.responses import StreamingResponse
 
 from memlet.actor import Actor
-from memlet.api.deps import ActorDep, SessionDep
+from memlet.api.deps import ActorDep, SessionDep, SessionmakerDep
 from memlet.conversations.deps import ConversationServiceDep
 from memlet.conversations.schemas import ConversationCompactionRequest, ConversationMessageRequest
 from memlet.conversations.service import Thread
@@ -20,12 +22,14 @@ from memlet.loop.cancel import cancel_runs
 from memlet.messages.requests import ensure_messages, ensure_streaming_options
 from memlet.messages.schemas import LettaResponse
 from memlet.runs.repository import RunRepository
+from memlet.runs.schemas import RetrieveStreamRequest
 from memlet.turns.agent_messages import AgentMessageService
 from memlet.turns.agent_router import sse_response
 from memlet.turns.compaction import CompactionResponse, summarize
 from memlet.turns.conversation_sending import ConversationSendService
 from memlet.turns.deps import LoopDepsDep
 from memlet.turns.preview import preview_request
+from memlet.turns.resume import stream_selected
 
 router = APIRouter(prefix="/conversations", tags=["conversations"])
 
@@ -133,3 +137,23 @@ async def cancel_conversation(
     if not run_ids:
         raise ConflictError(f"CONFLICT: No active runs to cancel for conversation {thread.key}")
     return await cancel_runs(session, thread.agent.id, run_ids)
+
+
+@router.post(
+    "/{conversation_id}/stream",
+    operation_id="retrieve_conversation_stream",
+    responses={200: {"content": {"text/event-stream": {"description": "Server-Sent Events stream"}}}},
+)
+async def retrieve_conversation_stream(
+    conversation_id: ThreadId,
+    maker: SessionmakerDep,
+    actor: ActorDep,
+    conversations: ConversationServiceDep,
+    body: Annotated[RetrieveStreamRequest | None, Body()] = None,
+) -> Any:
+    """Resume a background run of the thread (by run id, otid, or its newest active run) after `starting_after`."""
+    req = body or RetrieveStreamRequest()
+    thread = await conversations.thread(conversation_id, req.agent_id)
+    conv_id = thread.conversation.id if thread.conversation else None
+    chunks = await stream_selected(maker, actor, req, agent_id=thread.agent.id, conversation_id=conv_id)
+    return StreamingResponse(chunks, media_type="text/event-stream")

@@ -3,8 +3,8 @@
 `ConversationSendService` only sets what differs: the thread the run belongs to (`conversation_id`: the loop then
 uses the conversation's window, system message and isolated blocks), the conversation's own model, and admission:
 one turn at a time per thread. The check runs in the run row's own transaction under a per-thread transaction
-lock, so of two concurrent sends exactly one gets the run and the other a 409 naming it, as Letta's busy body
-does (Letta needs Redis for this; memlet uses Postgres).
+lock, so of two concurrent sends exactly one gets the run and the other Letta's 409 busy body naming it (Letta
+needs Redis for this; memlet uses Postgres).
 """
 
 from datetime import UTC, datetime
@@ -16,7 +16,7 @@ from memlet.actor import Actor
 from memlet.conversations.repository import ConversationRepository
 from memlet.conversations.service import Thread
 from memlet.db.locks import agent_xact_lock
-from memlet.errors import ConflictError
+from memlet.errors import AgentBusyError
 from memlet.loop.deps import LoopDeps
 from memlet.messages.requests import LettaRequest
 from memlet.providers.catalog import ModelCatalog
@@ -25,24 +25,6 @@ from memlet.turns.registry import TurnRegistry
 from memlet.turns.sending import SendService
 
 DEFAULT_WINDOW = 128_000
-
-
-class ConversationBusyError(ConflictError):
-    """409 with the active run's id (Letta's busy body for conversations)."""
-
-    def __init__(self, key: str, run_id: str) -> None:
-        kind = "conversation" if key.startswith("conv-") else "agent"
-        super().__init__(
-            f"CONFLICT: Cannot send a new message: Another request (run_id={run_id}) is currently being processed "
-            f"for {kind} {key}. Please wait for the current request to complete, or cancel it."
-        )
-        self.run_id = run_id
-
-    def body(self) -> dict[str, Any]:
-        return {"detail": self.message, "run_id": self.run_id}
-
-    def headers(self) -> dict[str, str] | None:
-        return {"Retry-After": "1"}
 
 
 class ConversationSendService(SendService):
@@ -59,7 +41,7 @@ class ConversationSendService(SendService):
         await agent_xact_lock(session, f"{self.thread.key}:admit")
         active = await RunRepository(session).active_in_thread(self.thread.agent.id, self.conversation_id, limit=1)
         if active:
-            raise ConversationBusyError(self.thread.key, active[0])
+            raise AgentBusyError(self.thread.key, active[0])
 
     async def touch(self) -> None:
         """A conversation's `last_message_at` is set when a request arrives (as in Letta, even if a 409 follows)."""

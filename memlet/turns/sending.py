@@ -166,7 +166,6 @@ class SendService:
             callback_url=callback_url,
             created_by_id=self.actor.user_id,
             worker_id=self.deps.worker_id,
-            conversation_id=self.conversation_id,
         )
         if self.deps.worker_id is not None:
             run.lease_expires_at = datetime.now(UTC) + timedelta(seconds=self.deps.settings.run_lease_s)
@@ -213,9 +212,9 @@ class SendService:
             run_metadata=run.metadata_,
             request_config=run.request_config,
             background=bool(run.background),
-            conversation_id=self.conversation_id,
             lock_wait_s=lock_wait_s,
             on_started=on_started,
+            conversation_id=self.conversation_id,
         )
         self.turns.start(run.id, self._drive(agent_id, run.id, req, options, sink or enqueue))
         return queue

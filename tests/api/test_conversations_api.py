@@ -1,6 +1,8 @@
 """``/v1/conversations``: CRUD, list, fork, history, isolation and sends through letta-client 1.12.1 and httpx."""
 
 import json
+import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -43,7 +45,11 @@ def user_texts(request: dict[str, Any]) -> list[str]:
 
 def system_text(client: Letta, conversation_id: str) -> str:
     conversation = client.conversations.retrieve(conversation_id)
-    [system] = [m for m in client.conversations.messages.list(conversation_id, order="asc") if m.id == conversation.in_context_message_ids[0]]
+    [system] = [
+        m
+        for m in client.conversations.messages.list(conversation_id, order="asc")
+        if m.id == conversation.in_context_message_ids[0]
+    ]
     return str(system.content)
 
 
@@ -76,9 +82,7 @@ def test_crud_and_list(client: Letta, http: httpx.Client) -> None:
 
 def test_create_is_atomic_on_a_bad_label(client: Letta, http: httpx.Client) -> None:
     agent = make_agent(client)
-    response = http.post(
-        f"/v1/conversations/?agent_id={agent.id}", json={"isolated_block_labels": ["human", "nope"]}
-    )
+    response = http.post(f"/v1/conversations/?agent_id={agent.id}", json={"isolated_block_labels": ["human", "nope"]})
     assert response.status_code == 400 and "'nope'" in response.json()["detail"]
     assert client.conversations.list(agent_id=agent.id) == []
     assert len(client.blocks.list().items) == 2  # no copy of `human` left behind
@@ -115,3 +119,209 @@ def test_two_conversations_keep_separate_context(client: Letta, http: httpx.Clie
         "user_message",
         "assistant_message",
     ]
+
+
+def test_isolated_block_copy_and_shared_block(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent = make_agent(client)
+    human = client.agents.blocks.retrieve("human", agent_id=agent.id)
+    created = http.post(f"/v1/conversations/?agent_id={agent.id}", json={"isolated_block_labels": ["human"]})
+    assert created.status_code == 200, created.text
+    a = created.json()
+    [copy_id] = a["isolated_block_ids"]
+    assert copy_id != human.id
+    b = client.conversations.create(agent_id=agent.id)
+
+    mock_llm.script(
+        Reply.tool_call("memory_replace", {"label": "human", "old_string": "sarah", "new_string": "sam"}),
+        Reply.text("noted"),
+        Reply.tool_call("memory_replace", {"label": "persona", "old_string": "helpful", "new_string": "witty"}),
+        Reply.text("done"),
+    )
+    send(http, a["id"], "call me sam")
+    assert client.blocks.retrieve(copy_id).value == "username: sam"  # the memory tool wrote to A's copy
+    assert client.agents.blocks.retrieve("human", agent_id=agent.id).value == "username: sarah"
+    assert "username: sam" in mock_llm.requests[1]["messages"][0]["content"]  # A's prompt shows its copy
+
+    send(http, a["id"], "be witty")  # `persona` is shared: the agent's block changes for everyone
+    assert client.agents.blocks.retrieve("persona", agent_id=agent.id).value == "a witty bot"
+
+    mock_llm.script(Reply.text("hello b"))
+    send(http, b.id, "hi")
+    b_system = mock_llm.requests[-1]["messages"][0]["content"]
+    assert "a witty bot" in b_system and "username: sarah" in b_system and "username: sam" not in b_system
+    assert f"CONVERSATION_ID: {b.id}" in b_system
+
+    client.conversations.delete(a["id"])
+    with pytest.raises(APIStatusError):
+        client.blocks.retrieve(copy_id)  # the isolated copy goes with its conversation
+
+
+def test_fork_honours_message_id_and_outlives_its_source(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent = make_agent(client)
+    source = client.conversations.create(agent_id=agent.id, model=MODEL)
+    mock_llm.script(Reply.text("one"), Reply.text("two"))
+    send(http, source.id, "first")
+    send(http, source.id, "second")
+    window = client.conversations.retrieve(source.id).in_context_message_ids
+    assert len(window) == 5
+
+    whole = client.conversations.fork(source.id)
+    assert whole.in_context_message_ids[1:] == window[1:] and whole.in_context_message_ids[0] != window[0]
+    assert whole.model == MODEL and whole.summary is None
+
+    cut = client.conversations.fork(source.id, message_id=window[2])  # the first reply
+    assert cut.in_context_message_ids[1:] == window[1:3]
+    missing = http.post(f"/v1/conversations/{source.id}/fork", params={"message_id": "message-nope"})
+    assert missing.status_code == 404
+
+    mock_llm.script(Reply.text("three"))
+    send(http, cut.id, "third")
+    assert user_texts(mock_llm.requests[-1]) == ["first", "third"]  # the cut context, then the new turn
+
+    client.conversations.delete(source.id)
+    assert len(client.conversations.retrieve(whole.id).in_context_message_ids) == 5
+    history = client.conversations.messages.list(whole.id, order="asc").items
+    assert [m.id for m in history] == whole.in_context_message_ids  # its own system message first
+
+
+def test_default_thread_and_agent_alias(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent = make_agent(client)
+    no_agent = http.post("/v1/conversations/default/messages", json={"input": "hi", "streaming": False})
+    assert no_agent.status_code == 404
+    mock_llm.script(Reply.text("hi default"))
+    send(http, "default", "hello", agent_id=agent.id)
+    assert len(client.agents.retrieve(agent.id).message_ids or []) == 3  # the agent's own thread
+    via_alias = http.get(f"/v1/conversations/{agent.id}/messages", params={"order": "asc"})
+    assert via_alias.status_code == 200
+    assert [m["message_type"] for m in via_alias.json()] == ["system_message", "user_message", "assistant_message"]
+    assert http.get("/v1/conversations/default/messages").status_code == 404
+    assert http.get(f"/v1/conversations/{agent.id}").status_code == 422  # CRUD routes take conv ids only
+
+
+def test_compact_keeps_history_order(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent = make_agent(client)
+    conv = client.conversations.create(agent_id=agent.id)
+    fresh = http.post(f"/v1/conversations/{conv.id}/compact", json={})
+    assert fresh.status_code == 400
+    for n in range(4):
+        mock_llm.script(Reply.text(f"reply {n} " + "words " * 30))
+        send(http, conv.id, f"message {n} " + "talk " * 30)
+    before = [m.id for m in client.conversations.messages.list(conv.id, order="asc", limit=100)]
+    window_before = client.conversations.retrieve(conv.id).in_context_message_ids
+
+    mock_llm.script(Reply.text("SUMMARY: they talked"))
+    compacted = client.conversations.messages.compact(conv.id)
+    assert compacted.num_messages_after < compacted.num_messages_before == len(window_before)
+    window_after = client.conversations.retrieve(conv.id).in_context_message_ids
+    assert len(window_after) == compacted.num_messages_after and window_after[0] == window_before[0]
+
+    after = client.conversations.messages.list(conv.id, order="asc", limit=100).items
+    assert [m.id for m in after][: len(before)] == before  # append-only: nothing renumbered or reordered
+    assert len(after) == len(before) + 1 and "they talked" in str(after[-1].content)
+    dates = [m.date for m in after]
+    assert dates == sorted(dates)
+    # Cursors page through the same order.
+    page = client.conversations.messages.list(conv.id, order="asc", after=before[2], limit=3).items
+    assert [m.id for m in page] == before[3:6]
+    mock_llm.script(Reply.text("after compaction"))
+    send(http, conv.id, "still there?")
+    assert "they talked" in json.dumps(mock_llm.requests[-1]["messages"])
+
+
+def test_recompile_dry_run_and_preview(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent = make_agent(client)
+    created = http.post(f"/v1/conversations/?agent_id={agent.id}", json={"isolated_block_labels": ["human"]}).json()
+    conv_id = created["id"]
+    [copy_id] = created["isolated_block_ids"]
+    client.blocks.update(copy_id, value="username: robin")
+    stored = system_text(client, conv_id)
+
+    dry = json.loads(client.conversations.recompile(conv_id, dry_run=True))  # the SDK hands back the raw JSON string
+    assert "username: robin" in dry and f"CONVERSATION_ID: {conv_id}" in dry
+    assert system_text(client, conv_id) == stored  # dry_run saves nothing
+    saved = json.loads(client.conversations.recompile(conv_id))
+    assert "username: robin" in saved and system_text(client, conv_id) == saved
+
+    payload = http.post(
+        f"/v1/conversations/{conv_id}/messages/preview-raw-payload", json={"input": "preview me"}
+    ).json()
+    assert mock_llm.requests == []
+    assert payload["messages"][0]["content"] == saved
+    assert payload["messages"][-1] == {"role": "user", "content": "preview me"}
+    assert http.post("/v1/conversations/default/recompile", json={"agent_id": agent.id}).status_code == 200
+
+
+def active_run(http: httpx.Client, agent_id: str, timeout_s: float = 10.0) -> dict[str, Any]:
+    """Wait for the agent's one active run (created or running) and return it."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        runs = http.get("/v1/runs/active", params={"agent_id": agent_id}).json()
+        if runs:
+            return runs[0]  # type: ignore[no-any-return]
+        time.sleep(0.05)
+    raise AssertionError("no active run appeared")
+
+
+def test_busy_conversation_gets_409_with_the_run_id(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent = make_agent(client)
+    conv = client.conversations.create(agent_id=agent.id)
+    mock_llm.script(Reply.delay(2.0, then=Reply.text("slow")), Reply.text("default thread is free"))
+    with ThreadPoolExecutor(1) as pool:
+        first = pool.submit(send, http, conv.id, "slow one")
+        run = active_run(http, agent.id)
+        assert run["conversation_id"] == conv.id
+        for streaming in (False, True):
+            busy = http.post(
+                f"/v1/conversations/{conv.id}/messages",
+                json={"messages": [{"role": "user", "content": "me too"}], "streaming": streaming},
+            )
+            assert busy.status_code == 409, busy.text
+            assert busy.json()["run_id"] == run["id"] and "CONFLICT" in busy.json()["detail"]
+        # Another thread of the same agent has its own key: the default thread is not busy.
+        assert send(http, "default", "meanwhile", agent_id=agent.id)["stop_reason"]["stop_reason"] == "end_turn"
+        assert first.result()["stop_reason"]["stop_reason"] == "end_turn"
+    history = client.conversations.messages.list(conv.id, order="asc").items
+    assert [m.message_type for m in history] == ["system_message", "user_message", "assistant_message"]
+
+
+def test_cancel(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent = make_agent(client)
+    conv = client.conversations.create(agent_id=agent.id)
+    idle = http.post(f"/v1/conversations/{conv.id}/cancel")
+    assert idle.status_code == 409
+    assert idle.json() == {"detail": f"CONFLICT: No active runs to cancel for conversation {conv.id}"}
+
+    mock_llm.script(Reply.delay(2.0, then=Reply.text("too late")))
+    with ThreadPoolExecutor(1) as pool:
+        first = pool.submit(send, http, conv.id, "slow one")
+        run = active_run(http, agent.id)
+        # The default thread's cancel (Letta Code sends the agent id as the path) leaves conversations alone.
+        assert http.post(f"/v1/conversations/{agent.id}/cancel").status_code == 409
+        assert http.post("/v1/conversations/default/cancel", params={"agent_id": agent.id}).status_code == 409
+        assert client.runs.retrieve(run["id"]).status in ("created", "running")
+        assert client.conversations.cancel(conv.id) == {run["id"]: "cancelled"}
+        first.result()
+    assert client.runs.retrieve(run["id"]).status == "cancelled"
+
+
+def test_streamed_send_and_the_conversation_model(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent = make_agent(client)
+    conv = client.conversations.create(
+        agent_id=agent.id,
+        model="openai/gpt-4o",
+        model_settings={"provider_type": "openai", "temperature": 0.25},
+    )
+    assert conv.model == "openai/gpt-4o" and conv.model_settings is not None
+    mock_llm.script(Reply.text("streamed hello"))
+    stream = client.conversations.messages.create(conv.id, messages=[{"role": "user", "content": "hi"}])
+    kinds = [chunk.message_type for chunk in stream]
+    assert kinds == ["ping", "assistant_message", "stop_reason", "usage_statistics"]
+    sent = mock_llm.requests[-1]
+    assert sent["model"] == "gpt-4o" and sent["temperature"] == 0.25  # the conversation's model, not the agent's
+    runs = http.get("/v1/runs/", params={"agent_id": agent.id}).json()
+    assert [(r["conversation_id"], r["metadata"]["run_type"]) for r in runs] == [(conv.id, "send_conversation_message")]
+    assert client.conversations.retrieve(conv.id).last_message_at is not None
+
+    mock_llm.script(Reply.text("override wins"))
+    send(http, conv.id, "again", override_model=MODEL)
+    assert mock_llm.requests[-1]["model"] == "gpt-4o-mini"
