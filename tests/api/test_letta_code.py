@@ -142,3 +142,18 @@ def test_a_cut_stream_is_resumed_to_the_whole_answer(cli: LettaCode, mock_llm: M
     assert resume.path.startswith("/v1/runs/run-") or resume.path.startswith("/v1/conversations/")
     assert resume.body["starting_after"] > 0  # from where the cut left it, not from the start
     assert len(mock_llm.requests) == 1  # the run went on; nothing was asked twice
+
+
+def test_stream_json_output(cli: LettaCode, mock_llm: MockLLM) -> None:
+    mock_llm.script(Reply.text("Streaming works fine."))
+    result = cli.run("-p", "Stream it", "--new-agent", "-m", MODEL, "--output-format", "stream-json", "--yolo")
+    assert result.returncode == 0, result.stderr + result.stdout
+    events = result.events()
+    assert events[0]["type"] == "system" and events[0]["subtype"] == "init"
+    pieces = [e for e in events if e.get("message_type") == "assistant_message"]
+    assert len(pieces) > 1  # token by token, as memlet streamed them
+    assert "".join(str(e["content"]) for e in pieces) == "Streaming works fine."
+    assert len({e["id"] for e in pieces}) == 1  # fragments of one message
+    stop = next(e for e in events if e.get("message_type") == "stop_reason")
+    assert stop["stop_reason"] == "end_turn"
+    assert events[-1]["type"] == "result" and events[-1]["result"] == "Streaming works fine."

@@ -133,3 +133,27 @@ def test_override_model_in_a_conversation_turn(client: Letta, http: Any, mock_ll
         assert response.status_code == 200, response.text
     assert [r["model"] for r in mock_llm.requests] == ["gpt-4o", "gpt-4o-mini"]
     assert client.agents.retrieve(agent.id).model == MODEL  # never written back
+
+
+def test_compaction_in_a_conversation_is_streamed_and_stays_there(client: Letta, http: Any, mock_llm: MockLLM) -> None:
+    agent = make_agent(client, context_window_limit=4000)
+    conversation = http.post("/v1/conversations/", params={"agent_id": agent.id}, json={}).json()["id"]
+    url = f"/v1/conversations/{conversation}/messages"
+    for i in range(8):
+        mock_llm.script(Reply.text(f"reply {i} " + "lorem ipsum " * 40))
+        body = {"input": f"message {i} " + "dolor sit amet " * 40, "streaming": False}
+        assert http.post(url, json=body).status_code == 200
+    mock_llm.script(Reply.text("The summary of the thread."), Reply.text("fine"))
+    body = {"input": "and now? " + "dolor " * 200, "streaming": True, "stream_tokens": True}
+    with http.stream("POST", url, json={**body, "include_compaction_messages": True}) as response:
+        assert response.status_code == 200, response.read()
+        events = [json.loads(line[6:]) for line in response.iter_lines() if line.startswith("data: {")]
+    kinds = [e.get("message_type") for e in events if e.get("message_type") != "ping"]
+    assert kinds.index("event_message") < kinds.index("summary_message") < kinds.index("assistant_message")
+    summary = next(e for e in events if e.get("message_type") == "summary_message")
+    assert "The summary of the thread." in summary["summary"]
+    # The summary opens the conversation's window, and the agent's own default thread never saw it.
+    assert "The summary of the thread." in json.dumps(mock_llm.requests[-1]["messages"][1])
+    mock_llm.script(Reply.text("default"))
+    client.agents.messages.create(agent.id, input="hello default")
+    assert "The summary of the thread." not in json.dumps(mock_llm.requests[-1]["messages"])
