@@ -48,10 +48,9 @@ def user_content(content: list[dict[str, Any]] | None) -> str | list[dict[str, A
         if part.get("type") == "text":
             parts.append({"type": "text", "text": str(part.get("text", ""))})
         elif part.get("type") == "image" and (url := image_url(part.get("source") or {})):
-            image: dict[str, Any] = {"url": url}
-            if (part.get("source") or {}).get("detail"):
-                image["detail"] = part["source"]["detail"]
-            parts.append({"type": "image_url", "image_url": image})
+            # As Letta sends them; a URL image is passed as its URL (Letta fetched it; the provider can too).
+            detail = (part.get("source") or {}).get("detail") or "auto"
+            parts.append({"type": "image_url", "image_url": {"url": url, "detail": detail}})
     return parts
 
 

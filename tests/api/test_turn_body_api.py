@@ -87,8 +87,8 @@ def test_images_in_user_content_reach_the_model(client: Letta, mock_llm: MockLLM
     user = [m for m in mock_llm.requests[-1]["messages"] if m["role"] == "user"][-1]
     assert user["content"] == [
         {"type": "text", "text": "What is in these pictures?"},
-        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
-        {"type": "image_url", "image_url": {"url": "https://example.com/cat.jpg"}},
+        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}", "detail": "auto"}},
+        {"type": "image_url", "image_url": {"url": "https://example.com/cat.jpg", "detail": "auto"}},
     ]
 
 
