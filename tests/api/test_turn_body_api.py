@@ -157,3 +157,30 @@ def test_compaction_in_a_conversation_is_streamed_and_stays_there(client: Letta,
     mock_llm.script(Reply.text("default"))
     client.agents.messages.create(agent.id, input="hello default")
     assert "The summary of the thread." not in json.dumps(mock_llm.requests[-1]["messages"])
+
+
+VIEW_IMAGE = {"name": "ViewImage", "description": "Look at an image file.", "parameters": {"type": "object"}}
+
+
+def test_a_client_tool_return_with_an_image(client: Letta, mock_llm: MockLLM) -> None:
+    # Letta Code's ViewImage answers with text and image parts; the model gets the text and a placeholder.
+    agent = make_agent(client)
+    mock_llm.script(Reply.tool_call("ViewImage", {"path": "cat.png"}, id="call_img"))
+    first = client.agents.messages.create(agent.id, input="look", client_tools=[VIEW_IMAGE])  # type: ignore[list-item]
+    assert first.stop_reason.stop_reason == "requires_approval"
+    parts = [
+        {"type": "text", "text": "cat.png, 2x2 pixels"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+    ]
+    result = {"type": "tool", "tool_call_id": "call_img", "tool_return": parts, "status": "success"}
+    mock_llm.script(Reply.text("A tiny cat."))
+    response = client.agents.messages.create(
+        agent.id,
+        messages=[{"type": "approval", "approvals": [result]}],  # type: ignore[list-item]
+        client_tools=[VIEW_IMAGE],  # type: ignore[list-item]
+    )
+    assert response.stop_reason.stop_reason == "end_turn"
+    (tool,) = [m for m in mock_llm.requests[1]["messages"] if m["role"] == "tool"]
+    sent = json.loads(tool["content"] if isinstance(tool["content"], str) else tool["content"][0]["text"])
+    assert sent["status"] == "OK" and sent["message"] == "cat.png, 2x2 pixels [Image omitted]"
+    assert PNG not in json.dumps(mock_llm.requests[1])
