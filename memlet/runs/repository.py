@@ -226,7 +226,7 @@ class RunRepository:
 
 
 def _scoped(stmt: Any, agent_id: str | None, conversation_id: str | None) -> Any:
-    """Runs of a conversation, or of an agent's default thread (no conversation) when only the agent is given."""
+    """Runs of a conversation, or every run of the agent when only the agent is given (Letta's default mode)."""
     if conversation_id is not None:
         return stmt.where(orm.Run.conversation_id == conversation_id)
     if agent_id is not None:

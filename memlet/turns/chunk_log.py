@@ -2,13 +2,15 @@
 
 Numbering writes the chunk's seq_id into its ``"seq_id":null`` field, as Letta does for background streams
 (stop_reason, usage and error chunks have no such field and are numbered silently). Chunks are appended in
-batches so a token stream is not one INSERT per token: a batch is written when it holds ``FLUSH_CHUNKS`` chunks,
-``FLUSH_DELAY_S`` after its first chunk, or at once for the final ``[DONE]``. Batches are written in order by one
+batches so a token stream is not one INSERT per token: a chunk arriving after a quiet spell (no write for
+``FLUSH_DELAY_S``, e.g. the first ping) is written at once; otherwise a batch is written when it holds
+``FLUSH_CHUNKS`` chunks or ``FLUSH_DELAY_S`` after its first chunk; the final ``[DONE]`` is written at once. Batches are written in order by one
 writer per run, so a reader polling ``seq_id > last`` never sees a gap.
 """
 
 import asyncio
 import contextlib
+import time
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -41,6 +43,7 @@ class ChunkLog:
         self._buffer: list[Chunk] = []
         self._lock = asyncio.Lock()
         self._timer: asyncio.Task[None] | None = None
+        self._flushed_at = 0.0
 
     async def write(self, chunk: str) -> str:
         """Number `chunk`, queue it for the log and return it as numbered."""
@@ -48,7 +51,8 @@ class ChunkLog:
         text = numbered(chunk, self.seq)
         final = chunk == DONE
         self._buffer.append(Chunk(seq_id=self.seq, data=text, final=final))
-        if final or len(self._buffer) >= FLUSH_CHUNKS:
+        quiet = len(self._buffer) == 1 and time.monotonic() - self._flushed_at >= FLUSH_DELAY_S
+        if final or quiet or len(self._buffer) >= FLUSH_CHUNKS:
             await self.flush()
         elif self._timer is None:
             self._timer = asyncio.create_task(self._flush_soon(), name=f"chunk flush {self.run_id}")
@@ -62,6 +66,7 @@ class ChunkLog:
     async def flush(self) -> None:
         async with self._lock:
             batch, self._buffer = self._buffer, []
+            self._flushed_at = time.monotonic()
             if not batch:
                 return
             try:

@@ -125,7 +125,7 @@ async def select_run(
 ) -> orm.Run:
     """The run a conversation's resume means: `run_id`; else the run whose request carried `otid` (retried
     briefly, its send may still be starting: 404 after); else the newest created/running run of the
-    conversation, or of the agent's default thread when only `agent_id` is given (400 when there is none)."""
+    conversation, or of the agent when only `agent_id` is given, as Letta's default mode (400 when there is none)."""
     org = actor.organization_id
     if run_id:
         async with maker() as session:

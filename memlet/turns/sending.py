@@ -296,7 +296,8 @@ class SendService:
                 return self.attach(earlier, req)
             raise AgentBusyError(agent_id) from None
         chunks = ChunkLog(self.deps.sessionmaker, run.id)
-        pump = StreamPump(EventRenderer(run.id, view_options(agent_type, req)), chunks, include_pings=req.include_pings)
+        renderer = EventRenderer(run.id, view_options(agent_type, req))
+        pump = StreamPump(renderer, chunks, include_pings=req.include_pings, live=not req.background)
         wait_s = self.deps.settings.stream_lock_wait_s
         self.launch(
             agent_id,

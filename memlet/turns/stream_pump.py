@@ -24,12 +24,13 @@ Item = ev.LoopEvent | BaseException | object
 
 
 class StreamPump:
-    def __init__(self, renderer: EventRenderer, chunks: ChunkLog, *, include_pings: bool) -> None:
+    def __init__(self, renderer: EventRenderer, chunks: ChunkLog, *, include_pings: bool, live: bool = True) -> None:
         self.renderer = renderer
         self.chunks = chunks
         self.include_pings = include_pings
         self.started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.live: asyncio.Queue[str | None] = asyncio.Queue()
+        self._keep_live = live  # a background stream's reader reads the log: keep no copy nobody reads
         self.ended = False
 
     @property
@@ -70,7 +71,9 @@ class StreamPump:
 
     async def _emit(self, chunks: list[str]) -> None:
         for chunk in chunks:
-            self.live.put_nowait(await self.chunks.write(chunk))
+            text = await self.chunks.write(chunk)
+            if self._keep_live:
+                self.live.put_nowait(text)
 
     async def live_chunks(self) -> AsyncIterator[str]:
         """This process's copy of the run's chunks, with keep-alive pings while it is silent."""

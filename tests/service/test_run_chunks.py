@@ -1,0 +1,133 @@
+"""The chunk log of streamed runs: batched appends, the ending a swept run's log gets, pruning after 3 hours."""
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import select, update
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from memlet import ids, migrations
+from memlet.actor import Actor
+from memlet.config import Settings
+from memlet.db import models as orm
+from memlet.db.embedded import EmbeddedPostgres
+from memlet.db.engine import create_engine, create_sessionmaker
+from memlet.errors import BadRequestError
+from memlet.runs.chunk_repository import RunChunkRepository
+from memlet.runs.schemas import RetrieveStreamRequest
+from memlet.turns import chunk_log
+from memlet.turns.chunk_log import ChunkLog, prune
+from memlet.turns.lifecycle import LOST_MESSAGE, sweep
+from memlet.turns.resume import follow, select_run, stream_selected
+from tests.service.loop_factories import LoopEnv, loop_env
+from tests.service.test_run_leases import LEASE_S, ME, POLICY, add_run
+
+__all__ = ["loop_env"]
+
+PING = '{"message_type":"ping","seq_id":null}'
+
+
+@pytest.fixture(scope="module")
+def settings(settings: Settings, embedded_pg: EmbeddedPostgres, pg_uri: str) -> Iterator[Settings]:
+    """A database of its own: the session's live server sweeps and prunes the shared one."""
+    name = "memlet_run_chunks"
+    embedded_pg.psql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE); CREATE DATABASE "{name}";')
+    uri = make_url(pg_uri).set(database=name).render_as_string(hide_password=False)
+    asyncio.run(migrations.upgrade(uri))
+    yield settings.model_copy(update={"pg_uri": uri})
+    embedded_pg.psql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE);')
+
+
+@pytest.fixture
+async def maker(settings: Settings) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
+    engine = create_engine(settings.pg_uri or "", settings)
+    yield create_sessionmaker(engine)
+    await engine.dispose()
+
+
+async def test_a_token_stream_is_appended_in_batches(
+    loop_env: LoopEnv, maker: async_sessionmaker[AsyncSession], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_id = await add_run(loop_env, await loop_env.agent(), background=True)
+    appends: list[int] = []
+    original = RunChunkRepository.append
+
+    async def counting(self: RunChunkRepository, run: str, chunks: Any) -> None:
+        appends.append(len(chunks))
+        await original(self, run, chunks)
+
+    monkeypatch.setattr(RunChunkRepository, "append", counting)
+    log = ChunkLog(maker, run_id)
+    written = [await log.write(f"data: {PING}\n\n") for _ in range(120)]
+    await log.write(chunk_log.DONE)
+    assert written[0] == 'data: {"message_type":"ping","seq_id":1}\n\n' and '"seq_id":120' in written[-1]
+    assert sum(appends) == 121 and len(appends) <= 4  # 50 + 50 + the rest with [DONE], not 121 INSERTs
+    replay = [c async for c in follow(maker, run_id, starting_after=100)]
+    assert replay == [*written[100:], chunk_log.DONE]
+
+
+async def test_the_sweep_ends_the_log_of_a_run_whose_worker_died(
+    loop_env: LoopEnv, maker: async_sessionmaker[AsyncSession]
+) -> None:
+    agent = await loop_env.agent()
+    run_id = await add_run(loop_env, agent, background=True, worker_id="worker-gone")
+    silent = await add_run(loop_env, agent, background=True, worker_id="worker-gone")  # never streamed
+    log = ChunkLog(maker, run_id)
+    await log.write(f"data: {PING}\n\n")
+    await log.close()
+    assert sorted(await sweep(maker, ME, LEASE_S, policy=POLICY)) == sorted([run_id, silent])
+    async with maker() as session:
+        assert await RunChunkRepository(session).tail(run_id) == (4, True)  # stored, not invented by the reader
+    tail = [c async for c in follow(maker, run_id, starting_after=1)]
+    assert tail[0] == 'data: {"message_type":"stop_reason","stop_reason":"error"}\n\n'
+    assert tail[1].startswith("event: error\ndata: ") and '"run_id":"' + run_id in tail[1]
+    assert LOST_MESSAGE in tail[1]
+    assert tail[2] == chunk_log.DONE and len(tail) == 3
+    async with maker() as session:
+        assert await RunChunkRepository(session).tail(silent) == (0, False)  # no log, nothing invented
+
+
+async def test_logs_older_than_three_hours_are_pruned(
+    loop_env: LoopEnv, maker: async_sessionmaker[AsyncSession]
+) -> None:
+    agent = await loop_env.agent()
+    old = await add_run(loop_env, agent, background=True)
+    new = await add_run(loop_env, agent, background=True)
+    for run_id in (old, new):
+        log = ChunkLog(maker, run_id)
+        await log.write(chunk_log.DONE)
+    async with maker() as session, session.begin():
+        past = datetime.now(UTC) - timedelta(hours=3, minutes=1)
+        await session.execute(update(orm.RunChunk).where(orm.RunChunk.run_id == old).values(created_at=past))
+    assert await prune(maker) >= 1
+    async with maker() as session:
+        left = await session.scalars(select(orm.RunChunk.run_id).where(orm.RunChunk.run_id.in_([old, new])))
+        assert list(left) == [new]
+
+
+async def test_a_conversation_resume_selects_by_run_id_otid_or_the_newest_active_run(
+    loop_env: LoopEnv, maker: async_sessionmaker[AsyncSession]
+) -> None:
+    agent = await loop_env.agent()
+    actor = Actor(ids.DEFAULT_USER_ID, agent.organization_id)
+    done = await add_run(loop_env, agent, background=True, status="completed", otids=["otid-a", "otid-b"])
+    active = await add_run(loop_env, agent, background=True, conversation_id="conv-x")
+    for run_id in (done, active):
+        log = ChunkLog(maker, run_id)
+        await log.write(f"data: {PING}\n\n")
+        await log.write(chunk_log.DONE)
+
+    async def read(req: RetrieveStreamRequest, **scope: str) -> list[str]:
+        return [c async for c in await stream_selected(maker, actor, req, **scope)]
+
+    by_otid = await read(RetrieveStreamRequest(otid="otid-b"), agent_id=agent.id)
+    assert by_otid == [f"data: {PING.replace('null', '1')}\n\n", chunk_log.DONE]
+    assert await read(RetrieveStreamRequest(run_id=active, starting_after=1)) == [chunk_log.DONE]
+    newest = await select_run(maker, actor, conversation_id="conv-x")
+    assert newest.id == active
+    with pytest.raises(BadRequestError, match="No active runs found for this conversation"):
+        await select_run(maker, actor, conversation_id="conv-empty")
