@@ -49,6 +49,30 @@ def _with_thinking(message: dict[str, Any], row: orm.Message) -> dict[str, Any]:
     return {**message, THINKING_BLOCKS_KEY: blocks} if blocks else message
 
 
+def image_url(source: dict[str, Any]) -> str | None:
+    """The URL an OpenAI-style model is given for a stored image source (a data: URL for inline data)."""
+    if source.get("type") == "url":
+        return str(source.get("url") or "") or None
+    if source.get("data"):  # base64, or a Letta file image that carries its bytes
+        return f"data:{source.get('media_type') or 'image/png'};base64,{source['data']}"
+    return None  # a Letta file reference without data: memlet has no file store to read it from
+
+
+def user_content(content: list[dict[str, Any]] | None) -> str | list[dict[str, Any]]:
+    """A user message's content: plain text, or text and image_url parts when it carries images."""
+    if not any(part.get("type") == "image" for part in content or []):
+        return text_parts(content)
+    parts: list[dict[str, Any]] = []
+    for part in content or []:
+        if part.get("type") == "text":
+            parts.append({"type": "text", "text": str(part.get("text", ""))})
+        elif part.get("type") == "image" and (url := image_url(part.get("source") or {})):
+            # As Letta sends them; a URL image is passed as its URL (Letta fetched it; the provider can too).
+            detail = (part.get("source") or {}).get("detail") or "auto"
+            parts.append({"type": "image_url", "image_url": {"url": url, "detail": detail}})
+    return parts
+
+
 def _wire_calls(calls: list[dict[str, Any]], thinking: str | None) -> list[dict[str, Any]]:
     wired = []
     for call in calls:
@@ -88,7 +112,9 @@ def to_openai_messages(system_text: str, rows: Sequence[orm.Message], agent_type
             out.append(_with_thinking({"role": "assistant", "content": content, "tool_calls": calls}, row))
         elif row.role == "tool":
             out.append({"role": "tool", "tool_call_id": wire_tool_call_id(row.tool_call_id or ""), "content": text})
-        elif row.role in ("user", "summary"):
+        elif row.role == "user":
+            out.append({"role": "user", "content": user_content(row.content)})
+        elif row.role == "summary":
             out.append({"role": "user", "content": text})
         elif row.role == "system":
             out.append({"role": "system", "content": text})

@@ -40,6 +40,8 @@ _TOKENS_PER_MESSAGE = 3
 _TOKENS_PER_NAME = 1
 _REPLY_PRIMING = 3
 _TOKENS_PER_FIELD = 2
+# One image in a prompt: OpenAI's cost of a high-detail 512x512 tile set (85 base + 4 tiles of 170).
+IMAGE_TOKENS = 765
 
 
 class Encoder(Protocol):
@@ -120,6 +122,8 @@ def _content_tokens(content: Any) -> int:
         for part in content:
             if isinstance(part, dict) and isinstance(part.get("text"), str):
                 total += count_tokens(part["text"])
+            elif isinstance(part, dict) and part.get("type") == "image_url":
+                total += IMAGE_TOKENS  # not its URL: a data: URL's base64 is not what the model counts
             else:
                 total += count_tokens(_as_text(part))
         return total

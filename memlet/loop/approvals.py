@@ -6,7 +6,6 @@ they run when the client answers, right after the approved ones. Cancelling a ru
 is in `cancel.py`.
 """
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,6 +15,7 @@ from memlet.llm.types import ToolCall
 from memlet.loop.agent_state import LoopState
 from memlet.loop.response import DENIAL_PREFIX, StepContext, StepResult, parse_args, run_call
 from memlet.loop.tool_dispatch import ToolOutcome, failure
+from memlet.messages.content import tool_return_to_text
 from memlet.messages.packing import pack_tool_return
 from memlet.messages.requests import ApprovalCreate, ToolReturnCreate
 
@@ -73,7 +73,9 @@ def check_approval(state: LoopState, items: list[Any] | None) -> orm.Message | N
 
 
 def _client_return(ctx: StepContext, call_id: str, item: Any) -> tuple[dict[str, Any], ToolOutcome]:
-    text = item.tool_return if isinstance(item.tool_return, str) else json.dumps(item.tool_return)
+    # Multi-part results (text and images, e.g. Letta Code's ViewImage) reach the model as text with a placeholder
+    # per image, as Letta sends tool returns to chat-completion models.
+    text = tool_return_to_text(item.tool_return) or ""
     outcome = ToolOutcome(item.status == "success", text, item.stdout or [], item.stderr or [])
     stored = {
         "type": "tool",

@@ -140,9 +140,14 @@ async def commit_compaction(
     plan: CompactionPlan,
     window: int,
     tokens_after: int | None = None,
-) -> None:
+    role: str = "user",
+) -> StoredMessage | None:
     """Insert the summary right after the system message and shrink message_ids (or, in a conversation, its
-    window) to the kept rows. The evicted rows stay in the history, in their original order."""
+    window) to the kept rows. The evicted rows stay in the history, in their original order.
+
+    The summary row has the `user` role, or `summary` when the client asked for compaction messages (as Letta
+    stores it then); it is returned for the stream (None when the agent is gone or nothing was summarized).
+    """
     agent = state.agent
     conversation = state.conversation
     async with maker() as session, session.begin():
@@ -150,14 +155,15 @@ async def commit_compaction(
         repo = LoopRepository(session)
         fresh = await repo.agents.reload(agent.id)
         if fresh is None:
-            return
+            return None
         current = None
         if conversation is not None:
             current = await repo.conversations.find(agent.organization_id, conversation.id)
             if current is None:
-                return
+                return None
         kept_ids = [r.id for r in plan.kept]
         summary_ids: list[str] = []
+        stored: StoredMessage | None = None
         if plan.summary is not None:
             stats: dict[str, Any] = {
                 "trigger": "context_window_exceeded",
@@ -171,7 +177,7 @@ async def commit_compaction(
                 id=ids.new_id(ids.Prefix.MESSAGE),
                 organization_id=agent.organization_id,
                 agent_id=agent.id,
-                role="user",
+                role=role,
                 content=[
                     {"type": "text", "text": summary_text(plan.summary, plan.evicted_count, stats, agent.timezone)}
                 ],
@@ -180,13 +186,15 @@ async def commit_compaction(
             )
             await repo.messages.add([row])
             summary_ids = [row.id]
+            stored = StoredMessage.model_validate(row)
         if conversation is not None and current is not None:
             conversation_window = [state.messages[0].id, *summary_ids, *kept_ids]
             await repo.conversations.link_messages(conversation.id, summary_ids)
             await repo.conversations.set_message_ids(current, conversation_window)
             await refresh_conversation_system_message(session, fresh, current)
-            return
+            return stored
         system_id = (fresh.message_ids or [state.messages[0].id])[0]
         fresh.message_ids = [system_id, *summary_ids, *kept_ids]
         await session.flush()
         await refresh_system_message(session, fresh, update_timestamp=True, with_rules=True)
+    return stored

@@ -51,6 +51,11 @@ class RunOptions:
     override_model: str | None = None
     llm_config_override: dict[str, Any] | None = None
     client_tools: list[dict[str, Any]] = field(default_factory=list)
+    # Skills the client can load ({name, description, location}): listed in this request's system prompt only.
+    client_skills: list[dict[str, Any]] = field(default_factory=list)
+    # Stream a compaction as an event_message plus a summary_message (Letta Code asks for it) instead of a
+    # user_message; the summary is then stored with the `summary` role, as Letta does.
+    include_compaction_messages: bool = False
     run_metadata: dict[str, Any] | None = None
     request_config: dict[str, Any] | None = None
     background: bool = False

@@ -2,6 +2,7 @@
 
 MessagesCommitted   after each step's commit: the step's new messages, oldest first (never the user's input)
 TokenDelta          only with stream_tokens: a text / reasoning / tool-call / approval-request fragment
+CompactionStarted   only with include_compaction_messages: a compaction happened (then its summary is committed)
 RunFinished         the run ended normally (end_turn, max_steps, tool_rule, requires_approval, cancelled)
 RunFailed           the run ended with an error (llm_api_error, no_tool_call, invalid_llm_response, error ...)
 """
@@ -37,6 +38,19 @@ class TokenDelta:
 
 
 @dataclass(frozen=True)
+class CompactionStarted:
+    """Only with `include_compaction_messages`: the buffer was compacted in `step_id` (an event_message).
+
+    Yielded once the summary is written, just before the MessagesCommitted that carries the summary row.
+    """
+
+    step_id: str
+    trigger: str
+    context_token_estimate: int | None
+    context_window: int
+
+
+@dataclass(frozen=True)
 class RunFinished:
     stop_reason: str
     usage: dict[str, Any] = field(default_factory=dict)
@@ -50,4 +64,4 @@ class RunFailed:
     usage: dict[str, Any] = field(default_factory=dict)
 
 
-LoopEvent = MessagesCommitted | TokenDelta | RunFinished | RunFailed
+LoopEvent = MessagesCommitted | TokenDelta | CompactionStarted | RunFinished | RunFailed

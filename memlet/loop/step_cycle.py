@@ -14,6 +14,7 @@ from memlet.loop.llm_call import DeltaLabels, call_llm, request_tools, stored_sy
 from memlet.loop.response import StepResult, handle_response, needs_approval
 from memlet.loop.run_tracker import RunState
 from memlet.loop.summarizer import plan_compaction
+from memlet.prompt.skills import with_skills
 
 
 def _step_row(run: RunState, agent: orm.Agent, step_id: str, window: int) -> orm.Step:
@@ -53,20 +54,27 @@ async def llm_step(run: RunState, state: LoopState, outcome: list[StepResult]) -
         window=window,
         limit=prompt_budget(window, agent.llm_config.get("max_tokens")),
     )
+    step_id = ids.new_id(ids.Prefix.STEP)
     if plan is not None:
-        await commit_compaction(run.deps.sessionmaker, state=state, plan=plan, window=window)
+        shown = run.options.include_compaction_messages
+        role = "summary" if shown else "user"
+        summary = await commit_compaction(run.deps.sessionmaker, state=state, plan=plan, window=window, role=role)
         state = await run.load()
         run.needs_reload = True
-    step_id = ids.new_id(ids.Prefix.STEP)
+        if summary is not None:
+            if shown:
+                yield ev.CompactionStarted(step_id, "context_window_exceeded", plan.tokens_before, window)
+            yield ev.MessagesCommitted([summary.model_copy(update={"step_id": step_id})])
     ctx = run.step_context(state, step_id)
     step = _step_row(run, agent, step_id, window)
     assistant_id = ids.new_id(ids.Prefix.MESSAGE)
     result_box: list[Any] = []
+    system_text = with_skills(stored_system_text(state), state.blocks, run.options.client_skills)
     try:
         async for delta in call_llm(
             run.llm,
             state,
-            stored_system_text(state),
+            system_text,
             run.pending,
             tools,
             tool_choice,

@@ -65,7 +65,8 @@ def _tokens(
 def _transcript(rows: Sequence[Any], agent_type: str) -> str:
     lines = []
     for message in to_openai_messages("", rows, agent_type)[1:]:
-        text = message.get("content") or ""
+        content = message.get("content") or ""
+        text = content if isinstance(content, str) else " ".join(p.get("text", "[image]") for p in content)
         for call in message.get("tool_calls") or []:
             text += f" [called {call['function']['name']}({call['function']['arguments']})]"
         lines.append(f"{message['role']}: {text}")

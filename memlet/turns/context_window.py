@@ -36,7 +36,7 @@ async def context_window(
     buffer = rows[1:]
     chat = to_openai_messages(system_text, buffer, agent.agent_type)[1:]
     summary = None
-    if buffer and buffer[0].role == "user" and _SUMMARY_MARKER in text_parts(buffer[0].content):
+    if buffer and buffer[0].role in ("user", "summary") and _SUMMARY_MARKER in text_parts(buffer[0].content):
         summary = text_parts(buffer[0].content)
 
     def tokens(text: str | None) -> int:

@@ -18,6 +18,7 @@ from memlet.loop.deps import LoopDeps
 from memlet.loop.llm_call import build_chat_request, request_tools, stored_system_text
 from memlet.loop.runner import input_row
 from memlet.messages.requests import LettaRequest, MessageCreate
+from memlet.prompt.skills import with_skills
 from memlet.tools.solver import ToolRulesSolver
 
 
@@ -50,6 +51,8 @@ async def preview_request(
     solver = ToolRulesSolver.from_stored(agent.tool_rules)
     client_tools = [t.model_dump() for t in req.client_tools or []]
     tools, _, tool_choice = request_tools(state, solver, client_tools)
-    request = build_chat_request(state, stored_system_text(state), pending, tools, tool_choice)
+    skills = [s.model_dump() for s in req.client_skills or []]
+    system_text = with_skills(stored_system_text(state), state.blocks, skills)
+    request = build_chat_request(state, system_text, pending, tools, tool_choice)
     async with deps.llm_for(agent.llm_config, actor.organization_id) as llm:
         return request_body(llm, request)

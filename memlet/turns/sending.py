@@ -77,6 +77,7 @@ def view_options(agent_type: str, req: LettaRequest) -> ViewOptions:
         assistant_message_tool_kwarg=req.assistant_message_tool_kwarg,
         include_types=req.include_return_message_types,
         reasoning_source="non_reasoner_model" if v2 else "reasoner_model",
+        summary_as_user=not req.include_compaction_messages,
     )
 
 
@@ -203,6 +204,8 @@ class SendService:
             override_model=req.override_model,
             llm_config_override=llm_override,
             client_tools=[t.model_dump() for t in req.client_tools or []],
+            client_skills=[s.model_dump() for s in req.client_skills or []],
+            include_compaction_messages=req.include_compaction_messages,
             run_metadata=run.metadata_,
             request_config=run.request_config,
             background=bool(run.background),

@@ -5,6 +5,7 @@ ends with ``stop_reason``, then ``usage_statistics`` (success only), then ``data
 fragments of a message share its ``id``; when the step commits, the parts already streamed are not sent again.
 """
 
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -16,6 +17,7 @@ from memlet.loop import events as ev
 from memlet.messages.schemas import (
     ApprovalRequestMessage,
     AssistantMessage,
+    EventMessage,
     LettaErrorMessage,
     LettaMessage,
     LettaStopReason,
@@ -57,6 +59,8 @@ class ViewOptions:
     assistant_message_tool_kwarg: str = "message"
     include_types: Sequence[MessageType | str] | None = None
     reasoning_source: str = "reasoner_model"
+    # A compaction's summary as a summary_message (the request's include_compaction_messages), else a user_message.
+    summary_as_user: bool = True
 
 
 def public_views(rows: Sequence[StoredMessage], opts: ViewOptions) -> list[LettaMessage]:
@@ -67,6 +71,7 @@ def public_views(rows: Sequence[StoredMessage], opts: ViewOptions) -> list[Letta
         assistant_message_tool_name=opts.assistant_message_tool_name,
         assistant_message_tool_kwarg=opts.assistant_message_tool_kwarg,
         text_is_assistant=opts.text_is_assistant,
+        summary_as_user=opts.summary_as_user,
     )
     return filter_message_types(views, opts.include_types)
 
@@ -82,6 +87,24 @@ def delta_view(delta: ev.TokenDelta, run_id: str, reasoning_source: str = "reaso
     if delta.kind == "approval":
         return ApprovalRequestMessage(**common, tool_call=fragment, tool_calls=fragment)
     return ToolCallMessage(**common, tool_call=fragment, tool_calls=fragment)
+
+
+def compaction_event(event: ev.CompactionStarted, run_id: str) -> EventMessage:
+    """The event_message announcing a compaction (Letta Code shows it with the summary_message that follows)."""
+    data = {
+        "trigger": event.trigger,
+        "context_token_estimate": event.context_token_estimate,
+        "context_window": event.context_window,
+    }
+    message_id = f"message-{uuid.uuid5(uuid.NAMESPACE_URL, f'{run_id}/{event.step_id}/compaction')}"
+    return EventMessage(
+        id=message_id,
+        date=datetime.now(UTC),
+        event_type="compaction",
+        event_data=data,
+        run_id=run_id,
+        step_id=event.step_id,
+    )
 
 
 def error_message(run_id: str, error: BaseException, error_type: str | None = None) -> LettaErrorMessage:
@@ -112,6 +135,9 @@ class EventRenderer:
         if isinstance(event, ev.MessagesCommitted):
             views = public_views(event.messages, self.opts)
             return [sse(v) for v in views if (v.id, v.message_type) not in self._streamed]
+        if isinstance(event, ev.CompactionStarted):
+            view = compaction_event(event, self.run_id)
+            return [sse(view)] if self._wanted(view.message_type) else []
         if isinstance(event, ev.RunFinished):
             return [sse(stop_reason(event.stop_reason)), sse(usage_of(event.usage)), DONE]
         return self.failure(event.error, event.stop_reason, event.error_type)
