@@ -31,6 +31,9 @@ from memlet.messages.repository import MessageRepository
 from memlet.prompt.rebuild import PromptRebuilder
 from memlet.providers.schemas import EmbeddingConfig
 
+# Messages per INSERT: each row binds ~20 parameters and Postgres allows 32,767 per statement.
+MESSAGE_BATCH = 1000
+
 
 @dataclass
 class ImportOptions:
@@ -157,7 +160,7 @@ class ImportService:
         secrets = {key: options.secrets.get(key, "") for key in file_secrets}
         return CreateAgent(
             name=name,
-            agent_type=agent.agent_type,  # type: ignore[arg-type]
+            agent_type=agent.agent_type,
             system=agent.system,
             description=agent.description,
             metadata=agent.metadata,
@@ -195,9 +198,14 @@ class ImportService:
         row = await AgentRepository(self.session).get_or_404(actor.organization_id, state.id)
         placeholder = list(row.message_ids or [])
         messages, in_context = self._messages(actor, row, agent, options)
+        for start in range(0, len(messages), MESSAGE_BATCH):
+            await self.messages.add(messages[start : start + MESSAGE_BATCH])
         if not in_context:
-            return row.id  # no history in the file: the agent keeps its freshly compiled system message
-        await self.messages.add(messages)
+            return row.id  # nothing in context in the file: the agent keeps its freshly compiled system message
+        roles = {m.id: m.role for m in messages}
+        if roles[in_context[0]] != "system":
+            row.message_ids = placeholder[:1] + in_context  # the loop needs a system message first
+            return row.id
         row.message_ids = in_context
         await self.session.flush()
         await self.messages.delete_for_agent(row.id, placeholder)

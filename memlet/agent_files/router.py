@@ -10,10 +10,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, BackgroundTasks, Body, Header, Query, Request
 from fastapi.responses import Response
+from pydantic import ValidationError
 
 from memlet.agent_files.deps import ExportServiceDep, ImportServiceDep
 from memlet.agent_files.import_service import ImportOptions
-from memlet.agent_files.reader import read_agent_file
+from memlet.agent_files.reader import read_agent_file, validation_error
 from memlet.agent_files.schemas import ExportAgentRequest, ImportedAgentsResponse
 from memlet.api.deps import ActorDep, SettingsDep
 from memlet.errors import BadRequestError
@@ -106,7 +107,10 @@ async def import_agent(
     upload = await read_upload(request, settings.max_agent_file_bytes)
     options = import_options(upload.fields, x_override_embedding_model, x_project_id)
     parsed = read_agent_file(upload.data)
-    result = await service.import_file(actor, parsed, options)
+    try:
+        result = await service.import_file(actor, parsed, options)
+    except ValidationError as exc:  # a value the file carries that the target model refuses
+        raise validation_error(exc) from exc
     for file_id in result.file_ids:
         background.add_task(processor.submit, file_id)
     return ImportedAgentsResponse(agent_ids=result.agent_ids)

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from memlet.agents.parts import AgentType
 from memlet.providers.schemas import EmbeddingConfig, LLMConfig, ResponseFormat
 from memlet.tools.rules import ToolRule
 
@@ -139,7 +140,7 @@ class AgentSchema(BaseModel):
 
     id: str
     name: str
-    agent_type: str = "memgpt_v2_agent"
+    agent_type: AgentType = "memgpt_v2_agent"
     system: str | None = None
     description: str | None = None
     metadata: dict[str, Any] | None = None

@@ -83,7 +83,10 @@ class _Collector:
         self.header_field = self.header_value = b""
 
     def on_headers_finished(self) -> None:
-        _, params = parse_options_header(self.part.headers.get("content-disposition", ""))
+        try:
+            _, params = parse_options_header(self.part.headers.get("content-disposition", ""))
+        except UnicodeError as exc:  # the header parser wants latin-1
+            raise BadRequestError("INVALID_ARGUMENT: a form part has an unreadable Content-Disposition") from exc
         self.part.name = params.get(b"name", b"").decode("utf-8", "replace")
         raw_name = params.get(b"filename")
         self.part.file_name = raw_name.decode("utf-8", "replace") if raw_name is not None else None

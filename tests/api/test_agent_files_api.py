@@ -3,6 +3,7 @@ and v2), built-ins survive a file's copy, export carries the whole history with 
 `strip_messages`, and malformed or oversized files give 4xx and leave no rows."""
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,11 @@ def raw(name: str) -> bytes:
 
 
 def import_bytes(client: Letta, data: bytes, **options: Any) -> list[str]:
+    """Import, then wait for the imported files' background embedding (the test's cleanup must not race it)."""
     response = client.agents.import_file(file=("agent.af", data, "application/json"), **options)
+    for agent_id in response.agent_ids:
+        for folder in client.agents.folders.list(agent_id):
+            wait_files(client, folder.id)
     return list(response.agent_ids)
 
 
@@ -127,6 +132,10 @@ def test_export_shape_whole_history_and_scrub(client: Letta, http: httpx.Client)
     agent = document["agents"][0]
     assert agent["id"] == "agent-0" and all(b["id"].startswith("block-") for b in document["blocks"])
     assert len(agent["messages"]) == 91 and len(agent["in_context_message_ids"]) == 11
+    original = json.loads(raw("memgpt_agent_with_convo.af"))
+    by_id = {m["id"]: m for m in agent["messages"]}
+    in_context = [by_id[i]["content"] for i in agent["in_context_message_ids"]]
+    assert in_context == [original["messages"][k]["content"] for k in original["in_context_message_indices"]]
     assert all(t["source_code"] is None for t in document["tools"] if t["tool_type"].startswith("letta_"))
     scrubbed = export(http, agent_id, scrub_messages="true")
     assert scrubbed["agents"][0]["messages"] == [] and scrubbed["agents"][0]["in_context_message_ids"] == []
@@ -142,6 +151,15 @@ def test_export_errors(client: Letta, http: httpx.Client) -> None:
         client.agents.export_file("agent-00000000-0000-4000-8000-000000000000")
 
 
+_VOLATILE = re.compile(r"^- (AGENT_ID|System prompt last recompiled):.*$|_[0-9a-f]{8}(?=[/\"])", re.MULTILINE)
+
+
+def _stable(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A message's content without what differs by design between copies: agent ids, the time of the last
+    prompt compile, and the suffix a folder gets when its name is taken."""
+    return [{**part, "text": _VOLATILE.sub("", part.get("text") or "")} for part in content]
+
+
 def _summary(document: dict[str, Any]) -> dict[str, Any]:
     agent = document["agents"][0]
     by_id = {m["id"]: m for m in agent["messages"]}
@@ -150,22 +168,31 @@ def _summary(document: dict[str, Any]) -> dict[str, Any]:
     return {
         "blocks": [(blocks[b]["label"], blocks[b]["value"], blocks[b]["limit"]) for b in agent["block_ids"]],
         "tools": sorted((tools[t]["name"], tools[t]["source_code"] or "") for t in agent["tool_ids"]),
-        "in_context": [(by_id[i]["role"], by_id[i]["content"]) for i in agent["in_context_message_ids"]],
-        "messages": [(m["role"], m["content"], m["tool_calls"], m["tool_call_id"]) for m in agent["messages"]],
+        "in_context": [(by_id[i]["role"], _stable(by_id[i]["content"])) for i in agent["in_context_message_ids"]],
+        "messages": [(m["role"], _stable(m["content"]), m["tool_calls"], m["tool_call_id"]) for m in agent["messages"]],
         "rules": agent["tool_rules"],
         "tags": sorted(agent["tags"]),
         "system": agent["system"],
     }
 
 
-@pytest.mark.parametrize("name", ["memgpt_agent_with_convo.af", "test_basic_agent_with_blocks_tools_messages_v2.af"])
+@pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_export_import_export_round_trips(client: Letta, http: httpx.Client, name: str) -> None:
-    (first_id,) = import_bytes(client, raw(name), model=MODEL)
+    (first_id,) = import_bytes(client, raw(name), model=MODEL, embedding=EMBEDDING)
     first = export(http, first_id)
-    (second_id,) = import_bytes(client, json.dumps(first).encode(), model=MODEL)
+    (second_id,) = import_bytes(client, json.dumps(first).encode(), model=MODEL, embedding=EMBEDDING)
     second = export(http, second_id)
     assert _summary(second) == _summary(first)
     assert second["agents"][0]["name"] == first["agents"][0]["name"] + "_copy"
+
+
+def test_a_long_legacy_history_imports_whole(client: Letta, http: httpx.Client) -> None:
+    data = json.loads(raw("memgpt_agent_with_convo.af"))
+    turns = [m for m in data["messages"] if m["role"] == "user"][:1] * 2500
+    data["messages"] = data["messages"] + turns
+    (agent_id,) = import_bytes(client, json.dumps(data).encode(), model=MODEL)
+    assert len(export(http, agent_id)["agents"][0]["messages"]) == 91 + 2500
+    assert len(client.agents.retrieve(agent_id).message_ids or []) == 11
 
 
 def test_strip_messages_keeps_only_the_system_message(client: Letta, http: httpx.Client) -> None:
@@ -340,6 +367,11 @@ def test_unknown_import_path_shapes(http: httpx.Client) -> None:
     assert response.status_code == 400
     response = http.post("/v1/agents/import", files={"file": ("a", b"{}")}, data={"secrets": "[1]"})
     assert response.status_code == 400 and "secrets" in response.json()["detail"]
+    body = '--b\r\nContent-Disposition: form-data; name="file"; filename="\U000f28af"\r\n\r\n{}\r\n--b--\r\n'
+    response = http.post(
+        "/v1/agents/import", content=body.encode(), headers={"content-type": "multipart/form-data; boundary=b"}
+    )
+    assert response.status_code == 400  # a header the multipart parser cannot read is the client's error
 
 
 def test_shared_dir_holds_the_six_files() -> None:
