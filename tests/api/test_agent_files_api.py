@@ -85,9 +85,13 @@ def test_every_shared_agent_file_imports_with_its_counts(client: Letta, http: ht
 
 
 def test_files_and_folders_are_reembedded_with_the_target_embedding(client: Letta) -> None:
-    (agent_id,) = import_bytes(client, raw("test_agent_with_files_and_sources.af"), model=MODEL, embedding=EMBEDDING)
+    data = raw("test_agent_with_files_and_sources.af")
+    (agent_id,) = import_bytes(client, data, model=MODEL, x_override_embedding_model=EMBEDDING)
     folders = list(client.agents.folders.list(agent_id))
     assert len(folders) == 1 and folders[0].embedding_config.embedding_model == "text-embedding-3-small"
+    assert "api.openai.com" not in (
+        folders[0].embedding_config.embedding_endpoint or ""
+    )  # the target's, not the file's
     files = wait_files(client, folders[0].id)
     assert len(files) == 2 and {f.processing_status for f in files} == {"completed"}
     assert all((f.chunks_embedded or 0) >= 1 for f in files)
@@ -359,7 +363,7 @@ def test_mcp_tools_without_a_server_import_and_fail_clearly(client: Letta, mock_
     )
     response = client.agents.messages.create(agent_id, messages=[{"role": "user", "content": "search"}])
     returns = [m for m in response.messages if m.message_type == "tool_return_message"]
-    assert returns[0].status == "error" and "web_search_exa" in returns[0].tool_return
+    assert returns[0].status == "error" and "MCP server 'Exa'" in returns[0].tool_return
 
 
 def test_unknown_import_path_shapes(http: httpx.Client) -> None:
