@@ -45,6 +45,7 @@ class LegacyMessage(BaseModel):
 
     role: str
     content: list[dict[str, Any]] | str | None = None
+    text: str | None = None  # early 0.6 releases stored the text here, before `content` parts
     name: str | None = None
     model: str | None = None
     group_id: str | None = None
@@ -91,6 +92,19 @@ class LegacyAgentFile(BaseModel):
     in_context_message_indices: list[int] = Field(default_factory=list)
 
 
+# Rule `type` values of early 0.6 releases, and what they are called now.
+OLD_RULE_TYPES = {
+    "InitToolRule": "run_first",
+    "TerminalToolRule": "exit_loop",
+    "ToolRule": "constrain_child_tools",
+    "require_parent_tools": "parent_last_tool",
+}
+
+
+def _rules(rules: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    return [{**r, "type": OLD_RULE_TYPES.get(str(r.get("type")), r.get("type"))} for r in rules or []]
+
+
 def is_legacy(data: dict[str, Any]) -> bool:
     """A legacy file is a single agent object: it has no `agents` list but agent keys at the top."""
     return "agents" not in data and ("core_memory" in data or "in_context_message_indices" in data)
@@ -127,7 +141,7 @@ def _message(j: int, m: LegacyMessage) -> dict[str, Any]:
         "id": f"message-{j}",
         "type": "message",
         "role": m.role,
-        "content": m.content,
+        "content": m.content if m.content is not None else m.text,
         "name": m.name,
         "model": m.model,
         "group_id": m.group_id,
@@ -188,7 +202,7 @@ def legacy_to_v2(legacy: LegacyAgentFile) -> dict[str, Any]:
         "message_buffer_autoclear": legacy.message_buffer_autoclear,
         "llm_config": _llm_config(legacy.llm_config),
         "embedding_config": legacy.embedding_config,
-        "tool_rules": legacy.tool_rules or [],
+        "tool_rules": _rules(legacy.tool_rules),
         "tags": [t.tag for t in legacy.tags],
         "secrets": secrets,
         "tool_ids": [t["id"] for t in tools],

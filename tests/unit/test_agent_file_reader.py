@@ -87,3 +87,17 @@ def test_v2_ids_must_be_unique_and_well_formed() -> None:
     data["tools"][1]["id"] = "tool-x"
     with pytest.raises(BadRequestError, match=r"tools\.1\.id"):
         read_agent_file(json.dumps(data).encode())
+
+
+def test_early_0_6_files_with_text_messages_and_old_rule_names_convert() -> None:
+    data = legacy("customer_service.af")
+    for message in data["messages"]:
+        message["text"] = message.pop("content")[0]["text"]
+    data["tool_rules"] = [
+        {"tool_name": "send_message", "type": "TerminalToolRule"},
+        {"tool_name": "check_order_status", "type": "InitToolRule"},
+        {"tool_name": "escalate", "type": "ToolRule", "children": ["send_message"]},
+    ]
+    agent = read_agent_file(json.dumps(data).encode()).agents[0]
+    assert [r.type for r in agent.tool_rules or []] == ["exit_loop", "run_first", "constrain_child_tools"]
+    assert agent.messages[0].content == data["messages"][0]["text"]
