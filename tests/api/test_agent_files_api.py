@@ -5,6 +5,7 @@ and v2), built-ins survive a file's copy, export carries the whole history with 
 import json
 import re
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -140,6 +141,13 @@ def test_export_shape_whole_history_and_scrub(client: Letta, http: httpx.Client)
     by_id = {m["id"]: m for m in agent["messages"]}
     in_context = [by_id[i]["content"] for i in agent["in_context_message_ids"]]
     assert in_context == [original["messages"][k]["content"] for k in original["in_context_message_indices"]]
+    # timestamps and tool-call ids are kept; the file's naive times are read as UTC
+    first_call = next(m for m in original["messages"] if m["tool_calls"])
+    exported_call = next(m for m in agent["messages"] if m["tool_calls"])
+    assert exported_call["tool_calls"][0]["id"] == first_call["tool_calls"][0]["id"]
+    assert datetime.fromisoformat(exported_call["created_at"]) == datetime.fromisoformat(
+        first_call["created_at"]
+    ).replace(tzinfo=UTC)
     assert all(t["source_code"] is None for t in document["tools"] if t["tool_type"].startswith("letta_"))
     scrubbed = export(http, agent_id, scrub_messages="true")
     assert scrubbed["agents"][0]["messages"] == [] and scrubbed["agents"][0]["in_context_message_ids"] == []
@@ -188,6 +196,27 @@ def test_export_import_export_round_trips(client: Letta, http: httpx.Client, nam
     second = export(http, second_id)
     assert _summary(second) == _summary(first)
     assert second["agents"][0]["name"] == first["agents"][0]["name"] + "_copy"
+
+
+def test_a_native_agent_round_trips_with_its_turns(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent = client.agents.create(
+        name="native",
+        model=MODEL,
+        embedding=EMBEDDING,
+        memory_blocks=[{"label": "human", "value": "Name: Ada"}, {"label": "persona", "value": "Helpful"}],
+        tags=["t1"],
+        secrets={"API_TOKEN": "secret-value"},
+    )
+    mock_llm.script(Reply.text("first answer"))
+    client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "hi"}])
+    first = export(http, agent.id)
+    assert "secret-value" not in json.dumps(first) and first["agents"][0]["secrets"] == {"API_TOKEN": ""}
+    (copy_id,) = import_bytes(client, json.dumps(first).encode(), model=MODEL)
+    second = export(http, copy_id)
+    assert _summary(second) == _summary(first)
+    mock_llm.script(Reply.text("second answer"))
+    reply = client.agents.messages.create(copy_id, messages=[{"role": "user", "content": "again"}])
+    assert [m.content for m in reply.messages if m.message_type == "assistant_message"] == ["second answer"]
 
 
 def test_a_long_legacy_history_imports_whole(client: Letta, http: httpx.Client) -> None:
