@@ -219,6 +219,22 @@ def test_a_native_agent_round_trips_with_its_turns(client: Letta, http: httpx.Cl
     assert [m.content for m in reply.messages if m.message_type == "assistant_message"] == ["second answer"]
 
 
+def test_every_agent_of_a_file_imports_in_order_sharing_its_blocks(client: Letta) -> None:
+    data = _v2()
+    second = json.loads(json.dumps(data["agents"][0]))
+    second["id"], second["name"] = "agent-1", "second"
+    renumber = {m["id"]: f"message-{100 + i}" for i, m in enumerate(second["messages"])}
+    for message in second["messages"]:
+        message["id"], message["agent_id"] = renumber[message["id"]], "agent-1"
+    second["in_context_message_ids"] = [renumber[i] for i in second["in_context_message_ids"]]
+    data["agents"].append(second)
+    first_id, second_id = import_bytes(client, json.dumps(data).encode(), model=MODEL, append_copy_suffix=False)
+    first, other = (client.agents.retrieve(i, include=["agent.blocks"]) for i in (first_id, second_id))
+    assert (first.name, other.name) == (data["agents"][0]["name"], "second")
+    assert {b.id for b in first.blocks} == {b.id for b in other.blocks}  # one file block, one row
+    assert len(other.message_ids or []) == 7
+
+
 def test_a_long_legacy_history_imports_whole(client: Letta, http: httpx.Client) -> None:
     data = json.loads(raw("memgpt_agent_with_convo.af"))
     turns = [m for m in data["messages"] if m["role"] == "user"][:1] * 2500
