@@ -1,71 +1,18 @@
 """Agent files through the official letta-client against the live server: every shared `.af` imports (legacy
-and v2), built-ins survive a file's copy, export carries the whole history with secrets blanked, round trips,
-`strip_messages`, and malformed or oversized files give 4xx and leave no rows."""
+and v2) with its counts, built-ins survive a file's copy, export carries the whole history with secrets blanked,
+round trips, options (`strip_messages`, names, `override_existing_tools`)."""
 
 import json
 import re
-import time
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from letta_client import BadRequestError, Letta, NotFoundError
+from letta_client import Letta, NotFoundError
 
+from tests.api.agent_files_support import EMBEDDING, EXPECTED, MODEL, export, import_bytes, raw, v2, wait_files
 from tests.mock_llm import MockLLM, Reply
-from tests.shared_paths import SHARED
-
-AF_DIR = SHARED / "letta" / "agent-files"
-MODEL = "openai/gpt-4o-mini"
-EMBEDDING = "openai/text-embedding-3-small"
-
-# file: (blocks, tools, stored messages, in-context messages)
-EXPECTED = {
-    "customer_service.af": (2, 10, 4, 4),
-    "deep_research_agent.af": (3, 5, 4, 4),
-    "knowledge-base.af": (2, 4, 13, 13),
-    "memgpt_agent_with_convo.af": (2, 6, 91, 11),
-    "test_agent_with_files_and_sources.af": (2, 7, 7, 7),
-    "test_basic_agent_with_blocks_tools_messages_v2.af": (3, 7, 7, 7),
-}
-
-
-def raw(name: str) -> bytes:
-    return (AF_DIR / name).read_bytes()
-
-
-def import_bytes(client: Letta, data: bytes, **options: Any) -> list[str]:
-    """Import, then wait for the imported files' background embedding (the test's cleanup must not race it)."""
-    response = client.agents.import_file(file=("agent.af", data, "application/json"), **options)
-    for agent_id in response.agent_ids:
-        for folder in client.agents.folders.list(agent_id):
-            wait_files(client, folder.id)
-    return list(response.agent_ids)
-
-
-def export(http: httpx.Client, agent_id: str, **params: Any) -> dict[str, Any]:
-    response = http.get(f"/v1/agents/{agent_id}/export", params=params)
-    assert response.status_code == 200, response.text
-    return response.json()  # type: ignore[no-any-return]
-
-
-def counts(http: httpx.Client) -> dict[str, int]:
-    """Rows an import could leave behind, by table (base tools are always there and never change)."""
-    result = {}
-    for path in ("/v1/agents/count", "/v1/blocks/count", "/v1/folders/count"):
-        result[path] = http.get(path).json()
-    result["tools"] = http.get("/v1/tools/count").json()
-    return result
-
-
-def wait_files(client: Letta, folder_id: str, timeout: float = 20) -> list[Any]:
-    deadline = time.monotonic() + timeout
-    while True:
-        files = list(client.folders.files.list(folder_id))
-        if all(f.processing_status in ("completed", "error") for f in files) or time.monotonic() > deadline:
-            return files
-        time.sleep(0.1)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -220,7 +167,7 @@ def test_a_native_agent_round_trips_with_its_turns(client: Letta, http: httpx.Cl
 
 
 def test_every_agent_of_a_file_imports_in_order_sharing_its_blocks(client: Letta) -> None:
-    data = _v2()
+    data = v2()
     second = json.loads(json.dumps(data["agents"][0]))
     second["id"], second["name"] = "agent-1", "second"
     renumber = {m["id"]: f"message-{100 + i}" for i, m in enumerate(second["messages"])}
@@ -268,160 +215,3 @@ def test_override_existing_tools_false_keeps_the_existing_tool(client: Letta) ->
     assert client.tools.retrieve(mine.id).source_code == source
     import_bytes(client, raw("customer_service.af"), model=MODEL)
     assert client.tools.retrieve(mine.id).source_code != source
-
-
-def _v2() -> dict[str, Any]:
-    return json.loads(raw("test_basic_agent_with_blocks_tools_messages_v2.af"))  # type: ignore[no-any-return]
-
-
-def _without_groups() -> dict[str, Any]:
-    data = _v2()
-    del data["groups"]
-    return data
-
-
-def _unknown_block_key() -> dict[str, Any]:
-    data = _v2()
-    data["blocks"][0]["colour"] = "red"
-    return data
-
-
-def _wrong_type() -> dict[str, Any]:
-    data = _v2()
-    data["agents"][0]["messages"] = "none"
-    return data
-
-
-def _unknown_rule() -> dict[str, Any]:
-    data = _v2()
-    data["agents"][0]["tool_rules"] = [{"tool_name": "send_message", "type": "teleport"}]
-    return data
-
-
-def _dangling_block() -> dict[str, Any]:
-    data = _v2()
-    data["agents"][0]["block_ids"].append("block-99")
-    return data
-
-
-def _bad_tool_late() -> dict[str, Any]:
-    """Passes validation, then fails while importing (after tools and blocks were written): nothing may stay."""
-    data = _v2()
-    data["blocks"][0]["value"] = "x" * 50
-    data["blocks"][0]["limit"] = 10
-    return data
-
-
-MALFORMED = {
-    "groups": (_without_groups, "groups"),
-    "colour": (_unknown_block_key, "blocks.0.colour"),
-    "messages": (_wrong_type, "agents.0.messages"),
-    "teleport": (_unknown_rule, "tool_rules"),
-    "block-99": (_dangling_block, "block-99"),
-    "limit": (_bad_tool_late, "limit"),
-}
-
-
-@pytest.mark.parametrize("case", sorted(MALFORMED))
-def test_malformed_files_give_400_naming_the_field_and_leave_no_rows(
-    client: Letta, http: httpx.Client, case: str
-) -> None:
-    build, field = MALFORMED[case]
-    before = counts(http)
-    with pytest.raises(BadRequestError) as caught:
-        import_bytes(client, json.dumps(build()).encode(), model=MODEL)
-    assert field in str(caught.value.body)
-    assert counts(http) == before
-
-
-def test_not_json_and_legacy_without_core_keys(http: httpx.Client) -> None:
-    response = http.post("/v1/agents/import", files={"file": ("a.af", b"{not json", "application/json")})
-    assert response.status_code == 400 and "Corrupted" in response.json()["detail"]
-    legacy = json.loads(raw("customer_service.af"))
-    legacy["messages"][0]["role"] = 7
-    response = http.post("/v1/agents/import", files={"file": ("a.af", json.dumps(legacy).encode(), "text/plain")})
-    assert response.status_code == 400 and "messages.0.role" in response.json()["detail"]
-
-
-def test_oversized_files_give_413_without_rows(http: httpx.Client) -> None:
-    before = counts(http)
-    padding = b" " * (25 * 1024 * 1024)  # over the 24 MiB agent-file limit, under the server's body limit
-    response = http.post("/v1/agents/import", files={"file": ("big.af", b"{" + padding + b"}", "application/json")})
-    assert response.status_code == 413
-
-    def chunks() -> Any:
-        for _ in range(50):
-            yield b" " * (1024 * 1024)
-
-    boundary = "afboundary"
-    head = f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="huge.af"\r\n\r\n'.encode()
-
-    def body() -> Any:
-        yield head
-        yield from chunks()
-        yield f"\r\n--{boundary}--\r\n".encode()
-
-    response = http.post(
-        "/v1/agents/import", content=body(), headers={"content-type": f"multipart/form-data; boundary={boundary}"}
-    )
-    assert response.status_code == 413
-    assert counts(http) == before
-
-
-def test_an_imported_agent_takes_a_turn(client: Letta, mock_llm: MockLLM) -> None:
-    (agent_id,) = import_bytes(client, raw("customer_service.af"), model=MODEL)
-    mock_llm.script(Reply.tool_call("send_message", {"message": "Back from the file!"}))
-    response = client.agents.messages.create(agent_id, messages=[{"role": "user", "content": "hello"}])
-    texts = [m.content for m in response.messages if m.message_type == "assistant_message"]
-    assert texts == ["Back from the file!"]
-    sent = json.dumps(mock_llm.requests[-1]["messages"])
-    assert "2025-03-31 08:47:19 PM PDT-0700" in sent  # the imported history reached the model
-    assert "Adaptive Neural Network Assistant" in sent  # and so did the imported memory
-
-
-def test_mcp_tools_without_a_server_import_and_fail_clearly(client: Letta, mock_llm: MockLLM) -> None:
-    data = _v2()
-    data["tools"].append(
-        {
-            "id": "tool-90",
-            "name": "web_search_exa",
-            "tool_type": "external_mcp",
-            "description": "Search the web",
-            "tags": ["mcp:Exa"],
-            "source_type": "python",
-            "source_code": "def web_search_exa(query: str):\n    raise RuntimeError('MCP stub')\n",
-            "json_schema": {
-                "name": "web_search_exa",
-                "description": "Search",
-                "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
-            },
-            "metadata_": {"mcp": {"server_name": "Exa"}},
-        }
-    )
-    data["agents"][0]["tool_ids"].append("tool-90")
-    (agent_id,) = import_bytes(client, json.dumps(data).encode(), model=MODEL)
-    agent = client.agents.retrieve(agent_id, include=["agent.tools"])
-    tool = next(t for t in agent.tools if t.name == "web_search_exa")
-    assert tool.tool_type == "external_mcp" and tool.tags == ["mcp:Exa"]
-    mock_llm.script(
-        Reply.tool_call("web_search_exa", {"query": "x"}), Reply.tool_call("send_message", {"message": "ok"})
-    )
-    response = client.agents.messages.create(agent_id, messages=[{"role": "user", "content": "search"}])
-    returns = [m for m in response.messages if m.message_type == "tool_return_message"]
-    assert returns[0].status == "error" and "MCP server 'Exa'" in returns[0].tool_return
-
-
-def test_unknown_import_path_shapes(http: httpx.Client) -> None:
-    response = http.post("/v1/agents/import", data={"strip_messages": "maybe"}, files={"file": ("a", b"{}")})
-    assert response.status_code == 400
-    response = http.post("/v1/agents/import", files={"file": ("a", b"{}")}, data={"secrets": "[1]"})
-    assert response.status_code == 400 and "secrets" in response.json()["detail"]
-    body = '--b\r\nContent-Disposition: form-data; name="file"; filename="\U000f28af"\r\n\r\n{}\r\n--b--\r\n'
-    response = http.post(
-        "/v1/agents/import", content=body.encode(), headers={"content-type": "multipart/form-data; boundary=b"}
-    )
-    assert response.status_code == 400  # a header the multipart parser cannot read is the client's error
-
-
-def test_shared_dir_holds_the_six_files() -> None:
-    assert sorted(p.name for p in Path(AF_DIR).glob("*.af")) == sorted(EXPECTED)
