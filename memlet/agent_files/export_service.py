@@ -1,8 +1,8 @@
 """Export one agent as a v2 agent file: its blocks, tools, folders with their files' text, and its WHOLE message
 history (Letta exported only the in-context messages), with file-local ids and every secret value blanked.
 
-Ids are renumbered per prefix in the order they are met (`agent-0`, `tool-0`...). MCP servers are written with
-no credentials at all (no token, custom headers or stdio `env`).
+Ids are renumbered per prefix in the order they are met (`agent-0`, `tool-0`...). `mcp_servers` is empty until
+memlet has MCP servers; MCP tools keep their `mcp:<server>` tag and metadata, which carry no credentials.
 """
 
 from collections import defaultdict
@@ -21,17 +21,6 @@ from memlet.folders.file_repository import FileRepository
 from memlet.folders.repository import FolderRepository
 from memlet.messages.repository import MessageRepository
 from memlet.tools.repository import ToolRepository
-
-# The keys an MCP server may carry in a file; tokens, headers and stdio env never leave the server.
-_MCP_PUBLIC_KEYS = ("server_type", "server_name", "server_url", "stdio_config", "metadata_")
-
-
-def public_mcp_server(file_id: str, server: dict[str, Any]) -> dict[str, Any]:
-    """An MCP server as written to a file: its public fields only, stdio `env` dropped."""
-    entry: dict[str, Any] = {"id": file_id, **{k: server.get(k) for k in _MCP_PUBLIC_KEYS}}
-    if isinstance(entry["stdio_config"], dict):
-        entry["stdio_config"] = {k: v for k, v in entry["stdio_config"].items() if k != "env"}
-    return entry
 
 
 class IdMap:
