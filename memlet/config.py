@@ -26,6 +26,8 @@ class Settings(BaseSettings):
     max_body_bytes: int = 32 * 1024 * 1024
     # Largest file `POST /v1/folders/{id}/upload` accepts (413 beyond it, counted while the body streams in).
     max_upload_bytes: int = 16 * 1024 * 1024
+    # Largest agent file `POST /v1/agents/import` accepts (413 beyond it, counted while the body streams in).
+    max_agent_file_bytes: int = 24 * 1024 * 1024
     # Files parsed and embedded at the same time, per server process.
     file_processing_concurrency: int = 2
 

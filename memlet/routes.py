@@ -2,6 +2,7 @@
 
 from fastapi import APIRouter, Depends
 
+from memlet.agent_files.router import router as agent_files_io_router
 from memlet.agents.blocks_router import router as core_memory_router
 from memlet.agents.folders_router import router as agent_folders_router
 from memlet.agents.lookup_router import archive_router as agents_by_archive_router
@@ -40,6 +41,7 @@ from memlet.turns.resume_router import router as run_stream_router
 from memlet.turns.tool_router import router as agent_tool_run_router
 
 ROUTERS: list[APIRouter] = [
+    agent_files_io_router,  # before agents_router: /agents/import is not an agent id
     agents_router,
     archival_memory_router,
     agent_archives_router,

@@ -1,8 +1,8 @@
 """Read a multipart upload from the request stream, counting bytes as they arrive.
 
 The `file` part is kept in memory up to the upload limit and no further: one byte over it and the request ends
-with 413, before the rest of the body is read. Other form fields are ignored (bounded too), so a body can
-never grow memory beyond the limit plus a little.
+with 413, before the rest of the body is read. Other form fields are kept as text (bounded too, 64 KiB in all),
+so a body can never grow memory beyond the limit plus a little.
 """
 
 from collections.abc import AsyncIterator
@@ -40,6 +40,7 @@ class UploadedFile:
     file_name: str
     content_type: str | None
     data: bytes
+    fields: dict[str, str] = field(default_factory=dict)  # the other (small) form fields, as text
 
 
 @dataclass
@@ -62,6 +63,7 @@ class _Collector:
         self.found: UploadedFile | None = None
         self.other_bytes = 0
         self.parts = 0
+        self.fields: dict[str, str] = {}
 
     def on_part_begin(self) -> None:
         self.parts += 1
@@ -81,7 +83,10 @@ class _Collector:
         self.header_field = self.header_value = b""
 
     def on_headers_finished(self) -> None:
-        _, params = parse_options_header(self.part.headers.get("content-disposition", ""))
+        try:
+            _, params = parse_options_header(self.part.headers.get("content-disposition", ""))
+        except UnicodeError as exc:  # the header parser wants latin-1
+            raise BadRequestError("INVALID_ARGUMENT: a form part has an unreadable Content-Disposition") from exc
         self.part.name = params.get(b"name", b"").decode("utf-8", "replace")
         raw_name = params.get(b"filename")
         self.part.file_name = raw_name.decode("utf-8", "replace") if raw_name is not None else None
@@ -99,10 +104,13 @@ class _Collector:
         self.other_bytes += end - start
         if self.other_bytes > MAX_OTHER_BYTES:
             raise BadRequestError("INVALID_ARGUMENT: form fields other than the file are too large")
+        self.data += data[start:end]
 
     def on_part_end(self) -> None:
         if self._is_file():
             self.found = UploadedFile(self.part.file_name or "", self.part.content_type, bytes(self.data))
+        elif self.part.file_name is None and self.part.name:
+            self.fields[self.part.name] = self.data.decode("utf-8", "replace")
         self.data = bytearray()
 
 
@@ -136,4 +144,5 @@ async def read_upload(request: Request, limit: int) -> UploadedFile:
     parser.finalize()
     if collector.found is None:
         raise MissingFilePartError()
+    collector.found.fields = collector.fields
     return collector.found

@@ -61,6 +61,9 @@ async def _execute(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], setti
     builtin = BUILTIN_TOOLS.get(tool.name)
     if builtin is not None and tool.tool_type != "custom":
         return await _run_builtin(ctx, tool, builtin, args)
+    if tool.tool_type == "external_mcp":
+        server = ((tool.metadata_ or {}).get("mcp") or {}).get("server_name") or "unknown"
+        return failure(f"Error: tool {tool.name} needs the MCP server '{server}', which this server does not have.")
     if tool.tool_type != "custom" or not tool.source_code:
         return failure(f"Error: tool {tool.name} cannot be executed by this server.")
     try:

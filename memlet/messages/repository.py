@@ -7,7 +7,7 @@ Every listing orders by ``sequence_id`` and counts stored rows (not public views
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Select, func, insert, select, text, update
+from sqlalchemy import Select, delete, func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
@@ -127,6 +127,11 @@ class MessageRepository:
         rows = await self.session.scalars(select(M).where(M.id.in_(list(message_ids)), M.agent_id == agent_id))
         by_id = {row.id: row for row in rows}
         return [by_id[i] for i in message_ids if i in by_id]
+
+    async def delete_for_agent(self, agent_id: str, message_ids: Sequence[str]) -> None:
+        """Delete some of the agent's own messages (an imported agent's placeholder system message)."""
+        if message_ids:
+            await self.session.execute(delete(M).where(M.id.in_(list(message_ids)), M.agent_id == agent_id))
 
     async def count_for_agent(self, agent_id: str) -> int:
         """Every stored message of the agent, in context or not."""
