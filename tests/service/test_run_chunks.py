@@ -65,7 +65,9 @@ async def test_a_token_stream_is_appended_in_batches(
     written = [await log.write(f"data: {PING}\n\n") for _ in range(120)]
     await log.write(chunk_log.DONE)
     assert written[0] == 'data: {"message_type":"ping","seq_id":1}\n\n' and '"seq_id":120' in written[-1]
-    assert sum(appends) == 121 and len(appends) <= 4  # 50 + 50 + the rest with [DONE], not 121 INSERTs
+    # 50 + 50 + the rest with [DONE] on a quiet machine; the 50 ms timer may cut a few more batches under load,
+    # but never anything near one INSERT per chunk.
+    assert sum(appends) == 121 and len(appends) <= 10
     replay = [c async for c in follow(maker, run_id, starting_after=100)]
     assert replay == [*written[100:], chunk_log.DONE]
 
