@@ -4,6 +4,9 @@ body, and a retried request (same otids) attaching to its first run instead of s
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -20,7 +23,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from memlet.config import Settings
 from memlet.db.engine import async_url
 from tests.api.test_messages_api import make_agent, sse_events
-from tests.conftest import LiveServer
+from tests.conftest import LiveServer, free_port
 from tests.mock_llm import MockLLM, Reply
 
 BUSY = (
@@ -228,3 +231,60 @@ def run_sql(uri: str, sql: str, **params: Any) -> None:
         await engine.dispose()
 
     asyncio.run(run())
+
+
+@pytest.fixture
+def server_process(pg_uri: str, mock_llm: MockLLM, tmp_path: Any) -> Iterator[str]:
+    """`memlet server` as a separate OS process on the same database (its own worker, engine and registry)."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMLET_", "LETTA_"))}
+    env.update(
+        MEMLET_PG_URI=pg_uri,
+        MEMLET_DATA_DIR=str(tmp_path),
+        OPENAI_API_KEY="sk-mock",
+        OPENAI_BASE_URL=mock_llm.base_url,
+        MEMLET_LOG_LEVEL="WARNING",
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memlet", "server", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    try:
+        while True:
+            try:
+                if httpx.get(f"{url}/v1/health/", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"second server did not start: {proc.communicate(timeout=5)[0][-2000:]}")
+            time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.communicate(timeout=20)
+        except Exception:
+            proc.kill()
+
+
+def test_runs_resume_across_two_server_processes(
+    server: LiveServer, server_process: str, client: Letta, mock_llm: MockLLM
+) -> None:
+    """A background run started on one process resumes from the other, in both directions, chunk for chunk."""
+    agent = make_agent(client)
+    for start, other in ((server.base_url, server_process), (server_process, server.base_url)):
+        mock_llm.script(*two_step_turn())
+        first = first_chunk_then_drop(start, agent.id, body("go", background=True))
+        with httpx.Client(base_url=other, timeout=30) as elsewhere:
+            rest = resume(elsewhere, first["run_id"], starting_after=first["seq_id"])
+        assert rest[-1] == "[DONE]" and rest[-3]["message_type"] == "stop_reason"
+        assert seq_ids(rest)[0] == first["seq_id"] + 1
+        with httpx.Client(base_url=start, timeout=30) as own:
+            assert resume(own, first["run_id"], starting_after=first["seq_id"]) == rest
+        assert wait_done(client, first["run_id"]).status == "completed"
