@@ -1,16 +1,22 @@
 """A 9-tool MCP server built with the official `mcp` SDK, for memlet's MCP tests.
 
-    python demo_server.py stdio [--no-tools] [--exit]
-    python demo_server.py sse|streamable-http PORT
+    python demo_server.py stdio [--no-tools] [--exit] [--tools-file PATH] [--extras]
+    python demo_server.py sse|streamable-http PORT [--extras]
 
+The 9 tools include pydantic-model arguments whose schemas use `$defs`/`$ref`, `anyOf` with null and nested objects.
 `--exit` makes the process quit before speaking MCP (a server that dies at start). `slow_tool` sleeps for as long
-as asked, to test timeouts.
+as asked, to test timeouts. `--tools-file PATH` serves the tools only while PATH holds "all" (read at start, so a
+test can change the server's tools between connections). `--extras` adds `read_env` and `whoami` (what the server
+received: an environment variable, the request's headers).
 """
 
 import asyncio
+import json
+import os
 import sys
+from pathlib import Path
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel, Field
 
 
@@ -94,12 +100,35 @@ def add_tools(srv: MCPServer) -> None:
         return f"slept {seconds}"
 
 
+def add_extras(srv: MCPServer) -> None:
+    @srv.tool()
+    def read_env(name: str) -> str:
+        """An environment variable of the server process."""
+        return os.environ.get(name, "<unset>")
+
+    @srv.tool()
+    def whoami(ctx: Context) -> str:
+        """The headers of the HTTP request that called this tool."""
+        return json.dumps({k.lower(): v for k, v in (ctx.headers or {}).items()}, sort_keys=True)
+
+
+def _serves_tools(args: list[str]) -> bool:
+    if "--no-tools" in args:
+        return False
+    if "--tools-file" in args:
+        path = args[args.index("--tools-file") + 1]
+        return Path(path).read_text().strip() == "all"
+    return True
+
+
 def main() -> None:
     args = sys.argv[1:]
     if "--exit" in args:
         sys.exit(3)
-    if "--no-tools" not in args:
+    if _serves_tools(args):
         add_tools(server)
+    if "--extras" in args:
+        add_extras(server)
     transport = args[0] if args else "stdio"
     if transport == "stdio":
         server.run("stdio")
