@@ -69,18 +69,19 @@ class TestDiscovery:
         server = mcp_client.mcp_servers.create(server_name=f"demo-{kind}", config=config)
         assert server.mcp_server_type == kind and server.server_url == url
         tools = _tools(mcp_client, server.id)
-        assert DEMO_TOOLS <= set(tools)
+        assert set(tools) >= DEMO_TOOLS
         result = mcp_client.mcp_servers.tools.run(tools["add"].id, mcp_server_id=server.id, args={"a": 2, "b": 3})
         assert result.status == "success" and result.func_return == "Result: 5"
         bad = mcp_client.mcp_servers.tools.run(tools["add"].id, mcp_server_id=server.id, args={"a": "x"})
         assert bad.status == "error" and "add" in str(bad.func_return)
 
-    def test_servers_of_the_same_tools_do_not_clobber(self, mcp_client: Letta) -> None:
+    def test_servers_of_the_same_tools_do_not_clobber(self, mcp_client: Letta, http_demo: HttpDemo) -> None:
         custom = mcp_client.tools.create(
             source_code='def echo(message: str) -> str:\n    """Mine.\n\n    Args:\n        message: text\n    """\n    return message\n'
         )
-        first = mcp_client.mcp_servers.create(server_name="one", config=stdio_config())
-        second = mcp_client.mcp_servers.create(server_name="two", config=stdio_config())
+        http = {"mcp_server_type": "streamable_http", "server_url": http_demo.streamable_http}
+        first = mcp_client.mcp_servers.create(server_name="one", config=http)
+        second = mcp_client.mcp_servers.create(server_name="two", config=http)
         one, two = _tools(mcp_client, first.id), _tools(mcp_client, second.id)
         assert "one__echo" in one and "two__echo" in two and "add" in one and "two__add" in two
         assert mcp_client.tools.retrieve(custom.id).tool_type == "custom"  # the custom echo was not overwritten
@@ -103,9 +104,10 @@ class TestDiscovery:
 
 class TestFailures:
     def test_a_server_that_sleeps_past_the_deadline_fails_the_call(
-        self, mcp_client: Letta, mcp_http: httpx.Client
+        self, mcp_client: Letta, mcp_http: httpx.Client, http_demo: HttpDemo
     ) -> None:
-        server = mcp_client.mcp_servers.create(server_name="slow", config=stdio_config())
+        config = {"mcp_server_type": "sse", "server_url": http_demo.sse}
+        server = mcp_client.mcp_servers.create(server_name="slow", config=config)
         slow = _tools(mcp_client, server.id)["slow_tool"]
         started = time.monotonic()
         response = mcp_http.post(f"/v1/mcp-servers/{server.id}/tools/{slow.id}/run", json={"args": {"seconds": 60}})
