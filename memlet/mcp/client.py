@@ -44,6 +44,10 @@ class MCPTimeoutError(MCPError):
     """The server did not answer in time."""
 
 
+class MCPAuthRequired(MCPConnectError):
+    """The server answered HTTP 401: it wants a (valid) token, or OAuth authorization."""
+
+
 @dataclass(frozen=True)
 class ServerSpec:
     """How to reach one server, credentials in plaintext (built just before connecting, never stored)."""
@@ -71,7 +75,13 @@ class CallResult:
     success: bool
 
 
-def _guarded_factory(policy: OutboundPolicy) -> Callable[..., httpx2.AsyncClient]:
+def _guarded_factory(policy: OutboundPolicy, statuses: set[int]) -> Callable[..., httpx2.AsyncClient]:
+    """httpx2 clients for the SDK: policy-checked connections; every response status is noted in `statuses`
+    (the SDK turns an HTTP error into a generic JSON-RPC error, and a 401 must be told apart)."""
+
+    async def note(response: httpx2.Response) -> None:
+        statuses.add(response.status_code)
+
     def factory(
         headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None, auth: httpx2.Auth | None = None
     ) -> httpx2.AsyncClient:
@@ -82,15 +92,16 @@ def _guarded_factory(policy: OutboundPolicy) -> Callable[..., httpx2.AsyncClient
             auth=auth,
             follow_redirects=False,
             trust_env=False,
+            event_hooks={"response": [note]},
         )
 
     return factory
 
 
 @contextlib.asynccontextmanager
-async def _streams(spec: ServerSpec, limits: Limits, errlog: Any) -> AsyncIterator[Any]:
+async def _streams(spec: ServerSpec, limits: Limits, errlog: Any, statuses: set[int]) -> AsyncIterator[Any]:
     timeout = httpx2.Timeout(limits.connect_timeout_s, read=limits.call_timeout_s + limits.connect_timeout_s)
-    factory = _guarded_factory(limits.policy)
+    factory = _guarded_factory(limits.policy, statuses)
     if spec.server_type == "stdio":
         params = StdioServerParameters(command=spec.command or "", args=spec.args, env=spec.env)
         async with stdio_client(params, errlog=errlog) as streams:
@@ -131,10 +142,11 @@ def _stderr_tail(errlog: Any) -> str:
 
 async def run(spec: ServerSpec, limits: Limits, op: Callable[[ClientSession], Awaitable[T]], what: str) -> T:
     """Connect to `spec`, initialize, run `op` on the session under the call deadline, close."""
+    statuses: set[int] = set()
     with tempfile.TemporaryFile("w+") as errlog:
 
         async def session_op() -> T:
-            async with _streams(spec, limits, errlog) as (read, write), ClientSession(read, write) as session:
+            async with _streams(spec, limits, errlog, statuses) as (read, write), ClientSession(read, write) as session:
                 try:
                     with anyio.fail_after(limits.connect_timeout_s):
                         await session.initialize()
@@ -162,6 +174,10 @@ async def run(spec: ServerSpec, limits: Limits, op: Callable[[ClientSession], Aw
             if isinstance(leaf, MCPError):
                 raise leaf from None
             detail = f"{type(leaf).__name__}: {leaf}".rstrip(": ")
+            if 401 in statuses:
+                raise MCPAuthRequired(
+                    f"MCP server {spec.name!r} answered 401 Unauthorized: it needs a valid token or authorization"
+                ) from None
             raise MCPConnectError(
                 f"Failed to connect to MCP server {spec.name!r}: {detail}{_stderr_tail(errlog)}"
             ) from None
@@ -209,6 +225,7 @@ def tool_dict(tool: mcp_types.Tool) -> dict[str, Any]:
 __all__ = [
     "CallResult",
     "Limits",
+    "MCPAuthRequired",
     "MCPConnectError",
     "MCPError",
     "MCPTimeoutError",

@@ -25,7 +25,9 @@ from memlet.tools.schemas import Tool
 
 router = APIRouter(prefix="/tools/mcp", tags=["tools"])
 ConfigOut = StdioServerConfig | SSEServerConfig | StreamableHTTPServerConfig
-_SSE: dict[int | str, dict[str, Any]] = {200: {"content": {"text/event-stream": {"description": "Server-Sent Events stream"}}}}
+_SSE: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"text/event-stream": {"description": "Server-Sent Events stream"}}}
+}
 
 
 async def _configs(service: MCPServerService, actor: ActorDep) -> list[ConfigOut]:

@@ -38,8 +38,7 @@ def event(name: str, **fields: Any) -> str:
 
 
 def is_auth_error(exc: Exception) -> bool:
-    text = str(exc)
-    return "401" in text or "Unauthorized" in text
+    return isinstance(exc, client.MCPAuthRequired)
 
 
 def redirect_uri(settings: Settings, base_url: str) -> str:

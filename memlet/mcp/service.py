@@ -4,6 +4,7 @@ A create or update stores the server first, then lists its tools (best effort: a
 yet is kept with no tools, as in Letta). Services never commit; the route's session does.
 """
 
+import json
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -18,7 +19,7 @@ from memlet.log import get_logger
 from memlet.mcp import client, connection, credentials
 from memlet.mcp.discovery import ToolSync, mcp_meta
 from memlet.mcp.errors import MCPServerUnavailable, http_error
-from memlet.mcp.repository import MCPServerRepository
+from memlet.mcp.repository import MCPServerRepository, OAuthSessionRepository
 from memlet.mcp.schemas import (
     CreateConfig,
     CreateStdioMCPServer,
@@ -42,6 +43,7 @@ class MCPServerService:
         self.settings = settings
         self.keyring = keyring_for(settings)
         self.servers = MCPServerRepository(session)
+        self.oauth = OAuthSessionRepository(session)
         self.tools = ToolRepository(session)
 
     # --- reading ---
@@ -101,8 +103,20 @@ class MCPServerService:
                 "custom_headers_enc": credentials.seal_map(self.keyring, config.custom_headers),
             }
         row = await self.servers.add(values)
+        if row.server_type != "stdio" and row.auth_token_enc is None:
+            await self._adopt_oauth(actor, row)
         await self.discover(actor, row)
         return row
+
+    async def _adopt_oauth(self, actor: Actor, row: orm.MCPServer) -> None:
+        """A server created after its URL was authorized (legacy connect) uses that authorization's token."""
+        authorized = await self.oauth.latest_tokens(actor.organization_id, row.server_url or "")
+        if authorized is None:
+            return
+        tokens = json.loads(self.keyring.reveal(authorized.tokens_enc, "MCP OAuth tokens") or "{}")
+        if tokens.get("access_token"):
+            authorized.server_id = row.id
+            row.auth_token_enc = self.keyring.seal(str(tokens["access_token"]))
 
     async def update(
         self, actor: Actor, server_id: str, server_name: str | None, config: UpdateConfig | None
@@ -150,6 +164,7 @@ class MCPServerService:
         row = await self.get_row(actor, server_id)
         tools = await self.tools.of_mcp_server(actor.organization_id, row.id)
         await self.tools.delete_many(actor.organization_id, [t.id for t in tools])
+        await self.oauth.delete_for_server(actor.organization_id, row.id, row.server_url)
         await self.servers.delete(actor.organization_id, row.id)
 
     # --- talking to the server ---

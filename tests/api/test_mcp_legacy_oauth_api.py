@@ -106,6 +106,27 @@ class TestOAuth:
         body = mcp_http.get(f"/v1/mcp-servers/{server['id']}").text
         assert ACCESS_TOKEN not in body and json.loads(body)["auth_token"] == "Bearer ********"
 
+    def test_a_server_created_after_a_legacy_authorization_uses_it(
+        self, mcp_http: httpx.Client, oauth_demo: tuple[str, State]
+    ) -> None:
+        url, _state = oauth_demo
+        config = {"server_name": "later", "type": "streamable_http", "server_url": url}
+        seen = []
+        for event in _events(mcp_http, "POST", "/v1/tools/mcp/servers/connect", json=config):
+            seen.append(event["event"] + str(event.get("message", "")))
+            if event["event"] == "authorization_url":
+                state = parse_qs(urlsplit(event["url"]).query)["state"][0]
+                mcp_http.get("/v1/tools/mcp/oauth/callback", params={"code": "c0de-2", "state": state})
+        assert seen[-1] == "success", seen
+        assert mcp_http.get("/v1/tools/mcp/servers").json() == {}  # connect stores no server
+        created = {"server_name": "later", "config": {"mcp_server_type": "streamable_http", "server_url": url}}
+        server = mcp_http.post("/v1/mcp-servers/", json=created).json()
+        assert server["auth_token"] == "Bearer ********"
+        assert {t["name"] for t in mcp_http.get(f"/v1/mcp-servers/{server['id']}/tools").json()} >= DEMO_TOOLS
+        mcp_http.delete(f"/v1/mcp-servers/{server['id']}")
+        again = mcp_http.post("/v1/mcp-servers/", json=created).json()  # its authorization went with it
+        assert again["auth_token"] is None
+
     def test_callback_errors_are_200_bodies(self, mcp_http: httpx.Client) -> None:
         callback = "/v1/tools/mcp/oauth/callback"
         assert mcp_http.get(callback).json()["status"] == "error"
