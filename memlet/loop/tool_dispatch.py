@@ -109,7 +109,8 @@ async def _run_builtin(ctx: ToolContext, tool: orm.Tool, builtin: Any, args: dic
 async def _run_mcp(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], settings: Settings) -> ToolOutcome:
     """An MCP tool, on the server recorded by id in its metadata; a failure is the model's error text."""
     try:
-        result = await run_mcp_tool(ctx.sessionmaker, settings, tool, args, ctx.agent.id)
+        secrets = agent_env(ctx.agent, keyring_for(settings))
+        result = await run_mcp_tool(ctx.sessionmaker, settings, tool, args, ctx.agent.id, secrets)
     except (MCPError, SecretDecryptError) as exc:
         text = f"Error executing function {tool.name}: {type(exc).__name__}: {exc}"[:1000]
         return failure(text, text)

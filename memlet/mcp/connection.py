@@ -32,8 +32,11 @@ async def check_url(settings: Settings, url: str) -> None:
     await policy_for(settings).check_url(url, "server_url")
 
 
-def spec_for(settings: Settings, row: orm.MCPServer, agent_id: str | None = None) -> ServerSpec:
-    """How to reach `row` now; stdio servers fail here too while stdio is off (`MCPConnectError`)."""
+def spec_for(
+    settings: Settings, row: orm.MCPServer, agent_id: str | None = None, secrets: dict[str, str] | None = None
+) -> ServerSpec:
+    """How to reach `row` now (for this agent: its id in `X-Agent-Id`, its secrets filling header templates);
+    stdio servers fail here too while stdio is off (`MCPConnectError`)."""
     keyring = keyring_for(settings)
     if row.server_type == "stdio":
         if not settings.mcp_stdio:
@@ -45,7 +48,7 @@ def spec_for(settings: Settings, row: orm.MCPServer, agent_id: str | None = None
             args=list(row.args or []),
             env=credentials.env(keyring, row),
         )
-    headers = credentials.request_headers(keyring, row)
+    headers = credentials.request_headers(keyring, row, secrets)
     if agent_id:
         headers["X-Agent-Id"] = agent_id
     return ServerSpec(row.server_type, row.server_name, server_url=row.server_url, headers=headers)

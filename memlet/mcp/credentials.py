@@ -6,11 +6,14 @@ A bearer token, custom header values and stdio `env` values are stored sealed (`
 """
 
 import json
+import re
 
 from memlet.crypto import Keyring
 from memlet.db import models as orm
 
 MASK = "********"
+# `{{ NAME }}` or `{{ NAME | default }}` in a header value or token: filled from the calling agent's secrets.
+_TEMPLATE = re.compile(r"\{\{\s*([A-Z_][A-Z0-9_]*)\s*(?:\|\s*([^}]*?)\s*)?\}\}")
 BEARER = "Bearer "
 DEFAULT_AUTH_HEADER = "Authorization"
 
@@ -53,14 +56,26 @@ def env(keyring: Keyring, row: orm.MCPServer) -> dict[str, str]:
     return reveal_map(keyring, row.env_enc, f"env of MCP server {row.server_name!r}")
 
 
-def request_headers(keyring: Keyring, row: orm.MCPServer) -> dict[str, str]:
-    """The headers sent to an HTTP server: its custom headers, then the token under its auth header."""
+def fill_templates(value: str, secrets: dict[str, str]) -> str:
+    """`value` with each `{{ NAME }}` replaced by the secret NAME (else its default; else left as written)."""
+
+    def one(match: re.Match[str]) -> str:
+        if match[1] in secrets:
+            return secrets[match[1]]
+        return match[2] if match[2] is not None else match[0]
+
+    return _TEMPLATE.sub(one, value)
+
+
+def request_headers(keyring: Keyring, row: orm.MCPServer, secrets: dict[str, str] | None = None) -> dict[str, str]:
+    """The headers sent to an HTTP server: its custom headers, then the token under its auth header, with
+    templates filled from the calling agent's secrets (Letta's `{{ NAME }}`)."""
     headers = custom_headers(keyring, row)
     secret = token(keyring, row)
     if secret:
         name = row.auth_header or DEFAULT_AUTH_HEADER
         headers[name] = BEARER + secret if name.lower() == DEFAULT_AUTH_HEADER.lower() else secret
-    return headers
+    return {k: fill_templates(v, secrets or {}) for k, v in headers.items()}
 
 
 def masked(values: dict[str, str]) -> dict[str, str] | None:

@@ -22,6 +22,7 @@ async def run_mcp_tool(
     tool: orm.Tool,
     args: dict[str, Any],
     agent_id: str | None = None,
+    secrets: dict[str, str] | None = None,
 ) -> client.CallResult:
     """Call `tool` on its server; raises `client.MCPError` when the server is gone or cannot be used."""
     meta = mcp_meta(tool)
@@ -33,5 +34,5 @@ async def run_mcp_tool(
             f"the MCP server of tool {tool.name!r} ({server_id or 'unknown'}) no longer exists; "
             "re-create it and refresh its tools"
         )
-    spec = connection.spec_for(settings, row, agent_id)
+    spec = connection.spec_for(settings, row, agent_id, secrets)
     return await client.call_tool(spec, connection.limits(settings), str(meta.get("tool_name") or tool.name), args)

@@ -58,7 +58,7 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
     raise RuntimeError("demo MCP server did not start")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def http_demo() -> Iterator[HttpDemo]:
     ports = {"streamable-http": free_port(), "sse": free_port()}
     processes = {
@@ -80,7 +80,7 @@ def http_demo() -> Iterator[HttpDemo]:
             process.wait()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def mcp_server(settings: Settings, pg_uri: str) -> Iterator[LiveServer]:
     overrides = {
         "mcp_stdio": True,

@@ -1,6 +1,7 @@
 """Issue #10 item 3: agents calling MCP tools in a turn (the mock LLM scripts the call), by server id, under the
 MCP deadlines; deleting a server takes its tools off the agents."""
 
+import json
 import time
 
 from letta_client import Letta
@@ -53,6 +54,26 @@ class TestAgentTurns:
         mock_llm.script(Reply.tool_call("echo", {"message": "again"}), Reply.text("done"))
         (after,) = _send(mcp_client, agent.id, "again")
         assert after.status == "success" and "Echo: again" in after.tool_return  # type: ignore[attr-defined]
+
+    def test_headers_are_filled_from_the_agent_secrets(
+        self, mcp_client: Letta, mock_llm: MockLLM, http_demo: HttpDemo
+    ) -> None:
+        config = {
+            **_http(http_demo),
+            "auth_token": "{{ MCP_TOKEN }}",
+            "custom_headers": {"X-Tenant": "{{ TENANT | acme }}", "X-Other": "{{ UNSET }}"},
+        }
+        server = mcp_client.mcp_servers.create(server_name="templated", config=config)
+        whoami = _tool_ids(mcp_client, server.id)["whoami"]
+        agent = mcp_client.agents.create(
+            name="tenant", model=MODEL, tool_ids=[whoami], secrets={"MCP_TOKEN": "agent-tok"}
+        )
+        mock_llm.reset()
+        mock_llm.script(Reply.tool_call("whoami", {}), Reply.text("ok"))
+        (result,) = _send(mcp_client, agent.id, "who")
+        seen = json.loads(result.tool_return)  # type: ignore[attr-defined]
+        assert seen["authorization"] == "Bearer agent-tok" and seen["x-tenant"] == "acme"
+        assert seen["x-other"] == "{{ UNSET }}" and seen["x-agent-id"] == agent.id
 
     def test_a_hung_server_fails_the_call_not_the_step(
         self, mcp_client: Letta, mock_llm: MockLLM, http_demo: HttpDemo
