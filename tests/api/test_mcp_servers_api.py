@@ -26,6 +26,7 @@ from tests.api.mcp_fixtures import (
 )
 
 __all__ = ["http_demo", "mcp_client", "mcp_http", "mcp_server"]
+LEAK_VAR = "MEMLET_TEST_PROCESS_SECRET"
 
 
 def _tools(client: Letta, server_id: str) -> dict[str, Any]:
@@ -61,6 +62,7 @@ class TestDiscovery:
         items = next(m for m in limits["anyOf"] if m.get("type") == "array")["items"]
         assert set(items["properties"]) == {"key", "values"}
         assert mcp_client.mcp_servers.tools.retrieve(tools["echo"].id, mcp_server_id=server.id).name == "echo"
+        assert [s.id for s in mcp_client.mcp_servers.list()] == [server.id]
 
     @pytest.mark.parametrize("kind", ["streamable_http", "sse"])
     def test_http_servers_discover_and_run(self, mcp_client: Letta, http_demo: HttpDemo, kind: str) -> None:
@@ -134,6 +136,17 @@ class TestFailures:
         custom = mcp_client.tools.create(source_code='def mine() -> str:\n    """Mine."""\n    return "x"\n')
         assert mcp_http.get(f"/v1/mcp-servers/{server.id}/tools/{custom.id}").status_code == 404
 
+    def test_names_are_unique_and_types_fixed(self, mcp_http: httpx.Client) -> None:
+        config = {"mcp_server_type": "sse", "server_url": "https://mcp.invalid/sse"}
+        first = mcp_http.post("/v1/mcp-servers/", json={"server_name": "same", "config": config}).json()
+        other = mcp_http.post("/v1/mcp-servers/", json={"server_name": "other", "config": config}).json()
+        assert mcp_http.post("/v1/mcp-servers/", json={"server_name": "same", "config": config}).status_code == 409
+        rename = {"server_name": "same", "config": {"mcp_server_type": "sse"}}
+        assert mcp_http.patch(f"/v1/mcp-servers/{other['id']}", json=rename).status_code == 409
+        retype = {"config": {"mcp_server_type": "streamable_http", "server_url": "https://mcp.invalid/mcp"}}
+        assert mcp_http.patch(f"/v1/mcp-servers/{first['id']}", json=retype).status_code == 409
+        assert {s["server_name"] for s in mcp_http.get("/v1/mcp-servers/").json()} == {"same", "other"}
+
     def test_bad_bodies_are_4xx(self, mcp_http: httpx.Client) -> None:
         for body in (
             {"server_name": "x", "config": {"mcp_server_type": "stdio"}},
@@ -151,8 +164,14 @@ def _legacy(config: dict[str, Any]) -> dict[str, Any]:
 
 class TestCredentials:
     def test_secrets_are_sealed_masked_and_still_used(
-        self, mcp_client: Letta, mcp_http: httpx.Client, http_demo: HttpDemo, pg_uri: str
+        self,
+        mcp_client: Letta,
+        mcp_http: httpx.Client,
+        http_demo: HttpDemo,
+        pg_uri: str,
+        monkeypatch: pytest.MonkeyPatch,
     ) -> None:
+        monkeypatch.setenv(LEAK_VAR, "server-SECRET-4")
         config = {
             "mcp_server_type": "streamable_http",
             "server_url": http_demo.streamable_http,
@@ -185,6 +204,9 @@ class TestCredentials:
         env_tool = _tools(mcp_client, stdio.id)["creds-stdio__read_env"]  # "read_env" is the HTTP server's
         result = mcp_client.mcp_servers.tools.run(env_tool.id, mcp_server_id=stdio.id, args={"name": "DEMO_KEY"})
         assert result.func_return == "env-SECRET-3"
+        # memlet's own environment does not reach a stdio server (the SDK passes only HOME, PATH, ... and `env`).
+        leak = mcp_client.mcp_servers.tools.run(env_tool.id, mcp_server_id=stdio.id, args={"name": LEAK_VAR})
+        assert leak.func_return == "<unset>"
         # Sending the masked values back keeps the stored secrets.
         update = {
             "mcp_server_type": "streamable_http",
