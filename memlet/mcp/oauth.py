@@ -20,6 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider, OAuthFlowError
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from pydantic import AnyUrl
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from memlet.actor import Actor
@@ -116,7 +117,7 @@ class OAuthAttempt:
     def provider(self) -> OAuthClientProvider:
         metadata = OAuthClientMetadata(
             client_name="memlet",
-            redirect_uris=[self.req.redirect_uri],  # type: ignore[list-item]
+            redirect_uris=[AnyUrl(self.req.redirect_uri)],
             grant_types=["authorization_code", "refresh_token"],
             response_types=["code"],
         )

@@ -50,7 +50,7 @@ def _inline(node: Any, defs: dict[str, Any], depth: int) -> Any:
 def parameters_schema(input_schema: dict[str, Any] | None) -> dict[str, Any]:
     """The `parameters` of the stored json_schema for an MCP `inputSchema`."""
     schema = dict(input_schema or {})
-    params = _inline(schema, _definitions(schema), 0)
+    params: dict[str, Any] = _inline(schema, _definitions(schema), 0)
     params.pop("title", None)
     params["type"] = "object"
     if not isinstance(params.get("properties"), dict):
