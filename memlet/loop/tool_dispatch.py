@@ -60,11 +60,11 @@ async def execute_tool(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], s
 
 
 async def _execute(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], settings: Settings) -> ToolOutcome:
+    if tool.tool_type == "external_mcp":  # before built-ins: an MCP tool may share a built-in's name
+        return await _run_mcp(ctx, tool, args, settings)
     builtin = BUILTIN_TOOLS.get(tool.name)
     if builtin is not None and tool.tool_type != "custom":
         return await _run_builtin(ctx, tool, builtin, args)
-    if tool.tool_type == "external_mcp":
-        return await _run_mcp(ctx, tool, args, settings)
     if tool.tool_type != "custom" or not tool.source_code:
         return failure(f"Error: tool {tool.name} cannot be executed by this server.")
     try:

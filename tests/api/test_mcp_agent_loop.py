@@ -51,6 +51,8 @@ class TestAgentTurns:
 
         mcp_client.mcp_servers.update(server.id, server_name="renamed", config={"mcp_server_type": "stdio"})
         assert mcp_client.mcp_servers.retrieve(server.id).server_name == "renamed"
+        # A new server takes the old name (one without tools): Letta, finding servers by name, would call it.
+        mcp_client.mcp_servers.create(server_name="demo", config=stdio_config("--no-tools"))
         mock_llm.script(Reply.tool_call("echo", {"message": "again"}), Reply.text("done"))
         (after,) = _send(mcp_client, agent.id, "again")
         assert after.status == "success" and "Echo: again" in after.tool_return  # type: ignore[attr-defined]
