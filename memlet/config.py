@@ -72,6 +72,15 @@ class Settings(BaseSettings):
     # LLM clients kept open (one per endpoint type, URL and key); the least recently used is closed beyond this.
     llm_client_cache_size: int = Field(default=64, ge=1)
 
+    # --- MCP servers ---
+    # stdio MCP servers run a command on this host: off unless enabled (Letta: MCP_DISABLE_STDIO=true by default).
+    mcp_stdio: bool = False
+    # Connecting (spawn or HTTP connect + MCP initialize) and one tool call or listing each get this long.
+    mcp_connect_timeout_s: float = Field(default=30.0, gt=0)
+    mcp_call_timeout_s: float = Field(default=60.0, gt=0)
+    # Where an OAuth provider sends the user back (Letta: LETTA_AGENTS_ENDPOINT); "" = this server's own URL.
+    mcp_oauth_redirect_base: str = ""
+
     # --- tool sandbox ---
     # auto: bubblewrap when it works here (probed once), else rlimits + process-group kill only (logged loudly).
     tool_isolation: Literal["auto", "bubblewrap", "none"] = "auto"

@@ -25,6 +25,8 @@ from memlet.identities.router import agent_router as agent_identities_router
 from memlet.identities.router import block_router as block_identities_router
 from memlet.identities.router import router as identities_router
 from memlet.jobs.router import router as jobs_router
+from memlet.mcp.legacy_router import router as mcp_legacy_router
+from memlet.mcp.router import router as mcp_servers_router
 from memlet.messages.router import router as messages_router
 from memlet.passages.agent_router import router as archival_memory_router
 from memlet.passages.router import router as passages_router
@@ -77,6 +79,8 @@ ROUTERS: list[APIRouter] = [
     agent_tools_router,
     agent_tool_run_router,
     agent_generate_router,
+    mcp_servers_router,
+    mcp_legacy_router,  # before tools_router: /tools/mcp/... is not a tool id
     tools_router,
 ]
 

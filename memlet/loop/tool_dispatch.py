@@ -17,6 +17,8 @@ from memlet.db import models as orm
 from memlet.loop.builtin_tools import ToolContext, ToolError
 from memlet.loop.builtins import BUILTIN_TOOLS, UNTRUNCATED_TOOLS
 from memlet.loop.memory_edits import MemoryEditError
+from memlet.mcp.client import MCPError
+from memlet.mcp.executor import run_mcp_tool
 from memlet.tool_exec.sandbox import SandboxPolicy, run_tool
 
 log = logging.getLogger(__name__)
@@ -58,12 +60,11 @@ async def execute_tool(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], s
 
 
 async def _execute(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], settings: Settings) -> ToolOutcome:
+    if tool.tool_type == "external_mcp":  # before built-ins: an MCP tool may share a built-in's name
+        return await _run_mcp(ctx, tool, args, settings)
     builtin = BUILTIN_TOOLS.get(tool.name)
     if builtin is not None and tool.tool_type != "custom":
         return await _run_builtin(ctx, tool, builtin, args)
-    if tool.tool_type == "external_mcp":
-        server = ((tool.metadata_ or {}).get("mcp") or {}).get("server_name") or "unknown"
-        return failure(f"Error: tool {tool.name} needs the MCP server '{server}', which this server does not have.")
     if tool.tool_type != "custom" or not tool.source_code:
         return failure(f"Error: tool {tool.name} cannot be executed by this server.")
     try:
@@ -103,3 +104,14 @@ async def _run_builtin(ctx: ToolContext, tool: orm.Tool, builtin: Any, args: dic
         return failure(text, text)
     # Letta shows a tool that returned nothing as the text "None".
     return ToolOutcome(True, _truncate(tool.name, "None" if value is None else value, tool.return_char_limit))
+
+
+async def _run_mcp(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], settings: Settings) -> ToolOutcome:
+    """An MCP tool, on the server recorded by id in its metadata; a failure is the model's error text."""
+    try:
+        secrets = agent_env(ctx.agent, keyring_for(settings))
+        result = await run_mcp_tool(ctx.sessionmaker, settings, tool, args, ctx.agent.id, secrets)
+    except (MCPError, SecretDecryptError) as exc:
+        text = f"Error executing function {tool.name}: {type(exc).__name__}: {exc}"[:1000]
+        return failure(text, text)
+    return ToolOutcome(result.success, _truncate(tool.name, result.text, tool.return_char_limit))

@@ -211,6 +211,34 @@ class ToolRepository:
         )
         return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
+    async def add(self, values: dict[str, Any]) -> orm.Tool:
+        """Insert a new tool (no upsert: an existing tool of the same name is an IntegrityError)."""
+        tool = orm.Tool(**values)
+        self.session.add(tool)
+        await self.session.flush()
+        return tool
+
+    async def delete_many(self, org_id: str, tool_ids: Sequence[str]) -> int:
+        if not tool_ids:
+            return 0
+        result = await self.session.execute(
+            delete(orm.Tool).where(orm.Tool.id.in_(tool_ids), orm.Tool.organization_id == org_id)
+        )
+        return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+    async def of_mcp_server(self, org_id: str, server_id: str) -> list[orm.Tool]:
+        """The tools discovered from one MCP server (found by the server id in their metadata), by name."""
+        rows = await self.session.scalars(
+            select(orm.Tool)
+            .where(
+                orm.Tool.organization_id == org_id,
+                orm.Tool.tool_type == "external_mcp",
+                orm.Tool.metadata_["mcp"]["server_id"].astext == server_id,
+            )
+            .order_by(orm.Tool.created_at, orm.Tool.name)
+        )
+        return list(rows)
+
     async def for_agents(self, agent_ids: Sequence[str]) -> dict[str, list[orm.Tool]]:
         """Tools of many agents in one query, each list in attachment order.
 

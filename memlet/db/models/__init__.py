@@ -6,6 +6,7 @@ from memlet.db.models.conversation import Conversation, ConversationBlock, Conve
 from memlet.db.models.folder import FileAgent, FileContent, FileMetadata, Source, SourceAgent
 from memlet.db.models.identity import Identity, IdentityAgent, IdentityBlock
 from memlet.db.models.job import BatchItem, Job
+from memlet.db.models.mcp import MCPOAuthSession, MCPServer
 from memlet.db.models.message import Message
 from memlet.db.models.org import Organization, User
 from memlet.db.models.passage import Archive, ArchiveAgent, Passage
@@ -31,6 +32,8 @@ __all__ = [
     "IdentityAgent",
     "IdentityBlock",
     "Job",
+    "MCPOAuthSession",
+    "MCPServer",
     "Message",
     "Organization",
     "Passage",

@@ -1,0 +1,1 @@
+"""MCP servers: registration, tool discovery and execution over the official `mcp` SDK."""
