@@ -238,7 +238,7 @@ async def conversation_search(
     start_date: str | None = None,
     end_date: str | None = None,
 ) -> dict[str, Any]:
-    """Case-insensitive text search over this agent's user and assistant messages, newest first.
+    """Text search over this agent's user and assistant messages, best match first (`MessageRepository.search`).
 
     Tool messages and the agent's own conversation_search calls are never results (as in Letta), so asking for
     `roles=["tool"]` alone finds nothing. Like Letta it returns an object, so the packed tool return holds it

@@ -1,14 +1,14 @@
 """Message search: ``POST /v1/agents/messages/search`` (raw messages with scores) and ``POST /v1/messages/search``
 (public message views), both over the organization's messages, optionally narrowed to one agent or conversation.
 
-Letta Cloud runs these on Turbopuffer (vector, full-text or hybrid); Letta OSS without it refuses them. Here every
-``search_mode`` is the same case-insensitive text match that ``conversation_search`` uses (one SQL statement,
-``MessageRepository.search``), newest first. Results therefore carry ``fts_rank`` (the 1-based position),
-no ``vector_rank``, and ``rrf_score = 1 / (60 + rank)``, the reciprocal-rank-fusion score of a single ranking.
+Letta Cloud runs these on Turbopuffer (vector, full-text or hybrid); Letta OSS without it refuses them. Here the
+text ranking is Postgres full-text search (`MessageRepository.search`: any query word as a word prefix on the
+GIN index, best `ts_rank` first), followed by substring-only matches (Letta OSS's own text search) when those do
+not fill the page. Results carry ``fts_rank`` (their 1-based position in that ranking) and
+``rrf_score = 1 / (60 + rank)``, the reciprocal-rank-fusion score of a single ranking.
 As in Letta's search index, only user, assistant and tool messages are searchable, and heartbeats, calls to
 ``conversation_search`` and the returns of ``send_message``/``conversation_search`` are never results.
-``project_id`` and ``template_id`` are accepted but have nothing to filter here (no projects or templates).
-"""
+``project_id`` and ``template_id`` are accepted but have nothing to filter here (no projects or templates)."""
 
 import contextlib
 import json
@@ -214,11 +214,12 @@ class MessageSearchService:
             end=req.end_date,
             limit=req.limit,
         )
+        ranked = bool(req.query)
         return [
             MessageSearchResult(
                 embedded_text=json.dumps(fields, ensure_ascii=False),
                 message=StoredMessage.model_validate(row),
-                fts_rank=rank,
+                fts_rank=rank if ranked else None,
                 rrf_score=1 / (_RRF_K + rank),
             )
             for rank, (row, fields) in enumerate(hits, start=1)
