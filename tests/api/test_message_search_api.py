@@ -102,6 +102,14 @@ class TestSearchMessages:
         assert {r["message"]["role"] for r in everything} == {"user", "assistant"}
         assert len(everything) == 6
 
+    def test_a_send_embeds_nothing_by_default(
+        self, http: httpx.Client, mock_llm: MockLLM, two_agents: tuple[str, str]
+    ) -> None:
+        # Message embeddings are off unless `embed_messages` is set: no embedding call on the send path, no vector rank.
+        assert mock_llm.embedding_requests == []
+        results = http.post("/v1/agents/messages/search", json={"query": "pancakes", "search_mode": "hybrid"}).json()
+        assert results and all(r["vector_rank"] is None for r in results)
+
     def test_bad_role_422(self, http: httpx.Client) -> None:
         assert http.post("/v1/agents/messages/search", json={"roles": ["boss"]}).status_code == 422
 

@@ -1,15 +1,19 @@
-"""Message full-text search runs on the GIN index `ix_messages_search_tsv`: EXPLAIN of the repository's own query
-shows a Bitmap Index Scan on it, and the text ranking puts full-text matches (best `ts_rank` first) before
-substring-only matches.
+"""Message search runs on its indexes: full-text on the GIN index `ix_messages_search_tsv` (EXPLAIN of the
+repository's own query), vectors on the partial HNSW index of their dimension; the text ranking puts full-text
+matches (best `ts_rank` first) before substring-only matches.
 
 Rows are generated straight into the table (planner statistics by ANALYZE); no planner setting is changed.
 """
 
+import random
+
 import pytest
 from sqlalchemy import event, text
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
+from memlet.messages.embedding_repository import MessageEmbeddingRepository, MessageScope, nearest_messages_statement
 from memlet.messages.repository import MessageRepository, tsquery_terms
 
 ORG, AGENT = "org-msgsearch", "agent-msgsearch"
@@ -77,3 +81,31 @@ async def test_full_text_search_uses_the_gin_index_and_ranks(session: AsyncSessi
     plan = "\n".join(row[0] for row in await result.exec_driver_sql("EXPLAIN " + fts_sql, params))
     assert "ix_messages_search_tsv" in plan, plan
     assert "Seq Scan" not in plan, plan
+
+
+@pytest.mark.timeout(300)
+async def test_vector_search_uses_the_hnsw_index_of_its_dimension(session: AsyncSession) -> None:
+    await seed(session)
+    await session.execute(
+        text(
+            "INSERT INTO message_embeddings (message_id, agent_id, organization_id, embedding, embedding_dim, "
+            "embedding_model) "
+            "SELECT id, agent_id, organization_id, (SELECT array_agg(random() - 0.5) FROM generate_series(1, 256) d "
+            "WHERE sequence_id > 0)::real[]::vector, 256, 'm' FROM messages "
+            "WHERE sequence_id % 10 = 0 OR id IN ('message-a', 'message-b', 'message-c', 'message-d')"
+        )
+    )
+    await session.execute(text("ANALYZE message_embeddings"))
+    scope = MessageScope(roles=["user", "assistant"], agent_id=AGENT, organization_id=ORG)
+    vector = [random.uniform(-1, 1) for _ in range(256)]
+    stmt = nearest_messages_statement(scope, "m", vector, 10)
+    sql = str(stmt.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}))
+    plan = "\n".join(row[0] for row in await session.execute(text("EXPLAIN " + sql)))
+    assert "ix_message_embeddings_256" in plan, plan
+    assert "Seq Scan" not in plan, plan
+    target = (
+        await session.execute(text("SELECT embedding::text FROM message_embeddings WHERE message_id = 'message-b'"))
+    ).scalar()
+    exact = [float(x) for x in str(target).strip("[]").split(",")]
+    hits = await MessageEmbeddingRepository(session).nearest(scope, "m", exact, 3)
+    assert hits[0][0].id == "message-b" and hits[0][1] == pytest.approx(0.0, abs=1e-5)

@@ -5,7 +5,7 @@ from memlet.db.models.block import Block, BlockAgent
 from memlet.db.models.folder import FileAgent, FileContent, FileMetadata, Source, SourceAgent
 from memlet.db.models.identity import Identity, IdentityAgent, IdentityBlock
 from memlet.db.models.job import BatchItem, Job
-from memlet.db.models.message import Message
+from memlet.db.models.message import Message, MessageEmbedding
 from memlet.db.models.org import Organization, User
 from memlet.db.models.passage import Archive, ArchiveAgent, Passage
 from memlet.db.models.provider import Provider
@@ -28,6 +28,7 @@ __all__ = [
     "IdentityBlock",
     "Job",
     "Message",
+    "MessageEmbedding",
     "Organization",
     "Passage",
     "Provider",
