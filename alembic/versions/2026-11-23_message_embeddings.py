@@ -27,9 +27,7 @@ INDEXED_DIMS = (256, 384, 512, 768, 1024, 1536)
 def upgrade() -> None:
     op.create_table(
         "message_embeddings",
-        sa.Column(
-            "message_id", sa.String(), sa.ForeignKey("messages.id", ondelete="CASCADE"), primary_key=True
-        ),
+        sa.Column("message_id", sa.String(), sa.ForeignKey("messages.id", ondelete="CASCADE"), primary_key=True),
         sa.Column("agent_id", sa.String(), sa.ForeignKey("agents.id", ondelete="CASCADE"), nullable=False),
         sa.Column(
             "organization_id", sa.String(), sa.ForeignKey("organizations.id", ondelete="CASCADE"), nullable=False
