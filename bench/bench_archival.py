@@ -18,6 +18,7 @@ Letta 0.16.8 on the same kind of machine (../shared/letta/baseline.md): archival
 
 import argparse
 import asyncio
+import os
 import random
 import re
 import statistics
@@ -178,6 +179,12 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",") if s]
     rng = random.Random(7)
     with bench_server() as bench, httpx.Client(base_url=bench.base_url, timeout=120) as http:
+        floor = []
+        for _ in range(50):  # the machine's floor: a request that touches neither the database nor a model
+            started = time.perf_counter()
+            http.get("/v1/health/").raise_for_status()
+            floor.append(time.perf_counter() - started)
+        print(summary("floor: GET /v1/health/", floor), f"  (load average {os.getloadavg()[0]:.1f})")
         print("== insert (Letta baseline workload) ==")
         agent_id = make_agent(http, "bench-1536", 1536)
         archive_id = phase_insert(http, agent_id, args.inserts, rng)

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from pgvector.sqlalchemy import Vector
-from sqlalchemy import ColumnElement, Select, cast, func, literal_column, select, text
+from sqlalchemy import ColumnElement, Select, cast, exists, func, literal_column, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -118,9 +118,14 @@ class MessageEmbeddingRepository:
             await self.session.execute(insert(E).values(list(rows)).on_conflict_do_nothing())
 
     async def configs_in_scope(self, scope: MessageScope) -> list[dict[str, Any]]:
-        """The embedding_configs of the agents whose embedded messages the scope holds (one per model/dim)."""
-        agents = select(E.agent_id).join(M, M.id == E.message_id).where(*scope.where()).distinct()
-        stmt = select(A.embedding_config).where(A.id.in_(agents), A.embedding_config.is_not(None))
+        """The embedding_configs (one per model and dimension) of the scope's agents that have embedded messages.
+
+        One indexed probe per agent (`ix_message_embeddings_agent_id`); with embeddings off it finds nothing."""
+        stmt = select(A.embedding_config).where(A.embedding_config.is_not(None), exists().where(E.agent_id == A.id))
+        if scope.agent_id is not None:
+            stmt = stmt.where(A.id == scope.agent_id)
+        if scope.organization_id is not None:
+            stmt = stmt.where(A.organization_id == scope.organization_id)
         found: dict[tuple[str, int], dict[str, Any]] = {}
         for config in await self.session.scalars(stmt):
             key = (str(config.get("embedding_model")), int(config.get("embedding_dim") or 0))
