@@ -46,6 +46,7 @@ class SqlCounter:
 class Bench:
     base_url: str
     server_pid: int
+    pg_uri: str = ""
 
 
 def _wait_healthy(url: str, proc: subprocess.Popen[bytes] | None = None, timeout_s: float = 60) -> None:
@@ -92,7 +93,7 @@ def bench_server() -> Iterator[Bench]:
         try:
             _wait_healthy(f"http://127.0.0.1:{mock_port}/v1/models", mock)
             _wait_healthy(f"http://127.0.0.1:{port}/v1/health/", server)
-            yield Bench(f"http://127.0.0.1:{port}", server.pid)
+            yield Bench(f"http://127.0.0.1:{port}", server.pid, uri)
         finally:
             for proc in (server, mock):
                 proc.send_signal(signal.SIGINT)

@@ -37,6 +37,7 @@ from memlet.log import (
 )
 from memlet.loop.deps import default_llm_for
 from memlet.passages.embedder import Embedder
+from memlet.passages.message_indexer import MessageIndexer
 from memlet.providers.catalog import load_catalog
 from memlet.routes import build_v1_router
 from memlet.tool_exec.status import sandbox_status
@@ -76,9 +77,13 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.sessionmaker, embedder, rebuild_prompt, settings.file_processing_concurrency
     )
     await files.recover()
+    indexer = MessageIndexer(app.state.sessionmaker, embedder, settings.message_embedding_interval_s)
+    if settings.embed_messages:
+        indexer.start()
     try:
         yield
     finally:
+        await indexer.stop()
         await files.shutdown()
         await worker.shutdown()
         await llm_clients.aclose()

@@ -30,6 +30,10 @@ class Settings(BaseSettings):
     max_agent_file_bytes: int = 24 * 1024 * 1024
     # Files parsed and embedded at the same time, per server process.
     file_processing_concurrency: int = 2
+    # Hybrid message search: embed user, assistant and tool messages in the background (never on the send path),
+    # with each agent's embedding_config. Off by default, as in Letta OSS: one embedding call per message costs.
+    embed_messages: bool = False
+    message_embedding_interval_s: float = Field(default=1.0, gt=0)
 
     # Optional bearer-password auth (Letta: SECURE / LETTA_SERVER_SECURE + LETTA_SERVER_PASSWORD).
     server_password: SecretStr | None = Field(

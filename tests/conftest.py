@@ -28,7 +28,7 @@ TEST_DB = "memlet_test"
 # Tables emptied between API tests; organizations, users and base tools stay.
 RESET_SQL = (
     "TRUNCATE agents, agents_tags, blocks, blocks_agents, identities, identities_agents, identities_blocks, "
-    "messages, runs, run_chunks, steps, providers, tools_agents, archives, archives_agents, passages, sources, sources_agents, "
+    "messages, message_embeddings, runs, run_chunks, steps, providers, tools_agents, archives, archives_agents, passages, sources, sources_agents, "
     "files, file_contents, files_agents, jobs, batch_items, conversations, conversation_messages, conversation_blocks, "
     "mcp_servers, mcp_oauth_sessions CASCADE",
     "DELETE FROM tools WHERE tool_type NOT LIKE 'letta%'",

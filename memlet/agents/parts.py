@@ -1,7 +1,7 @@
 """The smaller wire models embedded in `AgentState`, and the context-window report (Letta 0.16.8 names).
 
-memlet has no folders or multi-agent groups, so `Source` and `Group` only ever appear as empty lists and nulls;
-they are modelled in full so agent files and clients that send them still validate.
+memlet has no multi-agent groups, so `Group` only ever appears as null; it is modelled in full so agent files
+and clients that send it still validate. `Source` is a folder attached to the agent.
 """
 
 from datetime import datetime
@@ -63,7 +63,7 @@ class AgentEnvironmentVariable(BaseModel):
 
 
 class Source(BaseModel):
-    """A data source (folder) attached to an agent; deprecated on `AgentState`, never populated by memlet."""
+    """A data source (folder) attached to an agent; deprecated on `AgentState` in favour of `/folders`."""
 
     model_config = _WIRE
 

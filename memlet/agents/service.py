@@ -20,6 +20,7 @@ from memlet.db import models as orm
 from memlet.db.base import utcnow
 from memlet.db.pagination import Page
 from memlet.errors import BadRequestError, ConflictError, NotFoundError
+from memlet.folders.repository import FolderRepository
 from memlet.messages.repository import MessageRepository
 from memlet.net.outbound import OutboundPolicy
 from memlet.prompt.memory import system_message_text
@@ -96,6 +97,7 @@ class AgentService:
         tools = await self.tools.for_agents(agent_ids) if "agent.tools" in include else {}
         tags = await self.agents.tags_for(agent_ids) if "agent.tags" in include else {}
         identities = await self.agents.identities_for(agent_ids)
+        sources = await FolderRepository(self.session).for_agents(agent_ids) if "agent.sources" in include else {}
         # Agents share tool rows: build each tool's public view once for the whole page.
         views: dict[str, Tool] = {}
         for rows in tools.values():
@@ -107,6 +109,7 @@ class AgentService:
                 blocks=blocks.get(a.id, []),
                 tools=[views[t.id] for t in tools.get(a.id, [])],
                 tags=tags.get(a.id, []),
+                sources=sources.get(a.id, []),
                 identities=identities.get(a.id, []),
                 include=include,
                 secrets=self.catalog.keyring.reveal_secrets(a.secrets) if "agent.secrets" in include else (),

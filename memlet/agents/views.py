@@ -4,7 +4,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memlet.agents.parts import AgentEnvironmentVariable
+from memlet.agents.parts import AgentEnvironmentVariable, Source
 from memlet.agents.schemas import AgentState
 from memlet.blocks.schemas import Block, Memory
 from memlet.db import models as orm
@@ -26,6 +26,7 @@ class AgentRelations:
     blocks: Sequence[orm.Block] = ()
     tools: Sequence[orm.Tool | Tool] = ()
     tags: Sequence[str] = ()
+    sources: Sequence[orm.Source] = ()  # attached folders, in attachment order
     identities: Sequence[orm.Identity] = ()
     include: frozenset[str] = field(default_factory=lambda: ALL_RELATIONSHIPS)
     # The agent's secrets with their values decrypted (only when "agent.secrets" is included).
@@ -35,6 +36,18 @@ class AgentRelations:
 def secrets_of(agent: orm.Agent, secrets: Sequence[Mapping[str, Any]]) -> list[AgentEnvironmentVariable]:
     # value_enc stays null: the stored ciphertext is of no use to a client.
     return [AgentEnvironmentVariable.model_validate({**s, "agent_id": agent.id, "value_enc": None}) for s in secrets]
+
+
+def source_of(row: orm.Source) -> Source:
+    fields = ("name", "description", "instructions", "id", "embedding_config", "created_by_id", "last_updated_by_id")
+    return Source.model_validate(
+        {
+            **{f: getattr(row, f) for f in fields},
+            "metadata": row.metadata_,
+            "created_at": row.created_at,
+            "updated_at": row.updated_at,
+        }
+    )
 
 
 def agent_state(agent: orm.Agent, rel: AgentRelations) -> AgentState:
@@ -69,7 +82,7 @@ def agent_state(agent: orm.Agent, rel: AgentRelations) -> AgentState:
             "tools": [t if isinstance(t, Tool) else Tool.model_validate(t) for t in rel.tools]
             if "agent.tools" in inc
             else [],
-            "sources": [],
+            "sources": [source_of(s) for s in rel.sources] if "agent.sources" in inc else [],
             "tags": list(rel.tags) if "agent.tags" in inc else [],
             "tool_exec_environment_variables": secrets,
             "secrets": secrets,

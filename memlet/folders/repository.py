@@ -1,5 +1,6 @@
 """SQL for folders (`sources`) and their attachment to agents (`sources_agents`)."""
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import delete, func, select
@@ -71,6 +72,21 @@ class FolderRepository:
             select(S).join(SA, SA.source_id == S.id).where(SA.agent_id == agent_id).order_by(SA.created_at, S.id)
         )
         return list(rows)
+
+    async def for_agents(self, agent_ids: Sequence[str]) -> dict[str, list[orm.Source]]:
+        """Each agent's folders in attachment order, for a page of agents in one query."""
+        found: dict[str, list[orm.Source]] = {}
+        if not agent_ids:
+            return found
+        rows = await self.session.execute(
+            select(SA.agent_id, S)
+            .join(S, S.id == SA.source_id)
+            .where(SA.agent_id.in_(list(agent_ids)))
+            .order_by(SA.created_at, S.id)
+        )
+        for agent_id, source in rows.tuples():
+            found.setdefault(agent_id, []).append(source)
+        return found
 
     async def file_totals(self, org_id: str) -> list[tuple[str, str, int, int]]:
         """(id, name, file count, total bytes) of every folder of the organization, by name."""

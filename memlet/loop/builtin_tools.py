@@ -19,8 +19,9 @@ from memlet.actor import Actor
 from memlet.db import models as orm
 from memlet.errors import MemletError
 from memlet.loop import memory_edits as edits
-from memlet.loop.agent_state import LoopRepository
-from memlet.messages.search import search_result_fields
+from memlet.messages.embedding_repository import MessageScope
+from memlet.messages.hybrid import hybrid_search
+from memlet.messages.search_fields import search_result_fields
 from memlet.passages.embedder import Embedder
 from memlet.passages.repository import PassageFilters
 from memlet.passages.service import PassageService
@@ -238,7 +239,7 @@ async def conversation_search(
     start_date: str | None = None,
     end_date: str | None = None,
 ) -> dict[str, Any]:
-    """Case-insensitive text search over this agent's user and assistant messages, newest first.
+    """Hybrid search over this agent's user and assistant messages, best match first (`memlet.messages.hybrid`).
 
     Tool messages and the agent's own conversation_search calls are never results (as in Letta), so asking for
     `roles=["tool"]` alone finds nothing. Like Letta it returns an object, so the packed tool return holds it
@@ -249,10 +250,18 @@ async def conversation_search(
     wanted = [r for r in (roles or ["user", "assistant"]) if r in ("user", "assistant")]
     rows: list[orm.Message] = []
     if wanted:
+        scope = MessageScope(roles=wanted, agent_id=ctx.agent.id, start=start, end=end)
         async with ctx.sessionmaker() as session:
-            rows = await LoopRepository(session).messages.search(
-                ctx.agent.id, query=query, roles=wanted, start=start, end=end, limit=limit or 5
+            hits = await hybrid_search(
+                session,
+                ctx.embedder,
+                query=query,
+                mode="hybrid",
+                scope=scope,
+                limit=limit or 5,
+                org_id=ctx.actor.organization_id,
             )
+        rows = [hit.row for hit in hits]
     if not rows:
         return {"message": "No results found.", "results": []}
     now = datetime.now(UTC)

@@ -4,11 +4,13 @@ in-context loads by id and text search.
 Every listing orders by ``sequence_id`` and counts stored rows (not public views) toward ``limit``.
 """
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Select, delete, func, insert, select, text, update
+from sqlalchemy import Select, delete, func, insert, literal_column, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.elements import ColumnClause
 
 from memlet.db import models as orm
 from memlet.db.base import utcnow
@@ -154,11 +156,13 @@ class MessageRepository:
         organization_id: str | None = None,
         conversation_id: str | None = None,
     ) -> list[orm.Message]:
-        """Messages matching `query` (case-insensitive substring of their text), newest first.
+        """Messages matching `query`, best first; every message in scope, newest first, when there is no query.
 
-        Scoped to `agent_id` and/or `organization_id` (the API's organization-wide search passes no agent);
-        `roles` defaults to user and assistant (conversation_search's default). Calls to conversation_search
-        itself are never results, as in Letta.
+        The text ranking: full-text matches first (any query word as a word prefix, through the GIN index
+        `ix_messages_search_tsv`, best `ts_rank` first, newest first on ties), then, only if those do not fill
+        `limit`, messages holding the query as a case-insensitive substring (Letta's own text search), newest
+        first. Scoped to `agent_id` and/or `organization_id`; `roles` defaults to user and assistant
+        (conversation_search's default). Calls to conversation_search itself are never results, as in Letta.
         """
         stmt = select(M).where(M.role.in_(list(roles or ["user", "assistant"])))
         if agent_id is not None:
@@ -167,24 +171,40 @@ class MessageRepository:
             stmt = stmt.where(M.organization_id == organization_id)
         if conversation_id is not None:
             stmt = stmt.where(M.conversation_id == conversation_id)
-        if query:
-            stmt = stmt.where(_MATCHES_TEXT.bindparams(q=f"%{escape_like(query)}%"))
         if start is not None:
             stmt = stmt.where(M.created_at >= start)
         if end is not None:
             stmt = stmt.where(M.created_at <= end)
-        stmt = stmt.order_by(M.sequence_id.desc()).limit(limit * 4)
-        rows = [r for r in await self.session.scalars(stmt) if not _is_search_call(r)]
+        if not query:
+            return await self._searched(stmt.order_by(M.sequence_id.desc()), limit)
+        rows: list[orm.Message] = []
+        terms = tsquery_terms(query)
+        if terms:
+            tsq = func.to_tsquery(_SIMPLE, terms)
+            best = func.ts_rank(_TSVECTOR, tsq).desc()
+            rows = await self._searched(stmt.where(_TSVECTOR.op("@@")(tsq)).order_by(best, M.sequence_id.desc()), limit)
+        if len(rows) < limit:
+            substring = stmt.where(_TEXT.ilike(f"%{escape_like(query)}%"))
+            if rows:
+                substring = substring.where(M.id.not_in([r.id for r in rows]))
+            rows += await self._searched(substring.order_by(M.sequence_id.desc()), limit - len(rows))
+        return rows
+
+    async def _searched(self, stmt: Select[Any], limit: int) -> list[orm.Message]:
+        rows = [r for r in await self.session.scalars(stmt.limit(limit * 4)) if not _is_search_call(r)]
         return rows[:limit]
 
 
-# Match the text parts (and, for V2 agents, send_message arguments), not the JSON keys around them.
-# A row without content may hold JSON null rather than SQL NULL, hence the jsonb_typeof guard.
-_MATCHES_TEXT = text(
-    "(EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(messages.content) = 'array' "
-    "THEN messages.content ELSE '[]'::jsonb END) AS part "
-    "WHERE part->>'text' ILIKE :q) OR COALESCE(messages.tool_calls::text, '') ILIKE :q)"
-)
+def tsquery_terms(query: str) -> str:
+    """A `to_tsquery` text matching any word of `query` as a word prefix ('' when it has no words)."""
+    return " | ".join(f"{word}:*" for word in dict.fromkeys(_WORD.findall(query.lower())))
+
+
+_WORD = re.compile(r"[^\W_]+")
+_SIMPLE: ColumnClause[Any] = literal_column("'simple'::regconfig")
+# The searchable text and its tsvector, spelled exactly as the migration `2026-11-23_message_search.py` indexes it.
+_TEXT = func.memlet_message_text(M.role, M.content, M.tool_calls)
+_TSVECTOR = func.to_tsvector(_SIMPLE, _TEXT)
 
 
 def _is_search_call(row: orm.Message) -> bool:

@@ -4,12 +4,11 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
-from memlet.api.deps import ActorDep, SessionDep
 from memlet.api.validators import PageLimit
 from memlet.ids import MessageId
-from memlet.messages.deps import MessageServiceDep
+from memlet.messages.deps import MessageSearchServiceDep, MessageServiceDep
 from memlet.messages.schemas import LettaMessage, MessageType
-from memlet.messages.search import MessageListResult, MessageSearchService, SearchAllMessagesRequest
+from memlet.messages.search import MessageListResult, SearchAllMessagesRequest
 from memlet.messages.service import HistoryQuery
 
 router = APIRouter(prefix="/messages", tags=["messages"])
@@ -38,9 +37,10 @@ async def list_all_messages(
 
 
 @router.post("/search", operation_id="search_all_messages", response_model=list[MessageListResult])
-async def search_all_messages(body: SearchAllMessagesRequest, session: SessionDep, actor: ActorDep) -> Any:
-    """Text search over the organization's messages (every search_mode), shown as public messages."""
-    return await MessageSearchService(session, actor).search_all(body)
+async def search_all_messages(body: SearchAllMessagesRequest, service: MessageSearchServiceDep) -> Any:
+    """Hybrid (full-text + vector where messages have vectors) search over the organization's messages, shown as
+    public messages, best first."""
+    return await service.search_all(body)
 
 
 @router.get("/{message_id}", operation_id="retrieve_message", response_model=list[LettaMessage])

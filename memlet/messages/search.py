@@ -1,19 +1,17 @@
 """Message search: ``POST /v1/agents/messages/search`` (raw messages with scores) and ``POST /v1/messages/search``
 (public message views), both over the organization's messages, optionally narrowed to one agent or conversation.
 
-Letta Cloud runs these on Turbopuffer (vector, full-text or hybrid); Letta OSS without it refuses them. Here every
-``search_mode`` is the same case-insensitive text match that ``conversation_search`` uses (one SQL statement,
-``MessageRepository.search``), newest first. Results therefore carry ``fts_rank`` (the 1-based position),
-no ``vector_rank``, and ``rrf_score = 1 / (60 + rank)``, the reciprocal-rank-fusion score of a single ranking.
+Letta Cloud runs these on Turbopuffer (vector, full-text or hybrid); Letta OSS without it refuses them. Here they
+run on Postgres (`memlet.messages.hybrid`): full-text search on a GIN index (then substring-only matches) fused by
+reciprocal rank fusion with pgvector nearest neighbours where messages have vectors, filling ``fts_rank``,
+``vector_rank`` and ``rrf_score`` from the rankings actually used.
 As in Letta's search index, only user, assistant and tool messages are searchable, and heartbeats, calls to
 ``conversation_search`` and the returns of ``send_message``/``conversation_search`` are never results.
-``project_id`` and ``template_id`` are accepted but have nothing to filter here (no projects or templates).
-"""
+``project_id`` and ``template_id`` are accepted but have nothing to filter here (no projects or templates)."""
 
-import contextlib
 import json
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -21,51 +19,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memlet.actor import Actor
 from memlet.db import models as orm
 from memlet.messages.content import AssistantContentPart, UserContentPart
+from memlet.messages.embedding_repository import SEARCHABLE_ROLES, MessageScope
+from memlet.messages.hybrid import Hit, QueryEmbedder, SearchMode, hybrid_search
 from memlet.messages.letta_messages import AssistantMessage, ReasoningMessage, SystemMessage, UserMessage
-from memlet.messages.repository import MessageRepository
 from memlet.messages.schemas import MessageRole, StoredMessage
 from memlet.messages.views import to_letta_messages
-
-SEARCHABLE_ROLES = ("user", "assistant", "tool")
-_UNSEARCHABLE_RETURNS = frozenset({"send_message", "conversation_search"})
-_RRF_K = 60
-# Rows the text match finds but the index would not hold are dropped after the query; fetch a margin.
-_OVERFETCH = 2
-
-SearchMode = Literal["vector", "fts", "hybrid"]
-
-
-def _json_object(text: str) -> dict[str, Any] | None:
-    if not text.strip().startswith("{"):
-        return None
-    with contextlib.suppress(ValueError):
-        value = json.loads(text)
-        if isinstance(value, dict):
-            return value
-    return None
-
-
-def search_result_fields(row: orm.Message) -> dict[str, Any]:
-    """What a search hit shows of its message, shaped as Letta shapes it.
-
-    Text that is itself a JSON object (system alerts, summaries) is merged in rather than nested; heartbeats show
-    nothing; a V2 `send_message` call shows its message as `content` and the inner thoughts as `thinking`.
-    """
-    text = " ".join(
-        str(p.get("text") or p.get("reasoning") or "") for p in row.content or [] if p.get("text") or p.get("reasoning")
-    )
-    packed = _json_object(text)
-    if packed is not None and packed.get("type") == "heartbeat":
-        return {}
-    for call in row.tool_calls or []:
-        function = call.get("function") or {}
-        if function.get("name") == "send_message":
-            with contextlib.suppress(ValueError, AttributeError):
-                message = json.loads(function.get("arguments") or "{}").get("message", "")
-                return {"thinking": text, "content": message}
-    if not text:
-        return {}
-    return packed if packed is not None else {"content": text}
 
 
 class MessageSearchRequest(BaseModel):
@@ -140,14 +98,6 @@ MessageListResult = Annotated[
 ]
 
 
-def _searchable(row: orm.Message) -> dict[str, Any] | None:
-    """What the search index would hold for a row (as a dict to encode), or None if it holds nothing."""
-    if row.role == "tool" and row.name in _UNSEARCHABLE_RETURNS:
-        return None
-    fields = search_result_fields(row)
-    return fields or None
-
-
 def _list_results(row: orm.Message) -> list[MessageListResult]:
     """The row's public views that Letta's search shows (system, user, reasoning and assistant messages)."""
     ids = {
@@ -170,69 +120,46 @@ def _list_results(row: orm.Message) -> list[MessageListResult]:
 
 
 class MessageSearchService:
-    """Organization-scoped message search for one actor."""
+    """Organization-scoped message search for one actor; `embedder` embeds queries where message vectors exist."""
 
-    def __init__(self, session: AsyncSession, actor: Actor) -> None:
-        self.repo = MessageRepository(session)
+    def __init__(self, session: AsyncSession, actor: Actor, embedder: QueryEmbedder | None = None) -> None:
+        self.session = session
         self.actor = actor
+        self.embedder = embedder
 
-    async def _hits(
-        self,
-        *,
-        query: str | None,
-        roles: list[str],
-        agent_id: str | None,
-        conversation_id: str | None,
-        start: datetime | None,
-        end: datetime | None,
-        limit: int,
-    ) -> list[tuple[orm.Message, dict[str, Any]]]:
-        searchable = [r for r in roles if r in SEARCHABLE_ROLES]
-        if not searchable:
+    async def _hits(self, query: str | None, mode: SearchMode, scope: MessageScope, limit: int) -> list[Hit]:
+        if not [r for r in scope.roles if r in SEARCHABLE_ROLES]:
             return []
-        rows = await self.repo.search(
-            agent_id,
-            organization_id=self.actor.organization_id,
-            conversation_id=conversation_id,
-            query=query,
-            roles=searchable,
-            start=start,
-            end=end,
-            limit=limit * _OVERFETCH,
+        return await hybrid_search(
+            self.session, self.embedder, query=query, mode=mode, scope=scope, limit=limit, org_id=scope.organization_id
         )
-        hits = [(row, fields) for row in rows if (fields := _searchable(row)) is not None]
-        return hits[:limit]
 
-    async def search(self, req: MessageSearchRequest) -> list[MessageSearchResult]:
-        """Stored messages matching the query, newest first, with their matched text and rank."""
-        hits = await self._hits(
-            query=req.query,
-            roles=[str(r) for r in req.roles] if req.roles else list(SEARCHABLE_ROLES),
+    def _scope(self, req: MessageSearchRequest | SearchAllMessagesRequest, roles: list[str]) -> MessageScope:
+        return MessageScope(
+            roles=[r for r in roles if r in SEARCHABLE_ROLES],
             agent_id=req.agent_id,
+            organization_id=self.actor.organization_id,
             conversation_id=req.conversation_id,
             start=req.start_date,
             end=req.end_date,
-            limit=req.limit,
         )
+
+    async def search(self, req: MessageSearchRequest) -> list[MessageSearchResult]:
+        """Stored messages matching the query, best first, with their matched text and ranks."""
+        roles = [str(r) for r in req.roles] if req.roles else list(SEARCHABLE_ROLES)
+        hits = await self._hits(req.query, req.search_mode, self._scope(req, roles), req.limit)
         return [
             MessageSearchResult(
-                embedded_text=json.dumps(fields, ensure_ascii=False),
-                message=StoredMessage.model_validate(row),
-                fts_rank=rank,
-                rrf_score=1 / (_RRF_K + rank),
+                embedded_text=json.dumps(hit.fields, ensure_ascii=False),
+                message=StoredMessage.model_validate(hit.row),
+                fts_rank=hit.fts_rank,
+                vector_rank=hit.vector_rank,
+                rrf_score=hit.rrf_score,
             )
-            for rank, (row, fields) in enumerate(hits, start=1)
+            for hit in hits
         ]
 
     async def search_all(self, req: SearchAllMessagesRequest) -> list[MessageListResult]:
-        """Public views of the messages matching the query, newest message first."""
-        hits = await self._hits(
-            query=req.query,
-            roles=list(SEARCHABLE_ROLES),
-            agent_id=req.agent_id,
-            conversation_id=req.conversation_id,
-            start=req.start_date,
-            end=req.end_date,
-            limit=req.limit,
-        )
-        return [result for row, _ in hits for result in _list_results(row)]
+        """Public views of the messages matching the query, best message first."""
+        hits = await self._hits(req.query, req.search_mode, self._scope(req, list(SEARCHABLE_ROLES)), req.limit)
+        return [result for hit in hits for result in _list_results(hit.row)]

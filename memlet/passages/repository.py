@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import ARRAY, ColumnElement, Select, String, cast, delete, func, literal_column, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import defer
 
 from memlet.db import models as orm
 from memlet.db.pagination import Page, fetch_page
@@ -122,14 +123,25 @@ class PassageRepository:
         return await fetch_page(self.session, stmt, page, sort_col=P.created_at, id_col=P.id)
 
     async def nearest(
-        self, org_id: str, scope: PassageScope, filters: PassageFilters, vector: list[float], limit: int
+        self,
+        org_id: str,
+        scope: PassageScope,
+        filters: PassageFilters,
+        vector: list[float],
+        limit: int,
+        *,
+        with_embedding: bool = False,
     ) -> list[tuple[orm.Passage, float]]:
-        """Up to `limit` passages nearest to `vector` (cosine), with their distances."""
+        """Up to `limit` passages nearest to `vector` (cosine), with their distances. Their own vectors are read
+        only `with_embedding` (decoding them costs more than the index search)."""
         ef_search = max(MIN_EF_SEARCH, min(MAX_EF_SEARCH, limit * 2))
         await self.session.execute(text(f"SET LOCAL hnsw.ef_search = {ef_search}"))
-        rows = (await self.session.execute(nearest_statement(org_id, scope, filters, vector, limit))).all()
+        skip = () if with_embedding else (defer(P.embedding, raiseload=True),)
+        stmt = nearest_statement(org_id, scope, filters, vector, limit).options(*skip)
+        rows = (await self.session.execute(stmt)).all()
         if len(rows) < limit:
-            rows = (await self.session.execute(_exact_statement(org_id, scope, filters, vector, limit))).all()
+            stmt = _exact_statement(org_id, scope, filters, vector, limit).options(*skip)
+            rows = (await self.session.execute(stmt)).all()
         return [(row[0], float(row[1])) for row in rows]
 
     async def text_search(

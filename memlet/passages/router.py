@@ -25,7 +25,7 @@ async def search_passages(
     body: PassageSearchRequest, service: PassageServiceDep, actor: ActorDep, include_embedding: IncludeEmbedding = False
 ) -> Any:
     """Search passages of an agent's archives, one archive, or the whole organization, best score first."""
-    hits = await service.search_passages(actor, body)
+    hits = await service.search_passages(actor, body, with_embedding=include_embedding)
     return views.search_results(hits, include_embedding=include_embedding)
 
 

@@ -146,16 +146,20 @@ class PassageService:
         query: str,
         filters: PassageFilters,
         limit: int,
+        *,
+        with_embedding: bool = False,
     ) -> list[Hit]:
         """Nearest passages by the query's embedding (score 1 − cosine distance), else by full-text rank."""
         org_id = actor.organization_id
         vector = (await self.embed(actor, config, [query]))[0] if query.strip() else None
         if vector is None:
             return await self.passages.text_search(org_id, scope, filters, query, limit)
-        hits = await self.passages.nearest(org_id, scope, filters, vector, limit)
+        hits = await self.passages.nearest(org_id, scope, filters, vector, limit, with_embedding=with_embedding)
         return [(row, 1.0 - distance) for row, distance in hits]
 
-    async def search_passages(self, actor: Actor, req: PassageSearchRequest) -> list[Hit]:
+    async def search_passages(
+        self, actor: Actor, req: PassageSearchRequest, *, with_embedding: bool = False
+    ) -> list[Hit]:
         """`POST /v1/passages/search`: an agent's archives, else one archive, else every archive of the org."""
         filters = PassageFilters(req.tags or (), req.tag_match_mode, utc(req.start_date), utc(req.end_date))
         config: dict[str, Any] | None
@@ -170,7 +174,7 @@ class PassageService:
         if not req.query:
             rows = await self.passages.list_page(actor.organization_id, scope, Page(limit=req.limit), None, filters)
             return [(row, 1.0) for row in rows]
-        return await self.search(actor, scope, config, req.query, filters, req.limit)
+        return await self.search(actor, scope, config, req.query, filters, req.limit, with_embedding=with_embedding)
 
     async def storage_size(self, actor: Actor, unit: str) -> float:
         if unit not in BYTES_PER_UNIT:

@@ -15,6 +15,7 @@ from memlet.api.deps import ActorDep, SessionDep
 from memlet.api.validators import PageLimit
 from memlet.errors import MethodNotAllowedError, UnprocessableError
 from memlet.ids import AgentId, MessageId
+from memlet.messages.deps import MessageSearchServiceDep
 from memlet.messages.requests import (
     LettaAsyncRequest,
     LettaRequest,
@@ -23,7 +24,7 @@ from memlet.messages.requests import (
     ensure_streaming_options,
 )
 from memlet.messages.schemas import LettaMessage, LettaMessageUpdate, LettaResponse, MessageType
-from memlet.messages.search import MessageSearchRequest, MessageSearchResult, MessageSearchService
+from memlet.messages.search import MessageSearchRequest, MessageSearchResult
 from memlet.messages.service import HistoryQuery
 from memlet.runs.schemas import Run
 from memlet.turns.compaction import CompactionRequest, CompactionResponse, summarize
@@ -57,9 +58,10 @@ def sse_response(chunks: AsyncIterator[str]) -> StreamingResponse:
 
 
 @router.post("/messages/search", operation_id="search_messages", response_model=list[MessageSearchResult])
-async def search_messages(body: MessageSearchRequest, session: SessionDep, actor: ActorDep) -> Any:
-    """Text search over the organization's messages (every search_mode), newest first, with ranks and scores."""
-    return await MessageSearchService(session, actor).search(body)
+async def search_messages(body: MessageSearchRequest, service: MessageSearchServiceDep) -> Any:
+    """Hybrid (full-text + vector where messages have vectors) search over the organization's messages, best
+    first, with each hit's ranks and RRF score."""
+    return await service.search(body)
 
 
 @router.get("/{agent_id}/messages", operation_id="list_messages", response_model=list[LettaMessage])

@@ -4,8 +4,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body
 
-from memlet.api.deps import ActorDep, SessionmakerDep, SettingsDep
+from memlet.api.deps import ActorDep
 from memlet.ids import AgentId
+from memlet.turns.deps import LoopDepsDep
 from memlet.turns.tool_run import ToolExecuteRequest, ToolExecutionResult, run_tool_for_agent
 
 router = APIRouter(prefix="/agents", tags=["tools"])
@@ -15,11 +16,12 @@ router = APIRouter(prefix="/agents", tags=["tools"])
 async def run_agent_tool(
     agent_id: AgentId,
     tool_name: str,
-    sessionmaker: SessionmakerDep,
-    settings: SettingsDep,
+    deps: LoopDepsDep,
     actor: ActorDep,
     body: Annotated[ToolExecuteRequest | None, Body()] = None,
 ) -> Any:
     """Run one of the agent's tools with the given arguments, outside the agent loop."""
     args = body.args if body is not None else {}
-    return await run_tool_for_agent(sessionmaker, settings, actor, agent_id, tool_name, args)
+    return await run_tool_for_agent(
+        deps.sessionmaker, deps.settings, actor, agent_id, tool_name, args, embedder=deps.embedder
+    )

@@ -20,6 +20,7 @@ from memlet.loop.builtin_tools import ToolContext
 from memlet.loop.builtins import BUILTIN_TOOLS
 from memlet.loop.commit import commit_memory_edits
 from memlet.loop.tool_dispatch import execute_tool
+from memlet.passages.embedder import Embedder
 
 
 class ToolExecuteRequest(BaseModel):
@@ -48,9 +49,12 @@ async def run_tool_for_agent(
     agent_id: str,
     tool_name: str,
     args: dict[str, Any],
+    *,
+    embedder: Embedder | None = None,
 ) -> ToolExecutionResult:
     """Run the agent's tool `tool_name` with `args`; a failing tool is ``status="error"`` with a null return.
 
+    `embedder` embeds what `archival_memory_insert` stores and what `archival_memory_search` asks, as in a turn.
     Raises NotFoundError for an unknown agent or a tool that is not attached to it.
     """
     async with maker() as session:
@@ -58,7 +62,7 @@ async def run_tool_for_agent(
     tool = next((t for t in state.tools if t.name == tool_name), None)
     if tool is None:
         raise NotFoundError("Tool", message=f"Tool '{tool_name}' not found or not attached to agent '{agent_id}'")
-    ctx = ToolContext(agent=state.agent, blocks=state.blocks, sessionmaker=maker)
+    ctx = ToolContext(agent=state.agent, blocks=state.blocks, sessionmaker=maker, embedder=embedder)
     outcome = await execute_tool(ctx, tool, dict(args), settings)
     if outcome.success and not await commit_memory_edits(maker, ctx):
         raise NotFoundError("Agent", agent_id)

@@ -108,6 +108,21 @@ class TestMemoryTools:
         assert result.status == "success"
         assert result.func_return == {"message": "No results found.", "results": []}
 
+    def test_archival_insert_stores_a_vector_and_search_finds_it(self, client: Letta, http: httpx.Client) -> None:
+        agent = make_agent(client, tools=["archival_memory_insert", "archival_memory_search"])
+        for text in ("the harbour opens at dawn", "pack the blue umbrella", "invoices are due on Monday"):
+            inserted = client.agents.tools.run(
+                agent_id=agent.id, tool_name="archival_memory_insert", args={"content": text}
+            )
+            assert inserted.status == "success", inserted.stderr
+        stored = http.get(f"/v1/agents/{agent.id}/archival-memory", params={"include_embedding": True}).json()
+        assert {len(p["embedding"] or []) for p in stored} == {1536}
+        found = client.agents.tools.run(
+            agent_id=agent.id, tool_name="archival_memory_search", args={"query": "umbrella blue", "top_k": 1}
+        )
+        assert found.status == "success", found.stderr
+        assert [r["content"] for r in found.func_return] == ["pack the blue umbrella"]  # type: ignore[union-attr]
+
 
 class TestCustomTools:
     def test_runs_in_sandbox_with_agent_secrets(self, client: Letta) -> None:

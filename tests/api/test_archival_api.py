@@ -84,6 +84,12 @@ class TestArchivalMemory:
         full = http.get(f"/v1/agents/{agent.id}/archival-memory", params={"include_embedding": "true"}).json()
         assert plain[0]["embedding"] is None
         assert len(full[0]["embedding"]) == 1536
+        # Search reads the stored vectors only when they are asked for.
+        body = {"query": "vector", "agent_id": agent.id}
+        found = http.post("/v1/passages/search", json=body).json()
+        found_full = http.post("/v1/passages/search", json=body, params={"include_embedding": "true"}).json()
+        assert found[0]["passage"]["embedding"] is None
+        assert found_full[0]["passage"]["embedding"] == full[0]["embedding"]
 
     def test_prompt_metadata_counts_passages_and_lists_tags(self, client: Letta, http: httpx.Client) -> None:
         agent = make_agent(client)

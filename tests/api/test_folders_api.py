@@ -169,6 +169,21 @@ class TestAgentFiles:
         client.agents.folders.attach(folder.id, agent_id=agent.id)
         return folder, note, agent
 
+    def test_agent_state_sources_are_the_attached_folders(self, client: Letta) -> None:
+        folder, _note, agent = self._setup(client)
+        second = make_folder(client, name="more")
+        client.agents.folders.attach(second.id, agent_id=agent.id)
+        # letta-client 1.x gets relationships only when it names them, as from Letta.
+        assert client.agents.retrieve(agent.id).sources == []
+        state = client.agents.retrieve(agent.id, include=["agent.sources"])
+        assert [s.id for s in state.sources] == [folder.id, second.id]
+        assert state.sources[0].name == "docs" and state.sources[0].instructions == "Cite files"
+        assert state.sources[0].embedding_config.embedding_model == "text-embedding-3-small"
+        listed = next(a for a in client.agents.list(include=["agent.sources"]) if a.id == agent.id)
+        assert [s.id for s in listed.sources] == [folder.id, second.id]
+        client.agents.folders.detach(folder.id, agent_id=agent.id)
+        assert [s.id for s in client.agents.retrieve(agent.id, include=["agent.sources"]).sources] == [second.id]
+
     def test_attach_shows_file_block_and_tools(self, client: Letta, mock_llm: MockLLM) -> None:
         folder, _note, agent = self._setup(client)
         tools = {t.name for t in client.agents.tools.list(agent.id)}

@@ -1,5 +1,6 @@
 """Message search: ``POST /v1/messages/search`` (letta-client ``messages.search``) and
-``POST /v1/agents/messages/search`` (no SDK method; raw HTTP). Every search_mode is a text search here."""
+``POST /v1/agents/messages/search`` (no SDK method; raw HTTP). Without message embeddings (the default) every
+search_mode is the text ranking: full-text matches best first, then substring-only matches."""
 
 from typing import Any
 
@@ -101,5 +102,50 @@ class TestSearchMessages:
         assert {r["message"]["role"] for r in everything} == {"user", "assistant"}
         assert len(everything) == 6
 
+    def test_a_send_embeds_nothing_by_default(
+        self, http: httpx.Client, mock_llm: MockLLM, two_agents: tuple[str, str]
+    ) -> None:
+        # Message embeddings are off unless `embed_messages` is set: no embedding call on the send path, no vector rank.
+        assert mock_llm.embedding_requests == []
+        results = http.post("/v1/agents/messages/search", json={"query": "pancakes", "search_mode": "hybrid"}).json()
+        assert results and all(r["vector_rank"] is None for r in results)
+
     def test_bad_role_422(self, http: httpx.Client) -> None:
         assert http.post("/v1/agents/messages/search", json={"roles": ["boss"]}).status_code == 422
+
+
+class TestTextRanking:
+    @pytest.fixture
+    def agent_id(self, client: Letta, mock_llm: MockLLM) -> str:
+        agent = make_agent(client).id
+        chat(client, mock_llm, agent, "The garden needs water and the garden needs sun", Reply.text("Noted."))
+        chat(client, mock_llm, agent, "My sister has a garden", Reply.text("Nice."))
+        chat(client, mock_llm, agent, "Gardening gloves are in the shed", Reply.text("Okay."))
+        chat(client, mock_llm, agent, "Bring the watering can", Reply.text("Sure thing."))
+        return agent
+
+    def test_more_matching_words_rank_first_then_prefixes(self, client: Letta, agent_id: str) -> None:
+        results = client.messages.search(query="garden water", agent_id=agent_id)
+        # Both words twice beats one word; "watering"/"Gardening" match as word prefixes.
+        assert [r.content for r in results] == [  # type: ignore[union-attr]
+            "The garden needs water and the garden needs sun",
+            "Bring the watering can",
+            "Gardening gloves are in the shed",
+            "My sister has a garden",
+        ]
+
+    def test_substring_matches_fill_after_full_text(self, http: httpx.Client, agent_id: str) -> None:
+        body = {"query": "ardening", "agent_id": agent_id}
+        results = http.post("/v1/agents/messages/search", json=body).json()
+        assert [r["embedded_text"] for r in results] == ['{"content": "Gardening gloves are in the shed"}']
+        assert (results[0]["fts_rank"], results[0]["vector_rank"]) == (1, None)
+        results = http.post("/v1/agents/messages/search", json={"query": "garden", "agent_id": agent_id}).json()
+        assert [r["fts_rank"] for r in results] == [1, 2, 3]
+        assert [r["rrf_score"] for r in results] == pytest.approx([1 / 61, 1 / 62, 1 / 63])
+
+    def test_conversation_search_tool_ranks_the_same_way(self, client: Letta, agent_id: str) -> None:
+        found = client.agents.tools.run(
+            agent_id=agent_id, tool_name="conversation_search", args={"query": "garden water", "limit": 2}
+        )
+        contents = [r["content"] for r in found.func_return["results"]]  # type: ignore[index]
+        assert contents == ["The garden needs water and the garden needs sun", "Bring the watering can"]

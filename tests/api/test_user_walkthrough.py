@@ -65,3 +65,44 @@ def test_deepseek_agent_corrects_its_human_block(client: Letta, http: httpx.Clie
     assert [m.message_type for m in history][-4:] == ["user_message", *types]
     system = next(m for m in history if m.message_type == "system_message")
     assert "用户的名字是阿里巴巴。" in system.content
+
+
+def test_walkthrough_embedding_config_archival_insert_and_search(client: Letta, mock_llm: MockLLM) -> None:
+    """The walkthrough's Ollama embedding config (nomic-embed-text, 768) through the archival API and the loop's
+    archival tools; the mock LLM answers Ollama's native /api/embed at the configured endpoint."""
+    mock_llm.reset()
+    agent = client.agents.create(
+        name="档案员",
+        llm_config={
+            "model": "deepseek-chat",
+            "model_endpoint_type": "deepseek",
+            "model_endpoint": mock_llm.base_url,
+            "context_window": 64000,
+        },
+        embedding_config={
+            "embedding_endpoint_type": "ollama",
+            "embedding_endpoint": mock_llm.base_url.removesuffix("/v1"),
+            "embedding_model": "nomic-embed-text",
+            "embedding_dim": 768,
+        },
+        tools=["archival_memory_insert", "archival_memory_search"],
+    )
+    client.agents.passages.create(agent.id, text="阿里巴巴 likes green tea")
+    mock_llm.script(
+        Reply.tool_call(
+            "archival_memory_insert", {"content": "the meeting moved to Thursday", "request_heartbeat": True}
+        ),
+        Reply.tool_call("archival_memory_search", {"query": "meeting Thursday", "top_k": 1, "request_heartbeat": True}),
+        Reply.text("记住了"),
+    )
+    client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "记住：会议改到周四"}])
+    found = client.agents.passages.search(agent.id, query="green tea", top_k=1)
+    assert [r.content for r in found.results] == ["阿里巴巴 likes green tea"]
+    tool_return = next(
+        m
+        for m in client.agents.messages.list(agent.id).items
+        if m.message_type == "tool_return_message" and "Thursday" in str(m.tool_return)
+    )
+    assert "the meeting moved to Thursday" in str(tool_return.tool_return)
+    embeds = mock_llm.embedding_requests
+    assert embeds and {r["_api"] for r in embeds} == {"ollama"} and {r["model"] for r in embeds} == {"nomic-embed-text"}

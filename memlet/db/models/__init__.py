@@ -7,7 +7,7 @@ from memlet.db.models.folder import FileAgent, FileContent, FileMetadata, Source
 from memlet.db.models.identity import Identity, IdentityAgent, IdentityBlock
 from memlet.db.models.job import BatchItem, Job
 from memlet.db.models.mcp import MCPOAuthSession, MCPServer
-from memlet.db.models.message import Message
+from memlet.db.models.message import Message, MessageEmbedding
 from memlet.db.models.org import Organization, User
 from memlet.db.models.passage import Archive, ArchiveAgent, Passage
 from memlet.db.models.provider import Provider
@@ -35,6 +35,7 @@ __all__ = [
     "MCPOAuthSession",
     "MCPServer",
     "Message",
+    "MessageEmbedding",
     "Organization",
     "Passage",
     "Provider",

@@ -1,10 +1,12 @@
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, Boolean, ForeignKey, Identity, Index, String
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import BigInteger, Boolean, DateTime, ForeignKey, Identity, Index, Integer, String
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
-from memlet.db.base import Base, OrgScopedMixin, TimestampMixin
+from memlet.db.base import Base, OrgScopedMixin, TimestampMixin, utcnow
 
 
 class Message(TimestampMixin, OrgScopedMixin, Base):
@@ -38,3 +40,20 @@ class Message(TimestampMixin, OrgScopedMixin, Base):
     approve: Mapped[bool | None] = mapped_column(Boolean, default=None)
     denial_reason: Mapped[str | None] = mapped_column(String, default=None)
     approvals: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONB, default=None)
+
+
+class MessageEmbedding(Base):
+    """A message's vector for hybrid search, stored at its true dimension (indexed per dimension, as passages).
+
+    Written only by the background worker (`memlet.passages.message_indexer`) when `embed_messages` is on.
+    """
+
+    __tablename__ = "message_embeddings"
+
+    message_id: Mapped[str] = mapped_column(String, ForeignKey("messages.id", ondelete="CASCADE"), primary_key=True)
+    agent_id: Mapped[str] = mapped_column(String, ForeignKey("agents.id", ondelete="CASCADE"), index=True)
+    organization_id: Mapped[str] = mapped_column(String, ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
+    embedding: Mapped[list[float]] = mapped_column(Vector())
+    embedding_dim: Mapped[int] = mapped_column(Integer)
+    embedding_model: Mapped[str] = mapped_column(String)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
