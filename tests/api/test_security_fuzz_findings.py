@@ -58,3 +58,45 @@ class TestProviderCheck:
         response = http.post("/v1/providers/check", json=body)
         assert response.status_code == 400, response.text
         assert response.json() == {"detail": self.UNSENDABLE}
+
+
+class TestUploadBody:
+    """Multipart bodies the parser refuses, or file names outside latin-1, crashed the upload (500)."""
+
+    def folder(self, http: httpx.Client) -> str:
+        response = http.post("/v1/folders/", json={"name": "uploads", "embedding": MODEL["embedding"]})
+        assert response.status_code == 200, response.text
+        return str(response.json()["id"])
+
+    def post_raw(self, http: httpx.Client, folder_id: str, body: bytes) -> httpx.Response:
+        headers = {"content-type": "multipart/form-data; boundary=XX"}
+        return http.post(f"/v1/folders/{folder_id}/upload", content=body, headers=headers)
+
+    def test_file_name_outside_latin1_is_kept(self, http: httpx.Client) -> None:
+        folder_id = self.folder(http)
+        for name in ["\u202eevil.txt", "日本語.txt"]:
+            response = http.post(f"/v1/folders/{folder_id}/upload", files={"file": (name, b"hello", "text/plain")})
+            assert response.status_code == 200, response.text
+            assert response.json()["original_file_name"] == name
+
+    @pytest.mark.parametrize(
+        "body",
+        [
+            b"garbage without a boundary",
+            b'--XX\nContent-Disposition: form-data; name="file"; filename="a.txt"\n\nabc\n--XX--\n',
+            b"--XX\r\nContent-Dispo\x00sition: form-data\r\n\r\nabc\r\n--XX--\r\n",
+        ],
+    )
+    def test_malformed_multipart_is_400_and_stores_nothing(self, http: httpx.Client, body: bytes) -> None:
+        folder_id = self.folder(http)
+        response = self.post_raw(http, folder_id, body)
+        assert response.status_code == 400, response.text
+        assert response.json()["detail"].startswith("INVALID_ARGUMENT: the multipart body is malformed")
+        assert http.get(f"/v1/folders/{folder_id}/files").json() == []
+
+    def test_part_headers_are_bounded(self, http: httpx.Client) -> None:
+        folder_id = self.folder(http)
+        header = b'Content-Disposition: form-data; name="file"; filename="a.txt"\r\nX-Pad: ' + b"p" * 100_000
+        response = self.post_raw(http, folder_id, b"--XX\r\n" + header + b"\r\n\r\nabc\r\n--XX--\r\n")
+        assert response.status_code == 400, response.text
+        assert http.get(f"/v1/folders/{folder_id}/files").json() == []
