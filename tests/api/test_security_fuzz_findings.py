@@ -100,3 +100,20 @@ class TestUploadBody:
         response = self.post_raw(http, folder_id, b"--XX\r\n" + header + b"\r\n\r\nabc\r\n--XX--\r\n")
         assert response.status_code == 400, response.text
         assert http.get(f"/v1/folders/{folder_id}/files").json() == []
+
+
+class TestResumeCursor:
+    """A ``starting_after`` past the chunk log's 32-bit ``seq_id`` broke the resumed stream mid-response."""
+
+    def test_starting_after_out_of_range_is_422(self, http: httpx.Client, mock_llm: "object") -> None:
+        agent_id = make_agent(http)
+        send = {"messages": [{"role": "user", "content": "hi"}], "background": True}
+        streamed = http.post(f"/v1/agents/{agent_id}/messages/stream", json=send)
+        assert streamed.status_code == 200, streamed.text
+        run_id = http.get("/v1/runs/", params={"agent_id": agent_id}).json()[0]["id"]
+        for cursor in [2**31, 2**40, 2**63 - 1]:
+            response = http.post(f"/v1/runs/{run_id}/stream", json={"starting_after": cursor})
+            assert response.status_code == 422, response.text
+            assert "starting_after" in response.json()["detail"]
+        last = http.post(f"/v1/runs/{run_id}/stream", json={"starting_after": 2**31 - 1})
+        assert last.status_code == 200 and last.text.rstrip().endswith("data: [DONE]"), last.text
