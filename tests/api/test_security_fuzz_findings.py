@@ -1,6 +1,8 @@
 """The 500s Schemathesis found on main, each now a 4xx in Letta's shape (see tests/fuzz for the fuzz suite)."""
 
 import ast
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -117,3 +119,35 @@ class TestResumeCursor:
             assert "starting_after" in response.json()["detail"]
         last = http.post(f"/v1/runs/{run_id}/stream", json={"starting_after": 2**31 - 1})
         assert last.status_code == 200 and last.text.rstrip().endswith("data: [DONE]"), last.text
+
+
+class TestGrepBacktracking:
+    """grep_files ran Python's `re` in a thread: a catastrophic pattern held the GIL and froze the whole server
+    (health checks included) long after the tool's own timeout."""
+
+    def test_a_catastrophic_pattern_times_out_and_the_server_keeps_answering(
+        self, http: httpx.Client, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        from memlet.loop import file_tools
+
+        monkeypatch.setattr(file_tools, "GREP_TIMEOUT_S", 2)
+        agent_id = make_agent(http)
+        folder = http.post("/v1/folders/", json={"name": "evil", "embedding": MODEL["embedding"]}).json()["id"]
+        assert http.patch(f"/v1/agents/{agent_id}/folders/attach/{folder}").status_code == 200
+        upload = http.post(f"/v1/folders/{folder}/upload", files={"file": ("evil.txt", b"a" * 36 + b"!\n")})
+        file_id = upload.json()["id"]
+        deadline = time.monotonic() + 20
+        while http.get(f"/v1/folders/{folder}/files/{file_id}").json()["processing_status"] != "completed":
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+
+        with ThreadPoolExecutor(1) as pool:
+            body = {"args": {"pattern": "(a|aa)+$"}}
+            grep = pool.submit(http.post, f"/v1/agents/{agent_id}/tools/grep_files/run", json=body)
+            time.sleep(0.5)
+            started = time.monotonic()
+            health = httpx.get(f"{str(http.base_url).rstrip('/')}/v1/health/", timeout=30)
+            assert health.status_code == 200 and time.monotonic() - started < 1.5
+            result = grep.result(timeout=30).json()
+        assert result["status"] == "error"
+        assert "timed out" in result["stderr"][0]
