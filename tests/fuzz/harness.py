@@ -72,6 +72,8 @@ class FuzzResult:
     failures: list[dict[str, Any]] = field(default_factory=list)
     errors: list[Any] = field(default_factory=list)
     phases: dict[str, Any] = field(default_factory=dict)
+    operations: dict[str, Any] = field(default_factory=dict)  # Schemathesis' counts: selected, tested, errored...
+    exercised: set[str] = field(default_factory=set)  # "METHOD /path" of every operation that got a response
 
     @property
     def bad_server_errors(self) -> list[ServerError]:
@@ -85,6 +87,7 @@ class FuzzResult:
             f"5xx responses: {len(self.server_errors)} ({len(self.bad_server_errors)} not allowed); "
             f"distinct (operation, status): {len(distinct)}",
             f"phases: { {name: p.get('status') for name, p in self.phases.items()} }",
+            f"operations: {self.operations}; exercised (got a response): {len(self.exercised)}",
         ]
         lines += [f"  {status} {operation}" for operation, status in distinct]
         for error in self.bad_server_errors[:20]:
@@ -195,6 +198,7 @@ def read_reports(report_dir: Path, seconds: float) -> FuzzResult:
         failures=report.get("failures", []),
         errors=report.get("errors", []),
         phases=report.get("phases", {}),
+        operations=report.get("operations", {}),
     )
     for line in (report_dir / "events.ndjson").read_text().splitlines():
         event = json.loads(line)
@@ -213,6 +217,7 @@ def _record(result: FuzzResult, label: str, interaction: dict[str, Any]) -> None
     if status is None:
         return
     result.statuses[status] += 1
+    result.exercised.add(label)
     if status >= 500:
         request = interaction.get("request", {})
         result.server_errors.append(
