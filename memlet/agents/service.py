@@ -374,7 +374,9 @@ class AgentService:
             await self.blocks.attach(agent.id, [b for b in blocks if b.id not in current])
 
     async def delete(self, actor: Actor, agent_id: str) -> None:
-        await self.get_row(actor, agent_id)
+        # The agent row before its messages, in the order a prompt rebuild takes them, or the two deadlock.
+        if await self.agents.find(actor.organization_id, agent_id, for_update=True) is None:
+            raise NotFoundError("Agent", agent_id)
         await self.agents.delete(agent_id)
 
 

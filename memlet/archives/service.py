@@ -46,7 +46,10 @@ class ArchiveService:
 
     async def _embedding_config(self, actor: Actor, req: ArchiveCreateRequest) -> dict[str, Any] | None:
         if req.embedding_config is not None:
-            return req.embedding_config.model_dump(mode="json")
+            config = req.embedding_config.model_dump(mode="json")
+            if self.catalog is not None:
+                await self.catalog.check_endpoint(config, "embedding_endpoint", "embedding_config.embedding_endpoint")
+            return config
         if req.embedding and self.catalog is not None:
             return await self.catalog.resolve_embedding(self.session, actor.organization_id, req.embedding)
         return None

@@ -70,6 +70,7 @@ class FolderService:
     async def _embedding_config(self, actor: Actor, req: SourceCreate) -> dict[str, Any]:
         if req.embedding_config is not None:
             config = req.embedding_config.model_dump(mode="json")
+            await self._check_endpoint(config)
         elif req.embedding and self.catalog is not None:
             config = await self.catalog.resolve_embedding(self.session, actor.organization_id, req.embedding)
         else:
@@ -78,6 +79,10 @@ class FolderService:
             config["embedding_chunk_size"] = req.embedding_chunk_size
         config.setdefault("embedding_chunk_size", DEFAULT_CHUNK_SIZE)
         return config
+
+    async def _check_endpoint(self, config: dict[str, Any] | None) -> None:
+        if self.catalog is not None:
+            await self.catalog.check_endpoint(config, "embedding_endpoint", "embedding_config.embedding_endpoint")
 
     async def create(self, actor: Actor, req: SourceCreate) -> orm.Source:
         await self._check_name_free(actor, req.name)
@@ -107,6 +112,7 @@ class FolderService:
         changes = req.model_dump(exclude_unset=True, exclude_none=True, mode="json")
         if "name" in changes and changes["name"] != row.name:
             await self._check_name_free(actor, changes["name"])
+        await self._check_endpoint(changes.get("embedding_config"))
         for field, value in changes.items():
             setattr(row, "metadata_" if field == "metadata" else field, value)
         row.last_updated_by_id, row.updated_at = actor.user_id, datetime.now(UTC)

@@ -2,13 +2,15 @@
 
 The `file` part is kept in memory up to the upload limit and no further: one byte over it and the request ends
 with 413, before the rest of the body is read. Other form fields are kept as text (bounded too, 64 KiB in all),
-so a body can never grow memory beyond the limit plus a little.
+so a body can never grow memory beyond the limit plus a little (python-multipart bounds each part's headers).
+A body the parser refuses is a 400.
 """
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from fastapi import Request
+from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
 from memlet.errors import BadRequestError, MemletError
@@ -48,7 +50,7 @@ class _Part:
     name: str = ""
     file_name: str | None = None
     content_type: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, bytes] = field(default_factory=dict)
 
 
 class _Collector:
@@ -79,18 +81,17 @@ class _Collector:
         self.header_value += data[start:end]
 
     def on_header_end(self) -> None:
-        self.part.headers[self.header_field.decode("latin-1").lower()] = self.header_value.decode("utf-8", "replace")
+        self.part.headers[self.header_field.decode("latin-1").lower()] = self.header_value
         self.header_field = self.header_value = b""
 
     def on_headers_finished(self) -> None:
-        try:
-            _, params = parse_options_header(self.part.headers.get("content-disposition", ""))
-        except UnicodeError as exc:  # the header parser wants latin-1
-            raise BadRequestError("INVALID_ARGUMENT: a form part has an unreadable Content-Disposition") from exc
+        # Parsed as the raw bytes (latin-1 both ways, any byte survives); names are UTF-8 as browsers send them.
+        _, params = parse_options_header(self.part.headers.get("content-disposition", b""))
         self.part.name = params.get(b"name", b"").decode("utf-8", "replace")
         raw_name = params.get(b"filename")
         self.part.file_name = raw_name.decode("utf-8", "replace") if raw_name is not None else None
-        self.part.content_type = self.part.headers.get("content-type")
+        content_type = self.part.headers.get("content-type")
+        self.part.content_type = content_type.decode("utf-8", "replace") if content_type is not None else None
 
     def _is_file(self) -> bool:
         return self.part.name == FILE_FIELD and self.part.file_name is not None and self.found is None
@@ -138,10 +139,12 @@ async def read_upload(request: Request, limit: int) -> UploadedFile:
     try:
         async for chunk in stream:
             parser.write(chunk)
+        parser.finalize()
     except UploadTooLargeError:
         await _drain(stream)
         raise
-    parser.finalize()
+    except FormParserError as exc:
+        raise BadRequestError(f"INVALID_ARGUMENT: the multipart body is malformed: {exc}") from exc
     if collector.found is None:
         raise MissingFilePartError()
     collector.found.fields = collector.fields

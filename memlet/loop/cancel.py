@@ -29,10 +29,13 @@ async def cancel_runs(session: AsyncSession, agent_id: str, run_ids: Sequence[st
     "failed" means no such run for this agent. A run that already ended (other than waiting for an approval) is
     left as it is and still reported "cancelled". If any run was cancelled and the agent's buffer ends with a
     pending approval request, the pending calls are denied with CANCEL_DENIAL_REASON. The caller resolves "all
-    active runs" itself and checks the agent belongs to the actor; runs in the caller's transaction, never commits.
+    active runs" itself and checks the agent belongs to the actor; runs in the caller's transaction, never commits;
+    holds the agent's xact lock until that transaction ends.
     """
     results: dict[str, str] = {}
     cancelled: str | None = None
+    # The agent's lock before any run row, in the order a step's commit takes them, or the two deadlock.
+    await agent_xact_lock(session, agent_id)
     for run_id in run_ids:
         run = await session.get(orm.Run, run_id, with_for_update=True)
         if run is None or run.agent_id != agent_id:

@@ -5,9 +5,13 @@ file blocks show, so it marks the context for a system prompt recompile when the
 """
 
 import asyncio
-import re
+import time
 from collections.abc import Sequence
 from typing import Any
+
+# `re` compatible, but a match can time out and runs without the GIL: a pattern with catastrophic backtracking
+# (`(a|aa)+$`) would otherwise hold the GIL and freeze the whole server long after the tool gave up on it.
+import regex
 
 from memlet.db import models as orm
 from memlet.errors import MemletError
@@ -114,16 +118,28 @@ async def open_files(ctx: ToolContext, file_requests: list[dict[str, Any]], clos
     return message
 
 
-def _compile(pattern: str, what: str = "regex pattern") -> re.Pattern[str]:
+Pattern = Any  # a compiled `regex` pattern (the module ships no type information)
+INCLUDE_TIMEOUT_S = 1.0
+
+
+def _compile(pattern: str, what: str = "regex pattern") -> Pattern:
     if len(pattern) > MAX_PATTERN_CHARS:
         raise ToolError(f"Pattern too complex: {len(pattern)} chars > {MAX_PATTERN_CHARS} limit")
     try:
-        return re.compile(pattern, re.IGNORECASE | re.MULTILINE)
-    except re.error as exc:
+        return regex.compile(pattern, regex.IGNORECASE | regex.MULTILINE)
+    except regex.error as exc:
         raise ToolError(f"Invalid {what}: {exc}") from exc
 
 
-def _include_regex(include: str | None) -> re.Pattern[str] | None:
+def _matches(compiled: Pattern, text: str, deadline: float) -> bool:
+    """Whether `compiled` matches in `text`; TimeoutError past `deadline` (time.monotonic())."""
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise TimeoutError
+    return compiled.search(text, concurrent=True, timeout=remaining) is not None
+
+
+def _include_regex(include: str | None) -> Pattern | None:
     if not include or not include.strip():
         return None
     include = include.strip()
@@ -133,13 +149,13 @@ def _include_regex(include: str | None) -> re.Pattern[str] | None:
 
 
 def _grep_file(
-    name: str, lines: list[str], regex: re.Pattern[str], context: int, room: int
+    name: str, lines: list[str], compiled: Pattern, context: int, room: int, deadline: float
 ) -> list[tuple[str, int, list[str]]]:
     found: list[tuple[str, int, list[str]]] = []
     for index, line in enumerate(lines):
         if len(found) >= room:
             break
-        if regex.search(line):
+        if _matches(compiled, line, deadline):
             shown = range(max(0, index - context), min(len(lines), index + context + 1))
             block = [f"{'>' if i == index else ' '} {i + 1}: {lines[i]}" for i in shown]
             found.append((name, index + 1, block))
@@ -168,26 +184,32 @@ async def grep_files(
     if not pattern or not pattern.strip():
         raise ToolError("Empty search pattern provided")
     pattern = pattern.strip()
-    regex, include_regex = _compile(pattern), _include_regex(include)
+    compiled, include_regex = _compile(pattern), _include_regex(include)
     attached = await _attached_texts(ctx)
     if not attached:
         return "No files are currently attached to search"
     if include_regex is not None:
         total = len(attached)
-        attached = [a for a in attached if include_regex.search(a[0].file_name)]
+        try:
+            deadline = time.monotonic() + INCLUDE_TIMEOUT_S
+            attached = [a for a in attached if _matches(include_regex, a[0].file_name, deadline)]
+        except TimeoutError as exc:
+            raise ToolError(f"Include pattern timed out after {INCLUDE_TIMEOUT_S} seconds") from exc
         if not attached:
             return f"No files match the filename pattern '{include}' (filtered {total} files)"
     context = max(0, min(context_lines or 0, 20))
+
+    deadline = time.monotonic() + GREP_TIMEOUT_S
 
     def search() -> list[tuple[str, int, list[str]]]:
         matches: list[tuple[str, int, list[str]]] = []
         for link, meta, text in attached:
             lines, _ = line_view.file_lines(text, meta.file_type if meta else None, link.file_name)
-            matches += _grep_file(link.file_name, lines, regex, context, MAX_GREP_MATCHES - len(matches))
+            matches += _grep_file(link.file_name, lines, compiled, context, MAX_GREP_MATCHES - len(matches), deadline)
         return matches
 
     try:
-        matches = await asyncio.wait_for(asyncio.to_thread(search), GREP_TIMEOUT_S)
+        matches = await asyncio.wait_for(asyncio.to_thread(search), GREP_TIMEOUT_S + 1)
     except TimeoutError as exc:
         raise ToolError(f"Search timed out after {GREP_TIMEOUT_S} seconds") from exc
     matched_files = list(dict.fromkeys(name for name, _, _ in matches))

@@ -109,6 +109,12 @@ class ModelCatalog:
         # Env providers whose start-up listing failed, and when to try them again.
         self._retry_at: dict[str, float] = {}
 
+    async def check_endpoint(self, config: dict[str, Any] | None, key: str, field: str) -> None:
+        """400 when the outbound URL policy refuses an endpoint a client put in a config (memlet.net.outbound)."""
+        url = (config or {}).get(key)
+        if isinstance(url, str) and url:
+            await self.outbound.check_url(url, field)
+
     def env_sources(self) -> list[ProviderSource]:
         """The providers the environment configures (the `base` category)."""
         sources = [ProviderSource(name="letta", provider_type="letta", category="base", base_url=km.LETTA_ENDPOINT)]

@@ -107,11 +107,13 @@ async def list_steps_for_run(
 @router.get("/{run_id}/trace", operation_id="retrieve_trace_for_run", response_model=list[dict[str, Any]])
 async def retrieve_trace_for_run(
     run_id: str,
+    service: RunServiceDep,
     limit: Annotated[int, Query(ge=1, le=5000, description="Maximum number of spans to return")] = 1000,
 ) -> Any:
     """Retrieve OTEL trace spans for a run.
 
-    Letta reads them from ClickHouse and answers 501 without it; memlet has no trace store, so it always answers
-    Letta's 501 (run timings are in ``/metrics`` and the steps).
+    Letta reads them from ClickHouse and answers 501 without it; memlet has no trace store, so it answers
+    Letta's 501 for a run the caller can see, and 404 for any other (run timings are in ``/metrics`` and the steps).
     """
+    await service.get(run_id)
     raise NotImplementedFeatureError(TRACE_STORE_MISSING)

@@ -189,7 +189,7 @@ class RetrieveStreamRequest(BaseModel):
     agent_id: str | None = None
     run_id: str | None = None
     otid: str | None = None
-    starting_after: int = Field(default=0, ge=0)
+    starting_after: int = Field(default=0, ge=0, le=2**31 - 1)  # run_chunks.seq_id is a 32-bit integer
     include_pings: bool | None = True
     poll_interval: float | None = Field(default=0.1, ge=0.01, le=10)
     batch_size: int | None = Field(default=100, ge=1, le=10000)

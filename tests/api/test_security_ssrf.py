@@ -94,6 +94,13 @@ def embedding_body(url: str) -> dict[str, Any]:
     }
 
 
+def good_folder(http: httpx.Client) -> str:
+    body = {"name": f"f-{uuid.uuid4().hex[:8]}", "embedding": "openai/text-embedding-3-small"}
+    response = http.post("/v1/folders/", json=body)
+    assert response.status_code == 200, response.text
+    return str(response.json()["id"])
+
+
 # (field named in the 400, request for a URL)
 Request = Callable[[httpx.Client, str], httpx.Response]
 REQUESTS: dict[str, tuple[str, Request]] = {
@@ -126,6 +133,20 @@ REQUESTS: dict[str, tuple[str, Request]] = {
     "embedding_create": (
         "embedding_config.embedding_endpoint",
         lambda h, u: h.post("/v1/agents/", json=embedding_body(u)),
+    ),
+    "archive_create": (
+        "embedding_config.embedding_endpoint",
+        lambda h, u: h.post("/v1/archives/", json=embedding_body(u)),
+    ),
+    "folder_create": (
+        "embedding_config.embedding_endpoint",
+        lambda h, u: h.post("/v1/folders/", json=embedding_body(u)),
+    ),
+    "folder_modify": (
+        "embedding_config.embedding_endpoint",
+        lambda h, u: h.patch(
+            f"/v1/folders/{good_folder(h)}", json={"embedding_config": embedding_body(u)["embedding_config"]}
+        ),
     ),
 }
 

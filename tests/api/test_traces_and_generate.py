@@ -31,6 +31,8 @@ def test_traces_answer_as_letta_without_a_trace_store(client: Letta, http: httpx
         client.runs.trace.retrieve(run_id=run_id)
     assert caught.value.status_code == 501 and caught.value.body == {"detail": TRACE_501}
     assert http.get(f"/v1/runs/{run_id}/trace", params={"limit": 0}).status_code == 422
+    unknown = http.get("/v1/runs/run-00000000-0000-4000-8000-000000000000/trace")
+    assert unknown.status_code == 404 and "not found" in unknown.json()["detail"]
 
     assert client.steps.trace.retrieve(step.id) is None
     raw = http.get(f"/v1/steps/{step.id}/trace")

@@ -24,8 +24,14 @@ def test_spec_is_there_and_covers_what_memlet_serves(server: LiveServer) -> None
 
 @pytest.mark.timeout(CI_BUDGET_S * 4)  # the budget, plus start-up and a slow request finishing under load
 def test_no_server_errors(server: LiveServer, tmp_path: Path) -> None:
-    result = run_schemathesis(server.base_url, tmp_path, max_examples=5, max_time=CI_BUDGET_S, seed=7)
+    served = served_operation_ids(server.base_url)
+    result = run_schemathesis(
+        server.base_url, tmp_path, max_examples=5, max_time=CI_BUDGET_S, seed=7, operation_ids=served
+    )
     print(result.summary())
     assert result.cases >= 500, result.summary()
+    # Every served operation (archives, folders, batches, run streams included) gets requests within the budget.
+    assert result.operations.get("tested") == len(served), result.summary()
+    assert len(result.exercised - {"Stateful tests"}) >= len(served), result.summary()
     assert not result.errors, result.errors
     assert result.bad_server_errors == [], result.summary()

@@ -1,10 +1,11 @@
 """AgentService against real Postgres: create rules, 404s, partial updates, the system message, listing, delete."""
 
+import asyncio
 from typing import Any
 
 import pytest
-from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
 
 from memlet import ids
 from memlet.actor import Actor
@@ -16,6 +17,7 @@ from memlet.blocks.schemas import CreateBlock
 from memlet.blocks.service import BlockService
 from memlet.config import Settings
 from memlet.db import models as orm
+from memlet.db.engine import async_url
 from memlet.db.pagination import Page
 from memlet.errors import BadRequestError, ConflictError, NotFoundError
 from memlet.providers.catalog import ModelCatalog
@@ -199,3 +201,39 @@ class TestListAndDelete:
         assert left == 0
         with pytest.raises(NotFoundError):
             await service.delete(actor, state.id)
+
+
+async def test_delete_waits_for_a_prompt_rebuild_instead_of_deadlocking(pg_uri: str) -> None:
+    """Rebuilding an agent's prompt (a file processed for its folder) locks the agent row, then writes its system
+    message. Delete used to delete the messages first and the agent row second: the two deadlocked (503).
+    Delete now locks the agent row first."""
+    engine = create_async_engine(async_url(pg_uri))
+    makers = async_sessionmaker(engine, expire_on_commit=False)
+    org_id = ids.new_id(ids.Prefix.ORGANIZATION)
+    actor = Actor(ids.DEFAULT_USER_ID, org_id)
+    catalog = ModelCatalog(Settings(_env_file=None))  # type: ignore[call-arg]
+    try:
+        async with makers() as setup, setup.begin():
+            setup.add(orm.Organization(id=org_id, name="delete-deadlock"))
+            await setup.flush()
+            agent = await AgentService(setup, catalog).create(actor, request(name="doomed"))
+        async with makers() as rebuild, makers() as deleting:
+            await rebuild.begin()
+            await rebuild.get(orm.Agent, agent.id, with_for_update=True)
+
+            async def delete_it() -> None:
+                async with deleting.begin():
+                    await AgentService(deleting, catalog).delete(actor, agent.id)
+
+            task = asyncio.create_task(delete_it())
+            await asyncio.sleep(0.3)  # the delete is now waiting on a lock
+            system_id = agent.message_ids[0]
+            await rebuild.execute(update(orm.Message).where(orm.Message.id == system_id).values(name="rebuilt"))
+            await rebuild.commit()
+            await asyncio.wait_for(task, 10)
+        async with makers() as check:
+            assert await check.get(orm.Agent, agent.id) is None
+    finally:
+        async with makers() as cleanup, cleanup.begin():
+            await cleanup.execute(delete(orm.Organization).where(orm.Organization.id == org_id))
+        await engine.dispose()

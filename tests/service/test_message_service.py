@@ -1,11 +1,12 @@
 """MessageService and AgentMessageService against real Postgres: listing order and cursors, 404s, reset,
 recompile (in place, dry run) and cancel."""
 
+import asyncio
 from typing import Any
 
 import pytest
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import delete, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
 
 from memlet import ids
 from memlet.actor import Actor
@@ -15,7 +16,10 @@ from memlet.agents.system_message import rebuild_prompt
 from memlet.blocks.service import BlockService
 from memlet.config import Settings
 from memlet.db import models as orm
+from memlet.db.engine import async_url
+from memlet.db.locks import agent_xact_lock
 from memlet.errors import ConflictError, NotFoundError
+from memlet.loop.cancel import cancel_runs
 from memlet.messages.repository import MessageRepository
 from memlet.messages.service import HistoryQuery, MessageService
 from memlet.providers.catalog import ModelCatalog
@@ -236,3 +240,41 @@ async def test_other_org_cannot_cancel_runs(session: AsyncSession, actor: Actor)
     with pytest.raises(NotFoundError):
         await stranger.cancel(agent.id, [run.id])
     assert run.status == "running"
+
+
+async def test_cancel_waits_for_a_committing_step_instead_of_deadlocking(pg_uri: str) -> None:
+    """A step commits under the agent's xact lock, then updates its run row. Cancel used to lock the run rows
+    first and the agent second: a cancel landing mid-commit deadlocked with the loop (503), as Schemathesis
+    found cancelling a large batch. Cancel now takes the agent's lock first."""
+    engine = create_async_engine(async_url(pg_uri))
+    makers = async_sessionmaker(engine, expire_on_commit=False)
+    org_id = ids.new_id(ids.Prefix.ORGANIZATION)
+    run_id = ids.new_id(ids.Prefix.RUN)
+    try:
+        async with makers() as setup, setup.begin():
+            setup.add(orm.Organization(id=org_id, name="cancel-deadlock"))
+            await setup.flush()
+            agent = await make_agent(setup, Actor(ids.DEFAULT_USER_ID, org_id))
+            setup.add(orm.Run(id=run_id, organization_id=org_id, agent_id=agent.id, status="running"))
+        async with makers() as step, makers() as cancel:
+            await step.begin()
+            await agent_xact_lock(step, agent.id)  # a step's commit has begun
+
+            async def cancel_it() -> dict[str, str]:
+                async with cancel.begin():
+                    return await cancel_runs(cancel, agent.id, [run_id])
+
+            cancelling = asyncio.create_task(cancel_it())
+            await asyncio.sleep(0.3)  # the cancel is now waiting on a lock
+            await step.execute(update(orm.Run).where(orm.Run.id == run_id).values(num_steps=1))
+            await step.commit()
+            assert await asyncio.wait_for(cancelling, 10) == {run_id: "cancelled"}
+        async with makers() as check:
+            run = await check.get(orm.Run, run_id)
+            assert run is not None and (run.num_steps, run.status) == (1, "cancelled")
+    finally:
+        async with makers() as cleanup, cleanup.begin():
+            await cleanup.execute(delete(orm.Run).where(orm.Run.id == run_id))
+            await cleanup.execute(delete(orm.Agent).where(orm.Agent.organization_id == org_id))
+            await cleanup.execute(delete(orm.Organization).where(orm.Organization.id == org_id))
+        await engine.dispose()
