@@ -26,7 +26,7 @@ from memlet.tools.schemas import Tool
 router = APIRouter(prefix="/tools/mcp", tags=["tools"])
 ConfigOut = StdioServerConfig | SSEServerConfig | StreamableHTTPServerConfig
 _SSE: dict[int | str, dict[str, Any]] = {
-    200: {"content": {"text/event-stream": {"description": "Server-Sent Events stream"}}}
+    200: {"content": {"text/event-stream": {"schema": {"type": "string", "description": "Server-Sent Events stream"}}}}
 }
 
 

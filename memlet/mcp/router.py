@@ -37,7 +37,11 @@ async def list_mcp_servers(actor: ActorDep, service: MCPServiceDep) -> Any:
 @router.get(
     "/connect/{mcp_server_id}",
     operation_id="mcp_connect_mcp_server",
-    responses={200: {"content": {"text/event-stream": {"description": "Server-Sent Events stream"}}}},
+    responses={
+        200: {
+            "content": {"text/event-stream": {"schema": {"type": "string", "description": "Server-Sent Events stream"}}}
+        }
+    },
 )
 async def connect_mcp_server(
     mcp_server_id: str, request: Request, actor: ActorDep, service: MCPServiceDep, sessionmaker: SessionmakerDep

@@ -35,7 +35,11 @@ from memlet.turns.resume import stream_selected
 router = APIRouter(prefix="/conversations", tags=["conversations"])
 
 AgentQuery = Annotated[str | None, Query(description="Agent ID for agent-direct mode with 'default' conversation")]
-_SSE = {"text/event-stream": {"description": "Server-Sent Events stream (default, when streaming=true)"}}
+_SSE = {
+    "text/event-stream": {
+        "schema": {"type": "string", "description": "Server-Sent Events stream (default, when streaming=true)"}
+    }
+}
 
 
 async def release(session: AsyncSession) -> None:
@@ -156,7 +160,11 @@ async def cancel_conversation(
 @router.post(
     "/{conversation_id}/stream",
     operation_id="retrieve_conversation_stream",
-    responses={200: {"content": {"text/event-stream": {"description": "Server-Sent Events stream"}}}},
+    responses={
+        200: {
+            "content": {"text/event-stream": {"schema": {"type": "string", "description": "Server-Sent Events stream"}}}
+        }
+    },
 )
 async def retrieve_conversation_stream(
     conversation_id: ThreadId,

@@ -168,9 +168,12 @@ class TestManyWordSearch:
         sent = http.post(f"/v1/agents/{agent['id']}/messages", json={"input": "hello there"})
         assert sent.status_code == 200, sent.text
         for path in ("/v1/agents/messages/search", "/v1/messages/search"):
+            started = time.monotonic()
             response = http.post(path, json={"query": "hello " + self.WORDS})
             assert response.status_code == 200, response.text
-            assert response.json() == []
+            assert time.monotonic() - started < 10
+            # Full-text search matches any query word (the user's "hello there" holds one of them), never more.
+            assert len(response.json()) <= 1
             assert http.post(path, json={"query": "hello"}).json() != []
 
 
