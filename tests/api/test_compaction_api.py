@@ -130,3 +130,8 @@ def test_system_prompt_over_the_window_is_a_400(client: Letta, http: httpx.Clien
     assert mock_llm.requests == []
     run = client.runs.list(agent_ids=[agent.id], limit=1).items[0]
     assert run.stop_reason == "context_window_overflow_in_system_prompt"
+    with http.stream("POST", f"/v1/agents/{agent.id}/messages/stream", json={"input": "hello"}) as streamed:
+        events = [json.loads(line[6:]) for line in streamed.iter_lines() if line.startswith("data: {")]
+    assert {"message_type": "stop_reason", "stop_reason": "context_window_overflow_in_system_prompt"} in events
+    error = next(e for e in events if e.get("error_type"))
+    assert error["error_type"] == "context_window_overflow_in_system_prompt"
