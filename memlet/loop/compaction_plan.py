@@ -10,7 +10,7 @@ there it falls back to `all`. `all` evicts every complete turn. The summary is c
 afterwards; a sliding window that does not fit with its summary is redone as `all`.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,10 +98,21 @@ def choose_cut(n: int, cuts: list[int], settings: SummarizerSettings, fits: Call
     return cuts[-1]
 
 
+Summarize = Callable[[str], Awaitable[str]]  # the evicted transcript -> its summary (raises when it fails)
+
+
+def summarizer(llm: LLMClient, model: str, settings: SummarizerSettings, window: int) -> Summarize:
+    """Summaries from `llm` with the settings' prompt and clipping."""
+
+    async def run(text: str) -> str:
+        return await summarize(llm, model, settings, text, window)
+
+    return run
+
+
 async def plan_compaction(
     *,
-    llm: LLMClient,
-    model: str,
+    summarize_with: Summarize,
     settings: SummarizerSettings,
     prompt: Prompt,
     rows: Sequence[Any],
@@ -133,11 +144,11 @@ async def plan_compaction(
     goal = min(int(window * (1 - settings.sliding_window_percentage)), limit) - summary_max_tokens(window) - 64
     cut = choose_cut(len(rows), cuts, settings, lambda i: prompt.tokens(rows[i:]) <= goal)
     mode = "all" if cut == cuts[-1] else settings.mode
-    summary = await summarize(llm, model, settings, transcript(rows[:cut], prompt.agent_type), window)
+    summary = await summarize_with(transcript(rows[:cut], prompt.agent_type))
     after = prompt.tokens(rows[cut:], summary_text(summary, cut, {}, None))
     if after > limit and cut != cuts[-1]:
         cut, mode = cuts[-1], "all"
-        summary = await summarize(llm, model, settings, transcript(rows[:cut], prompt.agent_type), window)
+        summary = await summarize_with(transcript(rows[:cut], prompt.agent_type))
         after = prompt.tokens(rows[cut:], summary_text(summary, cut, {}, None))
     if after > limit:
         raise CompactionFailedError(

@@ -13,7 +13,7 @@ from typing import Any
 from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopState
 from memlet.loop.commit import commit_compaction
-from memlet.loop.compaction_plan import CompactionPlan, Prompt, plan_compaction
+from memlet.loop.compaction_plan import CompactionPlan, Prompt, plan_compaction, summarizer
 from memlet.loop.headroom import prompt_budget
 from memlet.loop.llm_call import stored_system_text
 from memlet.loop.run_tracker import RunState
@@ -35,22 +35,27 @@ async def _plan(
     run: RunState, state: LoopState, tools: list[dict[str, Any]], window: int, *, force: bool, complete: bool
 ) -> CompactionPlan | None:
     assert run.llm is not None
-    agent = state.agent
+    agent, llm = state.agent, run.llm
     settings = SummarizerSettings.from_stored(agent.compaction_settings)
     config = summarizer_llm_config(agent.llm_config, settings.model)
-    kwargs: dict[str, Any] = {
-        "settings": settings,
-        "prompt": Prompt(stored_system_text(state), run.pending, tools, agent.agent_type),
-        "rows": state.messages[1:],
-        "window": window,
-        "limit": prompt_budget(window, agent.llm_config.get("max_tokens")),
-        "complete": complete,
-        "force": force,
-    }
-    if config is agent.llm_config:
-        return await plan_compaction(llm=run.llm, model=str(config.get("model")), **kwargs)
-    async with run.deps.llm_for(config, run.org_id) as llm:
-        return await plan_compaction(llm=llm, model=str(config.get("model")), **kwargs)
+    model = str(config.get("model"))
+
+    async def summarize_with(text: str) -> str:
+        if config is agent.llm_config:
+            return await summarizer(llm, model, settings, window)(text)
+        async with run.deps.llm_for(config, run.org_id) as own:  # opened only when a summary is due
+            return await summarizer(own, model, settings, window)(text)
+
+    return await plan_compaction(
+        summarize_with=summarize_with,
+        settings=settings,
+        prompt=Prompt(stored_system_text(state), run.pending, tools, agent.agent_type),
+        rows=state.messages[1:],
+        window=window,
+        limit=prompt_budget(window, agent.llm_config.get("max_tokens")),
+        complete=complete,
+        force=force,
+    )
 
 
 async def compact(

@@ -15,7 +15,7 @@ from memlet.errors import BadRequestError
 from memlet.llm.chat_format import is_v2, text_parts, tool_definition
 from memlet.loop.agent_state import LoopRepository
 from memlet.loop.commit import commit_compaction
-from memlet.loop.compaction_plan import Prompt, plan_compaction, turn_complete
+from memlet.loop.compaction_plan import Prompt, plan_compaction, summarizer, turn_complete
 from memlet.loop.headroom import DEFAULT_CONTEXT_WINDOW, prompt_budget
 from memlet.loop.runner import LoopDeps
 from memlet.loop.summarizer import SummarizerSettings, summarizer_llm_config
@@ -68,8 +68,7 @@ async def summarize(
     # The client is shared with the app's other requests: the pool closes it, never this request.
     async with deps.llm_for(config, actor.organization_id) as llm:
         plan = await plan_compaction(
-            llm=llm,
-            model=str(config.get("model")),
+            summarize_with=summarizer(llm, str(config.get("model")), chosen, window),
             settings=chosen,
             prompt=Prompt(text_parts(rows[0].content), [], tools, agent.agent_type),
             rows=rows[1:],

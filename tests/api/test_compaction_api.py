@@ -135,3 +135,19 @@ def test_system_prompt_over_the_window_is_a_400(client: Letta, http: httpx.Clien
     assert {"message_type": "stop_reason", "stop_reason": "context_window_overflow_in_system_prompt"} in events
     error = next(e for e in events if e.get("error_type"))
     assert error["error_type"] == "context_window_overflow_in_system_prompt"
+
+
+def test_the_loop_uses_the_agents_compaction_settings(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    settings = {"model": "openai/gpt-4o", "prompt": "Loop instructions.", "clip_chars": 12, "mode": "all"}
+    agent_id = agent_with_history(client, mock_llm, compaction_settings=settings)
+    mock_llm.script(Reply.text("x").reporting(3700), Reply.text("a summary far longer than twelve"))
+    assert send(http, agent_id, "hello").status_code == 200
+    step, summary = mock_llm.requests
+    assert (step["model"], summary["model"]) == ("gpt-4o-mini", "gpt-4o")
+    assert summary["messages"][0]["content"] == "Loop instructions."
+    assert "message 0" in summary["messages"][1]["content"] and "hello" in summary["messages"][1]["content"]
+    mock_llm.script(Reply.text("next"))
+    send(http, agent_id, "again")
+    sent = mock_llm.requests[-1]["messages"]
+    assert len(sent) == 3  # mode all: the system message, the summary, the new input
+    assert "a summary fa... [summary truncated to fit]" in sent[1]["content"]
