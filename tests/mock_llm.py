@@ -43,6 +43,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from tests import token_budget as budget
+
 DEFAULT_REPLY_TEXT = "OK"
 DEFAULT_EMBEDDING_DIM = 1536
 # The native Ollama route answers with each model's own size.
@@ -79,6 +81,7 @@ class Reply:
     then: "Reply | None" = None
     signature: str | None = None  # Anthropic: the thinking block's signature (default mock-signature-<n>)
     redacted: str | None = None  # Anthropic: a redacted_thinking block's data
+    prompt_tokens: int | None = None  # the prompt tokens to report instead of the counted ones
 
     @classmethod
     def text(
@@ -140,6 +143,19 @@ class Reply:
         """An assistant message with neither content nor tool calls."""
         return cls(finish_reason="stop")
 
+    @classmethod
+    def overflow(cls, times: int = 1, window: int = 4000, used: int = 5000) -> Self:
+        """OpenAI's answer to a prompt larger than the model's window (a 400 ``context_length_exceeded``)."""
+        message = (
+            f"This model's maximum context length is {window} tokens. However, your messages resulted in {used} "
+            "tokens. Please reduce the length of the messages."
+        )
+        return cls.error(400, times=times, message=message, code="context_length_exceeded")
+
+    def reporting(self, prompt_tokens: int) -> Self:
+        """This reply, with a usage that claims ``prompt_tokens`` for the prompt (a provider counting high)."""
+        return replace(self, prompt_tokens=prompt_tokens)
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -193,6 +209,7 @@ class _State:
             self.authorizations: list[str] = []
             self.counter = 0
             self.cached_prompts: set[str] = set()  # system prompts marked cache_control (Anthropic)
+            self.window: int | None = None  # when set, a chat request larger than this overflows (a 400)
 
     def enqueue(self, replies: tuple[Reply, ...], target: str = "chat") -> None:
         queue = self.chat_queue if target == "chat" else self.embedding_queue
@@ -230,12 +247,12 @@ async def _resolve(reply: Reply) -> Reply:
 
 
 def usage_for(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
-    """The usage the mock reports for answering `body` with `reply` (tests compare it with what memlet stored)."""
-    # Roughly 4 characters per token, over what a provider would count: the messages and the tool schemas.
-    prompt = _tokens(json.dumps(body.get("messages", []))) + _tokens(json.dumps(body.get("tools") or []))
-    reasoning = _tokens(reply.reasoning)
-    calls = sum(_tokens(c.name) + _tokens(_args(c)) for c in reply.calls)
-    completion = _tokens(reply.content) + reasoning + calls
+    """The usage the mock reports for answering `body` with `reply` (tests compare it with what memlet stored):
+    real cl100k_base counts, as a provider reports them (`tests.token_budget`), unless the reply says otherwise."""
+    prompt = budget.prompt_tokens(body) if reply.prompt_tokens is None else reply.prompt_tokens
+    reasoning = budget.text_tokens(reply.reasoning or "")
+    calls = sum(budget.text_tokens(c.name + _args(c)) + 3 for c in reply.calls)
+    completion = budget.text_tokens(reply.content or "") + reasoning + calls
     return {
         "prompt_tokens": prompt,
         "completion_tokens": completion,
@@ -344,6 +361,10 @@ def create_app(state: _State) -> Starlette:
         state.authorizations.append(request.headers.get("authorization", ""))
         body = await request.json()
         reply = await _resolve(state.take(body, "chat"))
+        if state.window is not None and reply.kind != "error":
+            used = budget.prompt_tokens(body) + (budget.completion_allowance(body) or 0)
+            if used > state.window:
+                reply = Reply.overflow(window=state.window, used=used)
         if reply.kind == "error":
             return _error_response(reply)
         chat = _Chat(state, body, reply)
@@ -509,8 +530,12 @@ class MockLLM:
             return list(self._state.embedding_requests)
 
     def reset(self) -> None:
-        """Forget scripts and recorded requests."""
+        """Forget scripts and recorded requests (and the enforced window)."""
         self._state.reset()
+
+    def enforce_window(self, tokens: int | None) -> None:
+        """Answer every chat request whose prompt plus completion limit exceeds ``tokens`` with an overflow."""
+        self._state.window = tokens
 
 
 def script_remote(base_url: str, *replies: Reply, target: str = "chat") -> None:

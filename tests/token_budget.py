@@ -25,6 +25,11 @@ def _tokens(text: str) -> int:
     return len(_encoding().encode(text, disallowed_special=()))
 
 
+def text_tokens(text: str) -> int:
+    """The cl100k_base tokens of a plain text."""
+    return _tokens(text) if text else 0
+
+
 def _text(content: Any) -> str:
     if content is None:
         return ""

@@ -325,6 +325,9 @@ class AgentService:
             agent.metadata_ = req.metadata
         if "tool_rules" in fields:
             agent.tool_rules = dump_tool_rules(req.tool_rules or [])
+        if "compaction_settings" in fields:
+            handle = (agent.llm_config or {}).get("handle")
+            agent.compaction_settings = default_compaction_settings(req.compaction_settings, handle)
         self._write_secrets(agent, req, fields)
         if "message_ids" in fields and req.message_ids is not None:
             agent.message_ids = list(req.message_ids)

@@ -19,8 +19,9 @@ from memlet.db import models as orm
 from memlet.db.locks import agent_xact_lock
 from memlet.loop.agent_state import LoopRepository, LoopState
 from memlet.loop.builtin_tools import ToolContext
+from memlet.loop.compaction_plan import CompactionPlan
 from memlet.loop.response import StepContext, StepResult
-from memlet.loop.summarizer import CompactionPlan, summary_text
+from memlet.loop.summarizer import summary_text
 from memlet.messages.schemas import StoredMessage
 from memlet.runs.repository import RunRepository
 
@@ -139,14 +140,16 @@ async def commit_compaction(
     state: LoopState,
     plan: CompactionPlan,
     window: int,
-    tokens_after: int | None = None,
     role: str = "user",
+    trigger: str = "context_window_exceeded",
+    run_id: str | None = None,
+    step_id: str | None = None,
 ) -> StoredMessage | None:
     """Insert the summary right after the system message and shrink message_ids (or, in a conversation, its
     window) to the kept rows. The evicted rows stay in the history, in their original order.
 
     The summary row has the `user` role, or `summary` when the client asked for compaction messages (as Letta
-    stores it then); it is returned for the stream (None when the agent is gone or nothing was summarized).
+    stores it then); it is returned for the stream (None when the agent or conversation is gone).
     """
     agent = state.agent
     conversation = state.conversation
@@ -161,40 +164,35 @@ async def commit_compaction(
             current = await repo.conversations.find(agent.organization_id, conversation.id)
             if current is None:
                 return None
+        stats: dict[str, Any] = {
+            "trigger": trigger,
+            "context_tokens_before": plan.tokens_before,
+            "context_tokens_after": plan.tokens_after,
+            "context_window": window,
+            "messages_count_before": len(state.messages),
+            "messages_count_after": len(plan.kept) + 2,
+        }
+        row = orm.Message(
+            id=ids.new_id(ids.Prefix.MESSAGE),
+            organization_id=agent.organization_id,
+            agent_id=agent.id,
+            role=role,
+            content=[{"type": "text", "text": summary_text(plan.summary, plan.evicted_count, stats, agent.timezone)}],
+            created_at=datetime.now(UTC),
+            conversation_id=conversation.id if conversation is not None else None,
+            run_id=run_id,
+            step_id=step_id,
+        )
+        await repo.messages.add([row])
+        stored = StoredMessage.model_validate(row)
         kept_ids = [r.id for r in plan.kept]
-        summary_ids: list[str] = []
-        stored: StoredMessage | None = None
-        if plan.summary is not None:
-            stats: dict[str, Any] = {
-                "trigger": "context_window_exceeded",
-                "context_tokens_before": plan.tokens_before,
-                "context_tokens_after": tokens_after,
-                "context_window": window,
-                "messages_count_before": len(state.messages),
-                "messages_count_after": len(plan.kept) + 2,
-            }
-            row = orm.Message(
-                id=ids.new_id(ids.Prefix.MESSAGE),
-                organization_id=agent.organization_id,
-                agent_id=agent.id,
-                role=role,
-                content=[
-                    {"type": "text", "text": summary_text(plan.summary, plan.evicted_count, stats, agent.timezone)}
-                ],
-                created_at=datetime.now(UTC),
-                conversation_id=conversation.id if conversation is not None else None,
-            )
-            await repo.messages.add([row])
-            summary_ids = [row.id]
-            stored = StoredMessage.model_validate(row)
         if conversation is not None and current is not None:
-            conversation_window = [state.messages[0].id, *summary_ids, *kept_ids]
-            await repo.conversations.link_messages(conversation.id, summary_ids)
-            await repo.conversations.set_message_ids(current, conversation_window)
+            await repo.conversations.link_messages(conversation.id, [row.id])
+            await repo.conversations.set_message_ids(current, [state.messages[0].id, row.id, *kept_ids])
             await refresh_conversation_system_message(session, fresh, current)
             return stored
         system_id = (fresh.message_ids or [state.messages[0].id])[0]
-        fresh.message_ids = [system_id, *summary_ids, *kept_ids]
+        fresh.message_ids = [system_id, row.id, *kept_ids]
         await session.flush()
         await refresh_system_message(session, fresh, update_timestamp=True, with_rules=True)
     return stored

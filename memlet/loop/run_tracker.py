@@ -147,4 +147,6 @@ class RunState:
         if error is None:
             return ev.RunFinished(stop_reason=stop_reason, usage=usage)
         error_type = error.error_type if isinstance(error, LLMError) else "internal_error"
+        if stop_reason == "context_window_overflow_in_system_prompt":
+            error_type = stop_reason  # Letta's in-stream error type for it
         return ev.RunFailed(stop_reason=stop_reason, error=error, error_type=error_type, usage=usage)

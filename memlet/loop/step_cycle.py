@@ -1,19 +1,23 @@
-"""One normal step of the loop: compact if needed, call the LLM, run the tools, commit the step."""
+"""One normal step of the loop: compact if needed, call the LLM (compact and retry on overflow), run the tools,
+commit the step, compact after it when the provider's count passes the trigger."""
 
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
 from memlet import ids
 from memlet.db import models as orm
 from memlet.llm.chat_format import is_v2
+from memlet.llm.errors import ContextWindowExceededError
 from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopState
-from memlet.loop.commit import commit_compaction, commit_step
-from memlet.loop.headroom import DEFAULT_CONTEXT_WINDOW, prompt_budget
+from memlet.loop.commit import commit_step
+from memlet.loop.compaction_plan import trigger_threshold
+from memlet.loop.compaction_step import MAX_OVERFLOW_RETRIES, Site, compact
+from memlet.loop.headroom import DEFAULT_CONTEXT_WINDOW
 from memlet.loop.llm_call import DeltaLabels, call_llm, request_tools, stored_system_text
 from memlet.loop.response import StepResult, handle_response, needs_approval
 from memlet.loop.run_tracker import RunState
-from memlet.loop.summarizer import plan_compaction
 from memlet.prompt.skills import with_skills
 
 
@@ -37,55 +41,67 @@ def _step_row(run: RunState, agent: orm.Agent, step_id: str, window: int) -> orm
 async def llm_step(run: RunState, state: LoopState, outcome: list[StepResult]) -> AsyncIterator[ev.LoopEvent]:
     """Run one step, yielding token deltas and the committed messages; `outcome` receives the StepResult.
 
+    Compaction: before the call when the prompt (by memlet's count) leaves no room for the reply; on a provider
+    context-overflow error, then the call is retried (at most MAX_OVERFLOW_RETRIES times); and after the step
+    when the provider's `total_tokens` pass 90% of the window (V3 after every step, V2 after the turn's last).
     Raises what the LLM call raises (the step row is written as failed first) and ContextOverflowError.
     """
     assert run.llm is not None
     agent = state.agent
     tools, allowed, tool_choice = request_tools(state, run.solver, run.options.client_tools)
     window = int(agent.llm_config.get("context_window") or DEFAULT_CONTEXT_WINDOW)
-    plan = await plan_compaction(
-        llm=run.llm,
-        model=str(agent.llm_config.get("model")),
-        system=stored_system_text(state),
-        rows=state.messages[1:],
-        pending=run.pending,
-        tools=tools,
-        agent_type=agent.agent_type,
-        window=window,
-        limit=prompt_budget(window, agent.llm_config.get("max_tokens")),
-    )
     step_id = ids.new_id(ids.Prefix.STEP)
-    if plan is not None:
-        shown = run.options.include_compaction_messages
-        role = "summary" if shown else "user"
-        summary = await commit_compaction(run.deps.sessionmaker, state=state, plan=plan, window=window, role=role)
-        state = await run.load()
-        run.needs_reload = True
-        if summary is not None:
-            if shown:
-                yield ev.CompactionStarted(step_id, "context_window_exceeded", plan.tokens_before, window)
-            yield ev.MessagesCommitted([summary.model_copy(update={"step_id": step_id})])
-    ctx = run.step_context(state, step_id)
+    fresh: list[LoopState] = []
+    site = Site(step_id, tools, window)
+    # The first step's input is not committed yet: the buffer then ends with a complete turn.
+    async for event in compact(
+        run, state, fresh, site, trigger="context_window_exceeded", force=False, complete=bool(run.pending)
+    ):
+        yield event
+    state = fresh[-1] if fresh else state
     step = _step_row(run, agent, step_id, window)
     assistant_id = ids.new_id(ids.Prefix.MESSAGE)
     result_box: list[Any] = []
-    system_text = with_skills(stored_system_text(state), state.blocks, run.options.client_skills)
-    try:
-        async for delta in call_llm(
-            run.llm,
-            state,
-            system_text,
-            run.pending,
-            tools,
-            tool_choice,
-            run.options.stream_tokens,
-            DeltaLabels(assistant_id, v2=is_v2(agent.agent_type), gated=lambda name: needs_approval(ctx, name)),
-            result_box,
-        ):
-            yield delta
-    except Exception as exc:
-        await run.fail_step(step, exc)
-        raise
+    for attempt in range(MAX_OVERFLOW_RETRIES + 1):
+        ctx = run.step_context(state, step_id)
+        system_text = with_skills(stored_system_text(state), state.blocks, run.options.client_skills)
+        labels = DeltaLabels(assistant_id, v2=is_v2(agent.agent_type), gated=partial(needs_approval, ctx))
+        try:
+            async for delta in call_llm(
+                run.llm,
+                state,
+                system_text,
+                run.pending,
+                tools,
+                tool_choice,
+                run.options.stream_tokens,
+                labels,
+                result_box,
+            ):
+                yield delta
+            break
+        except ContextWindowExceededError as exc:
+            if attempt == MAX_OVERFLOW_RETRIES:
+                await run.fail_step(step, exc)
+                raise
+            fresh.clear()
+            async for event in compact(
+                run,
+                state,
+                fresh,
+                site,
+                trigger="context_window_exceeded",
+                force=True,
+                complete=bool(run.pending),
+            ):
+                yield event
+            if not fresh:
+                await run.fail_step(step, exc)
+                raise  # no turn boundary left to cut at
+            state = fresh[-1]
+        except Exception as exc:
+            await run.fail_step(step, exc)
+            raise
     chat = result_box[0]
     run.add_usage(step, chat.usage)
     result = await handle_response(ctx, chat, allowed, assistant_id)
@@ -113,3 +129,19 @@ async def llm_step(run: RunState, state: LoopState, outcome: list[StepResult]) -
         state.messages.extend(committed.rows)
     if committed.messages:
         yield ev.MessagesCommitted(committed.messages)
+    total = int(chat.usage.total_tokens or 0)
+    turn_over = not result.should_continue
+    if total > trigger_threshold(window) and (turn_over or not is_v2(agent.agent_type)):
+        if run.needs_reload:
+            state = await run.next_state(state)
+        async for event in compact(
+            run,
+            state,
+            [],
+            site,
+            trigger="post_step_context_check",
+            force=True,
+            complete=turn_over,
+            tokens_before=total,
+        ):
+            yield event

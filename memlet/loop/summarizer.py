@@ -1,68 +1,100 @@
-"""Keep the prompt inside the context window: summarize the oldest part of the buffer, else drop it.
+"""The summarizer: an agent's `compaction_settings`, the transcript of the evicted rows, and the summary call.
 
-Called before every LLM call. When the prompt (system + buffer + pending input + tools) leaves too little of the
-window for the completion (`headroom.prompt_budget`), the buffer is cut at a message that does not start with a
-tool return (so a tool call is never separated from its result), the evicted part is summarized by the agent's
-model, and the plan says which rows stay. Evicted rows stay in the database (recall memory); only `message_ids`
-shrinks. If summarizing fails, or the summary does not fit, the oldest rows are simply dropped. The summarizer's
-own request is clipped to fit the window too.
+`compaction_settings` (stored on the agent, or given to `/summarize`) choose the mode (`sliding_window` keeps the
+newest turns, `all` summarizes every complete turn), how much a sliding window evicts
+(`sliding_window_percentage`), the summarizer's model (a handle; the agent's own model when unset), its
+instructions (`prompt`) and the longest summary kept (`clip_chars`). A failed or empty summary raises: the caller
+then leaves the context as it was, never drops rows without a summary.
 """
 
 import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
-from memlet.errors import LLMError
-from memlet.llm.chat_format import prompt_tokens, to_openai_messages
+from memlet.errors import BadRequestError
+from memlet.llm.chat_format import to_openai_messages
 from memlet.llm.client import LLMClient
+from memlet.llm.errors import LLMEmptyResponseError
 from memlet.llm.tokens import count_tokens
 from memlet.llm.types import ChatRequest
-from memlet.loop.headroom import byte_bound, counting_margin
+from memlet.loop.headroom import counting_margin
 from memlet.messages.packing import format_local_time
 from memlet.prompt.prompts import SUMMARIZER_INSTRUCTIONS
 
 log = logging.getLogger(__name__)
 
-GOAL_FRACTION = 0.7  # aim well below the window so compaction does not run again on the next step
 SUMMARY_MAX_TOKENS = 512
+TRUNCATION_SUFFIX = "... [summary truncated to fit]"
+SYSTEM_PROMPT_OVERFLOW = (
+    "Compaction failed because the system prompt is too large for this model's context window. Reduce system "
+    "instructions, memory blocks, or tools, or use a model with a larger context window."
+)
 
 
-class ContextOverflowError(Exception):
-    """Even with an empty buffer the prompt does not fit the window."""
+class ContextOverflowError(BadRequestError):
+    """Even with an empty buffer the prompt does not fit the window (stop reason
+    `context_window_overflow_in_system_prompt`, a 400 as in Letta)."""
+
+    def __init__(self, tokens: int, window: int) -> None:
+        super().__init__(
+            f"{SYSTEM_PROMPT_OVERFLOW} (the system prompt, tools and new input take {tokens} tokens; "
+            f"the context window is {window})"
+        )
 
 
-@dataclass
-class CompactionPlan:
-    """Rows to keep (oldest first), the summary text (None when rows were only dropped) and how many went."""
-
-    kept: list[Any]
-    summary: str | None
-    evicted_count: int
-    tokens_before: int
+class CompactionFailedError(BadRequestError):
+    """Compaction could not bring the prompt inside the window (the current turn alone is too large)."""
 
 
-def _cut_points(rows: Sequence[Any]) -> list[int]:
-    # A cut at i keeps rows[i:]; never start the kept part with a tool return, never cut off the last row.
-    return [i for i in range(1, len(rows)) if rows[i].role != "tool"] or []
+@dataclass(frozen=True)
+class SummarizerSettings:
+    """The `compaction_settings` fields memlet honours (self_compact_* modes run as their plain counterparts)."""
+
+    mode: str = "sliding_window"
+    sliding_window_percentage: float = 0.3
+    model: str | None = None
+    clip_chars: int | None = 50_000
+    prompt: str | None = None
+
+    @classmethod
+    def from_stored(cls, *layers: dict[str, Any] | None) -> Self:
+        """Merge stored settings, later layers winning (agent's settings, then a request's)."""
+        merged: dict[str, Any] = {}
+        for layer in layers:
+            merged.update({k: v for k, v in (layer or {}).items() if v is not None or k == "clip_chars"})
+        mode = str(merged.get("mode") or "sliding_window")
+        pct = float(merged.get("sliding_window_percentage") or 0.3)
+        return cls(
+            mode="all" if mode.endswith("all") else "sliding_window",
+            sliding_window_percentage=min(max(pct, 0.0), 1.0),
+            model=merged.get("model") or None,
+            clip_chars=merged.get("clip_chars", 50_000),
+            prompt=merged.get("prompt") or None,
+        )
 
 
-def _tokens(
-    system: str,
-    rows: Sequence[Any],
-    pending: Sequence[Any],
-    tools: list[dict[str, Any]],
-    agent_type: str,
-    summary: str | None,
-) -> int:
-    messages = to_openai_messages(system, [*rows, *pending], agent_type)
-    if summary is not None:
-        messages.insert(1, {"role": "user", "content": summary})
-    return prompt_tokens(messages, tools)
+def summarizer_llm_config(agent_config: dict[str, Any], handle: str | None) -> dict[str, Any]:
+    """The llm_config for the summary call: the agent's, with the model of `handle` when it names another model
+    of the same provider (a handle of another provider falls back to the agent's model, as Letta falls back)."""
+    if not handle or handle == agent_config.get("handle") or "/" not in handle:
+        return agent_config
+    provider, model = handle.split("/", 1)
+    own = str(agent_config.get("handle") or "")
+    if own and own.split("/", 1)[0] != provider:
+        log.warning("summarizer model %s is not served by the agent's provider; using the agent's model", handle)
+        return agent_config
+    return {**agent_config, "model": model, "handle": handle}
 
 
-def _transcript(rows: Sequence[Any], agent_type: str) -> str:
+def summary_max_tokens(window: int) -> int:
+    """The completion limit of a summary call (a summary never takes more of the window than this)."""
+    return min(SUMMARY_MAX_TOKENS, max(window // 8, 32))
+
+
+def transcript(rows: Sequence[Any], agent_type: str) -> str:
+    """The evicted rows as plain `role: text` lines, tool calls included."""
     lines = []
     for message in to_openai_messages("", rows, agent_type)[1:]:
         content = message.get("content") or ""
@@ -73,27 +105,32 @@ def _transcript(rows: Sequence[Any], agent_type: str) -> str:
     return "\n".join(lines)
 
 
-async def _summarize(llm: LLMClient, model: str, transcript: str, window: int) -> str:
-    max_tokens = min(SUMMARY_MAX_TOKENS, max(window // 8, 32))
-    budget = window - count_tokens(SUMMARIZER_INSTRUCTIONS) - max_tokens - counting_margin(window) - 64
+async def summarize(llm: LLMClient, model: str, settings: SummarizerSettings, text: str, window: int) -> str:
+    """One summary call with the settings' instructions; the answer clipped to `clip_chars`.
+
+    Raises what the LLM call raises, and LLMEmptyResponseError for an empty answer.
+    """
+    instructions = settings.prompt or SUMMARIZER_INSTRUCTIONS
+    max_tokens = summary_max_tokens(window)
+    budget = window - count_tokens(instructions) - max_tokens - counting_margin(window) - 64
     if budget <= 0:
-        raise ContextOverflowError("no room to summarize")
-    while transcript and count_tokens(transcript) > budget:
-        # Keep the most recent part of the evicted history; it matters most to what follows.
-        transcript = transcript[len(transcript) // 4 :]
+        raise CompactionFailedError("The summarizer's instructions leave no room in the context window.")
+    while text and count_tokens(text) > budget:
+        # The summarizer's own request must fit too: keep the most recent part of the evicted history.
+        text = text[len(text) // 4 :]
     request = ChatRequest(
         model=model,
-        messages=[
-            {"role": "system", "content": SUMMARIZER_INSTRUCTIONS},
-            {"role": "user", "content": transcript},
-        ],
+        messages=[{"role": "system", "content": instructions}, {"role": "user", "content": text}],
         max_tokens=max_tokens,
         stream=False,
     )
     result = await llm.chat(request)
-    if not result.content:
-        raise ContextOverflowError("empty summary")
-    return result.content.strip()
+    summary = (result.content or "").strip()
+    if not summary:
+        raise LLMEmptyResponseError("the summarizer returned an empty summary")
+    if settings.clip_chars is not None and len(summary) > settings.clip_chars:
+        summary = summary[: settings.clip_chars] + TRUNCATION_SUFFIX
+    return summary
 
 
 def summary_text(summary: str, evicted: int, stats: dict[str, Any], timezone: str | None) -> str:
@@ -105,45 +142,3 @@ def summary_text(summary: str, evicted: int, stats: dict[str, Any], timezone: st
     return json.dumps(
         {"type": "system_alert", "message": message, "time": format_local_time(timezone), "compaction_stats": stats}
     )
-
-
-async def plan_compaction(
-    *,
-    llm: LLMClient,
-    model: str,
-    system: str,
-    rows: Sequence[Any],
-    pending: Sequence[Any],
-    tools: list[dict[str, Any]],
-    agent_type: str,
-    window: int,
-    limit: int | None = None,
-) -> CompactionPlan | None:
-    """None when the prompt already fits; otherwise which rows to keep and the summary of the rest.
-
-    The prompt fits when it is at most `limit` tokens (default: the window). The loop passes
-    `headroom.prompt_budget`, which leaves room in the window for the completion.
-    """
-    limit = window if limit is None else limit
-    messages = to_openai_messages(system, [*rows, *pending], agent_type)
-    if byte_bound(messages, tools) <= limit:
-        return None  # fits for sure: skip the exact count, the costliest part of a short step
-    before = prompt_tokens(messages, tools)
-    if before <= limit:
-        return None
-    if _tokens(system, [], pending, tools, agent_type, None) > limit:
-        raise ContextOverflowError("the system prompt, tools and new input alone exceed the context window")
-    goal = min(int(window * GOAL_FRACTION), limit)
-    points = [*_cut_points(rows), len(rows)]
-    cut = next((i for i in points if _tokens(system, rows[i:], pending, tools, agent_type, None) <= goal), len(rows))
-    summary: str | None = None
-    try:
-        summary = await _summarize(llm, model, _transcript(rows[:cut], agent_type), window)
-    except (LLMError, ContextOverflowError) as exc:
-        log.warning("summarization failed, dropping the oldest messages instead: %s", exc)
-    placeholder = summary_text(summary, cut, {}, None) if summary else None
-    # The summary takes room too: move the cut forward (then drop the summary) until everything fits.
-    for i in [p for p in points if p >= cut]:
-        if _tokens(system, rows[i:], pending, tools, agent_type, placeholder) <= limit:
-            return CompactionPlan(kept=list(rows[i:]), summary=summary, evicted_count=i, tokens_before=before)
-    return CompactionPlan(kept=[], summary=None, evicted_count=len(rows), tokens_before=before)

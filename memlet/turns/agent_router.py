@@ -236,4 +236,4 @@ async def summarize_messages(
     body: Annotated[CompactionRequest | None, Body()] = None,
 ) -> Any:
     """Summarize the oldest part of the agent's context window into one message."""
-    return await summarize(deps, actor, agent_id)
+    return await summarize(deps, actor, agent_id, settings=body.compaction_settings if body else None)

@@ -1,20 +1,24 @@
-"""``POST /v1/agents/{agent_id}/summarize``: compact the context window on demand, with the loop's summarizer.
+"""``POST /v1/agents/{agent_id}/summarize`` and ``/v1/conversations/{id}/compact``: compact on demand.
 
-The loop compacts only when a prompt overflows the window; here the current prompt size is used as the limit,
-so the same sliding-window plan (summarize the oldest part, keep the rest) runs now. A summarize that does not
-shrink the buffer is a 400, as in Letta.
+The agent's `compaction_settings`, overlaid with the request's, choose the mode, the sliding-window share, the
+summarizer model, its prompt and the summary's length. The compaction is forced (the window need not be full)
+and cuts at turn boundaries only. A compaction that does not shrink the buffer is a 400, as in Letta.
 """
+
+from typing import Any
 
 from pydantic import BaseModel
 
 from memlet.actor import Actor
 from memlet.agents.parts import CompactionSettings
 from memlet.errors import BadRequestError
-from memlet.llm.chat_format import is_v2, prompt_tokens, text_parts, to_openai_messages, tool_definition
+from memlet.llm.chat_format import is_v2, text_parts, tool_definition
 from memlet.loop.agent_state import LoopRepository
 from memlet.loop.commit import commit_compaction
+from memlet.loop.compaction_plan import Prompt, plan_compaction, summarizer, turn_complete
+from memlet.loop.headroom import DEFAULT_CONTEXT_WINDOW, prompt_budget
 from memlet.loop.runner import LoopDeps
-from memlet.loop.summarizer import plan_compaction
+from memlet.loop.summarizer import SummarizerSettings, summarizer_llm_config
 
 NOT_REDUCED = (
     "Summarization failed to reduce the number of messages. You may not have enough messages to compact or need "
@@ -32,10 +36,19 @@ class CompactionResponse(BaseModel):
     num_messages_after: int
 
 
+def _request_layer(settings: CompactionSettings | None) -> dict[str, Any] | None:
+    """Only the fields the request set: the rest stay the agent's."""
+    return settings.model_dump(exclude_unset=True) if settings is not None else None
+
+
 async def summarize(
-    deps: LoopDeps, actor: Actor, agent_id: str, conversation_id: str | None = None
+    deps: LoopDeps,
+    actor: Actor,
+    agent_id: str,
+    conversation_id: str | None = None,
+    settings: CompactionSettings | None = None,
 ) -> CompactionResponse:
-    """Summarize the oldest part of the agent's (or a conversation's) window into one message after the system
+    """Summarize the oldest turns of the agent's (or a conversation's) window into one message after the system
     message. A conversation with nothing to summarize is a 400, as in Letta."""
     async with deps.sessionmaker() as session:
         state = await LoopRepository(session).load_state_or_404(agent_id, actor.organization_id, conversation_id)
@@ -45,27 +58,27 @@ async def summarize(
             raise BadRequestError("No in-context messages found for this conversation.")
         existing = next((text_parts(r.content) for r in rows if r.role == "summary"), "")
         return CompactionResponse(summary=existing, num_messages_before=len(rows), num_messages_after=len(rows))
-    system_text = text_parts(rows[0].content)
     tools = [
         tool_definition(t.json_schema or {"name": t.name}, v2=is_v2(agent.agent_type), terminal=False)
         for t in state.tools
     ]
-    current = prompt_tokens(to_openai_messages(system_text, rows[1:], agent.agent_type), tools)
-    window = int((agent.llm_config or {}).get("context_window") or 128_000)
+    chosen = SummarizerSettings.from_stored(agent.compaction_settings, _request_layer(settings))
+    config = summarizer_llm_config(agent.llm_config, chosen.model)
+    window = int((agent.llm_config or {}).get("context_window") or DEFAULT_CONTEXT_WINDOW)
     # The client is shared with the app's other requests: the pool closes it, never this request.
-    async with deps.llm_for(agent.llm_config, actor.organization_id) as llm:
+    async with deps.llm_for(config, actor.organization_id) as llm:
         plan = await plan_compaction(
-            llm=llm,
-            model=str(agent.llm_config.get("model")),
-            system=system_text,
+            summarize_with=summarizer(llm, str(config.get("model")), chosen, window),
+            settings=chosen,
+            prompt=Prompt(text_parts(rows[0].content), [], tools, agent.agent_type),
             rows=rows[1:],
-            pending=[],
-            tools=tools,
-            agent_type=agent.agent_type,
-            window=min(window, current - 1),
+            window=window,
+            limit=prompt_budget(window, agent.llm_config.get("max_tokens")),
+            complete=turn_complete(rows[1:]),
+            force=True,
         )
     after = len(plan.kept) + 2 if plan is not None else len(rows)
-    if plan is None or plan.summary is None or after >= len(rows):
+    if plan is None or after >= len(rows):
         raise BadRequestError(NOT_REDUCED)
-    await commit_compaction(deps.sessionmaker, state=state, plan=plan, window=window)
+    await commit_compaction(deps.sessionmaker, state=state, plan=plan, window=window, trigger="manual")
     return CompactionResponse(summary=plan.summary, num_messages_before=len(rows), num_messages_after=after)

@@ -118,7 +118,8 @@ async def compact_conversation(
     thread = await conversations.thread(conversation_id, body.agent_id if body else None)
     await release(session)
     conv_id = thread.conversation.id if thread.conversation else None
-    return await summarize(deps, actor, thread.agent.id, conv_id)
+    settings = body.compaction_settings if body else None
+    return await summarize(deps, actor, thread.agent.id, conv_id, settings)
 
 
 @router.post("/{conversation_id}/recompile", operation_id="recompile_conversation", response_model=str)

@@ -105,7 +105,7 @@ def test_compaction_is_streamed_as_letta_code_asks(client: Letta, http: Any, moc
     fill_window(client, mock_llm, agent.id)
     summaries_before = len([r for r in mock_llm.requests if not r.get("tools")])
     mock_llm.script(Reply.text("The summary of it all."), Reply.text("fine"))
-    body = {"input": "and now? " + "dolor " * 200, "stream_tokens": True, "include_compaction_messages": include}
+    body = {"input": "and now? " + "dolor " * 600, "stream_tokens": True, "include_compaction_messages": include}
     events = stream_events(http, agent.id, body)
     assert len([r for r in mock_llm.requests if not r.get("tools")]) > summaries_before, "it was compacted"
     kinds = [e.get("message_type") for e in events if e.get("message_type") != "ping"]
@@ -144,7 +144,7 @@ def test_compaction_in_a_conversation_is_streamed_and_stays_there(client: Letta,
         body = {"input": f"message {i} " + "dolor sit amet " * 40, "streaming": False}
         assert http.post(url, json=body).status_code == 200
     mock_llm.script(Reply.text("The summary of the thread."), Reply.text("fine"))
-    body = {"input": "and now? " + "dolor " * 200, "streaming": True, "stream_tokens": True}
+    body = {"input": "and now? " + "dolor " * 600, "streaming": True, "stream_tokens": True}
     with http.stream("POST", url, json={**body, "include_compaction_messages": True}) as response:
         assert response.status_code == 200, response.read()
         events = [json.loads(line[6:]) for line in response.iter_lines() if line.startswith("data: {")]

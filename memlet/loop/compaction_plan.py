@@ -1,0 +1,158 @@
+"""Which rows a compaction evicts, and the summary that replaces them.
+
+Cuts fall only at turn boundaries: the kept part starts with the input that opened a turn (a user or system
+message of a run other than the row before it), so a tool call is never parted from its return and a turn is
+never half summarized. The end of the buffer is a boundary too once the turn is complete.
+
+`sliding_window` (Letta's default) evicts at least `sliding_window_percentage` + 10% of the rows, 10% more at a
+time, until the rest fits in (1 - percentage) of the window and in the prompt budget; when no boundary gets
+there it falls back to `all`. `all` evicts every complete turn. The summary is checked against the budget
+afterwards; a sliding window that does not fit with its summary is redone as `all`.
+"""
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memlet.llm.chat_format import prompt_tokens, to_openai_messages
+from memlet.llm.client import LLMClient
+from memlet.loop.headroom import byte_bound
+from memlet.loop.summarizer import (
+    CompactionFailedError,
+    ContextOverflowError,
+    SummarizerSettings,
+    summarize,
+    summary_max_tokens,
+    summary_text,
+    transcript,
+)
+
+TRIGGER_FRACTION = 0.9  # Letta compacts after a step whose total_tokens pass 90% of the window
+
+
+@dataclass
+class CompactionPlan:
+    """Rows to keep (oldest first), the summary text and how many rows went."""
+
+    kept: list[Any]
+    summary: str
+    evicted_count: int
+    tokens_before: int
+    tokens_after: int
+    mode: str
+
+
+@dataclass
+class Prompt:
+    """What a request carries besides the buffer, for counting."""
+
+    system: str
+    pending: Sequence[Any]
+    tools: list[dict[str, Any]]
+    agent_type: str
+
+    def tokens(self, rows: Sequence[Any], summary: str | None = None) -> int:
+        messages = to_openai_messages(self.system, [*rows, *self.pending], self.agent_type)
+        if summary is not None:
+            messages.insert(1, {"role": "user", "content": summary})
+        return prompt_tokens(messages, self.tools)
+
+    def surely_under(self, rows: Sequence[Any], limit: int) -> bool:
+        messages = to_openai_messages(self.system, [*rows, *self.pending], self.agent_type)
+        return byte_bound(messages, self.tools) <= limit
+
+
+def trigger_threshold(window: int) -> int:
+    return int(window * TRIGGER_FRACTION)
+
+
+def turn_starts(rows: Sequence[Any]) -> list[int]:
+    """Indexes (>= 1) where a turn begins: an input row whose run differs from the row before it."""
+    starts = []
+    for i in range(1, len(rows)):
+        row, before = rows[i], rows[i - 1]
+        if row.role in ("user", "system") and (row.run_id is None or row.run_id != before.run_id):
+            starts.append(i)
+    return starts
+
+
+def turn_complete(rows: Sequence[Any]) -> bool:
+    """The buffer does not end inside a turn: no call waits for its return (an approval, a client tool)."""
+    return not rows or not (rows[-1].role == "assistant" and rows[-1].tool_calls)
+
+
+def cut_points(rows: Sequence[Any], complete: bool) -> list[int]:
+    return [*turn_starts(rows), *([len(rows)] if complete and rows else [])]
+
+
+def choose_cut(n: int, cuts: list[int], settings: SummarizerSettings, fits: Callable[[int], bool]) -> int:
+    """The sliding window's cut (the first boundary at or before a growing share of the rows that fits), or the
+    last boundary (mode `all`, or no boundary fits)."""
+    if settings.mode == "sliding_window":
+        share = settings.sliding_window_percentage
+        while share < 1.0:
+            share += 0.1
+            before = [c for c in cuts if c <= round(share * n)]
+            if before and fits(before[-1]):
+                return before[-1]
+    return cuts[-1]
+
+
+Summarize = Callable[[str], Awaitable[str]]  # the evicted transcript -> its summary (raises when it fails)
+
+
+def summarizer(llm: LLMClient, model: str, settings: SummarizerSettings, window: int) -> Summarize:
+    """Summaries from `llm` with the settings' prompt and clipping."""
+
+    async def run(text: str) -> str:
+        return await summarize(llm, model, settings, text, window)
+
+    return run
+
+
+async def plan_compaction(
+    *,
+    summarize_with: Summarize,
+    settings: SummarizerSettings,
+    prompt: Prompt,
+    rows: Sequence[Any],
+    window: int,
+    limit: int,
+    complete: bool,
+    force: bool = False,
+) -> CompactionPlan | None:
+    """None when nothing needs doing (the prompt fits and `force` is off) or no boundary can be cut; otherwise
+    the rows to keep and the summary of the rest.
+
+    Raises ContextOverflowError when the system prompt, tools and new input alone exceed `limit`,
+    CompactionFailedError when even `all` does not fit, and what the summary call raises.
+    """
+    if not force and prompt.surely_under(rows, limit):
+        return None
+    before = prompt.tokens(rows)
+    if not force and before <= limit:
+        return None
+    fixed = prompt.tokens([])
+    if fixed > limit:
+        raise ContextOverflowError(fixed, window)
+    cuts = cut_points(rows, complete)
+    if not cuts:
+        if before <= limit:
+            return None
+        raise CompactionFailedError("The current turn alone does not fit in the context window.")
+    # Room for the summary that will open the kept rows: its completion limit and the alert around it.
+    goal = min(int(window * (1 - settings.sliding_window_percentage)), limit) - summary_max_tokens(window) - 64
+    cut = choose_cut(len(rows), cuts, settings, lambda i: prompt.tokens(rows[i:]) <= goal)
+    mode = "all" if cut == cuts[-1] else settings.mode
+    summary = await summarize_with(transcript(rows[:cut], prompt.agent_type))
+    after = prompt.tokens(rows[cut:], summary_text(summary, cut, {}, None))
+    if after > limit and cut != cuts[-1]:
+        cut, mode = cuts[-1], "all"
+        summary = await summarize_with(transcript(rows[:cut], prompt.agent_type))
+        after = prompt.tokens(rows[cut:], summary_text(summary, cut, {}, None))
+    if after > limit:
+        raise CompactionFailedError(
+            f"Compaction left {after} tokens, more than the {limit} this context window allows; the current "
+            "turn alone is too large."
+        )
+    return CompactionPlan(list(rows[cut:]), summary, cut, before, after, mode)

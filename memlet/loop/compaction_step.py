@@ -1,0 +1,96 @@
+"""Compaction inside a turn: before a step (memlet's guard that every prompt fits), after a step whose reported
+`total_tokens` pass 90% of the window (Letta's trigger), and when the provider says the prompt overflowed.
+
+Each writes the summary with the step's ids, reloads the state and yields the compaction event (only with
+`include_compaction_messages`) and the summary row. The summary goes to the summarizer model of the agent's
+`compaction_settings` (the agent's own client when it is the same model).
+"""
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from memlet.loop import events as ev
+from memlet.loop.agent_state import LoopState
+from memlet.loop.commit import commit_compaction
+from memlet.loop.compaction_plan import CompactionPlan, Prompt, plan_compaction, summarizer
+from memlet.loop.headroom import prompt_budget
+from memlet.loop.llm_call import stored_system_text
+from memlet.loop.run_tracker import RunState
+from memlet.loop.summarizer import SummarizerSettings, summarizer_llm_config
+
+MAX_OVERFLOW_RETRIES = 3  # Letta retries a step that overflowed the provider's window after compacting, 3 times
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where a compaction happens: the step it belongs to, the tools its prompt carries, the window."""
+
+    step_id: str
+    tools: list[dict[str, Any]]
+    window: int
+
+
+async def _plan(
+    run: RunState, state: LoopState, tools: list[dict[str, Any]], window: int, *, force: bool, complete: bool
+) -> CompactionPlan | None:
+    assert run.llm is not None
+    agent, llm = state.agent, run.llm
+    settings = SummarizerSettings.from_stored(agent.compaction_settings)
+    config = summarizer_llm_config(agent.llm_config, settings.model)
+    model = str(config.get("model"))
+
+    async def summarize_with(text: str) -> str:
+        if config is agent.llm_config:
+            return await summarizer(llm, model, settings, window)(text)
+        async with run.deps.llm_for(config, run.org_id) as own:  # opened only when a summary is due
+            return await summarizer(own, model, settings, window)(text)
+
+    return await plan_compaction(
+        summarize_with=summarize_with,
+        settings=settings,
+        prompt=Prompt(stored_system_text(state), run.pending, tools, agent.agent_type),
+        rows=state.messages[1:],
+        window=window,
+        limit=prompt_budget(window, agent.llm_config.get("max_tokens")),
+        complete=complete,
+        force=force,
+    )
+
+
+async def compact(
+    run: RunState,
+    state: LoopState,
+    out: list[LoopState],
+    site: Site,
+    *,
+    trigger: str,
+    force: bool,
+    complete: bool,
+    tokens_before: int | None = None,
+) -> AsyncIterator[ev.LoopEvent]:
+    """Compact if needed (always when `force`); on success `out` receives the reloaded state."""
+    step_id, window = site.step_id, site.window
+    plan = await _plan(run, state, site.tools, window, force=force, complete=complete)
+    if plan is None:
+        return
+    if tokens_before is not None:
+        plan.tokens_before = tokens_before  # the provider's count that triggered it, as Letta reports
+    shown = run.options.include_compaction_messages
+    summary = await commit_compaction(
+        run.deps.sessionmaker,
+        state=state,
+        plan=plan,
+        window=window,
+        role="summary" if shown else "user",
+        trigger=trigger,
+        run_id=run.run_id,
+        step_id=step_id,
+    )
+    out.append(await run.load())
+    run.needs_reload = True
+    if summary is None:
+        return
+    if shown:
+        yield ev.CompactionStarted(step_id, trigger, plan.tokens_before, window)
+    yield ev.MessagesCommitted([summary])

@@ -1,0 +1,153 @@
+"""Compaction as Letta 0.16.8 does it, through the live server and the mock LLM (which reports real cl100k_base
+token counts): the trigger after a step at 90% of the window, compact-and-retry on a provider overflow (three
+times at most), V2 compacting only after the turn, and the 400 for a system prompt larger than the window."""
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+from letta_client import Letta
+
+from tests.mock_llm import MockLLM, Reply
+
+MODEL = "openai/gpt-4o-mini"
+WINDOW = 4000
+
+
+@pytest.fixture(autouse=True)
+def _fresh_mock(mock_llm: MockLLM) -> None:
+    mock_llm.reset()
+
+
+def agent_with_history(client: Letta, mock_llm: MockLLM, turns: int = 3, **kwargs: Any) -> str:
+    agent = client.agents.create(model=MODEL, context_window_limit=WINDOW, **kwargs)
+    for i in range(turns):
+        if kwargs.get("agent_type") == "memgpt_v2_agent":
+            mock_llm.script(Reply.tool_call("send_message", {"message": f"reply {i}"}))
+        else:
+            mock_llm.script(Reply.text(f"reply {i}"))
+        client.agents.messages.create(agent.id, input=f"message {i}")
+    mock_llm.reset()
+    return agent.id
+
+
+def send(http: httpx.Client, agent_id: str, text: str, **body: Any) -> httpx.Response:
+    return http.post(f"/v1/agents/{agent_id}/messages", json={"input": text, **body})
+
+
+def summaries(mock_llm: MockLLM) -> list[dict[str, Any]]:
+    return [r for r in mock_llm.requests if not r.get("tools")]
+
+
+def kinds(mock_llm: MockLLM) -> list[str]:
+    return ["summary" if not r.get("tools") else "step" for r in mock_llm.requests]
+
+
+@pytest.mark.parametrize("reported", [3601, 3599])
+def test_v3_compacts_after_a_step_past_nine_tenths(
+    client: Letta, http: httpx.Client, mock_llm: MockLLM, reported: int
+) -> None:
+    agent_id = agent_with_history(client, mock_llm)
+    # The prompt itself is small; only the provider's count (total_tokens = prompt + 1) passes 0.9 x 4,000.
+    mock_llm.script(Reply.text("x").reporting(reported - 1), Reply.text("Earlier: three greetings."))
+    response = send(http, agent_id, "hello", include_compaction_messages=True)
+    assert response.status_code == 200, response.text
+    messages = response.json()["messages"]
+    if reported <= 3600:
+        assert kinds(mock_llm) == ["step"]
+        assert [m["message_type"] for m in messages] == ["assistant_message"]
+        return
+    assert kinds(mock_llm) == ["step", "summary"]  # after the step, not before it
+    summary = next(m for m in messages if m["message_type"] == "summary_message")
+    assert summary["compaction_stats"]["trigger"] == "post_step_context_check"
+    assert summary["compaction_stats"]["context_tokens_before"] == reported
+    mock_llm.script(Reply.text("next"))
+    send(http, agent_id, "again")
+    sent = mock_llm.requests[-1]["messages"]
+    assert "Earlier: three greetings." in json.dumps(sent[1])  # the summary opens the window
+    assert "message 0" not in json.dumps(sent)
+
+
+def test_v2_compacts_after_the_turn_not_after_each_step(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent_id = agent_with_history(client, mock_llm, agent_type="memgpt_v2_agent")
+    mock_llm.script(
+        Reply.tool_call("conversation_search", {"query": "reply", "request_heartbeat": True}).reporting(3700),
+        Reply.tool_call("send_message", {"message": "found it"}).reporting(3700),
+        Reply.text("Summary of the search."),
+    )
+    response = send(http, agent_id, "search please")
+    assert response.status_code == 200, response.text
+    assert kinds(mock_llm) == ["step", "step", "summary"]
+
+
+def test_overflow_compacts_and_retries_the_step(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent_id = agent_with_history(client, mock_llm)
+    mock_llm.script(Reply.overflow(), Reply.text("Summary before retry."), Reply.text("after the retry"))
+    response = send(http, agent_id, "hello", include_compaction_messages=True)
+    assert response.status_code == 200, response.text
+    assert kinds(mock_llm) == ["step", "summary", "step"]
+    first, retry = mock_llm.requests[0]["messages"], mock_llm.requests[2]["messages"]
+    assert len(retry) < len(first) and "Summary before retry." in json.dumps(retry[1])
+    types = [m["message_type"] for m in response.json()["messages"]]
+    assert types == ["summary_message", "assistant_message"]
+    assert response.json()["messages"][0]["compaction_stats"]["trigger"] == "context_window_exceeded"
+
+
+def test_overflow_gives_up_after_three_retries(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent_id = agent_with_history(client, mock_llm)
+    before = [m.id for m in client.agents.messages.list(agent_id, limit=100).items]
+    script = [Reply.overflow(), Reply.text("s1"), Reply.overflow(), Reply.text("s2"), Reply.overflow()]
+    mock_llm.script(*script, Reply.text("s3"), Reply.overflow(), Reply.text("never sent"))
+    response = send(http, agent_id, "hello")
+    assert response.status_code == 400, response.text
+    assert kinds(mock_llm) == ["step", "summary"] * 3 + ["step"]  # the first try and three retries
+    after = [m.id for m in client.agents.messages.list(agent_id, limit=100).items]
+    assert set(before) <= set(after)  # nothing dropped from the history
+    run = client.runs.list(agent_ids=[agent_id], limit=1).items[0]
+    assert run.stop_reason == "error"
+
+
+def test_failed_summary_keeps_the_context(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent_id = agent_with_history(client, mock_llm)
+    window = client.agents.retrieve(agent_id).message_ids
+    mock_llm.script(Reply.text("x").reporting(3700), Reply.error(500, times=5))
+    response = send(http, agent_id, "hello")
+    assert response.status_code >= 400
+    kept = client.agents.retrieve(agent_id).message_ids or []
+    assert kept[: len(window or [])] == window  # no row left the context without a summary
+
+
+def test_system_prompt_over_the_window_is_a_400(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent = client.agents.create(
+        model=MODEL,
+        context_window_limit=WINDOW,
+        memory_blocks=[{"label": "human", "value": "lorem ipsum dolor " * 1500, "limit": 40_000}],
+    )
+    response = send(http, agent.id, "hello")
+    assert response.status_code == 400, response.text
+    assert "system prompt is too large" in response.json()["detail"]
+    assert mock_llm.requests == []
+    run = client.runs.list(agent_ids=[agent.id], limit=1).items[0]
+    assert run.stop_reason == "context_window_overflow_in_system_prompt"
+    with http.stream("POST", f"/v1/agents/{agent.id}/messages/stream", json={"input": "hello"}) as streamed:
+        events = [json.loads(line[6:]) for line in streamed.iter_lines() if line.startswith("data: {")]
+    assert {"message_type": "stop_reason", "stop_reason": "context_window_overflow_in_system_prompt"} in events
+    error = next(e for e in events if e.get("error_type"))
+    assert error["error_type"] == "context_window_overflow_in_system_prompt"
+
+
+def test_the_loop_uses_the_agents_compaction_settings(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    settings = {"model": "openai/gpt-4o", "prompt": "Loop instructions.", "clip_chars": 12, "mode": "all"}
+    agent_id = agent_with_history(client, mock_llm, compaction_settings=settings)
+    mock_llm.script(Reply.text("x").reporting(3700), Reply.text("a summary far longer than twelve"))
+    assert send(http, agent_id, "hello").status_code == 200
+    step, summary = mock_llm.requests
+    assert (step["model"], summary["model"]) == ("gpt-4o-mini", "gpt-4o")
+    assert summary["messages"][0]["content"] == "Loop instructions."
+    assert "message 0" in summary["messages"][1]["content"] and "hello" in summary["messages"][1]["content"]
+    mock_llm.script(Reply.text("next"))
+    send(http, agent_id, "again")
+    sent = mock_llm.requests[-1]["messages"]
+    assert len(sent) == 3  # mode all: the system message, the summary, the new input
+    assert "a summary fa... [summary truncated to fit]" in sent[1]["content"]
