@@ -10,6 +10,7 @@ from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopState
 from memlet.loop.commit import commit_compaction, commit_step
 from memlet.loop.headroom import DEFAULT_CONTEXT_WINDOW, prompt_budget
+from memlet.loop.images import inline_url_images
 from memlet.loop.llm_call import DeltaLabels, call_llm, request_tools, stored_system_text
 from memlet.loop.response import StepResult, handle_response, needs_approval
 from memlet.loop.run_tracker import RunState
@@ -41,6 +42,7 @@ async def llm_step(run: RunState, state: LoopState, outcome: list[StepResult]) -
     """
     assert run.llm is not None
     agent = state.agent
+    await inline_url_images(run.pending, run.deps.settings)  # once: the stored rows then hold the bytes
     tools, allowed, tool_choice = request_tools(state, run.solver, run.options.client_tools)
     window = int(agent.llm_config.get("context_window") or DEFAULT_CONTEXT_WINDOW)
     plan = await plan_compaction(
