@@ -78,7 +78,7 @@ async def make_agent(
         agent_type=agent_type,
         system=system if system is not None else default_system_prompt(agent_type),
         # V2 agents think in a tool argument, as the model catalog configures them; `llm` overrides fields.
-        llm_config=llm_config(context_window, put_inner_thoughts_in_kwargs=is_v2(agent_type), **(llm or {})),
+        llm_config=llm_config(context_window, **{"put_inner_thoughts_in_kwargs": is_v2(agent_type), **(llm or {})}),
         tool_rules=rules,
         message_ids=[],
         secrets=secrets or [],
