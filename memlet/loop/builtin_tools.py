@@ -65,7 +65,8 @@ class ToolContext:
         return Actor(self.agent.created_by_id or ids.DEFAULT_USER_ID, self.agent.organization_id)
 
 
-def _set_value(ctx: ToolContext, block: orm.Block, value: str) -> str:
+def set_block_value(ctx: ToolContext, block: orm.Block, value: str) -> str:
+    """Give `block` a new value within its character limit (raises ToolError over it); the step saves it."""
     if block.limit is not None and len(value) > block.limit:
         raise ToolError(f"Edit failed: Exceeds {block.limit} character limit (requested {len(value)})")
     block.value = value
@@ -80,29 +81,31 @@ async def send_message(ctx: ToolContext, message: str = "") -> str:
 
 async def core_memory_append(ctx: ToolContext, label: str, content: str) -> str:
     block = ctx.block(label)
-    return _set_value(ctx, block, edits.core_memory_append(block.value, content, read_only=block.read_only))
+    return set_block_value(ctx, block, edits.core_memory_append(block.value, content, read_only=block.read_only))
 
 
 async def core_memory_replace(ctx: ToolContext, label: str, old_content: str, new_content: str) -> str:
     block = ctx.block(label)
     value = edits.core_memory_replace(block.value, label, old_content, new_content, read_only=block.read_only)
-    return _set_value(ctx, block, value)
+    return set_block_value(ctx, block, value)
 
 
 async def memory_replace(ctx: ToolContext, label: str, old_string: str, new_string: str) -> str:
     block = ctx.block(label)
     value = edits.memory_replace(block.value, label, old_string, new_string, read_only=block.read_only)
-    return _set_value(ctx, block, value)
+    return set_block_value(ctx, block, value)
 
 
 async def memory_insert(ctx: ToolContext, label: str, new_string: str, insert_line: int = -1) -> str:
     block = ctx.block(label)
-    return _set_value(ctx, block, edits.memory_insert(block.value, new_string, insert_line, read_only=block.read_only))
+    return set_block_value(
+        ctx, block, edits.memory_insert(block.value, new_string, insert_line, read_only=block.read_only)
+    )
 
 
 async def memory_rethink(ctx: ToolContext, label: str, new_memory: str) -> str:
     block = ctx.block(label)
-    return _set_value(ctx, block, edits.memory_rethink(new_memory, read_only=block.read_only))
+    return set_block_value(ctx, block, edits.memory_rethink(new_memory, read_only=block.read_only))
 
 
 async def memory_finish_edits(ctx: ToolContext) -> None:
@@ -158,13 +161,13 @@ async def memory(ctx: ToolContext, command: str, **kwargs: Any) -> str:
         value = edits.memory_replace(
             block.value, plan.label, plan.old_string, plan.new_string, read_only=block.read_only
         )
-        return _set_value(ctx, block, value)
+        return set_block_value(ctx, block, value)
     if isinstance(plan, edits.InsertPlan):
         block = _block_at(ctx, plan.label)
         value = edits.memory_insert(
             block.value, plan.insert_text, plan.insert_line, read_only=block.read_only, arg_name="insert_text"
         )
-        return _set_value(ctx, block, value)
+        return set_block_value(ctx, block, value)
     if isinstance(plan, edits.CreatePlan):
         _create_block(ctx, plan.label, plan.description, plan.value)
     elif isinstance(plan, edits.DeletePlan):
@@ -188,7 +191,7 @@ async def memory_apply_patch(ctx: ToolContext, label: str, patch: str) -> str:
     if not is_multi_block(patch):
         block = _block_at(ctx, label)
         edits.ensure_editable(block.read_only)
-        return _set_value(ctx, block, apply_hunks(block.value, patch))
+        return set_block_value(ctx, block, apply_hunks(block.value, patch))
     done: list[str] = []
     for op in parse_operations(patch):
         if op.kind == "add":
@@ -203,7 +206,7 @@ async def memory_apply_patch(ctx: ToolContext, label: str, patch: str) -> str:
         else:
             block = _block_at(ctx, op.label)
             edits.ensure_editable(block.read_only)
-            _set_value(ctx, block, apply_hunks(block.value, "\n".join(op.lines)))
+            set_block_value(ctx, block, apply_hunks(block.value, "\n".join(op.lines)))
             done.append(f"Updated memory block '{op.label}'")
     return (
         "Successfully applied memory patch operations. Your system prompt has been recompiled with the updated "

@@ -1,7 +1,7 @@
 """`memory_apply_patch` and the `memory` tool's returns and limits, end to end (issue #11 item 5)."""
 
 from memlet.loop.builtin_tools import NEW_BLOCK_LIMIT
-from tests.service.loop_factories import LoopEnv, loop_env
+from tests.service.loop_factories import CustomTool, LoopEnv, function_schema, loop_env
 from tests.service.test_loop_memory_tools import agent_with, last_prompt, run_tool, stored_blocks
 
 __all__ = ["loop_env"]
@@ -85,3 +85,31 @@ class TestMemoryToolTexts:
         )
         assert result["status"] == "OK"
         assert "notes_work" not in await stored_blocks(loop_env, agent.id)
+
+
+NOTE_TAKER = CustomTool(
+    name="note_taker",
+    source_code=(
+        "def note_taker(agent_state, note: str) -> str:\n"
+        '    """Append a note to the human block.\n\n    Args:\n        note: the note\n    """\n'
+        "    block = agent_state.memory.get_block('human')\n"
+        "    agent_state.memory.update_block_value(label='human', value=block.value + '\\n' + note)\n"
+        "    return f'{agent_state.name} has {len(agent_state.memory.list_block_labels())} blocks'\n"
+    ),
+    json_schema=function_schema("note_taker", {"note": {"type": "string"}}, ["note"]),
+)
+
+
+class TestAgentStateTools:
+    async def test_tool_reads_the_agent_and_its_memory_edits_are_saved(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent(custom_tools=[NOTE_TAKER])
+        result = await run_tool(loop_env, mock_llm, agent, "note_taker", {"note": "Likes tea."})
+        assert (result["status"], result["message"]) == ("OK", "loop-agent has 2 blocks")
+        assert (await stored_blocks(loop_env, agent.id))["human"][0] == "Name: Sam\nLikes tea."
+        assert last_prompt(mock_llm)["human"]["value"] == "Name: Sam\nLikes tea."
+
+    async def test_limits_hold_for_sandbox_edits(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent(custom_tools=[NOTE_TAKER], block_limit=20)
+        result = await run_tool(loop_env, mock_llm, agent, "note_taker", {"note": "A very long note indeed."})
+        assert result["status"] == "Failed" and "character limit" in result["message"]
+        assert (await stored_blocks(loop_env, agent.id))["human"][0] == "Name: Sam"
