@@ -33,9 +33,8 @@ memory.
 {_MEMORY_OVERVIEW}
 {_FILES_OVERVIEW}
 <control_flow>
-Keep working and calling tools until the task is done or you need input from the user. After a tool call you get \
-another turn with its result, whether it succeeded or failed, unless the tool is one that ends your turn. To hand \
-control back to the user, reply with plain text and no tool call.
+Keep working and calling tools until the task is done or you need input from the user. Each tool call gives you \
+another turn, even when it fails. To hand control back to the user, reply with plain text and no tool call.
 </control_flow>
 End of base instructions.
 </base_instructions>"""

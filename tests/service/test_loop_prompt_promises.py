@@ -39,4 +39,4 @@ class TestFailedCalls:
         out = await loop_env.send(agent, "go")
         assert len(mock_llm.requests) == 2 and out.final.stop_reason == "end_turn"
         prompt = " ".join(mock_llm.requests[0]["messages"][0]["content"].split())
-        assert "another turn with its result, whether it succeeded or failed" in prompt
+        assert "Each tool call gives you another turn, even when it fails." in prompt
