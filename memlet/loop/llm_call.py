@@ -35,9 +35,13 @@ class DeltaLabels:
     id although it is stored on the row before it.
     """
 
-    def __init__(self, assistant_id: str, *, v2: bool, gated: Callable[[str], bool]) -> None:
+    def __init__(
+        self, assistant_id: str, *, v2: bool, gated: Callable[[str], bool], thoughts_in_content: bool = False
+    ) -> None:
         self.assistant_id = assistant_id
         self.gated = gated
+        # A V2 model not asked for `thinking` as an argument thinks in its content (stored as the thinking part).
+        self.thoughts_in_content = thoughts_in_content
         self._v2 = _V2Labels(self) if v2 else None
         self._kind: str | None = None
         self._index = 0
@@ -58,7 +62,9 @@ class DeltaLabels:
 
     def content(self, text: str) -> TokenDelta | None:
         if self._v2 is not None:
-            return None  # V2 agents do not store plain content, so it is not shown
+            if not self.thoughts_in_content or not text:
+                return None  # V2 agents do not store plain content, so it is not shown
+            return self._v2.content_thought(text)
         return TokenDelta("assistant", self.assistant_id, self._part("assistant"), text=text)
 
     def approval_id(self, delta: ToolCallDelta) -> str | None:
@@ -119,6 +125,12 @@ class _V2Labels:
         self._thinking: str | None = None  # its value once complete
         self._views_done = 0  # tool-call views already closed, as `views._tool_call_views` counts them
         self._group_open = False  # plain calls waiting to be shown as one tool_call_message
+
+    def content_thought(self, text: str) -> TokenDelta:
+        """Content streamed by a model that thinks in its content: the row's thinking part."""
+        self._thinking_taken = True
+        assistant_id = self.labels.assistant_id
+        return TokenDelta("reasoning", assistant_id, otid_from_id(assistant_id, self._thinking_index()), text=text)
 
     def _thinking_index(self) -> int:
         return 1 if self.native_seen else 0

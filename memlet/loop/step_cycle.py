@@ -8,6 +8,7 @@ from memlet.db import models as orm
 from memlet.llm.chat_format import is_v2
 from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopState
+from memlet.loop.chat_request import inner_thoughts_in_kwargs
 from memlet.loop.commit import commit_compaction, commit_step
 from memlet.loop.headroom import DEFAULT_CONTEXT_WINDOW, prompt_budget
 from memlet.loop.images import inline_url_images
@@ -81,7 +82,12 @@ async def llm_step(run: RunState, state: LoopState, outcome: list[StepResult]) -
             tools,
             tool_choice,
             run.options.stream_tokens,
-            DeltaLabels(assistant_id, v2=is_v2(agent.agent_type), gated=lambda name: needs_approval(ctx, name)),
+            DeltaLabels(
+                assistant_id,
+                v2=is_v2(agent.agent_type),
+                gated=lambda name: needs_approval(ctx, name),
+                thoughts_in_content=not inner_thoughts_in_kwargs(agent),
+            ),
             result_box,
         ):
             yield delta

@@ -9,6 +9,7 @@ from memlet.loop.events import RunFailed
 from memlet.messages.requests import MessageCreate
 from tests.mock_llm import MOCK_IMAGE, Call, Reply
 from tests.service.loop_factories import CustomTool, LoopEnv, function_schema, loop_env
+from tests.service.test_loop_streaming import assert_labels, committed, deltas, views
 
 __all__ = ["loop_env"]
 
@@ -195,3 +196,16 @@ class TestRules:
         assert returned["status"] == "Failed" and "other" in returned["message"] and "'mode' = 3" in returned["message"]
         run = await loop_env.get(orm.Run, out.run_id)
         assert run.stop_reason == "invalid_tool_call"
+
+
+class TestThinkingInContentStreamed:
+    async def test_content_streams_as_the_stored_reasoning(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent(agent_type="memgpt_v2_agent", llm={"put_inner_thoughts_in_kwargs": False})
+        mock_llm.script(Reply.tool_call("send_message", {"message": "hello"}, content="I should greet."))
+        out = await loop_env.send(agent, "hi", stream_tokens=True)
+        assistant = committed(out)[0]
+        reasoning_view, message_view = [v for v in views(committed(out), v2=True) if v.id == assistant.id]
+        assert reasoning_view.message_type == "reasoning_message"
+        assert_labels(deltas(out, "reasoning"), reasoning_view)
+        assert "".join(d.text or "" for d in deltas(out, "reasoning")) == reasoning_view.reasoning == "I should greet."
+        assert_labels(deltas(out, "assistant"), message_view)
