@@ -50,6 +50,8 @@ DEFAULT_EMBEDDING_DIM = 1536
 # The native Ollama route answers with each model's own size.
 OLLAMA_EMBEDDING_DIMS = {"nomic-embed-text": 768, "mxbai-embed-large": 1024, "all-minilm": 384}
 MODEL_IDS = ("gpt-4o-mini", "gpt-4o", "mock-model", "text-embedding-3-small", "text-embedding-ada-002")
+# Served at /_mock/image.png: a stand-in for an image a user message links to (the bytes are never decoded).
+MOCK_IMAGE = b"\x89PNG\r\n\x1a\n" + b"mock-image-bytes"
 CREATED = 1_700_000_000  # a fixed timestamp keeps responses byte-identical between runs
 
 
@@ -426,6 +428,9 @@ def create_app(state: _State) -> Starlette:
         state.reset()
         return JSONResponse({"ok": True})
 
+    async def image(request: Request) -> Response:
+        return Response(MOCK_IMAGE, media_type="image/png")
+
     async def recorded(request: Request) -> Response:
         with state.lock:
             return JSONResponse({"chat": state.requests, "embeddings": state.embedding_requests})
@@ -440,6 +445,7 @@ def create_app(state: _State) -> Starlette:
             Route("/_mock/script", script, methods=["POST"]),
             Route("/_mock/reset", reset, methods=["POST"]),
             Route("/_mock/requests", recorded, methods=["GET"]),
+            Route("/_mock/image.png", image, methods=["GET"]),
         ]
     )
 

@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from memlet.llm.model_quirks import supports_structured_output
 from memlet.llm.types import ChatRequest
 
 # The internal (OpenAI-style) assistant message's list of provider thinking blocks, in Anthropic's own shape.
@@ -31,6 +32,7 @@ ADAPTIVE_BETA = "adaptive-thinking-2026-01-28"
 EFFORT_BETA = "effort-2025-11-24"
 MAX_EFFORT_BETA = "max-effort-2026-01-24"
 CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
+STRUCTURED_OUTPUTS_BETA = "structured-outputs-2025-11-13"
 # Opus 4.5 keeps every thinking block in context when thinking (better cache hits), as Letta asks it to.
 KEEP_THINKING = {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]}
 
@@ -62,6 +64,8 @@ class AnthropicOptions:
                 betas.append(MAX_EFFORT_BETA)
         if thinking and model.startswith("claude-opus-4-5"):
             betas.append(CONTEXT_MANAGEMENT_BETA)
+        if llm_config.get("strict") and supports_structured_output(llm_config):
+            betas.append(STRUCTURED_OUTPUTS_BETA)
         return cls(
             thinking=thinking,
             thinking_budget=max(budget, MIN_THINKING_BUDGET),
@@ -149,6 +153,8 @@ def _tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
         function = tool.get("function") or {}
         params = function.get("parameters") or {"type": "object", "properties": {}}
         entry = {"name": function.get("name"), "description": function.get("description") or "", "input_schema": params}
+        if function.get("strict"):  # set by the loop only where the model takes it (structured outputs)
+            entry["strict"] = True
         out.append(entry)
     if out:
         out[-1] = {**out[-1], "cache_control": CACHE_CONTROL}
@@ -166,8 +172,8 @@ def _tool_choice(choice: str | dict[str, Any] | None, thinking: bool, parallel: 
         mapped = {"type": "tool", "name": (choice.get("function") or {}).get("name")}
     else:
         mapped = {"type": "auto"}
-    if not parallel:
-        mapped["disable_parallel_tool_use"] = True
+    # Parallel use is on only when the loop asked for it (config on, no ordering rules), as in Letta.
+    mapped["disable_parallel_tool_use"] = not parallel
     return mapped
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from memlet.db import models as orm
 from memlet.llm.anthropic_format import THINKING_BLOCKS_KEY
 from memlet.llm.client import wire_tool_call_id
+from memlet.llm.model_quirks import strict_schema
 from memlet.llm.tokens import count_message_tokens, count_tools_tokens
 
 # Agent types whose every reply is a tool call carrying `thinking` and (non-terminal tools) `request_heartbeat`.
@@ -67,7 +68,8 @@ def user_content(content: list[dict[str, Any]] | None) -> str | list[dict[str, A
         if part.get("type") == "text":
             parts.append({"type": "text", "text": str(part.get("text", ""))})
         elif part.get("type") == "image" and (url := image_url(part.get("source") or {})):
-            # As Letta sends them; a URL image is passed as its URL (Letta fetched it; the provider can too).
+            # URL images were fetched into base64 when the turn started (`loop/images.py`); older rows may
+            # still hold a URL, which is passed as is.
             detail = (part.get("source") or {}).get("detail") or "auto"
             parts.append({"type": "image_url", "image_url": {"url": url, "detail": detail}})
     return parts
@@ -89,10 +91,44 @@ def _wire_calls(calls: list[dict[str, Any]], thinking: str | None) -> list[dict[
     return wired
 
 
-def to_openai_messages(system_text: str, rows: Sequence[orm.Message], agent_type: str) -> list[dict[str, Any]]:
-    """The chat messages for the LLM: the system prompt, then the in-context buffer (rows after the system row)."""
+def truncate_return(text: str, limit: int | None) -> str:
+    """A tool return cut to `limit` characters for the request (the stored row keeps it whole)."""
+    if limit is None or len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [truncated {len(text) - limit} chars]"
+
+
+def _tool_messages(row: orm.Message, limit: int | None) -> list[dict[str, Any]]:
+    """One `tool` message per call a tool row answers (a parallel step stores all its returns on one row)."""
+    parts = [str(p.get("text", "")) for p in row.content or [] if p.get("type") == "text"]
+    returns = row.tool_returns or []
+    if len(returns) > 1 and len(parts) == len(returns):
+        pairs = [(str(r.get("tool_call_id") or ""), text) for r, text in zip(returns, parts, strict=True)]
+    else:
+        pairs = [(row.tool_call_id or "", "".join(parts))]
+    return [
+        {"role": "tool", "tool_call_id": wire_tool_call_id(call_id), "content": truncate_return(text, limit)}
+        for call_id, text in pairs
+    ]
+
+
+def to_openai_messages(
+    system_text: str,
+    rows: Sequence[orm.Message],
+    agent_type: str,
+    *,
+    inner_thoughts_in_kwargs: bool = True,
+    system_role: str = "system",
+    tool_return_limit: int | None = None,
+) -> list[dict[str, Any]]:
+    """The chat messages for the LLM: the system prompt, then the in-context buffer (rows after the system row).
+
+    V2 agents get their thoughts back as the `thinking` argument when the model was asked for it that way
+    (`inner_thoughts_in_kwargs`), else as the assistant's content. `system_role` is "developer" for OpenAI's
+    reasoning models; `tool_return_limit` cuts long tool returns (Letta's V3 request-time cap).
+    """
     v2 = is_v2(agent_type)
-    out: list[dict[str, Any]] = [{"role": "system", "content": system_text}]
+    out: list[dict[str, Any]] = [{"role": system_role, "content": system_text}]
     for row in rows:
         text = text_parts(row.content)
         if row.role in ("assistant", "approval"):
@@ -100,8 +136,9 @@ def to_openai_messages(system_text: str, rows: Sequence[orm.Message], agent_type
                 if row.role == "assistant" and text:
                     out.append(_with_thinking({"role": "assistant", "content": text}, row))
                 continue  # approval responses are represented by the tool rows that follow them
-            thinking = text if v2 else None
-            content = None if v2 or not text else text
+            in_args = v2 and inner_thoughts_in_kwargs
+            thinking = text if in_args else None
+            content = None if in_args or not text else text
             calls = _wire_calls(row.tool_calls, thinking)
             last = out[-1]
             if row.role == "approval" and last["role"] == "assistant" and last.get("tool_calls"):
@@ -111,23 +148,32 @@ def to_openai_messages(system_text: str, rows: Sequence[orm.Message], agent_type
                 continue
             out.append(_with_thinking({"role": "assistant", "content": content, "tool_calls": calls}, row))
         elif row.role == "tool":
-            out.append({"role": "tool", "tool_call_id": wire_tool_call_id(row.tool_call_id or ""), "content": text})
+            out.extend(_tool_messages(row, tool_return_limit))
         elif row.role == "user":
             out.append({"role": "user", "content": user_content(row.content)})
         elif row.role == "summary":
             out.append({"role": "user", "content": text})
         elif row.role == "system":
-            out.append({"role": "system", "content": text})
+            out.append({"role": system_role, "content": text})
     return out
 
 
-def tool_definition(schema: dict[str, Any], *, v2: bool, terminal: bool) -> dict[str, Any]:
-    """An OpenAI tool object for a stored json_schema; V2 agents get `thinking` and `request_heartbeat`."""
-    function = copy.deepcopy(schema)
+def tool_definition(
+    schema: dict[str, Any], *, v2: bool, terminal: bool, thinking: bool = True, strict: bool = False
+) -> dict[str, Any]:
+    """An OpenAI tool object for a stored json_schema.
+
+    V2 agents get `request_heartbeat` (non-terminal tools) and, when the model is asked for its thoughts as an
+    argument (`thinking`), `thinking` first. `strict` puts the schema in strict mode (structured outputs).
+    """
+    function = strict_schema(schema) if strict else copy.deepcopy(schema)
     if v2:
         params = function.setdefault("parameters", {"type": "object", "properties": {}})
-        properties = {THINKING_PARAM: _THINKING_SCHEMA, **params.get("properties", {})}
-        required = [THINKING_PARAM, *[r for r in params.get("required", []) if r != THINKING_PARAM]]
+        properties = dict(params.get("properties", {}))
+        required = [r for r in params.get("required", []) if r != THINKING_PARAM]
+        if thinking:
+            properties = {THINKING_PARAM: _THINKING_SCHEMA, **properties}
+            required = [THINKING_PARAM, *required]
         if not terminal:
             properties[HEARTBEAT_PARAM] = _HEARTBEAT_SCHEMA
             required.append(HEARTBEAT_PARAM)

@@ -16,6 +16,11 @@ class ChatRequest:
     temperature: float | None = None
     max_tokens: int | None = None
     stream: bool = True
+    # Set only where the model takes them (`memlet.llm.model_quirks`); None leaves them out of the body.
+    frequency_penalty: float | None = None
+    response_format: dict[str, Any] | None = None
+    reasoning_effort: str | None = None
+    verbosity: str | None = None
     # Provider-specific fields (e.g. reasoning_effort) passed through untouched.
     extra_body: dict[str, Any] | None = None
 

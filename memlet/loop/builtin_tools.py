@@ -19,6 +19,7 @@ from memlet.actor import Actor
 from memlet.db import models as orm
 from memlet.errors import MemletError
 from memlet.loop import memory_edits as edits
+from memlet.loop.memory_patch import apply_hunks, check_patch, is_multi_block, parse_operations
 from memlet.messages.embedding_repository import MessageScope
 from memlet.messages.hybrid import hybrid_search
 from memlet.messages.search_fields import search_result_fields
@@ -28,6 +29,8 @@ from memlet.passages.service import PassageService
 from memlet.passages.views import archival_results
 
 SEND_MESSAGE_RESULT = "Sent message successfully."
+# The limit of a block an agent creates with its memory tools: Letta's default block limit.
+NEW_BLOCK_LIMIT = 100000
 
 
 class ToolError(Exception):
@@ -63,7 +66,8 @@ class ToolContext:
         return Actor(self.agent.created_by_id or ids.DEFAULT_USER_ID, self.agent.organization_id)
 
 
-def _set_value(ctx: ToolContext, block: orm.Block, value: str) -> str:
+def set_block_value(ctx: ToolContext, block: orm.Block, value: str) -> str:
+    """Give `block` a new value within its character limit (raises ToolError over it); the step saves it."""
     if block.limit is not None and len(value) > block.limit:
         raise ToolError(f"Edit failed: Exceeds {block.limit} character limit (requested {len(value)})")
     block.value = value
@@ -78,29 +82,31 @@ async def send_message(ctx: ToolContext, message: str = "") -> str:
 
 async def core_memory_append(ctx: ToolContext, label: str, content: str) -> str:
     block = ctx.block(label)
-    return _set_value(ctx, block, edits.core_memory_append(block.value, content, read_only=block.read_only))
+    return set_block_value(ctx, block, edits.core_memory_append(block.value, content, read_only=block.read_only))
 
 
 async def core_memory_replace(ctx: ToolContext, label: str, old_content: str, new_content: str) -> str:
     block = ctx.block(label)
     value = edits.core_memory_replace(block.value, label, old_content, new_content, read_only=block.read_only)
-    return _set_value(ctx, block, value)
+    return set_block_value(ctx, block, value)
 
 
 async def memory_replace(ctx: ToolContext, label: str, old_string: str, new_string: str) -> str:
     block = ctx.block(label)
     value = edits.memory_replace(block.value, label, old_string, new_string, read_only=block.read_only)
-    return _set_value(ctx, block, value)
+    return set_block_value(ctx, block, value)
 
 
 async def memory_insert(ctx: ToolContext, label: str, new_string: str, insert_line: int = -1) -> str:
     block = ctx.block(label)
-    return _set_value(ctx, block, edits.memory_insert(block.value, new_string, insert_line, read_only=block.read_only))
+    return set_block_value(
+        ctx, block, edits.memory_insert(block.value, new_string, insert_line, read_only=block.read_only)
+    )
 
 
 async def memory_rethink(ctx: ToolContext, label: str, new_memory: str) -> str:
     block = ctx.block(label)
-    return _set_value(ctx, block, edits.memory_rethink(new_memory, read_only=block.read_only))
+    return set_block_value(ctx, block, edits.memory_rethink(new_memory, read_only=block.read_only))
 
 
 async def memory_finish_edits(ctx: ToolContext) -> None:
@@ -115,6 +121,39 @@ def _block_at(ctx: ToolContext, label: str) -> orm.Block:
     raise edits.missing_block_error(label)
 
 
+def _create_block(ctx: ToolContext, label: str, description: str, value: str) -> None:
+    if any(b.label == label for b in ctx.blocks):
+        raise edits.block_exists_error(label)
+    if len(value) > NEW_BLOCK_LIMIT:
+        raise ToolError(f"Edit failed: Exceeds {NEW_BLOCK_LIMIT} character limit (requested {len(value)})")
+    block = orm.Block(
+        id=ids.new_id(ids.Prefix.BLOCK),
+        organization_id=ctx.agent.organization_id,
+        label=label,
+        value=value,
+        limit=NEW_BLOCK_LIMIT,
+        description=description,
+        read_only=False,
+    )
+    ctx.blocks.append(block)
+    ctx.created.append(block)
+
+
+def _delete_block(ctx: ToolContext, label: str) -> None:
+    block = _block_at(ctx, label)
+    edits.ensure_editable(block.read_only)
+    ctx.blocks.remove(block)
+    ctx.detached.append(block.id)
+
+
+def _rename_block(ctx: ToolContext, old_label: str, new_label: str) -> None:
+    block = _block_at(ctx, old_label)
+    if any(b.label == new_label for b in ctx.blocks):
+        raise edits.block_exists_error(new_label)
+    block.label = new_label
+    ctx.changed.add(block.id)
+
+
 async def memory(ctx: ToolContext, command: str, **kwargs: Any) -> str:
     """The omni `memory` tool: plan the command, then apply it to the loaded blocks."""
     plan = edits.plan_memory_command(command, **kwargs)
@@ -123,43 +162,57 @@ async def memory(ctx: ToolContext, command: str, **kwargs: Any) -> str:
         value = edits.memory_replace(
             block.value, plan.label, plan.old_string, plan.new_string, read_only=block.read_only
         )
-        return _set_value(ctx, block, value)
+        return set_block_value(ctx, block, value)
     if isinstance(plan, edits.InsertPlan):
         block = _block_at(ctx, plan.label)
         value = edits.memory_insert(
             block.value, plan.insert_text, plan.insert_line, read_only=block.read_only, arg_name="insert_text"
         )
-        return _set_value(ctx, block, value)
+        return set_block_value(ctx, block, value)
     if isinstance(plan, edits.CreatePlan):
-        if any(b.label == plan.label for b in ctx.blocks):
-            raise edits.block_exists_error(plan.label)
-        block = orm.Block(
-            id=ids.new_id(ids.Prefix.BLOCK),
-            organization_id=ctx.agent.organization_id,
-            label=plan.label,
-            value=plan.value,
-            limit=max(len(plan.value), 20000),
-            description=plan.description,
-            read_only=False,
-        )
-        ctx.blocks.append(block)
-        ctx.created.append(block)
+        _create_block(ctx, plan.label, plan.description, plan.value)
     elif isinstance(plan, edits.DeletePlan):
-        block = _block_at(ctx, plan.label)
-        edits.ensure_editable(block.read_only)
-        ctx.blocks.remove(block)
-        ctx.detached.append(block.id)
+        _delete_block(ctx, plan.label)
     elif isinstance(plan, edits.RenamePlan):
-        block = _block_at(ctx, plan.old_label)
-        if any(b.label == plan.new_label for b in ctx.blocks):
-            raise edits.block_exists_error(plan.new_label)
-        block.label = plan.new_label
-        ctx.changed.add(block.id)
+        _rename_block(ctx, plan.old_label, plan.new_label)
     elif isinstance(plan, edits.DescribePlan):
         block = _block_at(ctx, plan.label)
         block.description = plan.description
         ctx.changed.add(block.id)
     return edits.plan_result(plan)
+
+
+async def memory_apply_patch(ctx: ToolContext, label: str, patch: str) -> str:
+    """Apply a diff to one block (returns its new value) or `***` operations to several (returns a summary).
+
+    Operations run in order on the step's blocks; the first that fails stops the patch, and the step's
+    transaction then holds whatever ran before it, as Letta's tool keeps its earlier operations.
+    """
+    patch = check_patch(patch)
+    if not is_multi_block(patch):
+        block = _block_at(ctx, label)
+        edits.ensure_editable(block.read_only)
+        return set_block_value(ctx, block, apply_hunks(block.value, patch))
+    done: list[str] = []
+    for op in parse_operations(patch):
+        if op.kind == "add":
+            _create_block(ctx, op.label, op.description, "\n".join(op.lines).rstrip("\n"))
+            done.append(f"Created memory block '{op.label}'")
+        elif op.kind == "delete":
+            _delete_block(ctx, op.label)
+            done.append(f"Deleted memory block '{op.label}'")
+        elif op.kind == "rename":
+            _rename_block(ctx, op.label, op.new_label)
+            done.append(f"Renamed memory block '{op.label}' to '{op.new_label}'")
+        else:
+            block = _block_at(ctx, op.label)
+            edits.ensure_editable(block.read_only)
+            set_block_value(ctx, block, apply_hunks(block.value, "\n".join(op.lines)))
+            done.append(f"Updated memory block '{op.label}'")
+    return (
+        "Successfully applied memory patch operations. Your system prompt has been recompiled with the updated "
+        "memory contents and is now active in your context.\n\nOperations completed:\n- " + "\n- ".join(done)
+    )
 
 
 async def archival_memory_insert(ctx: ToolContext, content: str, tags: list[str] | None = None) -> None:
@@ -289,6 +342,7 @@ BUILTIN_TOOLS: dict[str, BuiltinTool] = {
     "memory_rethink": memory_rethink,
     "memory_finish_edits": memory_finish_edits,
     "memory": memory,
+    "memory_apply_patch": memory_apply_patch,
     "archival_memory_insert": archival_memory_insert,
     "archival_memory_search": archival_memory_search,
 }

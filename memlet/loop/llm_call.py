@@ -5,54 +5,22 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from memlet.db import models as orm
-from memlet.llm.chat_format import HEARTBEAT_PARAM, THINKING_PARAM, is_v2, to_openai_messages, tool_definition
+from memlet.llm.chat_format import HEARTBEAT_PARAM, THINKING_PARAM
 from memlet.llm.client import LLMClient
 from memlet.llm.errors import LLMEmptyResponseError
-from memlet.llm.types import ChatRequest, ChatResult, ContentDelta, ReasoningDelta, ToolCallDelta, Usage
+from memlet.llm.types import ChatResult, ContentDelta, ReasoningDelta, ToolCallDelta, Usage
 from memlet.loop.agent_state import LoopState
+from memlet.loop.chat_request import build_chat_request, request_tools
 from memlet.loop.events import TokenDelta
-from memlet.loop.headroom import DEFAULT_CONTEXT_WINDOW, completion_limit
 from memlet.loop.response import previous_message_id
 from memlet.loop.stream_args import ArgumentSplitter
 from memlet.messages.views import otid_from_id
-from memlet.tools.solver import ToolRulesSolver
 
 # V2 replies to the user through this tool; its argument streams as assistant text.
 ASSISTANT_TOOL = "send_message"
 ASSISTANT_KWARG = "message"
 
-
-def request_tools(
-    state: LoopState, solver: ToolRulesSolver, client_tools: Sequence[dict[str, Any]]
-) -> tuple[list[dict[str, Any]], list[str], str | dict[str, Any] | None]:
-    """The tool objects to send, the names the model may call, and the tool_choice.
-
-    Client-side tools override server tools of the same name. V2 agents must always call a tool.
-    """
-    agent = state.agent
-    v2 = is_v2(agent.agent_type)
-    schemas: dict[str, dict[str, Any]] = {t.name: t.json_schema or {"name": t.name} for t in state.tools}
-    for tool in client_tools:
-        name = str(tool.get("name"))
-        params = tool.get("parameters") or {"type": "object", "properties": {}}
-        schemas[name] = {"name": name, "description": tool.get("description") or "", "parameters": params}
-    allowed = solver.allowed_tools(list(schemas), _last_return(state.messages))
-    terminal = solver.terminal_tool_names()
-    tools = [tool_definition(schemas[n], v2=v2, terminal=n in terminal) for n in allowed]
-    if not tools:
-        return [], allowed, None
-    forced = v2 or solver.must_force_tool_call()
-    choice: str | dict[str, Any] = "auto"
-    if forced:
-        choice = {"type": "function", "function": {"name": allowed[0]}} if len(allowed) == 1 else "required"
-    return tools, allowed, choice
-
-
-def _last_return(rows: Sequence[orm.Message]) -> str | None:
-    for row in reversed(rows):
-        if row.role == "tool":
-            return "".join(str(p.get("text", "")) for p in row.content or [] if p.get("type") == "text")
-    return None
+__all__ = ["DeltaLabels", "build_chat_request", "call_llm", "request_tools", "stored_system_text"]
 
 
 class DeltaLabels:
@@ -67,9 +35,13 @@ class DeltaLabels:
     id although it is stored on the row before it.
     """
 
-    def __init__(self, assistant_id: str, *, v2: bool, gated: Callable[[str], bool]) -> None:
+    def __init__(
+        self, assistant_id: str, *, v2: bool, gated: Callable[[str], bool], thoughts_in_content: bool = False
+    ) -> None:
         self.assistant_id = assistant_id
         self.gated = gated
+        # A V2 model not asked for `thinking` as an argument thinks in its content (stored as the thinking part).
+        self.thoughts_in_content = thoughts_in_content
         self._v2 = _V2Labels(self) if v2 else None
         self._kind: str | None = None
         self._index = 0
@@ -90,7 +62,9 @@ class DeltaLabels:
 
     def content(self, text: str) -> TokenDelta | None:
         if self._v2 is not None:
-            return None  # V2 agents do not store plain content, so it is not shown
+            if not self.thoughts_in_content or not text:
+                return None  # V2 agents do not store plain content, so it is not shown
+            return self._v2.content_thought(text)
         return TokenDelta("assistant", self.assistant_id, self._part("assistant"), text=text)
 
     def approval_id(self, delta: ToolCallDelta) -> str | None:
@@ -151,6 +125,12 @@ class _V2Labels:
         self._thinking: str | None = None  # its value once complete
         self._views_done = 0  # tool-call views already closed, as `views._tool_call_views` counts them
         self._group_open = False  # plain calls waiting to be shown as one tool_call_message
+
+    def content_thought(self, text: str) -> TokenDelta:
+        """Content streamed by a model that thinks in its content: the row's thinking part."""
+        self._thinking_taken = True
+        assistant_id = self.labels.assistant_id
+        return TokenDelta("reasoning", assistant_id, otid_from_id(assistant_id, self._thinking_index()), text=text)
 
     def _thinking_index(self) -> int:
         return 1 if self.native_seen else 0
@@ -218,35 +198,6 @@ class _V2Labels:
 def stored_system_text(state: LoopState) -> str:
     """The text of the agent's stored system message (the loop sends it as is, to keep the prompt cache)."""
     return "".join(p.get("text", "") for p in (state.messages[0].content or []) if p.get("type") == "text")
-
-
-def build_chat_request(
-    state: LoopState,
-    system_text: str,
-    pending: Sequence[orm.Message],
-    tools: list[dict[str, Any]],
-    tool_choice: str | dict[str, Any] | None,
-) -> ChatRequest:
-    """The chat request of one step (pure): the system prompt, the in-context buffer, then the new input rows.
-
-    The one place a step's request is built; the preview route (`messages/preview.py`) shows the same value.
-    """
-    config = state.agent.llm_config
-    messages = to_openai_messages(system_text, [*state.messages[1:], *pending], state.agent.agent_type)
-    window = int(config.get("context_window") or DEFAULT_CONTEXT_WINDOW)
-    return ChatRequest(
-        model=str(config.get("model")),
-        messages=messages,
-        tools=tools or None,
-        tool_choice=tool_choice,
-        parallel_tool_calls=False if tools else None,
-        temperature=config.get("temperature"),
-        # Lowered when the configured limit would not fit in what the prompt leaves of the window.
-        max_tokens=completion_limit(window, config.get("max_tokens"), messages, tools),
-        # Always streamed from the provider, even when the client wants whole messages: the result is the
-        # same, and some servers answer a streamed request sooner than a plain one.
-        stream=True,
-    )
 
 
 async def call_llm(

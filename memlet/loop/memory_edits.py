@@ -71,6 +71,12 @@ def _reject_line_number_warning(text: str, arg_name: str) -> None:
         )
 
 
+def reject_line_number_text(text: str, arg_name: str) -> None:
+    """Refuse text that carries the display line numbers or their warning banner."""
+    _reject_line_numbers(text, arg_name)
+    _reject_line_number_warning(text, arg_name)
+
+
 # -- label-addressed tools ---------------------------------------------------------------------------------
 
 
@@ -169,9 +175,14 @@ def memory_rethink(new_memory: str, *, read_only: bool = False) -> str:
 # -- the omni `memory` tool --------------------------------------------------------------------------------
 
 
-def label_from_path(path: str) -> str:
-    """`/memories/<label>` (or `/<label>`, or a bare label) to the block label."""
-    return path.removeprefix(MEMORY_PATH_PREFIX).removeprefix("/")
+def label_from_path(path: str, *, flatten: bool = False) -> str:
+    """`/memories/<label>` (or `/<label>`, or a bare label) to the block label.
+
+    With `flatten`, a nested path's slashes become underscores, as Letta reads the path of insert, delete and
+    rename (create and str_replace keep them).
+    """
+    label = path.removeprefix(MEMORY_PATH_PREFIX).removeprefix("/")
+    return label.replace("/", "_") if flatten else label
 
 
 @dataclass(frozen=True)
@@ -255,15 +266,15 @@ def plan_memory_command(
         _require(insert_text, "insert_text", command)
         # Letta crashes on a missing insert_line; appending is what the tool's docs promise.
         line = -1 if insert_line is None else insert_line
-        return InsertPlan(label_from_path(path or ""), insert_text or "", line)
+        return InsertPlan(label_from_path(path or "", flatten=True), insert_text or "", line)
     if command == "delete":
         _require(path, "path", command)
-        return DeletePlan(label_from_path(path or ""))
+        return DeletePlan(label_from_path(path or "", flatten=True))
     if command == "rename":
         if path and description:
-            return DescribePlan(label_from_path(path), description)
+            return DescribePlan(label_from_path(path, flatten=True), description)
         if old_path and new_path:
-            return RenamePlan(label_from_path(old_path), label_from_path(new_path))
+            return RenamePlan(label_from_path(old_path, flatten=True), label_from_path(new_path, flatten=True))
         raise MemoryEditError(
             "Error: path and description are required for update_description command, or old_path and "
             "new_path are required for rename command"
@@ -279,16 +290,26 @@ def _require(arg: str | None, name: str, command: str) -> None:
 
 
 def plan_result(plan: MemoryPlan) -> str:
-    """The tool return for a create/delete/rename/describe plan once the caller has carried it out."""
+    """The tool return for a create/delete/rename/describe plan once the caller has carried it out (Letta's)."""
+    recompiled = "Your system prompt has been recompiled with"
     if isinstance(plan, CreatePlan):
-        return f"Created memory block '{plan.label}'. It is now part of your system prompt and in your context."
+        return (
+            f"Successfully created memory block '{plan.label}'. "
+            f"{recompiled} the new memory block and is now active in your context."
+        )
     if isinstance(plan, DeletePlan):
-        return f"Deleted memory block '{plan.label}'. It has been removed from your system prompt."
+        return (
+            f"Successfully deleted memory block '{plan.label}'. "
+            "Your system prompt has been recompiled without this memory block and is now active in your context."
+        )
     if isinstance(plan, RenamePlan):
         return (
-            f"Renamed memory block '{plan.old_label}' to '{plan.new_label}'. "
-            "Your system prompt now shows it under the new name."
+            f"Successfully renamed memory block '{plan.old_label}' to '{plan.new_label}'. "
+            f"{recompiled} the renamed memory block and is now active in your context."
         )
     if isinstance(plan, DescribePlan):
-        return f"Updated the description of memory block '{plan.label}'. Your system prompt now shows it."
+        return (
+            f"Successfully updated description of memory block '{plan.label}'. "
+            f"{recompiled} the updated description and is now active in your context."
+        )
     raise TypeError(f"{type(plan).__name__} returns the edited block value, not a summary")

@@ -15,8 +15,10 @@ from memlet.db import models as orm
 from memlet.llm.chat_format import HEARTBEAT_PARAM, THINKING_PARAM, is_v2
 from memlet.llm.types import ChatResult, ThinkingBlock, ToolCall
 from memlet.loop.builtin_tools import ToolContext
+from memlet.loop.chat_request import parallel_calls_enabled
 from memlet.loop.tool_dispatch import ToolOutcome, execute_tool, failure
 from memlet.messages.packing import pack_heartbeat, pack_tool_return
+from memlet.tools.prefill import PrefillError, merge_prefilled
 from memlet.tools.solver import ToolRulesSolver
 
 HIDDEN = "[This is an automated system message hidden from the user] "
@@ -152,8 +154,21 @@ def needs_approval(ctx: StepContext, name: str) -> bool:
     return name in ctx.client_tools or ctx.solver.requires_approval(name) or default
 
 
+def prefill_error(ctx: StepContext, name: str, args: dict[str, Any] | None) -> str | None:
+    """Why the rules' prefilled arguments for this call do not fit the tool (None: they fit, or there are none)."""
+    tool = ctx.tools.get(name)
+    if args is None or tool is None:
+        return None
+    try:
+        merge_prefilled(name, tool.json_schema, args, ctx.solver.prefilled_args(name))
+    except PrefillError as exc:
+        return f"Error: the tool rules give {name} arguments it does not accept: {exc}"
+    return None
+
+
 async def run_call(ctx: StepContext, name: str, args: dict[str, Any] | None, allowed: Sequence[str]) -> ToolOutcome:
-    """Check and execute one call; rule violations, unknown tools and bad JSON become error outcomes."""
+    """Check and execute one call; rule violations, unknown tools, bad JSON and bad prefilled arguments become
+    error outcomes."""
     if args is None:
         return failure(f"Error: the arguments of {name} are not a valid JSON object.")
     if name not in allowed:
@@ -161,6 +176,8 @@ async def run_call(ctx: StepContext, name: str, args: dict[str, Any] | None, all
     tool = ctx.tools.get(name)
     if tool is None:
         return failure(f"Error: tool {name} not found.")
+    if (bad := prefill_error(ctx, name, args)) is not None:
+        return failure(bad)
     return await execute_tool(ctx.tool_ctx, tool, {**args, **ctx.solver.prefilled_args(name)}, ctx.settings)
 
 
@@ -206,31 +223,47 @@ def approval_request(
 async def handle_response(
     ctx: StepContext, result: ChatResult, allowed: Sequence[str], assistant_id: str
 ) -> StepResult:
-    """Turn one LLM response into rows and a continuation decision."""
+    """Turn one LLM response into rows and a continuation decision.
+
+    With parallel tool calls off (V2 agents always; V3 unless the config turns them on and no ordering rule
+    exists) only the first call of a response is kept, as Letta does; otherwise every call runs, in order.
+    The calls are stored on the assistant row and their returns on one tool row, one content part each.
+    """
     v2 = is_v2(ctx.agent.agent_type)
     if not result.tool_calls:
         return _handle_text(ctx, result, assistant_id, v2)
-    calls = [(call, parse_args(call)) for call in result.tool_calls]
+    kept = result.tool_calls if parallel_calls_enabled(ctx.agent) else result.tool_calls[:1]
+    calls = [(call, parse_args(call)) for call in kept]
     thinking = next((str(a.pop(THINKING_PARAM)) for _, a in calls if a and THINKING_PARAM in a), None)
+    if v2 and thinking is None and result.content:
+        thinking = result.content  # a model not asked for `thinking` as an argument thinks in its content
     gated = {call.id for call, _ in calls if needs_approval(ctx, call.name)}
     if gated:
         return approval_request(ctx, result, calls, gated, thinking, assistant_id)
     step = StepResult()
-    returns: list[orm.Message] = []
+    outcomes: list[tuple[ToolCall, ToolOutcome]] = []
     stored_calls: list[dict[str, Any]] = []
     continues: list[tuple[bool, str | None]] = []
     asked: list[bool] = []
+    invalid = False
+    decision: tuple[bool, str | None]
     for call, args in calls:
         heartbeat = bool(args.pop(HEARTBEAT_PARAM, False)) if args is not None else False
         asked.append(heartbeat)
         violated = args is not None and call.name not in allowed
-        outcome = await run_call(ctx, call.name, args, allowed)
-        if not violated:
+        bad_prefill = None if violated else prefill_error(ctx, call.name, args)
+        outcome = failure(bad_prefill) if bad_prefill else await run_call(ctx, call.name, args, allowed)
+        if not violated and not bad_prefill:
             # As in Letta, a refused call is not history: the rule that refused it still applies next time.
             ctx.solver.register_call(call.name)
         step.tools_called.append(call.name)
-        returns.append(ctx.tool_row(call.id, call.name, outcome))
-        decision = _v2_decision(ctx, call.name, heartbeat, violated, outcome.success) if v2 else _v3_decision(ctx, call)
+        outcomes.append((call, outcome))
+        if bad_prefill:
+            invalid, decision = True, (False, None)
+        elif v2:
+            decision = _v2_decision(ctx, call.name, heartbeat, violated, outcome.success)
+        else:
+            decision = _v3_decision(ctx, call)
         continues.append(decision)
         stored_args = args
         if v2 and args is not None and not ctx.solver.is_terminal(call.name):
@@ -239,18 +272,32 @@ async def handle_response(
     assistant = ctx.row("assistant", id=assistant_id, content=assistant_content(result, thinking, v2))
     assistant.tool_calls = stored_calls
     assistant.model = result.model
-    step.rows = [assistant, *returns]
+    step.rows = [assistant, tool_returns_row(ctx, outcomes)]
     step.should_continue = any(go for go, _ in continues)
     if step.should_continue:
         reason = next((r for go, r in continues if go and r), None)
         if v2 and reason:
             step.rows.append(ctx.heartbeat_row(reason))
         return step
+    if invalid:
+        step.stop_reason = "invalid_tool_call"
+        return step
     step.stop_reason = "tool_rule" if any(ctx.solver.is_terminal(c.name) for c, _ in calls) else "end_turn"
     if v2 and step.stop_reason == "tool_rule":
         # V2 reports tool_rule only when the model asked to go on; a plain terminal send_message is end_turn.
         step.stop_reason = "tool_rule" if any(asked) else "end_turn"
     return _require_before_exit(ctx, step, v2)
+
+
+def tool_returns_row(ctx: StepContext, outcomes: Sequence[tuple[ToolCall, ToolOutcome]]) -> orm.Message:
+    """The one tool row of a step: a content part and a structured return per call, in call order (the row's
+    own tool_call_id and name are the first call's)."""
+    rows = [ctx.tool_row(call.id, call.name, outcome) for call, outcome in outcomes]
+    row = rows[0]
+    if len(rows) > 1:
+        row.content = [part for r in rows for part in r.content or []]
+        row.tool_returns = [item for r in rows for item in r.tool_returns or []]
+    return row
 
 
 def _loop_free(args: dict[str, Any] | None) -> dict[str, Any] | None:

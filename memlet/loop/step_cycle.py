@@ -11,10 +11,12 @@ from memlet.llm.chat_format import is_v2
 from memlet.llm.errors import ContextWindowExceededError
 from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopState
+from memlet.loop.chat_request import inner_thoughts_in_kwargs
 from memlet.loop.commit import commit_step
 from memlet.loop.compaction_plan import trigger_threshold
 from memlet.loop.compaction_step import MAX_OVERFLOW_RETRIES, Site, compact
 from memlet.loop.headroom import DEFAULT_CONTEXT_WINDOW
+from memlet.loop.images import inline_url_images
 from memlet.loop.llm_call import DeltaLabels, call_llm, request_tools, stored_system_text
 from memlet.loop.response import StepResult, handle_response, needs_approval
 from memlet.loop.run_tracker import RunState
@@ -48,6 +50,7 @@ async def llm_step(run: RunState, state: LoopState, outcome: list[StepResult]) -
     """
     assert run.llm is not None
     agent = state.agent
+    await inline_url_images(run.pending, run.deps.settings)  # once: the stored rows then hold the bytes
     tools, allowed, tool_choice = request_tools(state, run.solver, run.options.client_tools)
     window = int(agent.llm_config.get("context_window") or DEFAULT_CONTEXT_WINDOW)
     step_id = ids.new_id(ids.Prefix.STEP)
@@ -65,7 +68,12 @@ async def llm_step(run: RunState, state: LoopState, outcome: list[StepResult]) -
     for attempt in range(MAX_OVERFLOW_RETRIES + 1):
         ctx = run.step_context(state, step_id)
         system_text = with_skills(stored_system_text(state), state.blocks, run.options.client_skills)
-        labels = DeltaLabels(assistant_id, v2=is_v2(agent.agent_type), gated=partial(needs_approval, ctx))
+        labels = DeltaLabels(
+            assistant_id,
+            v2=is_v2(agent.agent_type),
+            gated=partial(needs_approval, ctx),
+            thoughts_in_content=not inner_thoughts_in_kwargs(agent),
+        )
         try:
             async for delta in call_llm(
                 run.llm,

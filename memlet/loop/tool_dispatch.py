@@ -14,9 +14,9 @@ from memlet import metrics
 from memlet.config import Settings
 from memlet.crypto import Keyring, SecretDecryptError, keyring_for
 from memlet.db import models as orm
-from memlet.loop.builtin_tools import ToolContext, ToolError
+from memlet.loop.builtin_tools import ToolContext, ToolError, set_block_value
 from memlet.loop.builtins import BUILTIN_TOOLS, UNTRUNCATED_TOOLS
-from memlet.loop.memory_edits import MemoryEditError
+from memlet.loop.memory_edits import MemoryEditError, ensure_editable
 from memlet.mcp.client import MCPError
 from memlet.mcp.executor import run_mcp_tool
 from memlet.tool_exec.sandbox import SandboxPolicy, run_tool
@@ -81,11 +81,52 @@ async def _execute(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], setti
         memory_mb=settings.tool_memory_mb,
         return_char_limit=tool.return_char_limit,
         policy=SandboxPolicy.from_settings(settings),
+        agent_state=sandbox_agent_state(ctx) if "agent_state" in tool.source_code else None,
     )
     if result.status == "error":
         return ToolOutcome(False, result.func_return, result.stdout, result.stderr)
+    if result.memory:
+        try:
+            save_sandbox_memory(ctx, result.memory)
+        except (ToolError, MemoryEditError) as exc:
+            return ToolOutcome(False, str(exc), result.stdout, [*result.stderr, str(exc)])
     value = result.value if result.value is not None else result.func_return
     return ToolOutcome(True, value, result.stdout, result.stderr)
+
+
+def sandbox_agent_state(ctx: ToolContext) -> dict[str, Any]:
+    """What a custom tool's `agent_state` holds: the agent's identity and its memory blocks as the step sees them."""
+    agent = ctx.agent
+    blocks = [
+        {
+            "id": b.id,
+            "label": b.label,
+            "value": b.value,
+            "limit": b.limit,
+            "description": b.description,
+            "read_only": b.read_only,
+        }
+        for b in ctx.blocks
+    ]
+    return {
+        "id": agent.id,
+        "name": agent.name,
+        "agent_type": agent.agent_type,
+        "description": agent.description,
+        "timezone": agent.timezone,
+        "blocks": blocks,
+    }
+
+
+def save_sandbox_memory(ctx: ToolContext, memory: dict[str, str]) -> None:
+    """Keep the block values a tool changed through `agent_state.memory` (as Letta saves the sandbox's memory),
+    under the same rules as the memory tools: read-only blocks and character limits hold."""
+    for block in ctx.blocks:
+        value = memory.get(block.label)
+        if value is None or value == block.value:
+            continue
+        ensure_editable(block.read_only)
+        set_block_value(ctx, block, value)
 
 
 async def _run_builtin(ctx: ToolContext, tool: orm.Tool, builtin: Any, args: dict[str, Any]) -> ToolOutcome:

@@ -4,7 +4,9 @@ Started by `memlet.tool_exec.sandbox` as `python -I _sandbox_runner.py <result_f
 without memlet (isolated mode, stdlib only), because it runs outside the server's import path.
 
 Protocol:
-- stdin: one JSON object {"source_code", "function_name", "args", "limits", "uid", "return_char_limit"}.
+- stdin: one JSON object {"source_code", "function_name", "args", "limits", "uid", "return_char_limit",
+  "agent_state"}. A tool with an `agent_state` parameter gets an `AgentState` built from the last (its memory
+  blocks, changeable through `agent_state.memory`); the block values after the call come back as "memory".
   Arguments travel as data and become keyword arguments; they are never spliced into code. `limits` become
   rlimits before any tool code runs; a `uid` (given to a runner started as root) is switched to for good, with
   no supplementary groups and no capabilities left.
@@ -82,15 +84,68 @@ def _load_function(source_code: str, function_name: str) -> Any:
     return function
 
 
-def _call(function: Any, args: dict[str, Any]) -> Any:
-    """Call the tool with keyword arguments; agent_state injection is not supported, so it is None."""
+class Block:
+    """A memory block as a tool sees it through `agent_state.memory` (the fields Letta's Block has)."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.id = data.get("id")
+        self.label = str(data.get("label") or "")
+        self.value = str(data.get("value") or "")
+        self.limit = data.get("limit")
+        self.description = data.get("description")
+        self.read_only = bool(data.get("read_only"))
+        self.metadata = data.get("metadata") or {}
+
+
+class Memory:
+    """The agent's core memory: look blocks up by label and change their values (saved after the call)."""
+
+    def __init__(self, blocks: list[dict[str, Any]]) -> None:
+        self.blocks = [Block(b) for b in blocks]
+
+    def get_blocks(self) -> list[Block]:
+        return list(self.blocks)
+
+    def list_block_labels(self) -> list[str]:
+        return [b.label for b in self.blocks]
+
+    def get_block(self, label: str) -> Block:
+        for block in self.blocks:
+            if block.label == label:
+                return block
+        raise KeyError(
+            f"Block field {label} does not exist (available sections = {', '.join(self.list_block_labels())})"
+        )
+
+    def update_block_value(self, label: str, value: str) -> None:
+        if not isinstance(value, str):
+            raise ValueError("Provided value must be a string")
+        self.get_block(label).value = value
+
+
+class AgentState:
+    """The calling agent, for tools with an `agent_state` parameter (a small stand-in for Letta's AgentState)."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.id = data.get("id")
+        self.name = data.get("name")
+        self.agent_type = data.get("agent_type")
+        self.description = data.get("description")
+        self.metadata = data.get("metadata") or {}
+        self.tags = list(data.get("tags") or [])
+        self.timezone = data.get("timezone")
+        self.memory = Memory(list(data.get("blocks") or []))
+
+
+def _call(function: Any, args: dict[str, Any], agent_state: AgentState | None) -> Any:
+    """Call the tool with keyword arguments, plus `agent_state` when it takes one (None if none was sent)."""
     kwargs = dict(args)
     try:
         parameters = set(inspect.signature(function).parameters)
     except (TypeError, ValueError):
         parameters = set()
-    if "agent_state" in parameters and "agent_state" not in kwargs:
-        kwargs["agent_state"] = None
+    if "agent_state" in parameters:
+        kwargs["agent_state"] = agent_state
     result = function(**kwargs)
     if inspect.isawaitable(result):
         result = asyncio.run(_await(result))
@@ -166,9 +221,14 @@ def main() -> None:
         stream.reconfigure(encoding="utf-8", errors="backslashreplace")  # type: ignore[union-attr]
     _set_limits(payload.get("limits") or {})
     _drop_privileges(payload.get("uid"))
+    state = AgentState(payload["agent_state"]) if payload.get("agent_state") else None
     try:
         function = _load_function(payload["source_code"], payload["function_name"])
-        report = _success_report(_call(function, payload["args"]), int(payload.get("return_char_limit") or 0))
+        result = _call(function, payload["args"], state)
+        report = _success_report(result, int(payload.get("return_char_limit") or 0))
+        if state is not None:
+            # The block values after the call; the server saves those that changed.
+            report["memory"] = {b.label: b.value for b in state.memory.blocks if isinstance(b.value, str)}
     except BaseException as exc:  # a tool's SystemExit or KeyboardInterrupt is an error result too
         report = _error_report(exc)
     sys.stdout.flush()

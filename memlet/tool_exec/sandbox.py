@@ -109,6 +109,8 @@ class SandboxResult:
     # The return value as JSON data (dicts stay dicts), for callers that need Letta's object form, e.g. the
     # packed tool message or `str(func_return)` of POST /v1/tools/run. None on error or above ~1 MB.
     value: Any = field(default=None)
+    # {label: value} of the agent's blocks after a call that received `agent_state` (None otherwise).
+    memory: dict[str, str] | None = None
 
 
 def friendly_error(function_name: str, exc_type: str, exc_message: str) -> str:
@@ -126,8 +128,12 @@ async def run_tool(
     memory_mb: int = 512,
     return_char_limit: int = 50000,
     policy: SandboxPolicy | None = None,
+    agent_state: dict[str, Any] | None = None,
 ) -> SandboxResult:
     """Run `function_name` from `source_code` with keyword `args` in a sandboxed subprocess.
+
+    `agent_state` (id, name, blocks...) is given to a tool that takes an `agent_state` parameter; the block
+    values it leaves come back in `SandboxResult.memory`.
 
     Never raises for tool failures: exceptions, syntax errors, a missing function, a timeout, a crash or no free
     sandbox slot all come back as `status="error"`. `env` holds the agent's secrets / tool variables and is the
@@ -154,6 +160,7 @@ async def run_tool(
     try:
         payload = _payload(source_code, function_name, args, policy, isolation, uid, timeout_s, memory_mb)
         payload["return_char_limit"] = return_char_limit
+        payload["agent_state"] = agent_state
         outcome = await _execute_isolated(json_bytes(payload), env, isolation, policy, uid, timeout_s)
     finally:
         if uid_lock:
@@ -261,4 +268,6 @@ def _build_result(function_name: str, outcome: Outcome, timeout_s: float, durati
         return error(_clean(str(report.get("exc_type", ""))), _clean(str(report.get("exc_message", ""))))
     stderr = [stderr_text] if stderr_text else []
     text = _clean(str(report.get("text", "")))
-    return SandboxResult("success", text, stdout, stderr, duration_ms, _clean(report.get("value")))
+    memory = report.get("memory")
+    memory = {str(k): _clean(str(v)) for k, v in memory.items()} if isinstance(memory, dict) else None
+    return SandboxResult("success", text, stdout, stderr, duration_ms, _clean(report.get("value")), memory)

@@ -121,8 +121,10 @@ class ToolRulesSolver:
         return any(r.tool_name == name for r in self._rules_of(ContinueToolRule))
 
     def has_children(self, name: str) -> bool:
-        """Whether `name` constrains the next call via a child or conditional rule (V2 keeps looping then)."""
-        return any(r.tool_name == name for r in self._rules_of(ChildToolRule, ConditionalToolRule))
+        """Whether `name` has a child, conditional or max-count-per-step rule; V2 keeps looping after such a call
+        (Letta counts a max-count rule among the child rules for this)."""
+        kinds = (ChildToolRule, ConditionalToolRule, MaxCountPerStepToolRule)
+        return any(r.tool_name == name for r in self._rules_of(*kinds))
 
     def requires_approval(self, name: str) -> bool:
         """Whether calls to `name` must wait for a human approval."""

@@ -128,7 +128,9 @@ class TestTurns:
         assert [m.content for m in response.messages if m.message_type == "assistant_message"] == ["Hi Bob!"]
         [sent] = mock_llm.requests
         send_message = next(t for t in sent["tools"] if t["name"] == "send_message")
-        assert "thinking" in send_message["input_schema"]["properties"]
+        # A Claude reasoner thinks natively (put_inner_thoughts_in_kwargs is off): no `thinking` argument, as in Letta.
+        assert not agent.llm_config.put_inner_thoughts_in_kwargs
+        assert "thinking" not in send_message["input_schema"]["properties"]
         # V2 must call a tool; with native thinking on, Anthropic accepts only "auto" (Letta sends the same).
         assert sent["tool_choice"]["type"] == ("auto" if "thinking" in sent else "any")
 

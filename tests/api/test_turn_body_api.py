@@ -79,8 +79,7 @@ def test_images_in_user_content_reach_the_model(client: Letta, mock_llm: MockLLM
     content = [
         {"type": "text", "text": "What is in these pictures?"},
         {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
-        {"type": "image", "source": {"type": "url", "url": "https://example.com/cat.jpg"}},
-    ]
+    ]  # URL images are fetched under the outbound policy: tests/service/test_loop_model_request.py
     mock_llm.script(Reply.text("A cat."))
     response = client.agents.messages.create(agent.id, messages=[{"role": "user", "content": content}])  # type: ignore[list-item]
     assert response.messages[-1].content == "A cat."  # type: ignore[union-attr]
@@ -88,7 +87,6 @@ def test_images_in_user_content_reach_the_model(client: Letta, mock_llm: MockLLM
     assert user["content"] == [
         {"type": "text", "text": "What is in these pictures?"},
         {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}", "detail": "auto"}},
-        {"type": "image_url", "image_url": {"url": "https://example.com/cat.jpg", "detail": "auto"}},
     ]
 
 

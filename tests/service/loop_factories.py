@@ -17,6 +17,7 @@ from memlet.agents.system_message import refresh_system_message
 from memlet.config import Settings
 from memlet.db import models as orm
 from memlet.db.engine import create_engine, create_sessionmaker
+from memlet.llm.chat_format import is_v2
 from memlet.loop.events import LoopEvent, MessagesCommitted, RunFailed, RunFinished
 from memlet.loop.runner import LoopDeps, RunOptions, default_llm_for, run_agent
 from memlet.messages.requests import MessageCreate
@@ -62,6 +63,7 @@ async def make_agent(
     secrets: list[dict[str, str]] | None = None,
     system: str | None = None,
     embedding_config: dict[str, Any] | None = None,
+    llm: dict[str, Any] | None = None,
 ) -> orm.Agent:
     """Insert an agent with its own org, tools, blocks and a compiled system message; flushes, never commits."""
     org_id = ids.new_id(ids.Prefix.ORGANIZATION)
@@ -75,7 +77,8 @@ async def make_agent(
         name="loop-agent",
         agent_type=agent_type,
         system=system if system is not None else default_system_prompt(agent_type),
-        llm_config=llm_config(context_window),
+        # V2 agents think in a tool argument, as the model catalog configures them; `llm` overrides fields.
+        llm_config=llm_config(context_window, **{"put_inner_thoughts_in_kwargs": is_v2(agent_type), **(llm or {})}),
         tool_rules=rules,
         message_ids=[],
         secrets=secrets or [],

@@ -62,6 +62,10 @@ def conditional(**fields: Any) -> list[dict[str, Any]]:
     return [{**rule, **fields}]
 
 
+# Parallel tool calls on: the model may return several calls in one response.
+PARALLEL = {"parallel_tool_calls": True}
+
+
 class TestConditional:
     async def test_output_mapping_picks_the_only_child_and_forces_it(self, loop_env: LoopEnv, mock_llm) -> None:
         agent = await loop_env.agent(tools=[], custom_tools=CONDITIONAL_TOOLS, tool_rules=conditional())
@@ -257,7 +261,7 @@ class TestApprovalRules:
     async def test_mixed_response_holds_ungated_calls_and_runs_them_after_approval(
         self, loop_env: LoopEnv, mock_llm
     ) -> None:
-        agent = await loop_env.agent(custom_tools=[noop("launch", requires_approval=True)])
+        agent = await loop_env.agent(llm=PARALLEL, custom_tools=[noop("launch", requires_approval=True)])
         mock_llm.script(
             Reply.tool_calls(
                 Call("memory_insert", {"label": "human", "new_string": "Launching."}, id="call_u"),
@@ -333,7 +337,7 @@ class TestCancellation:
         assert result == {"run-00000000-0000-4000-8000-000000000000": "failed"}
 
     async def test_cancelling_a_pending_approval_denies_every_pending_call(self, loop_env: LoopEnv, mock_llm) -> None:
-        agent = await loop_env.agent(custom_tools=[noop("launch", requires_approval=True)])
+        agent = await loop_env.agent(llm=PARALLEL, custom_tools=[noop("launch", requires_approval=True)])
         mock_llm.script(
             Reply.tool_calls(Call("conversation_search", {"query": "x"}, id="call_u"), Call("launch", {}, id="call_g"))
         )

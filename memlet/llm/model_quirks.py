@@ -1,0 +1,122 @@
+"""What each model and provider accepts in a chat request, decided from the agent's llm_config alone (pure).
+
+The rules follow Letta 0.16.8's OpenAI client: OpenAI's reasoning models (o1, o3, o4, gpt-5) take the
+`developer` role, `reasoning_effort` and (gpt-5) `verbosity`, but neither a custom temperature nor parallel tool
+calls; some OpenAI-compatible servers (vLLM, Nebius, MLX) reject `tool_choice: "required"`.
+"""
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+_REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
+# Anthropic models that accept `strict` tools (structured outputs), as Letta lists them.
+_ANTHROPIC_STRICT = ("sonnet-4-5", "opus-4-1", "opus-4-5", "haiku-4-5")
+
+
+def is_reasoning_model(model: str) -> bool:
+    """OpenAI's reasoning models, by name."""
+    return model.startswith(_REASONING_PREFIXES)
+
+
+def accepts_developer_role(model: str) -> bool:
+    """Whether the system prompt goes out with the `developer` role (o1-mini still wants `system`)."""
+    return (is_reasoning_model(model) and "o1-mini" not in model) or "o1-preview" in model
+
+
+def supports_temperature(model: str) -> bool:
+    """Reasoning models refuse any temperature but the default (1.0)."""
+    return not is_reasoning_model(model)
+
+
+def supports_parallel_tool_calls(model: str) -> bool:
+    return not is_reasoning_model(model)
+
+
+def supports_verbosity(model: str) -> bool:
+    return model.startswith("gpt-5")
+
+
+def requires_auto_tool_choice(llm_config: Mapping[str, Any]) -> bool:
+    """Providers that reject `tool_choice: "required"` (vLLM, Nebius, MLX servers)."""
+    endpoint = str(llm_config.get("model_endpoint") or "")
+    handle = str(llm_config.get("handle") or "")
+    return (
+        "nebius.com" in endpoint
+        or "vllm" in handle
+        or llm_config.get("model_endpoint_type") == "vllm"
+        or llm_config.get("compatibility_type") == "mlx"
+    )
+
+
+def supports_structured_output(llm_config: Mapping[str, Any]) -> bool:
+    """Whether tool schemas may carry `strict: true` for this endpoint."""
+    model = str(llm_config.get("model") or "").lower()
+    if llm_config.get("model_endpoint_type") == "anthropic":
+        return any(name in model for name in _ANTHROPIC_STRICT)
+    return "nebius.com" not in str(llm_config.get("model_endpoint") or "")
+
+
+def parallel_tool_calls_enabled(llm_config: Mapping[str, Any], *, has_tool_rules: bool) -> bool:
+    """Whether the model may return several calls at once: asked for in the config, taken by the model, and
+    no tool rule (other than requires_approval) constrains the order of calls."""
+    model = str(llm_config.get("model") or "")
+    wanted = bool(llm_config.get("parallel_tool_calls"))
+    if llm_config.get("model_endpoint_type") == "anthropic":
+        return wanted and not has_tool_rules
+    return wanted and not has_tool_rules and supports_parallel_tool_calls(model)
+
+
+def response_format_param(response_format: Any) -> dict[str, Any] | None:
+    """The chat.completions `response_format` for a stored one (text, json_object or json_schema)."""
+    if not isinstance(response_format, Mapping) or not response_format.get("type"):
+        return None
+    if response_format["type"] == "json_schema":
+        return {"type": "json_schema", "json_schema": response_format.get("json_schema")}
+    return {"type": str(response_format["type"])}
+
+
+def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A function schema in strict mode: `strict: true`, no extra properties, every property required.
+
+    Properties that were optional stay optional by also accepting null, as OpenAI's strict mode asks.
+    """
+    out = copy.deepcopy(schema)
+    out["strict"] = True
+    params = out.get("parameters")
+    if isinstance(params, dict) and params.get("type") == "object":
+        _strict_object(params)
+    return out
+
+
+def _strict_object(obj: dict[str, Any]) -> None:
+    obj["additionalProperties"] = False
+    properties: dict[str, Any] = obj.get("properties") or {}
+    required = set(obj.get("required") or [])
+    for name, prop in properties.items():
+        if isinstance(prop, dict):
+            _strict_nested(prop)
+            if name not in required:
+                _nullable(prop)
+    obj["properties"] = properties
+    obj["required"] = list(properties)
+
+
+def _strict_nested(prop: dict[str, Any]) -> None:
+    if prop.get("type") == "object" and "properties" in prop:
+        _strict_object(prop)
+    items = prop.get("items")
+    if isinstance(items, dict):
+        _strict_nested(items)
+    for key in ("anyOf", "oneOf"):
+        for option in prop.get(key) or []:
+            if isinstance(option, dict):
+                _strict_nested(option)
+
+
+def _nullable(prop: dict[str, Any]) -> None:
+    kind = prop.get("type")
+    if isinstance(kind, str) and kind != "null":
+        prop["type"] = [kind, "null"]
+    elif isinstance(kind, list) and "null" not in kind:
+        prop["type"] = [*kind, "null"]

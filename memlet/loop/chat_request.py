@@ -1,0 +1,153 @@
+"""The chat request of one step, built from the loaded state alone: tools, tool_choice, messages, parameters.
+
+The one place a step's request is built; the preview route (`turns/preview.py`) shows the same value. Which
+parameters a model takes is decided in `memlet.llm.model_quirks`, from the agent's llm_config.
+"""
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from memlet.db import models as orm
+from memlet.llm import model_quirks as quirks
+from memlet.llm.chat_format import is_v2, to_openai_messages, tool_definition
+from memlet.llm.types import ChatRequest
+from memlet.loop.agent_state import LoopState
+from memlet.loop.headroom import DEFAULT_CONTEXT_WINDOW, completion_limit
+from memlet.tools.solver import ToolRulesSolver
+
+# Letta's V3 cap on one tool return in a request: a fifth of the window at ~4 characters a token, at least 5,000.
+MIN_TOOL_RETURN_CHARS = 5000
+
+
+def tool_return_limit(llm_config: Mapping[str, Any]) -> int:
+    """The characters one tool return may take in a V3 request (the stored row is never cut)."""
+    window = int(llm_config.get("context_window") or DEFAULT_CONTEXT_WINDOW)
+    return max(MIN_TOOL_RETURN_CHARS, int(window * 0.2 * 4))
+
+
+def inner_thoughts_in_kwargs(agent: orm.Agent) -> bool:
+    """Whether a V2 agent's model is asked for its thoughts as a `thinking` tool argument (Letta's
+    `put_inner_thoughts_in_kwargs`); letta_v1 agents never are."""
+    return is_v2(agent.agent_type) and bool((agent.llm_config or {}).get("put_inner_thoughts_in_kwargs"))
+
+
+def has_ordering_rules(agent: orm.Agent) -> bool:
+    """Any tool rule other than requires_approval (these turn parallel tool calls off, as in Letta)."""
+    return any(rule.get("type") != "requires_approval" for rule in agent.tool_rules or [])
+
+
+def parallel_calls_enabled(agent: orm.Agent) -> bool:
+    """Whether this agent's model may return, and the loop will run, several tool calls in one response.
+
+    V2 agents run one call per step whatever the config says, as Letta's V2 loop does.
+    """
+    if is_v2(agent.agent_type):
+        return False
+    return quirks.parallel_tool_calls_enabled(agent.llm_config or {}, has_tool_rules=has_ordering_rules(agent))
+
+
+def request_tools(
+    state: LoopState, solver: ToolRulesSolver, client_tools: Sequence[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[str], str | dict[str, Any] | None]:
+    """The tool objects to send, the names the model may call, and the tool_choice.
+
+    Client-side tools override server tools of the same name and are always offered (the rules govern server
+    tools only). tool_choice follows Letta: one forced tool is named; V3 asks for `required` while a rule
+    forces a call and `auto` otherwise; V2 always wants a call, but as `auto` on servers that reject `required`.
+    """
+    agent = state.agent
+    config = agent.llm_config or {}
+    v2 = is_v2(agent.agent_type)
+    schemas: dict[str, dict[str, Any]] = {t.name: t.json_schema or {"name": t.name} for t in state.tools}
+    client: dict[str, dict[str, Any]] = {}
+    for tool in client_tools:
+        name = str(tool.get("name"))
+        params = tool.get("parameters") or {"type": "object", "properties": {}}
+        client[name] = {"name": name, "description": tool.get("description") or "", "parameters": params}
+    server = [n for n in schemas if n not in client]
+    allowed = [*solver.allowed_tools(server, _last_return(state.messages)), *client]
+    terminal = solver.terminal_tool_names()
+    thinking = inner_thoughts_in_kwargs(agent)
+    strict = bool(config.get("strict")) and quirks.supports_structured_output(config)
+    tools = []
+    for name in allowed:
+        is_client = name in client
+        schema = client[name] if is_client else schemas[name]
+        tools.append(
+            tool_definition(
+                schema, v2=v2, terminal=name in terminal, thinking=thinking, strict=strict and not is_client
+            )
+        )
+    if not tools:
+        return [], allowed, None
+    forced = solver.must_force_tool_call()
+    choice: str | dict[str, Any] = "auto"
+    if len(allowed) == 1 and (forced or v2):
+        choice = {"type": "function", "function": {"name": allowed[0]}}
+    elif forced or (v2 and not quirks.requires_auto_tool_choice(config)):
+        choice = "required"
+    return tools, allowed, choice
+
+
+def _last_return(rows: Sequence[orm.Message]) -> str | None:
+    for row in reversed(rows):
+        if row.role == "tool":
+            return "".join(str(p.get("text", "")) for p in row.content or [] if p.get("type") == "text")
+    return None
+
+
+def build_chat_request(
+    state: LoopState,
+    system_text: str,
+    pending: Sequence[orm.Message],
+    tools: list[dict[str, Any]],
+    tool_choice: str | dict[str, Any] | None,
+) -> ChatRequest:
+    """The chat request of one step (pure): the system prompt, the in-context buffer, then the new input rows."""
+    agent = state.agent
+    config = agent.llm_config or {}
+    model = str(config.get("model"))
+    openai_reasoner = config.get("model_endpoint_type") == "openai" and quirks.is_reasoning_model(model)
+    messages = to_openai_messages(
+        system_text,
+        [*state.messages[1:], *pending],
+        agent.agent_type,
+        inner_thoughts_in_kwargs=inner_thoughts_in_kwargs(agent),
+        system_role="developer" if openai_reasoner and quirks.accepts_developer_role(model) else "system",
+        tool_return_limit=None if is_v2(agent.agent_type) else tool_return_limit(config),
+    )
+    window = int(config.get("context_window") or DEFAULT_CONTEXT_WINDOW)
+    temperature = config.get("temperature")
+    if openai_reasoner and not quirks.supports_temperature(model):
+        temperature = 1.0  # the only value these models take
+    return ChatRequest(
+        model=model,
+        messages=messages,
+        tools=tools or None,
+        tool_choice=tool_choice,
+        # Left out for OpenAI's reasoning models, which refuse the parameter.
+        parallel_tool_calls=parallel_calls_enabled(agent) if tools and not openai_reasoner else None,
+        temperature=temperature,
+        # Lowered when the configured limit would not fit in what the prompt leaves of the window.
+        max_tokens=completion_limit(window, config.get("max_tokens"), messages, tools),
+        # Always streamed from the provider, even when the client wants whole messages: the result is the
+        # same, and some servers answer a streamed request sooner than a plain one.
+        stream=True,
+        **_optional_params(config, model),
+    )
+
+
+def _optional_params(config: Mapping[str, Any], model: str) -> dict[str, Any]:
+    """`frequency_penalty`, `response_format`, `reasoning_effort` and `verbosity`, where the model takes them."""
+    params: dict[str, Any] = {}
+    if config.get("model_endpoint_type") == "anthropic":
+        return params  # Anthropic's messages API has none of them (thinking and effort come from the config)
+    if config.get("frequency_penalty") is not None:
+        params["frequency_penalty"] = config["frequency_penalty"]
+    params["response_format"] = quirks.response_format_param(config.get("response_format"))
+    effort = config.get("reasoning_effort")
+    if quirks.is_reasoning_model(model) and effort and effort != "none":
+        params["reasoning_effort"] = effort
+    if quirks.supports_verbosity(model) and config.get("verbosity"):
+        params["verbosity"] = config["verbosity"]
+    return params
