@@ -14,7 +14,7 @@ when called (the executor names the server, and says when stdio is off).
 
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from memlet.actor import Actor
 from memlet.agent_files.reader import validation_error
@@ -23,11 +23,14 @@ from memlet.db import models as orm
 from memlet.errors import BadRequestError
 from memlet.mcp.discovery import MCP_TOOL_TYPE, mcp_meta
 from memlet.mcp.repository import MCPServerRepository
-from memlet.mcp.schemas import CreateConfig
+from memlet.mcp.schemas import CreateConfig, CreateSSEMCPServer, CreateStdioMCPServer, CreateStreamableHTTPMCPServer
 from memlet.mcp.service import MCPServerService
 
-_CONFIG: TypeAdapter[Any] = TypeAdapter(CreateConfig)
-_TYPES = ("stdio", "sse", "streamable_http")
+_TYPES: dict[str, type[CreateStdioMCPServer | CreateSSEMCPServer | CreateStreamableHTTPMCPServer]] = {
+    "stdio": CreateStdioMCPServer,
+    "sse": CreateSSEMCPServer,
+    "streamable_http": CreateStreamableHTTPMCPServer,
+}
 
 
 # --- export ---
@@ -78,23 +81,25 @@ def exported_metadata(tool: orm.Tool, file_ids: dict[str, str]) -> dict[str, Any
 # --- import ---
 
 
-def _config(index: int, server: MCPServerSchema) -> Any:
+def _config(index: int, server: MCPServerSchema) -> CreateConfig:
     """The server's create config from the file, credentials left out whatever the file carries."""
     stdio = server.stdio_config or {}
     kind = server.server_type or ("stdio" if stdio else "streamable_http")
-    if kind not in _TYPES:
+    model = _TYPES.get(kind)
+    if model is None:
         raise BadRequestError(
-            f"Invalid agent file: mcp_servers.{index}.server_type: must be one of {', '.join(_TYPES)}"
+            f"Invalid agent file: mcp_servers.{index}.server_type: must be one of {', '.join(_TYPES)}, got {kind!r}"
         )
     fields = (
         {"command": stdio.get("command"), "args": stdio.get("args")}
         if kind == "stdio"
         else {"server_url": server.server_url}
     )
+    where = f"mcp_servers.{index}." + ("stdio_config." if kind == "stdio" else "")
     try:
-        return _CONFIG.validate_python({"mcp_server_type": kind, **fields})
+        return model.model_validate(fields)
     except ValidationError as exc:
-        raise validation_error(exc, f"mcp_servers.{index}.") from exc
+        raise validation_error(exc, where) from exc
 
 
 class MCPLinker:

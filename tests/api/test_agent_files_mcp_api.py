@@ -78,7 +78,7 @@ def _import(client: Letta, document: dict[str, Any]) -> str:
 def _mcp_part(document: dict[str, Any]) -> dict[str, Any]:
     """The MCP servers and tools of a file apart from ids: a tool's server id read as that server's name."""
     names = {s["id"]: s["server_name"] for s in document["mcp_servers"]}
-    servers = sorted((json.dumps({k: v for k, v in s.items() if k != "id"}) for s in document["mcp_servers"]))
+    servers = sorted(json.dumps({k: v for k, v in s.items() if k != "id"}) for s in document["mcp_servers"])
     tools = []
     for t in document["tools"]:
         meta = t["metadata_"]["mcp"]
@@ -154,8 +154,9 @@ def test_import_into_a_fresh_org_creates_the_servers_and_the_tool_runs(
         assert len(other.mcp_servers.list()) == 2
 
 
-def test_a_stdio_server_with_stdio_off_imports_and_its_tool_fails_naming_it(client: Letta, mock_llm: MockLLM) -> None:
-    document: dict[str, Any] = {
+def _stdio_document() -> dict[str, Any]:
+    """A file with one agent whose `echo` tool runs on the stdio server `local-tools`."""
+    return {
         "agents": [
             {
                 "id": "agent-0",
@@ -201,6 +202,10 @@ def test_a_stdio_server_with_stdio_off_imports_and_its_tool_fails_naming_it(clie
             }
         ],
     }
+
+
+def test_a_stdio_server_with_stdio_off_imports_and_its_tool_fails_naming_it(client: Letta, mock_llm: MockLLM) -> None:
+    document = _stdio_document()
     agent_id = _import(client, document)
     assert client.mcp_servers.list() == []
     mock_llm.reset()
@@ -209,3 +214,59 @@ def test_a_stdio_server_with_stdio_off_imports_and_its_tool_fails_naming_it(clie
     (result,) = [m for m in response.messages if m.message_type == "tool_return_message"]
     assert result.status == "error"
     assert "stdio MCP server 'local-tools'" in result.tool_return and "MEMLET_MCP_STDIO" in result.tool_return
+
+
+def test_a_file_never_sets_credentials_nor_changes_an_existing_server(
+    mcp_client: Letta, mcp_http: httpx.Client, http_demo: HttpDemo
+) -> None:
+    kept = mcp_client.mcp_servers.create(
+        server_name="keep", config={"mcp_server_type": "sse", "server_url": http_demo.sse, "auth_token": "mine"}
+    )
+    document = _stdio_document()
+    document["mcp_servers"] = [
+        {
+            "id": "mcp_server-0",
+            "server_type": "streamable_http",
+            "server_name": "keep",
+            "server_url": "http://x.example/",
+        },
+        {
+            "id": "mcp_server-1",
+            "server_type": "sse",
+            "server_name": "smuggled",
+            "server_url": http_demo.sse,
+            "token": "file-token",
+            "auth_token": "file-token",
+            "custom_headers": {"X-Key": "file-header"},
+        },
+        {
+            "id": "mcp_server-2",
+            "server_type": "stdio",
+            "server_name": "local-tools",
+            "stdio_config": {**stdio_config(), "env": {"API_KEY": "file-env"}},
+        },
+    ]
+    document["tools"][0]["metadata_"]["mcp"] = {"server_id": "mcp_server-0", "server_name": "keep", "tool_name": "echo"}
+    _import(mcp_client, document)
+    servers = {s.server_name: s for s in mcp_client.mcp_servers.list()}
+    assert servers["keep"].id == kept.id and servers["keep"].server_url == http_demo.sse
+    assert servers["keep"].mcp_server_type == "sse" and servers["keep"].auth_token is not None
+    assert servers["smuggled"].auth_token is None and servers["smuggled"].custom_headers is None
+    assert servers["local-tools"].env is None
+    (tool,) = [t for t in mcp_client.tools.list(name="echo") if t.tool_type == "external_mcp"]
+    assert tool.metadata["mcp"]["server_id"] == kept.id
+
+
+def test_a_bad_server_entry_is_a_400_naming_it_and_creates_nothing(mcp_client: Letta, mcp_http: httpx.Client) -> None:
+    for entry, field in (
+        ({"server_type": "websocket", "server_url": "https://x.example/"}, "mcp_servers.0.server_type"),
+        ({"server_type": "sse"}, "mcp_servers.0.server_url"),
+        ({"server_type": "sse", "server_url": "http://169.254.169.254/"}, "mcp_servers.0"),
+    ):
+        document = _stdio_document()
+        document["mcp_servers"] = [{"id": "mcp_server-0", "server_name": "bad", **entry}]
+        response = mcp_http.post(
+            "/v1/agents/import", files={"file": ("agent.af", json.dumps(document).encode(), "application/json")}
+        )
+        assert response.status_code == 400 and field in response.json()["detail"], response.text
+    assert mcp_client.mcp_servers.list() == [] and mcp_http.get("/v1/agents/count").json() == 0
