@@ -6,11 +6,11 @@ from fastapi import Depends, Request
 
 from memlet.agent_files.export_service import ExportService
 from memlet.agent_files.import_service import ImportService
-from memlet.api.deps import SessionDep
+from memlet.api.deps import SessionDep, SettingsDep
 
 
-async def get_import_service(request: Request, session: SessionDep) -> ImportService:
-    return ImportService(session, request.app.state.catalog, request.app.state.rebuild_prompt)
+async def get_import_service(request: Request, session: SessionDep, settings: SettingsDep) -> ImportService:
+    return ImportService(session, request.app.state.catalog, request.app.state.rebuild_prompt, settings)
 
 
 async def get_export_service(session: SessionDep) -> ExportService:

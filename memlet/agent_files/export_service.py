@@ -1,8 +1,8 @@
 """Export one agent as a v2 agent file: its blocks, tools, folders with their files' text, and its WHOLE message
 history (Letta exported only the in-context messages), with file-local ids and every secret value blanked.
 
-Ids are renumbered per prefix in the order they are met (`agent-0`, `tool-0`...). `mcp_servers` is empty until
-memlet has MCP servers; MCP tools keep their `mcp:<server>` tag and metadata, which carry no credentials.
+Ids are renumbered per prefix in the order they are met (`agent-0`, `tool-0`...). `mcp_servers` lists the servers
+the agent's MCP tools run on, without any credential (`mcp_servers.py`); those tools point at them by file id.
 """
 
 from collections import defaultdict
@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.actor import Actor
+from memlet.agent_files.mcp_servers import exported_metadata, server_entry, servers_of
 from memlet.agent_files.schemas import ExportAgentRequest
 from memlet.agents.repository import AgentRepository
 from memlet.blocks.repository import BlockRepository
@@ -19,6 +20,7 @@ from memlet.db import models as orm
 from memlet.folders.file_agent_repository import FileAgentRepository
 from memlet.folders.file_repository import FileRepository
 from memlet.folders.repository import FolderRepository
+from memlet.mcp.repository import MCPServerRepository
 from memlet.messages.repository import MessageRepository
 from memlet.tools.repository import ToolRepository
 
@@ -50,6 +52,8 @@ class ExportService:
         ids = IdMap()
         blocks = await BlockRepository(self.session).of_agent(agent.id)
         tools = await ToolRepository(self.session).of_agent(agent.id)
+        servers = await servers_of(MCPServerRepository(self.session), actor.organization_id, tools)
+        server_entries = [server_entry(row, ids("mcp_server", row.id)) for row in servers]
         folders = await FolderRepository(self.session).of_agent(agent.id)
         files = [f for folder in folders for f in await FileRepository(self.session).of_source(folder.id)]
         texts = await FileRepository(self.session).texts([f.id for f in files]) if files else {}
@@ -64,7 +68,7 @@ class ExportService:
             "files": file_entries,
             "sources": [self._source(s, ids) for s in folders],
             "tools": [self._tool(t, ids) for t in tools],
-            "mcp_servers": [],
+            "mcp_servers": server_entries,
             "skills": [s.model_dump(mode="json") for s in req.skills],
             "metadata": {"exported_by": "memlet"},
             "created_at": datetime.now(UTC).isoformat(),
@@ -187,7 +191,7 @@ class ExportService:
             "npm_requirements": t.npm_requirements,
             "default_requires_approval": t.default_requires_approval,
             "enable_parallel_execution": t.enable_parallel_execution,
-            "metadata_": t.metadata_ or {},
+            "metadata_": exported_metadata(t, ids.ids),
         }
 
     @staticmethod

@@ -1,6 +1,7 @@
 """Import a checked agent file: everything in the caller's one transaction, so a failure leaves no rows.
 
-Order: tools (built-ins mapped, custom upserted), blocks (new rows), folders and their files (the text stored,
+Order: MCP servers (reused by name or created without credentials) with the MCP tools pointed at them, tools
+(built-ins mapped, custom upserted), blocks (new rows), folders and their files (the text stored,
 embedded after commit with the target embedding config), agents (through `AgentService.create`), every message
 of each agent (through `MessageRepository.add`, new ids, timestamps and tool-call ids kept), the in-context list,
 then the folders attached. The file ids of the files to embed are returned for the caller to submit after commit.
@@ -14,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
 from memlet.actor import Actor
+from memlet.agent_files.mcp_servers import MCPLinker
 from memlet.agent_files.schemas import AgentFileSchema, AgentSchema, FileSchema, MessageSchema, SourceSchema
 from memlet.agent_files.tool_import import import_tools
 from memlet.agents.repository import AgentRepository
@@ -22,11 +24,14 @@ from memlet.agents.service import AgentService, Catalog
 from memlet.blocks.repository import BlockRepository
 from memlet.blocks.schemas import CreateBlock
 from memlet.blocks.service import new_block
+from memlet.config import Settings
 from memlet.db import models as orm
 from memlet.folders.file_repository import FileRepository
 from memlet.folders.repository import FolderRepository
 from memlet.folders.schemas import SourceCreate
 from memlet.folders.service import FolderService
+from memlet.mcp.repository import MCPServerRepository
+from memlet.mcp.service import MCPServerService
 from memlet.messages.repository import MessageRepository
 from memlet.prompt.rebuild import PromptRebuilder
 from memlet.providers.schemas import EmbeddingConfig
@@ -68,8 +73,11 @@ def _content(value: list[dict[str, Any]] | str | None) -> list[dict[str, Any]]:
 
 
 class ImportService:
-    def __init__(self, session: AsyncSession, catalog: Catalog, rebuild_prompt: PromptRebuilder) -> None:
+    def __init__(
+        self, session: AsyncSession, catalog: Catalog, rebuild_prompt: PromptRebuilder, settings: Settings
+    ) -> None:
         self.session = session
+        self.mcp = MCPLinker(MCPServerService(session, settings), MCPServerRepository(session))
         self.catalog = catalog
         self.agents = AgentService(session, catalog)
         self.folders = FolderService(session, rebuild_prompt, catalog)  # type: ignore[arg-type]
@@ -78,9 +86,8 @@ class ImportService:
         self.messages = MessageRepository(session)
 
     async def import_file(self, actor: Actor, file: AgentFileSchema, options: ImportOptions) -> ImportResult:
-        tool_ids = await import_tools(
-            self.session, actor, file.tools, override_existing=options.override_existing_tools
-        )
+        tools = await self.mcp.link(actor, file)
+        tool_ids = await import_tools(self.session, actor, tools, override_existing=options.override_existing_tools)
         block_ids = await self._blocks(actor, file)
         target = await self._target_embedding(actor, file, options.embedding)
         source_ids = {s.id: await self._folder(actor, s, target) for s in file.sources}

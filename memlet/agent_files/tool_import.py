@@ -3,8 +3,8 @@
 A built-in (`letta_*` type, or a name of memlet's base tools, or a name whose existing row is a built-in) is
 never overwritten by a file's copy, whatever it ships (legacy files carry `send_message` with Python source).
 A built-in this server does not have is left out, with a warning. Custom and external (MCP, Composio) tools are
-upserted by name; with `override_existing_tools=false` an existing tool of that name is kept as it is. An MCP tool
-keeps its `mcp:<server>` tag and metadata, and fails clearly when called until that server exists.
+upserted by name; with `override_existing_tools=false` an existing tool of that name is kept as it is. MCP tools
+arrive here already pointed at their servers (`mcp_servers.py`).
 """
 
 import logging

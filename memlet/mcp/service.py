@@ -77,6 +77,28 @@ class MCPServerService:
             await connection.check_url(self.settings, config.server_url)
 
     async def create(self, actor: Actor, server_name: str, config: CreateConfig) -> orm.MCPServer:
+        row = await self._insert(actor, server_name, config)
+        if row.server_type != "stdio" and row.auth_token_enc is None:
+            await self._adopt_oauth(actor, row)
+        await self.discover(actor, row)
+        return row
+
+    async def import_server(
+        self, actor: Actor, server_name: str, config: CreateConfig, metadata: dict[str, Any] | None = None
+    ) -> orm.MCPServer | None:
+        """The server an agent file names. The organization's server of that name is reused as it is (a file never
+        changes a server's URL or credentials); otherwise a new one is stored from `config`, which carries no
+        credentials, without discovery (the file brings its tools). A stdio server while stdio is off: None."""
+        existing = await self.servers.find_by_name(actor.organization_id, server_name)
+        if existing is not None:
+            return existing
+        if isinstance(config, CreateStdioMCPServer) and not self.settings.mcp_stdio:
+            return None
+        return await self._insert(actor, server_name, config, metadata)
+
+    async def _insert(
+        self, actor: Actor, server_name: str, config: CreateConfig, metadata: dict[str, Any] | None = None
+    ) -> orm.MCPServer:
         await self._check_config(config)
         if await self.servers.find_by_name(actor.organization_id, server_name) is not None:
             raise _name_taken(server_name)
@@ -87,7 +109,7 @@ class MCPServerService:
             "server_type": config.mcp_server_type,
             "created_by_id": actor.user_id,
             "last_updated_by_id": actor.user_id,
-            "metadata_": {},
+            "metadata_": dict(metadata or {}),
         }
         if isinstance(config, CreateStdioMCPServer):
             values |= {
@@ -102,11 +124,7 @@ class MCPServerService:
                 "auth_token_enc": self.keyring.seal(credentials.bare_token(config.auth_token)),
                 "custom_headers_enc": credentials.seal_map(self.keyring, config.custom_headers),
             }
-        row = await self.servers.add(values)
-        if row.server_type != "stdio" and row.auth_token_enc is None:
-            await self._adopt_oauth(actor, row)
-        await self.discover(actor, row)
-        return row
+        return await self.servers.add(values)
 
     async def _adopt_oauth(self, actor: Actor, row: orm.MCPServer) -> None:
         """A server created after its URL was authorized (legacy connect) uses that authorization's token."""
