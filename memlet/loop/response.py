@@ -61,6 +61,8 @@ class StepContext:
     step_id: str
     client_tools: set[str] = field(default_factory=set)
     conversation_id: str | None = None  # the conversation the step's rows belong to (None: the agent's own)
+    # The last step a blocking V2 send may take: as in Letta's V2 `step()`, it ends the turn with max_steps.
+    final_step: bool = False
 
     def row(self, role: str, **fields: Any) -> orm.Message:
         """A new message row of this step (ids, run and step filled in)."""
@@ -231,6 +233,8 @@ async def handle_response(
         step.tools_called.append(call.name)
         returns.append(ctx.tool_row(call.id, call.name, outcome))
         decision = _v2_decision(ctx, call.name, heartbeat, violated, outcome.success) if v2 else _v3_decision(ctx, call)
+        if v2 and ctx.final_step:
+            decision = (False, None)
         continues.append(decision)
         stored_args = args
         if v2 and args is not None and not ctx.solver.is_terminal(call.name):
@@ -245,6 +249,9 @@ async def handle_response(
         reason = next((r for go, r in continues if go and r), None)
         if v2 and reason:
             step.rows.append(ctx.heartbeat_row(reason))
+        return step
+    if v2 and ctx.final_step:
+        step.stop_reason = "max_steps"
         return step
     step.stop_reason = "tool_rule" if any(ctx.solver.is_terminal(c.name) for c, _ in calls) else "end_turn"
     if v2 and step.stop_reason == "tool_rule":

@@ -26,6 +26,7 @@ from memlet.llm.errors import LLMEmptyResponseError
 from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopRepository, LoopState
 from memlet.loop.approvals import approval_items, check_approval, held_calls, resume_approval
+from memlet.loop.cancel_signal import CancelWatch, RunCancelled
 from memlet.loop.commit import commit_step
 from memlet.loop.deps import LoopDeps, RunOptions, default_llm_for
 from memlet.loop.request_lock import agent_request_lock, engine_of
@@ -84,16 +85,23 @@ async def run_agent(
     # One turn at a time per thread: a conversation's own key, or the agent's for its default thread.
     lock_key = options.conversation_id or agent_id
     wait_s = deps.settings.agent_lock_timeout_s if options.lock_wait_s is None else options.lock_wait_s
-    async with agent_request_lock(engine, lock_key, wait_s) as conn:
+    watch = CancelWatch(deps.sessionmaker, run_id)  # polls on its own pooled connection, never the locked one
+    async with agent_request_lock(engine, lock_key, wait_s) as conn, watch:
         # All of the request's reads and writes go through the connection that holds the lock: one pooled
         # connection per running request, however many steps it takes.
         locked = replace(deps, sessionmaker=async_sessionmaker(bind=conn, expire_on_commit=False, autoflush=False))
-        async for event in _run_locked(locked, agent_id, actor_org_id, run_id, inputs, options):
+        async for event in _run_locked(locked, agent_id, actor_org_id, run_id, inputs, options, watch):
             yield event
 
 
 async def _run_locked(
-    deps: LoopDeps, agent_id: str, org_id: str, run_id: str, inputs: list[InputItem], options: RunOptions
+    deps: LoopDeps,
+    agent_id: str,
+    org_id: str,
+    run_id: str,
+    inputs: list[InputItem],
+    options: RunOptions,
+    watch: CancelWatch | None = None,
 ) -> AsyncIterator[ev.LoopEvent]:
     # One transaction: load what the first step needs, check the input against a pending approval, start the run.
     async with deps.sessionmaker() as session, session.begin():
@@ -103,7 +111,7 @@ async def _run_locked(
         answers = approval_items(inputs)
         approval = check_approval(state, answers)
         solver = ToolRulesSolver.from_stored(state.agent.tool_rules)
-        run = RunState(deps, run_id, agent_id, org_id, options, solver)
+        run = RunState(deps, run_id, agent_id, org_id, options, solver, watch=watch)
         run.pending = [input_row(i, state.agent, run_id) for i in inputs if isinstance(i, MessageCreate)]
         run.approval_items = answers or []
         run.run_status = await RunRepository(session).start_run(
@@ -162,6 +170,9 @@ async def _steps(run: RunState, state: LoopState, approval: orm.Message | None) 
         try:
             async for event in llm_step(run, state, outcome):
                 yield event
+        except RunCancelled:
+            yield await run.finish("cancelled")
+            return
         except ContextOverflowError as exc:
             yield await run.finish("context_window_overflow_in_system_prompt", exc)
             return

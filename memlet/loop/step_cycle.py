@@ -8,6 +8,7 @@ from memlet.db import models as orm
 from memlet.llm.chat_format import is_v2
 from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopState
+from memlet.loop.cancel_signal import guarded, raced
 from memlet.loop.commit import commit_compaction, commit_step
 from memlet.loop.headroom import DEFAULT_CONTEXT_WINDOW, prompt_budget
 from memlet.loop.llm_call import DeltaLabels, call_llm, request_tools, stored_system_text
@@ -71,16 +72,19 @@ async def llm_step(run: RunState, state: LoopState, outcome: list[StepResult]) -
     result_box: list[Any] = []
     system_text = with_skills(stored_system_text(state), state.blocks, run.options.client_skills)
     try:
-        async for delta in call_llm(
-            run.llm,
-            state,
-            system_text,
-            run.pending,
-            tools,
-            tool_choice,
-            run.options.stream_tokens,
-            DeltaLabels(assistant_id, v2=is_v2(agent.agent_type), gated=lambda name: needs_approval(ctx, name)),
-            result_box,
+        async for delta in guarded(
+            run.watch,
+            call_llm(
+                run.llm,
+                state,
+                system_text,
+                run.pending,
+                tools,
+                tool_choice,
+                run.options.stream_tokens,
+                DeltaLabels(assistant_id, v2=is_v2(agent.agent_type), gated=lambda name: needs_approval(ctx, name)),
+                result_box,
+            ),
         ):
             yield delta
     except Exception as exc:
@@ -88,7 +92,7 @@ async def llm_step(run: RunState, state: LoopState, outcome: list[StepResult]) -
         raise
     chat = result_box[0]
     run.add_usage(step, chat.usage)
-    result = await handle_response(ctx, chat, allowed, assistant_id)
+    result = await raced(run.watch, handle_response(ctx, chat, allowed, assistant_id))
     outcome.append(result)
     if result.stop_reason == "no_tool_call":
         await run.fail_step(step, None, stop_reason="no_tool_call")
