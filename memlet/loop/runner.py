@@ -25,7 +25,7 @@ from memlet.errors import LLMError
 from memlet.llm.errors import LLMEmptyResponseError
 from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopRepository, LoopState
-from memlet.loop.approvals import approval_items, check_approval, held_calls, resume_approval
+from memlet.loop.approvals import KEEP_ALIVE, approval_items, check_approval, held_calls, resume_approval
 from memlet.loop.cancel_signal import CancelWatch, RunCancelled
 from memlet.loop.commit import commit_step
 from memlet.loop.deps import LoopDeps, RunOptions, default_llm_for
@@ -113,6 +113,8 @@ async def _run_locked(
         solver = ToolRulesSolver.from_stored(state.agent.tool_rules)
         run = RunState(deps, run_id, agent_id, org_id, options, solver, watch=watch)
         run.pending = [input_row(i, state.agent, run_id) for i in inputs if isinstance(i, MessageCreate)]
+        if answers is not None and approval is None and not run.pending:
+            run.pending = [input_row(KEEP_ALIVE, state.agent, run_id)]  # answers re-sent after they were applied
         run.approval_items = answers or []
         run.run_status = await RunRepository(session).start_run(
             run_id=run_id,
