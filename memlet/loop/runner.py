@@ -26,7 +26,7 @@ from memlet.llm.errors import LLMEmptyResponseError
 from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopRepository, LoopState
 from memlet.loop.approvals import KEEP_ALIVE, approval_items, check_approval, held_calls, resume_approval
-from memlet.loop.cancel_signal import CancelWatch, RunCancelled
+from memlet.loop.cancel_signal import CancelWatch, RunCancelled, raced
 from memlet.loop.commit import commit_step
 from memlet.loop.deps import LoopDeps, RunOptions, default_llm_for
 from memlet.loop.request_lock import agent_request_lock, engine_of
@@ -140,7 +140,7 @@ async def _run_locked(
 async def _resume(run: RunState, state: LoopState, approval: orm.Message) -> tuple[StepResult, list[StoredMessage]]:
     """Apply the client's approval answers (a step without an LLM call, reusing the request's step id)."""
     ctx = run.step_context(state, approval.step_id or ids.new_id(ids.Prefix.STEP))
-    result = await resume_approval(ctx, approval, held_calls(state.messages), run.approval_items)
+    result = await raced(run.watch, resume_approval(ctx, approval, held_calls(state.messages), run.approval_items))
     run.tools_used += result.tools_called
     committed = await commit_step(
         run.deps.sessionmaker,
@@ -157,7 +157,11 @@ async def _resume(run: RunState, state: LoopState, approval: orm.Message) -> tup
 
 async def _steps(run: RunState, state: LoopState, approval: orm.Message | None) -> AsyncIterator[ev.LoopEvent]:
     if approval is not None:
-        resumed, committed = await _resume(run, state, approval)
+        try:
+            resumed, committed = await _resume(run, state, approval)
+        except RunCancelled:  # cancelled while an approved tool ran: nothing of the answer is written
+            yield await run.finish("cancelled")
+            return
         yield ev.MessagesCommitted(committed)
         if not resumed.should_continue:
             yield await run.finish(resumed.stop_reason or "end_turn")

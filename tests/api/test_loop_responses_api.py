@@ -148,3 +148,40 @@ def test_cancel_interrupts_a_slow_llm_call_within_a_second(client: Letta, mock_l
     assert again.messages[-1].content == "back"  # type: ignore[union-attr]
     history = client.agents.messages.list(agent.id, limit=50).items
     assert "too late" not in json.dumps([str(m) for m in history])
+
+
+NAP = '''def nap() -> str:
+    """Sleep a while, then answer.
+    """
+    import time
+
+    time.sleep(5)
+    return "woke"
+'''
+
+
+def test_cancel_interrupts_a_running_tool_within_a_second(client: Letta, mock_llm: MockLLM) -> None:
+    tool = client.tools.create(source_code=NAP)
+    agent = make_agent(client, tool_ids=[tool.id])
+    mock_llm.script(Reply.tool_call("nap", {}, id="call_nap"), Reply.text("rested"))
+    ended: list[float] = []
+    chunks: list[Any] = []
+
+    def consume() -> None:
+        chunks.extend(client.agents.messages.stream(agent.id, messages=[{"role": "user", "content": "nap"}]))
+        ended.append(time.monotonic())
+
+    reader = threading.Thread(target=consume)
+    reader.start()
+    deadline = time.monotonic() + 10
+    while not mock_llm.requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)  # the tool is sleeping in its sandbox now
+    cancelled_at = time.monotonic()
+    client.agents.messages.cancel(agent.id)
+    reader.join(10)
+    assert ended and ended[0] - cancelled_at < 1.0
+    assert chunks[-1].message_type == "stop_reason" and chunks[-1].stop_reason == "cancelled"
+    assert len(mock_llm.requests) == 1  # the loop never went on to a second step
+    history = client.agents.messages.list(agent.id, limit=50).items
+    assert "tool_return_message" not in [m.message_type for m in history]
