@@ -14,6 +14,7 @@ import httpx
 import pytest
 from letta_client import Letta
 
+from tests.api.test_background_streams import server_process  # noqa: F401 (a second memlet process)
 from tests.mock_llm import MockLLM, Reply
 
 MODEL = "openai/gpt-4o-mini"
@@ -185,3 +186,32 @@ def test_cancel_interrupts_a_running_tool_within_a_second(client: Letta, mock_ll
     assert len(mock_llm.requests) == 1  # the loop never went on to a second step
     history = client.agents.messages.list(agent.id, limit=50).items
     assert "tool_return_message" not in [m.message_type for m in history]
+
+
+def test_a_cancel_sent_to_another_process_is_noticed_within_a_second(
+    client: Letta,
+    server_process: str,  # noqa: F811 (the fixture imported above)
+    mock_llm: MockLLM,
+) -> None:
+    # Another OS process shares only the database: the loop notices the cancel by polling its run row.
+    agent = make_agent(client)
+    mock_llm.script(Reply.delay(5, Reply.text("too late")))
+    ended: list[float] = []
+    chunks: list[Any] = []
+
+    def consume() -> None:
+        chunks.extend(client.agents.messages.stream(agent.id, messages=[{"role": "user", "content": "slow"}]))
+        ended.append(time.monotonic())
+
+    reader = threading.Thread(target=consume)
+    reader.start()
+    deadline = time.monotonic() + 10
+    while not mock_llm.requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    cancelled_at = time.monotonic()
+    response = httpx.post(f"{server_process}/v1/agents/{agent.id}/messages/cancel", timeout=10)
+    assert response.status_code == 200 and list(response.json().values()) == ["cancelled"]
+    reader.join(10)
+    assert ended and ended[0] - cancelled_at < 1.0
+    assert chunks[-1].message_type == "stop_reason" and chunks[-1].stop_reason == "cancelled"
