@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from memlet.log import get_logger
 from memlet.runs.repository import RunRepository
 
-POLL_S = 0.25
+POLL_S = 0.4
 
 T = TypeVar("T")
 log = get_logger("loop.cancel_signal")
