@@ -11,18 +11,35 @@ from typing import Any
 
 from memlet.db import models as orm
 from memlet.errors import BadRequestError, PendingApprovalError
+from memlet.llm.chat_format import HEARTBEAT_PARAM, is_v2
 from memlet.llm.types import ToolCall
 from memlet.loop.agent_state import LoopState
-from memlet.loop.response import DENIAL_PREFIX, StepContext, StepResult, parse_args, run_call
+from memlet.loop.response import (
+    DENIAL_PREFIX,
+    HEARTBEAT_DENIED,
+    StepContext,
+    StepResult,
+    answered_decision,
+    ending,
+    parse_args,
+    run_call,
+)
 from memlet.loop.tool_dispatch import ToolOutcome, failure
 from memlet.messages.content import tool_return_to_text
 from memlet.messages.packing import pack_tool_return
-from memlet.messages.requests import ApprovalCreate, ToolReturnCreate
+from memlet.messages.requests import ApprovalCreate, MessageCreate, ToolReturnCreate
 
 NO_PENDING_APPROVAL = (
     "Cannot process approval response: No tool call is currently awaiting approval. Please send a regular "
     "message to interact with the agent."
 )
+# What the model reads when a client re-sends answers that were already applied (memlet's own words).
+KEEP_ALIVE = MessageCreate(
+    role="user",
+    content="<system-alert>Automatic keep-alive: the tool results above were already received. Continue from "
+    "where you left off.</system-alert>",
+)
+RECENT = 10  # how far back an already applied answer is looked for, as in Letta
 
 
 def pending_approval(rows: Sequence[orm.Message]) -> orm.Message | None:
@@ -56,14 +73,29 @@ def approval_items(inputs: Sequence[Any]) -> list[Any] | None:
     return items if found else None
 
 
+def already_applied(rows: Sequence[orm.Message], items: Sequence[Any]) -> bool:
+    """Whether every call the items answer already has its tool return among the last RECENT rows."""
+    wanted = {str(getattr(i, "tool_call_id", "")) for i in items}
+    answered: set[str] = set()
+    for row in rows[-RECENT:]:
+        if row.role == "tool":
+            answered.update(str(r.get("tool_call_id")) for r in row.tool_returns or [])
+            if row.tool_call_id:
+                answered.add(row.tool_call_id)
+    return bool(wanted) and wanted <= answered
+
+
 def check_approval(state: LoopState, items: list[Any] | None) -> orm.Message | None:
-    """The pending request the inputs answer, or None for a normal message; raises on a mismatch."""
+    """The pending request the inputs answer, or None for a normal message (or for answers already applied,
+    which Letta takes as a keep-alive); raises on a mismatch."""
     request = pending_approval(state.messages)
     if items is None:
         if request is not None:
             raise PendingApprovalError(request.id)
         return None
     if request is None:
+        if already_applied(state.messages, items):
+            return None  # a retry of answers already applied: the loop carries on with a keep-alive instead
         raise BadRequestError(NO_PENDING_APPROVAL)
     expected = sorted(c["id"] for c in request.tool_calls or [])
     received = sorted(str(getattr(i, "tool_call_id", "")) for i in items)
@@ -88,6 +120,13 @@ def _client_return(ctx: StepContext, call_id: str, item: Any) -> tuple[dict[str,
     return stored, outcome
 
 
+def _call_args(call: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
+    """A stored call's arguments without the heartbeat flag, and that flag (V2 stores it on waiting calls)."""
+    args = parse_args(ToolCall(call["id"], call["function"]["name"], call["function"]["arguments"]))
+    heartbeat = bool(args.pop(HEARTBEAT_PARAM, False)) if args is not None else False
+    return args, heartbeat
+
+
 async def resume_approval(
     ctx: StepContext, request: orm.Message, held: Sequence[dict[str, Any]], items: Sequence[Any]
 ) -> StepResult:
@@ -95,31 +134,37 @@ async def resume_approval(
 
     `items` are ApprovalReturn / ToolReturn models whose tool_call_ids exactly match the request's calls.
     Calls run here are never rule violations: the user approved them, or they were allowed when requested.
+    Whether the loop goes on follows Letta per agent type: V2 as after any call (its rules, else the heartbeat
+    the model asked for), and always after a denial, with its own heartbeat; V3 when any executed call is not
+    terminal, or when any call was denied or answered by the client.
     """
+    v2 = is_v2(ctx.agent.agent_type)
     by_id = {getattr(item, "tool_call_id", None): item for item in items}
     approvals: list[dict[str, Any]] = []
     returns: list[orm.Message] = []
     names: list[str] = []
-    for call in request.tool_calls or []:
+    decisions: list[tuple[bool, str | None]] = []
+    asked_heartbeat = False
+    for call in [*(request.tool_calls or []), *held]:
         call_id, name = call["id"], call["function"]["name"]
-        item = by_id[call_id]
-        if getattr(item, "type", "") == "tool":
+        item = by_id.get(call_id)  # None: a held call, which runs as it was allowed when requested
+        args, heartbeat = _call_args(call)
+        asked_heartbeat = asked_heartbeat or heartbeat
+        if item is not None and getattr(item, "type", "") == "tool":
             stored, outcome = _client_return(ctx, call_id, item)
             approvals.append(stored)
-        elif item.approve:
-            approvals.append({"type": "approval", "tool_call_id": call_id, "approve": True, "reason": item.reason})
-            args = parse_args(ToolCall(call_id, name, call["function"]["arguments"]))
-            outcome = await run_call(ctx, name, args, [name])
-        else:
+            decisions.append(
+                (True, None) if not v2 else answered_decision(ctx, name, heartbeat, outcome.success, v2=v2)
+            )
+        elif item is not None and not item.approve:
             approvals.append({"type": "approval", "tool_call_id": call_id, "approve": False, "reason": item.reason})
             outcome = failure(f"{DENIAL_PREFIX}{item.reason}")
-        ctx.solver.register_call(name)
-        names.append(name)
-        returns.append(ctx.tool_row(call_id, name, outcome))
-    for call in held:
-        call_id, name = call["id"], call["function"]["name"]
-        args = parse_args(ToolCall(call_id, name, call["function"]["arguments"]))
-        outcome = await run_call(ctx, name, args, [name])
+            decisions.append((True, HEARTBEAT_DENIED if v2 else None))
+        else:
+            if item is not None:
+                approvals.append({"type": "approval", "tool_call_id": call_id, "approve": True, "reason": item.reason})
+            outcome = await run_call(ctx, name, args, [name])
+            decisions.append(answered_decision(ctx, name, heartbeat, outcome.success, v2=v2))
         ctx.solver.register_call(name)
         names.append(name)
         returns.append(ctx.tool_row(call_id, name, outcome))
@@ -133,10 +178,13 @@ async def resume_approval(
     )
     for row in (response, *returns):
         row.step_id = request.step_id
-    terminal = any(ctx.solver.is_terminal(n) for n in names)
-    return StepResult(
-        rows=[response, *returns],
-        should_continue=not terminal,
-        stop_reason="tool_rule" if terminal else None,
-        tools_called=names,
-    )
+    step = StepResult(rows=[response, *returns], tools_called=names)
+    step.should_continue = any(go for go, _ in decisions)
+    if not step.should_continue:
+        return ending(ctx, step, names, asked_heartbeat, v2)
+    reason = next((r for go, r in decisions if go and r), None)
+    if v2 and reason:
+        heartbeat_row = ctx.heartbeat_row(reason)
+        heartbeat_row.step_id = request.step_id
+        step.rows.append(heartbeat_row)
+    return step

@@ -1,9 +1,9 @@
 """Cancel runs from the API: mark them cancelled, and unblock an agent left waiting for an approval.
 
-A running loop notices the cancellation at its next step boundary (`RunState.cancelled`) and stops with
-stop_reason `cancelled`. A run that stopped with `requires_approval` has already ended, but cancelling it (as in
-Letta) denies every pending call: an approval response plus one error tool return per call (including ungated
-calls held back with a mixed response), so the agent can take a normal message again.
+A running loop notices the cancellation within about half a second, even in the middle of an LLM call or a tool
+(`cancel_signal`), and stops with stop_reason `cancelled`. A run that stopped with `requires_approval` has already
+ended, but cancelling it (as in Letta) denies every pending call: an approval response plus one error tool return
+per call (including ungated calls held back with a mixed response), so the agent can take a normal message again.
 """
 
 from collections.abc import Sequence
@@ -17,6 +17,7 @@ from memlet.db import models as orm
 from memlet.db.locks import agent_xact_lock
 from memlet.loop.agent_state import LoopRepository
 from memlet.loop.approvals import held_calls, pending_approval
+from memlet.loop.cancel_signal import signal
 from memlet.loop.response import DENIAL_PREFIX, tool_return_row
 from memlet.loop.tool_dispatch import failure
 
@@ -46,6 +47,7 @@ async def cancel_runs(session: AsyncSession, agent_id: str, run_ids: Sequence[st
             continue  # already over: cancelling is a no-op, as in Letta
         run.status, run.stop_reason = "cancelled", "cancelled"
         run.completed_at = run.completed_at or datetime.now(UTC)
+        signal(run_id)  # a loop running here stops its LLM call or tool at once (others poll the row)
         cancelled = run_id
     if cancelled is not None:
         await deny_pending(session, agent_id, cancelled)

@@ -48,6 +48,9 @@ class RunOptions:
 
     max_steps: int = 50
     stream_tokens: bool = False
+    # A blocking send (a LettaResponse, an async run or a batch item), not a stream: a V2 agent's last allowed
+    # step then stops with max_steps whatever the model asked, as Letta's V2 `step()` does.
+    blocking: bool = False
     override_model: str | None = None
     llm_config_override: dict[str, Any] | None = None
     client_tools: list[dict[str, Any]] = field(default_factory=list)

@@ -27,6 +27,7 @@ HEARTBEAT_CHILD_RULE = HIDDEN + "Continuing: child tool rule."
 HEARTBEAT_VIOLATION = HIDDEN + "Continuing: tool rule violation."
 HEARTBEAT_REQUESTED = HIDDEN + "Function called using request_heartbeat=true, returning control"
 HEARTBEAT_FAILED = HIDDEN + "Function call failed, returning control"
+HEARTBEAT_DENIED = HIDDEN + "Continuing: user denied request to call tool."
 DENIAL_PREFIX = "Error: request to call tool denied. User reason: "
 
 
@@ -63,6 +64,8 @@ class StepContext:
     step_id: str
     client_tools: set[str] = field(default_factory=set)
     conversation_id: str | None = None  # the conversation the step's rows belong to (None: the agent's own)
+    # The last step a blocking V2 send may take: as in Letta's V2 `step()`, it ends the turn with max_steps.
+    final_step: bool = False
 
     def row(self, role: str, **fields: Any) -> orm.Message:
         """A new message row of this step (ids, run and step filled in)."""
@@ -204,9 +207,10 @@ def approval_request(
     calls, then the `approval` row (id = assistant id minus one, as in Letta); `approvals.resume_approval`
     runs the ungated calls after the approved ones. An approval request's otid is its id.
     """
-    content = assistant_content(result, thinking, is_v2(ctx.agent.agent_type))
-    held = [stored_call(c.id, c.name, _loop_free(a), c.arguments) for c, a in calls if c.id not in gated]
-    asked = [stored_call(c.id, c.name, _loop_free(a), c.arguments) for c, a in calls if c.id in gated]
+    v2 = is_v2(ctx.agent.agent_type)
+    content = assistant_content(result, thinking, v2)
+    held = [stored_call(c.id, c.name, _requested(a, v2), c.arguments) for c, a in calls if c.id not in gated]
+    asked = [stored_call(c.id, c.name, _requested(a, v2), c.arguments) for c, a in calls if c.id in gated]
     rows: list[orm.Message] = []
     approval_id = assistant_id
     if held:
@@ -264,6 +268,8 @@ async def handle_response(
             decision = _v2_decision(ctx, call.name, heartbeat, violated, outcome.success)
         else:
             decision = _v3_decision(ctx, call)
+        if v2 and ctx.final_step:
+            decision = (False, None)
         continues.append(decision)
         stored_args = args
         if v2 and args is not None and not ctx.solver.is_terminal(call.name):
@@ -282,11 +288,10 @@ async def handle_response(
     if invalid:
         step.stop_reason = "invalid_tool_call"
         return step
-    step.stop_reason = "tool_rule" if any(ctx.solver.is_terminal(c.name) for c, _ in calls) else "end_turn"
-    if v2 and step.stop_reason == "tool_rule":
-        # V2 reports tool_rule only when the model asked to go on; a plain terminal send_message is end_turn.
-        step.stop_reason = "tool_rule" if any(asked) else "end_turn"
-    return _require_before_exit(ctx, step, v2)
+    if v2 and ctx.final_step:
+        step.stop_reason = "max_steps"
+        return step
+    return ending(ctx, step, [c.name for c, _ in calls], any(asked), v2)
 
 
 def tool_returns_row(ctx: StepContext, outcomes: Sequence[tuple[ToolCall, ToolOutcome]]) -> orm.Message:
@@ -300,10 +305,32 @@ def tool_returns_row(ctx: StepContext, outcomes: Sequence[tuple[ToolCall, ToolOu
     return row
 
 
-def _loop_free(args: dict[str, Any] | None) -> dict[str, Any] | None:
+def _requested(args: dict[str, Any] | None, v2: bool) -> dict[str, Any] | None:
+    """A call's arguments as stored while it waits: V2 keeps whether the model asked for a heartbeat (as a bool,
+    as Letta does), since that decides whether the loop goes on once the call is answered; V3 drops it."""
     if args is None:
         return None
-    return {k: v for k, v in args.items() if k != HEARTBEAT_PARAM}
+    kept = {k: v for k, v in args.items() if k != HEARTBEAT_PARAM}
+    return {**kept, HEARTBEAT_PARAM: bool(args.get(HEARTBEAT_PARAM, False))} if v2 else kept
+
+
+def answered_decision(
+    ctx: StepContext, name: str, heartbeat: bool, success: bool, *, v2: bool
+) -> tuple[bool, str | None]:
+    """Whether the loop goes on after an answered (approved or held) call: V2 by its own rules and the
+    model's heartbeat, V3 unless the tool is terminal."""
+    if v2:
+        return _v2_decision(ctx, name, heartbeat, False, success)
+    return (not ctx.solver.is_terminal(name), None)
+
+
+def ending(ctx: StepContext, step: StepResult, names: Sequence[str], asked: bool, v2: bool) -> StepResult:
+    """Set the stop reason of a step that does not go on (unless a required-before-exit tool is still uncalled)."""
+    step.stop_reason = "tool_rule" if any(ctx.solver.is_terminal(n) for n in names) else "end_turn"
+    if v2 and step.stop_reason == "tool_rule":
+        # V2 reports tool_rule only when the model asked to go on; a plain terminal send_message is end_turn.
+        step.stop_reason = "tool_rule" if asked else "end_turn"
+    return _require_before_exit(ctx, step, v2)
 
 
 def _v3_decision(ctx: StepContext, call: ToolCall) -> tuple[bool, str | None]:

@@ -7,10 +7,12 @@ from typing import Any
 from memlet import metrics
 from memlet.db import models as orm
 from memlet.errors import LLMError, NotFoundError
+from memlet.llm.chat_format import is_v2
 from memlet.llm.client import LLMClient
 from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopRepository, LoopState
 from memlet.loop.builtin_tools import ToolContext
+from memlet.loop.cancel_signal import CancelWatch, RunCancelled
 from memlet.loop.deps import LoopDeps, RunOptions
 from memlet.loop.response import StepContext
 from memlet.messages.schemas import StopReasonType, run_status_for
@@ -44,6 +46,7 @@ class RunState:
     options: RunOptions
     solver: ToolRulesSolver
     llm: LLMClient | None = None
+    watch: CancelWatch | None = None  # fires when a client cancels the run (raced by the LLM call and tools)
     pending: list[orm.Message] = field(default_factory=list)  # input rows, written with the first step
     approval_items: list[Any] = field(default_factory=list)
     steps: int = 0
@@ -91,6 +94,9 @@ class RunState:
             step_id=step_id,
             client_tools={str(t.get("name")) for t in self.options.client_tools},
             conversation_id=self.options.conversation_id,
+            final_step=self.options.blocking
+            and is_v2(state.agent.agent_type)
+            and self.steps >= self.options.max_steps - 1,
         )
 
     def add_usage(self, step: orm.Step, usage: Any) -> None:
@@ -114,6 +120,8 @@ class RunState:
     async def fail_step(self, step: orm.Step, exc: Exception | None, stop_reason: str | None = None) -> None:
         """Write the step row as failed (its messages are never written)."""
         step.status = "failed"
+        if stop_reason is None and isinstance(exc, RunCancelled):
+            stop_reason = "cancelled"
         step.stop_reason = stop_reason or ("llm_api_error" if isinstance(exc, LLMError) else "error")
         step.error_type = type(exc).__name__ if exc else stop_reason
         step.error_data = {"message": str(exc)} if exc else None
@@ -126,7 +134,7 @@ class RunState:
         if fresh:
             async with self.deps.sessionmaker() as session:
                 self.run_status = await RunRepository(session).status_of(self.run_id)
-        return self.run_status == "cancelled"
+        return self.run_status == "cancelled" or (self.watch is not None and self.watch.fired)
 
     async def finish(self, stop_reason: str, error: Exception | None = None) -> ev.LoopEvent:
         """Close the run row, record the agent's last stop reason, and build the final event."""

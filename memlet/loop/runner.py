@@ -25,7 +25,8 @@ from memlet.errors import LLMError
 from memlet.llm.errors import LLMEmptyResponseError
 from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopRepository, LoopState
-from memlet.loop.approvals import approval_items, check_approval, held_calls, resume_approval
+from memlet.loop.approvals import KEEP_ALIVE, approval_items, check_approval, held_calls, resume_approval
+from memlet.loop.cancel_signal import CancelWatch, RunCancelled, raced
 from memlet.loop.commit import commit_step
 from memlet.loop.deps import LoopDeps, RunOptions, default_llm_for
 from memlet.loop.request_lock import agent_request_lock, engine_of
@@ -84,16 +85,23 @@ async def run_agent(
     # One turn at a time per thread: a conversation's own key, or the agent's for its default thread.
     lock_key = options.conversation_id or agent_id
     wait_s = deps.settings.agent_lock_timeout_s if options.lock_wait_s is None else options.lock_wait_s
-    async with agent_request_lock(engine, lock_key, wait_s) as conn:
+    watch = CancelWatch(deps.sessionmaker, run_id)  # polls on its own pooled connection, never the locked one
+    async with agent_request_lock(engine, lock_key, wait_s) as conn, watch:
         # All of the request's reads and writes go through the connection that holds the lock: one pooled
         # connection per running request, however many steps it takes.
         locked = replace(deps, sessionmaker=async_sessionmaker(bind=conn, expire_on_commit=False, autoflush=False))
-        async for event in _run_locked(locked, agent_id, actor_org_id, run_id, inputs, options):
+        async for event in _run_locked(locked, agent_id, actor_org_id, run_id, inputs, options, watch):
             yield event
 
 
 async def _run_locked(
-    deps: LoopDeps, agent_id: str, org_id: str, run_id: str, inputs: list[InputItem], options: RunOptions
+    deps: LoopDeps,
+    agent_id: str,
+    org_id: str,
+    run_id: str,
+    inputs: list[InputItem],
+    options: RunOptions,
+    watch: CancelWatch | None = None,
 ) -> AsyncIterator[ev.LoopEvent]:
     # One transaction: load what the first step needs, check the input against a pending approval, start the run.
     async with deps.sessionmaker() as session, session.begin():
@@ -103,8 +111,10 @@ async def _run_locked(
         answers = approval_items(inputs)
         approval = check_approval(state, answers)
         solver = ToolRulesSolver.from_stored(state.agent.tool_rules)
-        run = RunState(deps, run_id, agent_id, org_id, options, solver)
+        run = RunState(deps, run_id, agent_id, org_id, options, solver, watch=watch)
         run.pending = [input_row(i, state.agent, run_id) for i in inputs if isinstance(i, MessageCreate)]
+        if answers is not None and approval is None and not run.pending:
+            run.pending = [input_row(KEEP_ALIVE, state.agent, run_id)]  # answers re-sent after they were applied
         run.approval_items = answers or []
         run.run_status = await RunRepository(session).start_run(
             run_id=run_id,
@@ -130,7 +140,7 @@ async def _run_locked(
 async def _resume(run: RunState, state: LoopState, approval: orm.Message) -> tuple[StepResult, list[StoredMessage]]:
     """Apply the client's approval answers (a step without an LLM call, reusing the request's step id)."""
     ctx = run.step_context(state, approval.step_id or ids.new_id(ids.Prefix.STEP))
-    result = await resume_approval(ctx, approval, held_calls(state.messages), run.approval_items)
+    result = await raced(run.watch, resume_approval(ctx, approval, held_calls(state.messages), run.approval_items))
     run.tools_used += result.tools_called
     committed = await commit_step(
         run.deps.sessionmaker,
@@ -147,7 +157,11 @@ async def _resume(run: RunState, state: LoopState, approval: orm.Message) -> tup
 
 async def _steps(run: RunState, state: LoopState, approval: orm.Message | None) -> AsyncIterator[ev.LoopEvent]:
     if approval is not None:
-        resumed, committed = await _resume(run, state, approval)
+        try:
+            resumed, committed = await _resume(run, state, approval)
+        except RunCancelled:  # cancelled while an approved tool ran: nothing of the answer is written
+            yield await run.finish("cancelled")
+            return
         yield ev.MessagesCommitted(committed)
         if not resumed.should_continue:
             yield await run.finish(resumed.stop_reason or "end_turn")
@@ -162,6 +176,9 @@ async def _steps(run: RunState, state: LoopState, approval: orm.Message | None) 
         try:
             async for event in llm_step(run, state, outcome):
                 yield event
+        except RunCancelled:
+            yield await run.finish("cancelled")
+            return
         except ContextOverflowError as exc:
             yield await run.finish("context_window_overflow_in_system_prompt", exc)
             return

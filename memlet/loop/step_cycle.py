@@ -11,6 +11,7 @@ from memlet.llm.chat_format import is_v2
 from memlet.llm.errors import ContextWindowExceededError
 from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopState
+from memlet.loop.cancel_signal import guarded, raced
 from memlet.loop.chat_request import inner_thoughts_in_kwargs
 from memlet.loop.commit import commit_step
 from memlet.loop.compaction_plan import trigger_threshold
@@ -75,16 +76,19 @@ async def llm_step(run: RunState, state: LoopState, outcome: list[StepResult]) -
             thoughts_in_content=not inner_thoughts_in_kwargs(agent),
         )
         try:
-            async for delta in call_llm(
-                run.llm,
-                state,
-                system_text,
-                run.pending,
-                tools,
-                tool_choice,
-                run.options.stream_tokens,
-                labels,
-                result_box,
+            async for delta in guarded(
+                run.watch,
+                call_llm(
+                    run.llm,
+                    state,
+                    system_text,
+                    run.pending,
+                    tools,
+                    tool_choice,
+                    run.options.stream_tokens,
+                    labels,
+                    result_box,
+                ),
             ):
                 yield delta
             break
@@ -112,7 +116,7 @@ async def llm_step(run: RunState, state: LoopState, outcome: list[StepResult]) -
             raise
     chat = result_box[0]
     run.add_usage(step, chat.usage)
-    result = await handle_response(ctx, chat, allowed, assistant_id)
+    result = await raced(run.watch, handle_response(ctx, chat, allowed, assistant_id))
     outcome.append(result)
     if result.stop_reason == "no_tool_call":
         await run.fail_step(step, None, stop_reason="no_tool_call")

@@ -109,6 +109,20 @@ def to_letta_messages(
     return views
 
 
+def is_heartbeat(row: StoredMessage) -> bool:
+    """Whether a row is a loop's heartbeat (a user row packed as ``{"type": "heartbeat", ...}``)."""
+    if row.role != MessageRole.user:
+        return False
+    text = _text_of(row)
+    if '"heartbeat"' not in text:
+        return False
+    try:
+        packed = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(packed, dict) and packed.get("type") == "heartbeat"
+
+
 def filter_message_types(
     messages: Sequence[LettaMessage], include_return_message_types: Sequence[MessageType | str] | None
 ) -> list[LettaMessage]:

@@ -201,6 +201,7 @@ class SendService:
         options = RunOptions(
             max_steps=req.max_steps,
             stream_tokens=stream_tokens,
+            blocking=sink is None,
             override_model=req.override_model,
             llm_config_override=llm_override,
             client_tools=[t.model_dump() for t in req.client_tools or []],

@@ -1,8 +1,14 @@
 """Loop events → public messages and Server-Sent Events, in Letta's exact wire format.
 
 Each event is one ``data: <compact json>\\n\\n`` line; only errors carry an event name (``event: error``). A stream
-ends with ``stop_reason``, then ``usage_statistics`` (success only), then ``data: [DONE]``. In token mode the
+ends with ``stop_reason``, then ``usage_statistics`` (success only), then ``data: [DONE]``; a cancelled run ends,
+as Letta's cancellation-aware stream does, with ``stop_reason: cancelled`` and ``[DONE]`` only. In token mode the
 fragments of a message share its ``id``; when the step commits, the parts already streamed are not sent again.
+Heartbeat rows of V2 agents are stored but never shown in a send's response or stream (Letta filters them too).
+
+Error types follow Letta: an error before the loop streamed anything keeps its own type (``llm_error``,
+``llm_rate_limit``..., else ``internal_error``); once a letta_v1 agent's stream has started, any error is an
+``internal_error`` "An error occurred during agent execution." with the cause in ``detail``.
 """
 
 import uuid
@@ -29,9 +35,10 @@ from memlet.messages.schemas import (
     ToolCallDelta,
     ToolCallMessage,
 )
-from memlet.messages.views import filter_message_types, to_letta_messages
+from memlet.messages.views import filter_message_types, is_heartbeat, to_letta_messages
 
 DONE = "data: [DONE]\n\n"
+MID_STREAM_ERROR = "An error occurred during agent execution."
 _DELTA_TYPES = {
     "assistant": "assistant_message",
     "reasoning": "reasoning_message",
@@ -64,9 +71,10 @@ class ViewOptions:
 
 
 def public_views(rows: Sequence[StoredMessage], opts: ViewOptions) -> list[LettaMessage]:
-    """The committed rows as the client sees them, filtered by ``include_return_message_types``."""
+    """The committed rows as the client sees them (heartbeats left out), filtered by
+    ``include_return_message_types``."""
     views = to_letta_messages(
-        rows,
+        [row for row in rows if not is_heartbeat(row)],
         use_assistant_message=opts.use_assistant_message,
         assistant_message_tool_name=opts.assistant_message_tool_name,
         assistant_message_tool_kwarg=opts.assistant_message_tool_kwarg,
@@ -123,11 +131,18 @@ class EventRenderer:
         self.run_id = run_id
         self.opts = opts
         self._streamed: set[tuple[str, str]] = set()
+        self._started = False  # whether the loop's output has reached the stream (pings do not count)
 
     def _wanted(self, message_type: str) -> bool:
         return self.opts.include_types is None or message_type in {str(t) for t in self.opts.include_types}
 
     def render(self, event: ev.LoopEvent) -> list[str]:
+        chunks = self._render(event)
+        if not isinstance(event, ev.RunFinished | ev.RunFailed):
+            self._started = self._started or bool(chunks)
+        return chunks
+
+    def _render(self, event: ev.LoopEvent) -> list[str]:
         if isinstance(event, ev.TokenDelta):
             view = delta_view(event, self.run_id, self.opts.reasoning_source)
             self._streamed.add((event.message_id, _DELTA_TYPES[event.kind]))
@@ -139,7 +154,15 @@ class EventRenderer:
             view = compaction_event(event, self.run_id)
             return [sse(view)] if self._wanted(view.message_type) else []
         if isinstance(event, ev.RunFinished):
+            if event.stop_reason == "cancelled":
+                return [sse(stop_reason(event.stop_reason)), DONE]
             return [sse(stop_reason(event.stop_reason)), sse(usage_of(event.usage)), DONE]
+        if self._started and self.opts.text_is_assistant:
+            detail = str(event.error) or repr(event.error)
+            item = LettaErrorMessage(
+                run_id=self.run_id, error_type="internal_error", message=MID_STREAM_ERROR, detail=detail
+            )
+            return [sse(stop_reason(event.stop_reason)), sse_error(item), DONE]
         return self.failure(event.error, event.stop_reason, event.error_type)
 
     def failure(self, error: BaseException, reason: str = "error", error_type: str | None = None) -> list[str]:

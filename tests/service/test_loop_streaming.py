@@ -278,7 +278,10 @@ class TestV2ParsedArguments:
         assert approvals[0].name == "launch"
         arguments = json.loads("".join(f.arguments or "" for f in approvals))
         assert "thinking" not in arguments
-        assert arguments == json.loads(request_view.tool_call.arguments)
+        stored = json.loads(request_view.tool_call.arguments)
+        # As in Letta, a waiting V2 call keeps whether the model asked for a heartbeat (it decides what follows).
+        assert stored.pop("request_heartbeat") is False
+        assert arguments == stored
 
     async def test_two_calls_in_one_response_keep_only_the_first(self, loop_env: LoopEnv, mock_llm) -> None:
         # Letta's V2 loop runs one call per step: a second call in the same response is dropped, not stored.

@@ -1,0 +1,121 @@
+"""Noticing a cancel while a step runs, not only between steps.
+
+A `CancelWatch` lives as long as one request. It fires when the run's row turns `cancelled` (polled every
+`POLL_S` on its own pooled connection, so a cancel sent to another memlet process is seen too) or at once when
+this process cancels the run (`signal`). The LLM call, its stream and the tool execution of a step race the
+watch (`raced`, `guarded`); when it fires first they are cancelled and `RunCancelled` is raised, so the run
+ends within about half a second of the cancel. Commits are never raced: a step is written whole or not at all.
+"""
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable
+from types import TracebackType
+from typing import Self, TypeVar
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from memlet.log import get_logger
+from memlet.runs.repository import RunRepository
+
+POLL_S = 0.4
+
+T = TypeVar("T")
+log = get_logger("loop.cancel_signal")
+_watches: dict[str, asyncio.Event] = {}
+
+
+class RunCancelled(Exception):
+    """The run was cancelled while a step was in flight."""
+
+
+def signal(run_id: str) -> None:
+    """Fire the watch of `run_id` if it runs in this process (the cancel routes call this)."""
+    event = _watches.get(run_id)
+    if event is not None:
+        event.set()
+
+
+class CancelWatch:
+    """The cancel signal of one run: an in-process event plus a poll of the run row."""
+
+    def __init__(self, sessionmaker: async_sessionmaker[AsyncSession], run_id: str) -> None:
+        self.sessionmaker = sessionmaker
+        self.run_id = run_id
+        self.event = asyncio.Event()
+        self._poller: asyncio.Task[None] | None = None
+
+    @property
+    def fired(self) -> bool:
+        return self.event.is_set()
+
+    async def __aenter__(self) -> Self:
+        _watches[self.run_id] = self.event
+        self._poller = asyncio.create_task(self._poll())
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        _watches.pop(self.run_id, None)
+        if self._poller is not None:
+            self._poller.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._poller
+
+    async def _poll(self) -> None:
+        while not self.event.is_set():
+            await asyncio.sleep(POLL_S)
+            try:
+                async with self.sessionmaker() as session:
+                    status = await RunRepository(session).status_of(self.run_id)
+            except Exception:  # a failed poll is retried; the step-boundary check still reads the row
+                log.warning("could not read the run's status", extra={"run_id": self.run_id})
+                continue
+            if status == "cancelled":
+                self.event.set()
+
+    async def race(self, work: Awaitable[T]) -> T:
+        """Await `work` unless the run is cancelled first (then `work` is cancelled and RunCancelled raised)."""
+        task = asyncio.ensure_future(work)
+        waiter = asyncio.ensure_future(self.event.wait())
+        try:
+            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            task.cancel()
+            raise
+        finally:
+            waiter.cancel()
+        if task.done():
+            return task.result()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+        raise RunCancelled(self.run_id)
+
+
+async def raced(watch: CancelWatch | None, work: Awaitable[T]) -> T:
+    """`work`, raced against the watch when there is one."""
+    if watch is None:
+        return await work
+    return await watch.race(work)
+
+
+async def guarded(watch: CancelWatch | None, items: AsyncIterator[T]) -> AsyncIterator[T]:
+    """The items of `items`, each one raced against the watch when there is one."""
+    if watch is None:
+        async for item in items:
+            yield item
+        return
+    try:
+        while True:
+            try:
+                item = await watch.race(anext(items))
+            except StopAsyncIteration:
+                return
+            yield item
+    finally:
+        aclose = getattr(items, "aclose", None)
+        if aclose is not None:
+            with contextlib.suppress(Exception):
+                await aclose()
