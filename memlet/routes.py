@@ -5,6 +5,8 @@ from fastapi import APIRouter, Depends
 from memlet.agent_files.router import router as agent_files_io_router
 from memlet.agents.blocks_router import router as core_memory_router
 from memlet.agents.folders_router import router as agent_folders_router
+from memlet.agents.internal_router import block_router as internal_block_agents_router
+from memlet.agents.internal_router import router as internal_agents_router
 from memlet.agents.lookup_router import archive_router as agents_by_archive_router
 from memlet.agents.lookup_router import block_router as agents_by_block_router
 from memlet.agents.lookup_router import identity_router as agents_by_identity_router
@@ -13,6 +15,7 @@ from memlet.agents.tools_router import router as agent_tools_router
 from memlet.api.validators import check_request_input
 from memlet.archives.router import agent_router as agent_archives_router
 from memlet.archives.router import router as archives_router
+from memlet.blocks.internal_router import router as internal_blocks_router
 from memlet.blocks.router import router as blocks_router
 from memlet.conversations.router import router as conversations_router
 from memlet.folders.agent_files_router import router as agent_files_router
@@ -31,6 +34,8 @@ from memlet.messages.router import router as messages_router
 from memlet.passages.agent_router import router as archival_memory_router
 from memlet.passages.router import router as passages_router
 from memlet.providers.router import models_router, providers_router
+from memlet.runs.internal_router import router as internal_runs_router
+from memlet.runs.internal_router import telemetry_router
 from memlet.runs.router import router as runs_router
 from memlet.runs.steps_router import router as steps_router
 from memlet.tags.router import router as tags_router
@@ -82,6 +87,11 @@ ROUTERS: list[APIRouter] = [
     mcp_servers_router,
     mcp_legacy_router,  # before tools_router: /tools/mcp/... is not a tool id
     tools_router,
+    internal_agents_router,
+    internal_blocks_router,
+    internal_block_agents_router,
+    internal_runs_router,
+    telemetry_router,
 ]
 
 

@@ -31,6 +31,7 @@ class AgentFilters:
         identifier_keys: Sequence[str] | None = None,
         last_stop_reason: str | None = None,
         created_by_id: str | None = None,
+        exclude_hidden: bool = False,
     ) -> None:
         self.name = name
         self.tags = list(tags or [])
@@ -43,6 +44,7 @@ class AgentFilters:
         self.identifier_keys = list(identifier_keys or [])
         self.last_stop_reason = last_stop_reason
         self.created_by_id = created_by_id
+        self.exclude_hidden = exclude_hidden
 
     def apply(self, stmt: Select, org_id: str) -> Select:  # type: ignore[type-arg]
         a = orm.Agent
@@ -57,6 +59,8 @@ class AgentFilters:
         ):
             if value is not None:
                 stmt = stmt.where(column == value)
+        if self.exclude_hidden:
+            stmt = stmt.where(a.hidden.is_not(True))
         if self.query_text:
             stmt = stmt.where(a.name.ilike(f"%{escape_like(self.query_text)}%", escape="\\"))
         if self.tags:
