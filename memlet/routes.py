@@ -42,6 +42,7 @@ from memlet.tags.router import router as tags_router
 from memlet.tools.router import router as tools_router
 from memlet.turns.agent_router import router as agent_messages_router
 from memlet.turns.batch_router import router as batches_router
+from memlet.turns.chat_router import router as chat_completions_router
 from memlet.turns.conversation_router import router as conversation_turns_router
 from memlet.turns.generate_router import router as agent_generate_router
 from memlet.turns.resume_router import router as run_stream_router
@@ -84,6 +85,7 @@ ROUTERS: list[APIRouter] = [
     agent_tools_router,
     agent_tool_run_router,
     agent_generate_router,
+    chat_completions_router,
     mcp_servers_router,
     mcp_legacy_router,  # before tools_router: /tools/mcp/... is not a tool id
     tools_router,

@@ -277,10 +277,17 @@ class SendService:
         )
 
     async def open_stream(
-        self, agent_id: str, req: LettaStreamingRequest, run_type: str, *, conversation_id: str | None = None
+        self,
+        agent_id: str,
+        req: LettaStreamingRequest,
+        run_type: str,
+        *,
+        conversation_id: str | None = None,
+        renderer_for: Callable[[str, ViewOptions], EventRenderer] = EventRenderer,
     ) -> AsyncIterator[str]:
         """Start a streamed run (or attach to the run a retry repeats); errors before the loop holds the agent's
-        lock are raised here, as HTTP errors. A background run's stream reads the chunk log."""
+        lock are raised here, as HTTP errors. A background run's stream reads the chunk log. `renderer_for` makes
+        the run's chunks (Letta's messages by default; OpenAI chunks for chat completions)."""
         agent_type = await self.agent_type(agent_id)
         override = await self.model_override(req)
         token, otids = request_identity(req)
@@ -302,7 +309,7 @@ class SendService:
                 return self.attach(earlier, req)
             raise AgentBusyError(agent_id) from None
         chunks = ChunkLog(self.deps.sessionmaker, run.id)
-        renderer = EventRenderer(run.id, view_options(agent_type, req))
+        renderer = renderer_for(run.id, view_options(agent_type, req))
         pump = StreamPump(renderer, chunks, include_pings=req.include_pings, live=not req.background)
         wait_s = self.deps.settings.stream_lock_wait_s
         self.launch(
