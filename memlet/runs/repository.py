@@ -270,6 +270,11 @@ class RunRepository:
             stmt = stmt.where(r.id != exclude)
         stmt = stmt.order_by(case((r.status == "running", 0), else_=1), r.created_at).limit(1)
         holder: str | None = await self.session.scalar(stmt)
+        if holder is None:  # it ended between the refused lock and this lookup: name the run that just finished
+            recent = select(r.id).where(r.agent_id == agent_id, r.completed_at.is_not(None))
+            if exclude is not None:
+                recent = recent.where(r.id != exclude)
+            holder = await self.session.scalar(recent.order_by(r.completed_at.desc()).limit(1))
         return holder
 
     async def forget_request(self, run_id: str) -> None:

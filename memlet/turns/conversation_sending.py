@@ -53,7 +53,11 @@ class ConversationSendService(SendService):
         except IntegrityError as exc:
             if "ux_runs_active_conversation" not in str(exc.orig):
                 raise
-            raise AgentBusyError(self.thread.key, await self._active_run()) from None
+            holder = await self._active_run()
+            if holder is None:  # the run that took the slot already ended: name it all the same
+                async with self.deps.sessionmaker() as session:
+                    holder = await RunRepository(session).lock_holder(self.thread.agent.id, exclude=run.id)
+            raise AgentBusyError(self.thread.key, holder) from None
 
     async def touch(self) -> None:
         """A conversation's `last_message_at` is set when a request arrives (as in Letta, even if a 409 follows)."""
