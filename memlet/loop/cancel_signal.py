@@ -1,8 +1,9 @@
 """Noticing a cancel while a step runs, not only between steps.
 
-A `CancelWatch` lives as long as one request. It fires when the run's row turns `cancelled` (polled every
-`POLL_S` on its own pooled connection, so a cancel sent to another memlet process is seen too) or at once when
-this process cancels the run (`signal`). The LLM call, its stream and the tool execution of a step race the
+A `CancelWatch` lives as long as one request. It fires when the run's row turns `cancelled` or at once when this
+process cancels the run (`signal`). One poller per event loop reads the rows of every watched run in one statement
+every `POLL_S` (so a cancel sent to another memlet process is seen too), whatever the number of runs in flight: 50
+slow turns cost one connection every 0.4 s, not 50. The LLM call, its stream and the tool execution of a step race the
 watch (`raced`, `guarded`); when it fires first they are cancelled and `RunCancelled` is raised, so the run
 ends within about half a second of the cancel. Commits are never raced: a step is written whole or not at all.
 """
@@ -23,6 +24,38 @@ POLL_S = 0.4
 T = TypeVar("T")
 log = get_logger("loop.cancel_signal")
 _watches: dict[str, asyncio.Event] = {}
+_pollers: dict[asyncio.AbstractEventLoop, "_Poller"] = {}
+
+
+class _Poller:
+    """The watched runs of one event loop, polled together."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, tuple[asyncio.Event, async_sessionmaker[AsyncSession]]] = {}
+        self.task: asyncio.Task[None] | None = None
+
+    def add(self, run_id: str, event: asyncio.Event, maker: async_sessionmaker[AsyncSession]) -> None:
+        self.runs[run_id] = (event, maker)
+        if self.task is None or self.task.done():
+            self.task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        while self.runs:
+            await asyncio.sleep(POLL_S)
+            groups: dict[async_sessionmaker[AsyncSession], list[str]] = {}
+            for run_id, (event, maker) in list(self.runs.items()):
+                if not event.is_set():
+                    groups.setdefault(maker, []).append(run_id)
+            for maker, run_ids in groups.items():
+                try:
+                    async with maker() as session:
+                        cancelled = await RunRepository(session).cancelled_among(run_ids)
+                except Exception:  # a failed poll is retried; the step-boundary check still reads the rows
+                    log.warning("could not read the runs' status", extra={"run_ids": run_ids})
+                    continue
+                for run_id in cancelled:
+                    if (watched := self.runs.get(run_id)) is not None:
+                        watched[0].set()
 
 
 class RunCancelled(Exception):
@@ -43,7 +76,6 @@ class CancelWatch:
         self.sessionmaker = sessionmaker
         self.run_id = run_id
         self.event = asyncio.Event()
-        self._poller: asyncio.Task[None] | None = None
 
     @property
     def fired(self) -> bool:
@@ -51,29 +83,17 @@ class CancelWatch:
 
     async def __aenter__(self) -> Self:
         _watches[self.run_id] = self.event
-        self._poller = asyncio.create_task(self._poll())
+        loop = asyncio.get_running_loop()
+        _pollers.setdefault(loop, _Poller()).add(self.run_id, self.event, self.sessionmaker)
         return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         _watches.pop(self.run_id, None)
-        if self._poller is not None:
-            self._poller.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._poller
-
-    async def _poll(self) -> None:
-        while not self.event.is_set():
-            await asyncio.sleep(POLL_S)
-            try:
-                async with self.sessionmaker() as session:
-                    status = await RunRepository(session).status_of(self.run_id)
-            except Exception:  # a failed poll is retried; the step-boundary check still reads the row
-                log.warning("could not read the run's status", extra={"run_id": self.run_id})
-                continue
-            if status == "cancelled":
-                self.event.set()
+        poller = _pollers.get(asyncio.get_running_loop())
+        if poller is not None:
+            poller.runs.pop(self.run_id, None)
 
     async def race(self, work: Awaitable[T]) -> T:
         """Await `work` unless the run is cancelled first (then `work` is cancelled and RunCancelled raised)."""

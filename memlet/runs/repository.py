@@ -141,6 +141,13 @@ class RunRepository:
         ).returning(orm.Run.status)
         return str(await self.session.scalar(stmt))
 
+    async def cancelled_among(self, run_ids: Sequence[str]) -> list[str]:
+        """Which of `run_ids` are cancelled (one statement for every run a process is watching)."""
+        rows = await self.session.scalars(
+            select(orm.Run.id).where(orm.Run.id.in_(list(run_ids)), orm.Run.status == "cancelled")
+        )
+        return list(rows)
+
     async def status_of(self, run_id: str) -> str | None:
         status: str | None = await self.session.scalar(select(orm.Run.status).where(orm.Run.id == run_id))
         return status

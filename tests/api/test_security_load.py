@@ -17,8 +17,9 @@ TURNS = 50
 LLM_DELAY_S = 6.0
 
 
-def own_server(settings: Settings, pg_uri: str, **overrides: object) -> Iterator[LiveServer]:
-    server = LiveServer(settings.model_copy(update={"llm_timeout_s": 30, **overrides})).start()
+def own_server(settings: Settings, pg_uri: str, llm: MockLLM, **overrides: object) -> Iterator[LiveServer]:
+    update = {"llm_timeout_s": 30, "openai_base_url": llm.base_url, **overrides}
+    server = LiveServer(settings.model_copy(update=update)).start()
     try:
         yield server
     finally:
@@ -27,13 +28,23 @@ def own_server(settings: Settings, pg_uri: str, **overrides: object) -> Iterator
 
 
 @pytest.fixture
-def roomy(settings: Settings, pg_uri: str) -> Iterator[LiveServer]:
-    yield from own_server(settings, pg_uri)
+def slow_llm() -> Iterator[MockLLM]:
+    """A mock LLM of these tests' own: no request left over from another test can take one of their replies."""
+    mock = MockLLM.start()
+    try:
+        yield mock
+    finally:
+        mock.stop()
 
 
 @pytest.fixture
-def tight(settings: Settings, pg_uri: str) -> Iterator[LiveServer]:
-    yield from own_server(settings, pg_uri, max_concurrent_turns=3)
+def roomy(settings: Settings, pg_uri: str, slow_llm: MockLLM) -> Iterator[LiveServer]:
+    yield from own_server(settings, pg_uri, slow_llm)
+
+
+@pytest.fixture
+def tight(settings: Settings, pg_uri: str, slow_llm: MockLLM) -> Iterator[LiveServer]:
+    yield from own_server(settings, pg_uri, slow_llm, max_concurrent_turns=3)
 
 
 def make_agents(http: httpx.Client, count: int) -> list[str]:
@@ -64,15 +75,15 @@ def percentile(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def test_reads_stay_fast_while_50_turns_wait_on_a_slow_llm(roomy: LiveServer, mock_llm: MockLLM) -> None:
-    mock_llm.reset()
+def test_reads_stay_fast_while_50_turns_wait_on_a_slow_llm(roomy: LiveServer, slow_llm: MockLLM) -> None:
+    slow_llm.reset()
     with httpx.Client(base_url=roomy.base_url, timeout=60) as http:
         agents = make_agents(http, TURNS)
-        mock_llm.script(*[Reply.delay(LLM_DELAY_S, then=Reply.text("slow answer"))] * TURNS)
+        slow_llm.script(*[Reply.delay(LLM_DELAY_S, then=Reply.text("slow answer"))] * TURNS)
         with ThreadPoolExecutor(TURNS) as pool:
             sends = [pool.submit(send, roomy.base_url, agent) for agent in agents]
             # Every turn now waits on the LLM, holding its agent lock (a starved server gets fewer this far).
-            reached = wait_for_llm_requests(mock_llm, TURNS, timeout_s=LLM_DELAY_S)
+            reached = wait_for_llm_requests(slow_llm, TURNS, timeout_s=LLM_DELAY_S)
             latencies, statuses = [], []
             window_end = time.monotonic() + LLM_DELAY_S - 1.0
             while time.monotonic() < window_end:
@@ -95,14 +106,14 @@ def test_reads_stay_fast_while_50_turns_wait_on_a_slow_llm(roomy: LiveServer, mo
     assert codes == [200] * TURNS
 
 
-def test_past_the_turn_limit_a_fast_429_with_retry_after(tight: LiveServer, mock_llm: MockLLM) -> None:
-    mock_llm.reset()
+def test_past_the_turn_limit_a_fast_429_with_retry_after(tight: LiveServer, slow_llm: MockLLM) -> None:
+    slow_llm.reset()
     with httpx.Client(base_url=tight.base_url, timeout=60) as http:
         agents = make_agents(http, 5)
-        mock_llm.script(*[Reply.delay(LLM_DELAY_S, then=Reply.text("slow answer"))] * 3)
+        slow_llm.script(*[Reply.delay(LLM_DELAY_S, then=Reply.text("slow answer"))] * 3)
         with ThreadPoolExecutor(3) as pool:
             busy = [pool.submit(send, tight.base_url, agent) for agent in agents[:3]]
-            assert wait_for_llm_requests(mock_llm, 3) == 3
+            assert wait_for_llm_requests(slow_llm, 3) == 3
             started = time.perf_counter()
             rejected = send(tight.base_url, agents[3])
             rejected_ms = (time.perf_counter() - started) * 1000
@@ -120,11 +131,11 @@ def test_past_the_turn_limit_a_fast_429_with_retry_after(tight: LiveServer, mock
     assert send(tight.base_url, agents[3]).status_code == 200  # the slots came back
 
 
-def test_failed_turns_give_their_slot_back(tight: LiveServer, mock_llm: MockLLM) -> None:
-    mock_llm.reset()
+def test_failed_turns_give_their_slot_back(tight: LiveServer, slow_llm: MockLLM) -> None:
+    slow_llm.reset()
     with httpx.Client(base_url=tight.base_url, timeout=60) as http:
         agent = make_agents(http, 1)[0]
-        mock_llm.script(Reply.error(status=400, times=4))
+        slow_llm.script(Reply.error(status=400, times=4))
         codes = [send(tight.base_url, agent).status_code for _ in range(4)]
         assert all(code >= 400 and code != 429 for code in codes), codes
         assert send(tight.base_url, agent).status_code == 200  # four failures later, a slot is still free
