@@ -24,6 +24,7 @@ from memlet import metrics
 from memlet.llm.anthropic_errors import ANTHROPIC_ERRORS, to_llm_error
 from memlet.llm.anthropic_format import AnthropicOptions, request_body
 from memlet.llm.errors import LLMEmptyResponseError
+from memlet.llm.first_chunk import with_first_chunk
 from memlet.llm.retry import RetryPolicy, with_retries
 from memlet.llm.types import (
     ChatEvent,
@@ -291,12 +292,7 @@ class AnthropicClient:
         self, body: dict[str, Any]
     ) -> tuple[anthropic.AsyncStream[RawMessageStreamEvent], RawMessageStreamEvent | None]:
         # Reading the first event inside the retried call means early stream errors are retried too.
-        stream = await self._create(body, stream=True)
-        try:
-            return stream, await anext(stream, None)
-        except BaseException:
-            await stream.close()
-            raise
+        return await with_first_chunk(await self._create(body, stream=True))
 
     async def _create(self, body: dict[str, Any], *, stream: bool) -> Any:
         """POST /v1/messages with the body as built (plain JSON already; the SDK's transform step is skipped)."""

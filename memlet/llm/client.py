@@ -31,6 +31,7 @@ from memlet.llm.errors import (
     llm_error,
     to_llm_error,
 )
+from memlet.llm.first_chunk import with_first_chunk
 from memlet.llm.retry import RetryPolicy, is_retryable, parse_retry_after, retry_after_seconds, with_retries
 from memlet.llm.types import (
     ChatEvent,
@@ -295,12 +296,7 @@ class OpenAICompatibleClient:
         self, params: dict[str, Any]
     ) -> tuple[openai.AsyncStream[ChatCompletionChunk], ChatCompletionChunk | None]:
         # Reading the first chunk inside the retried call means early stream errors are retried too.
-        stream = await self._create(params, stream=True)
-        try:
-            return stream, await anext(stream, None)
-        except BaseException:
-            await stream.close()
-            raise
+        return await with_first_chunk(await self._create(params, stream=True))
 
     async def _create(self, params: dict[str, Any], *, stream: bool) -> Any:
         """POST /chat/completions with the body as built.
