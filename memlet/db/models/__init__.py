@@ -4,6 +4,7 @@ from memlet.db.models.agent import Agent, AgentTag
 from memlet.db.models.block import Block, BlockAgent
 from memlet.db.models.conversation import Conversation, ConversationBlock, ConversationMessage
 from memlet.db.models.folder import FileAgent, FileContent, FileMetadata, Source, SourceAgent
+from memlet.db.models.group import Group, GroupAgent, GroupBlock
 from memlet.db.models.identity import Identity, IdentityAgent, IdentityBlock
 from memlet.db.models.job import BatchItem, Job
 from memlet.db.models.mcp import MCPOAuthSession, MCPServer
@@ -28,6 +29,9 @@ __all__ = [
     "FileAgent",
     "FileContent",
     "FileMetadata",
+    "Group",
+    "GroupAgent",
+    "GroupBlock",
     "Identity",
     "IdentityAgent",
     "IdentityBlock",

@@ -2,7 +2,7 @@ from datetime import datetime
 from typing import Any
 
 from pgvector.sqlalchemy import Vector
-from sqlalchemy import BigInteger, Boolean, DateTime, ForeignKey, Identity, Index, Integer, String
+from sqlalchemy import BigInteger, Boolean, DateTime, ForeignKey, Identity, Index, Integer, String, text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -16,6 +16,7 @@ class Message(TimestampMixin, OrgScopedMixin, Base):
     __table_args__ = (
         Index("ix_messages_agent_seq", "agent_id", "sequence_id"),
         Index("ix_messages_run_seq", "run_id", "sequence_id"),
+        Index("ix_messages_group_id", "group_id", postgresql_where=text("group_id IS NOT NULL")),
     )
 
     id: Mapped[str] = mapped_column(String, primary_key=True)
