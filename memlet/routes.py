@@ -39,6 +39,7 @@ from memlet.runs.internal_router import telemetry_router
 from memlet.runs.router import router as runs_router
 from memlet.runs.steps_router import router as steps_router
 from memlet.tags.router import router as tags_router
+from memlet.templates.router import router as internal_templates_router
 from memlet.tools.router import router as tools_router
 from memlet.turns.agent_router import router as agent_messages_router
 from memlet.turns.batch_router import router as batches_router
@@ -93,6 +94,7 @@ ROUTERS: list[APIRouter] = [
     internal_blocks_router,
     internal_block_agents_router,
     internal_runs_router,
+    internal_templates_router,
     telemetry_router,
 ]
 

@@ -106,6 +106,15 @@ class AgentRepository:
             stmt = stmt.with_for_update()
         return await self.session.scalar(stmt)
 
+    async def in_deployment(self, org_id: str, deployment_id: str) -> list[orm.Agent]:
+        """The agents a template deployment created, oldest first."""
+        rows = await self.session.scalars(
+            select(orm.Agent)
+            .where(orm.Agent.organization_id == org_id, orm.Agent.deployment_id == deployment_id)
+            .order_by(orm.Agent.created_at, orm.Agent.id)
+        )
+        return list(rows)
+
     async def agent_type(self, org_id: str, agent_id: str) -> str | None:
         return await self.session.scalar(
             select(orm.Agent.agent_type).where(orm.Agent.id == agent_id, orm.Agent.organization_id == org_id)

@@ -259,6 +259,15 @@ class CreateAgent(BaseModel):
 CreateAgentRequest = CreateAgent
 
 
+class InternalTemplateAgentCreate(CreateAgent):
+    """Body of `POST /v1/_internal_templates/agents`: an agent deployed from a template, stamped with its origin."""
+
+    base_template_id: str  # type: ignore[assignment]
+    template_id: str  # type: ignore[assignment]
+    deployment_id: str
+    entity_id: str
+
+
 class UpdateAgent(BaseModel):
     """Body of `PATCH /v1/agents/{agent_id}`; apply with `model_dump(exclude_unset=True)`."""
 

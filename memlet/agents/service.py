@@ -10,7 +10,7 @@ from memlet.actor import Actor
 from memlet.agents.initial_messages import initial_messages
 from memlet.agents.parts import CompactionSettings
 from memlet.agents.repository import AgentFilters, AgentRepository
-from memlet.agents.schemas import AgentState, CreateAgent, UpdateAgent
+from memlet.agents.schemas import AgentState, CreateAgent, InternalTemplateAgentCreate, UpdateAgent
 from memlet.agents.system_message import refresh_system_message
 from memlet.agents.views import ALL_RELATIONSHIPS, DEFAULT_RELATIONSHIPS, AgentRelations, agent_state
 from memlet.blocks.repository import BlockRepository
@@ -164,7 +164,7 @@ class AgentService:
         if isinstance(url, str) and url:
             await self.catalog.outbound.check_url(url, field)
 
-    async def _tools_for(self, actor: Actor, req: CreateAgent) -> list[orm.Tool]:
+    async def _tools_for(self, actor: Actor, req: CreateAgent, *, ignore_missing: bool) -> list[orm.Tool]:
         names = list(req.tools or [])
         if req.include_base_tools:
             names = (
@@ -177,11 +177,11 @@ class AgentService:
             )
         by_name = await self.tools.by_names(actor.organization_id, names)
         missing = sorted(set(names) - {t.name for t in by_name})
-        if missing:
+        if missing and not ignore_missing:
             raise NotFoundError("Tool", message=f"Tools not found: {', '.join(missing)}")
         by_id = await self.tools.by_ids(actor.organization_id, req.tool_ids or [])
         missing = sorted(set(req.tool_ids or []) - {t.id for t in by_id})
-        if missing:
+        if missing and not ignore_missing:
             raise NotFoundError("Tool", missing[0])
         unique: dict[str, orm.Tool] = {}
         for tool in [*by_name, *by_id]:
@@ -224,7 +224,8 @@ class AgentService:
             seen.add(block.label)
         return new, existing
 
-    async def create(self, actor: Actor, req: CreateAgent) -> AgentState:
+    async def create(self, actor: Actor, req: CreateAgent, *, ignore_missing_tools: bool = False) -> AgentState:
+        """Create an agent; with `ignore_missing_tools` (template deployments) unknown tools are left out, not a 404."""
         llm_config = await self._llm_config(actor, req)
         if llm_config is None:
             raise BadRequestError("INVALID_ARGUMENT: Must specify either model or llm_config in request")
@@ -234,7 +235,8 @@ class AgentService:
         identities = await self.agents.identities_by_ids(actor.organization_id, identity_ids)
         if missing := sorted(set(identity_ids) - {i.id for i in identities}):
             raise NotFoundError("Identity", missing[0])
-        tools = await self._tools_for(actor, req)
+        tools = await self._tools_for(actor, req, ignore_missing=ignore_missing_tools)
+        template = req if isinstance(req, InternalTemplateAgentCreate) else None
         new_blocks, existing_blocks = await self._blocks_for(actor, req)
         secrets = _secrets(req.secrets or req.tool_exec_environment_variables)
         agent = orm.Agent(
@@ -255,6 +257,8 @@ class AgentService:
             project_id=req.project_id,
             template_id=req.template_id,
             base_template_id=req.base_template_id,
+            deployment_id=template.deployment_id if template else None,
+            entity_id=template.entity_id if template else None,
             message_buffer_autoclear=req.message_buffer_autoclear,
             enable_sleeptime=req.enable_sleeptime,
             timezone=req.timezone or "UTC",

@@ -115,6 +115,15 @@ class BlockRepository:
         )
         return list(rows)
 
+    async def in_deployment(self, org_id: str, deployment_id: str) -> list[orm.Block]:
+        """The blocks a template deployment created, oldest first (templates and hidden blocks included)."""
+        rows = await self.session.scalars(
+            select(orm.Block)
+            .where(orm.Block.organization_id == org_id, orm.Block.deployment_id == deployment_id)
+            .order_by(orm.Block.created_at, orm.Block.id)
+        )
+        return list(rows)
+
     async def list_page(self, org_id: str, filters: BlockFilters, page: Page) -> list[orm.Block]:
         return await fetch_page(
             self.session,

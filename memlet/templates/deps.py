@@ -1,0 +1,19 @@
+"""The deployment service as a FastAPI dependency."""
+
+from typing import Annotated
+
+from fastapi import Depends
+
+from memlet.agents.deps import AgentServiceDep
+from memlet.api.deps import SessionDep
+from memlet.blocks.deps import BlockServiceDep
+from memlet.templates.service import DeploymentService
+
+
+async def get_deployment_service(
+    session: SessionDep, agents: AgentServiceDep, blocks: BlockServiceDep
+) -> DeploymentService:
+    return DeploymentService(session, agents, blocks)
+
+
+DeploymentServiceDep = Annotated[DeploymentService, Depends(get_deployment_service)]
