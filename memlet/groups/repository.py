@@ -147,6 +147,13 @@ class GroupRepository:
         )
         return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
+    async def in_deployment(self, org_id: str, deployment_id: str) -> list[orm.Group]:
+        """The groups a template deployment created, oldest first."""
+        rows = await self.session.scalars(
+            select(G).where(G.organization_id == org_id, G.deployment_id == deployment_id).order_by(G.created_at, G.id)
+        )
+        return list(rows)
+
     async def groups_of_agent(self, agent_id: str) -> list[orm.Group]:
         """Every group the agent takes part in (not those it only manages), oldest first."""
         rows = await self.session.scalars(

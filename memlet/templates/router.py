@@ -1,4 +1,4 @@
-"""Letta's ``/v1/_internal_templates``: deploy template agents and blocks, list a deployment, delete it."""
+"""Letta's ``/v1/_internal_templates``: deploy template agents, blocks and groups, list a deployment, delete it."""
 
 from typing import Annotated, Any
 
@@ -7,6 +7,7 @@ from fastapi import APIRouter, Body, Query
 from memlet.agents.schemas import AgentState, InternalTemplateAgentCreate
 from memlet.api.deps import ActorDep
 from memlet.blocks.schemas import Block
+from memlet.groups.schemas import Group, InternalTemplateGroupCreate
 from memlet.templates.deps import DeploymentServiceDep
 from memlet.templates.schemas import (
     DeleteDeploymentResponse,
@@ -17,6 +18,12 @@ from memlet.templates.schemas import (
 router = APIRouter(prefix="/_internal_templates", tags=["_internal_templates"])
 
 EntityTypesQuery = Annotated[list[str] | None, Query(description="Filter by entity types (block, agent, group)")]
+
+
+@router.post("/groups", operation_id="create_internal_template_group", response_model=Group)
+async def create_internal_template_group(body: InternalTemplateGroupCreate, service: DeploymentServiceDep) -> Any:
+    """Create a multi-agent group from a template, stamped with its template and deployment ids."""
+    return await service.create_group(body)
 
 
 @router.post("/agents", operation_id="create_internal_template_agent", response_model=AgentState)

@@ -38,6 +38,18 @@ def deploy_agent(http: httpx.Client, deployment: str, name: str, **extra: Any) -
     return resp.json()  # type: ignore[no-any-return]
 
 
+def deploy_group(http: httpx.Client, deployment: str, agents: list[str], **extra: Any) -> dict[str, Any]:
+    body = {"agent_ids": agents, "description": f"group of {deployment}"} | stamp(deployment, "") | extra
+    del body["entity_id"]
+    resp = http.post(f"{BASE}/groups", json=body)
+    assert resp.status_code == 200, resp.text
+    return resp.json()  # type: ignore[no-any-return]
+
+
+def supervised_by(agent_id: str) -> dict[str, Any]:
+    return {"manager_config": {"manager_type": "supervisor", "manager_agent_id": agent_id}}
+
+
 def entities(http: httpx.Client, deployment: str, **params: Any) -> dict[str, Any]:
     resp = http.get(f"{BASE}/deployment/{deployment}", params=params)
     assert resp.status_code == 200, resp.text
@@ -136,16 +148,43 @@ class TestCreateBlocksBatch:
         assert resp.status_code == 200 and resp.json() == []
 
 
+class TestCreateGroup:
+    def test_stamps_template_and_deployment(self, http: httpx.Client) -> None:
+        boss = deploy_agent(http, "dep-1", "boss")["id"]
+        worker = deploy_agent(http, "dep-1", "worker")["id"]
+        group = deploy_group(http, "dep-1", [worker], **supervised_by(boss))
+        assert group["id"].startswith("group-")
+        assert (group["manager_type"], group["manager_agent_id"], group["agent_ids"]) == ("supervisor", boss, [worker])
+        assert (group["template_id"], group["base_template_id"], group["deployment_id"]) == ("tpl-v2", "tpl", "dep-1")
+        stored = http.get(f"/v1/groups/{group['id']}").json()
+        assert stored["deployment_id"] == "dep-1" and stored["description"] == "group of dep-1"
+
+    def test_missing_deployment_is_422(self, http: httpx.Client) -> None:
+        worker = deploy_agent(http, "dep-1", "worker")["id"]
+        body = {"agent_ids": [worker], "description": "d", "template_id": "t", "base_template_id": "b"}
+        resp = http.post(f"{BASE}/groups", json=body)
+        assert resp.status_code == 422
+        assert "deployment_id" in str(resp.json()["detail"])
+
+    def test_unknown_agent_is_404(self, http: httpx.Client) -> None:
+        missing = "agent-00000000-0000-4000-8000-000000000000"
+        resp = http.post(f"{BASE}/groups", json={"agent_ids": [missing], "description": "d"} | stamp("dep-1", ""))
+        assert resp.status_code == 404
+        assert missing in resp.json()["detail"]
+        assert entities(http, "dep-1")["total_count"] == 0
+
+
 class TestListDeploymentEntities:
     def test_lists_blocks_then_agents_in_letta_shape(self, http: httpx.Client) -> None:
         block = deploy_block(http, "dep-1", "human", template_name="Human", description="who", project_id="p1")
         plain = deploy_block(http, "dep-1", "notes")
         agent = deploy_agent(http, "dep-1", "bot", description="helper")
+        group = deploy_group(http, "dep-1", [agent["id"]], project_id="p2")
         deploy_agent(http, "dep-2", "elsewhere")
         http.post("/v1/blocks/", json={"label": "human", "value": "not deployed"})
         listed = entities(http, "dep-1")
-        assert listed["deployment_id"] == "dep-1" and listed["total_count"] == 3
-        assert listed["message"] == "Found 3 entities for deployment dep-1"
+        assert listed["deployment_id"] == "dep-1" and listed["total_count"] == 4
+        assert listed["message"] == "Found 4 entities for deployment dep-1"
         assert listed["entities"] == [
             {
                 "id": block["id"],
@@ -171,6 +210,14 @@ class TestListDeploymentEntities:
                 "entity_id": "ent-bot",
                 "project_id": None,
             },
+            {
+                "id": group["id"],
+                "type": "group",
+                "name": None,
+                "description": "group of dep-1",
+                "entity_id": None,
+                "project_id": "p2",
+            },
         ]
 
     def test_filters_by_entity_types(self, http: httpx.Client) -> None:
@@ -184,6 +231,9 @@ class TestListDeploymentEntities:
         comma = entities(http, "dep-1", entity_types="agent, BLOCK")
         assert [e["id"] for e in comma["entities"]] == [block["id"], agent["id"]]
         assert comma["message"].endswith("(filtered by types: block, agent)")
+        group = deploy_group(http, "dep-1", [agent["id"]])
+        only_groups = entities(http, "dep-1", entity_types=["group"])
+        assert [(e["id"], e["type"]) for e in only_groups["entities"]] == [(group["id"], "group")]
 
     def test_unknown_types_mean_all(self, http: httpx.Client) -> None:
         deploy_block(http, "dep-1", "human")
@@ -209,20 +259,26 @@ class TestDeleteDeployment:
             json=[{"label": label, "value": label} | stamp("dep-1", label) for label in ("human", "persona")],
         ).json()
         agent = deploy_agent(http, "dep-1", "bot", block_ids=[b["id"] for b in blocks])
+        boss = deploy_agent(http, "dep-1", "boss")
+        group = deploy_group(http, "dep-1", [agent["id"]], **supervised_by(boss["id"]))
         kept_block = deploy_block(http, "dep-2", "human")
         kept_agent = deploy_agent(http, "dep-2", "other", block_ids=[kept_block["id"]])
+        kept_group = deploy_group(http, "dep-2", [kept_agent["id"], agent["id"]])
         plain = client.blocks.create(label="notes", value="not deployed")
 
         resp = http.delete(f"{BASE}/deployment/dep-1")
         assert resp.status_code == 200, resp.text
         assert resp.json() == {
             "deleted_blocks": [b["id"] for b in blocks],
-            "deleted_agents": [agent["id"]],
-            "deleted_groups": [],
-            "message": "Successfully deleted 3 entities from deployment dep-1",
+            "deleted_agents": [agent["id"], boss["id"]],
+            "deleted_groups": [group["id"]],
+            "message": "Successfully deleted 5 entities from deployment dep-1",
         }
-        with pytest.raises(NotFoundError):
-            client.agents.retrieve(agent["id"])
+        for agent_id in (agent["id"], boss["id"]):
+            with pytest.raises(NotFoundError):
+                client.agents.retrieve(agent_id)
+        assert http.get(f"/v1/groups/{group['id']}").status_code == 404
+        assert http.get(f"/v1/groups/{kept_group['id']}").json()["agent_ids"] == [kept_agent["id"]]
         for block in blocks:
             with pytest.raises(NotFoundError):
                 client.blocks.retrieve(block["id"])
@@ -230,7 +286,20 @@ class TestDeleteDeployment:
         assert client.agents.retrieve(kept_agent["id"]).deployment_id == "dep-2"
         assert client.blocks.retrieve(kept_block["id"]).deployment_id == "dep-2"
         assert client.blocks.retrieve(plain.id).value == "not deployed"
-        assert entities(http, "dep-2")["total_count"] == 2
+        assert entities(http, "dep-2")["total_count"] == 3
+
+    def test_manager_of_another_deployments_group_is_kept(self, http: httpx.Client, client: Letta) -> None:
+        boss = deploy_agent(http, "dep-1", "boss")
+        block = deploy_block(http, "dep-1", "human")
+        worker = deploy_agent(http, "dep-2", "worker")
+        other_group = deploy_group(http, "dep-2", [worker["id"]], **supervised_by(boss["id"]))
+        resp = http.delete(f"{BASE}/deployment/dep-1")
+        assert resp.status_code == 200, resp.text
+        body = resp.json()
+        assert (body["deleted_agents"], body["deleted_blocks"]) == ([], [block["id"]])
+        assert body["message"] == "Successfully deleted 1 entities from deployment dep-1"
+        assert client.agents.retrieve(boss["id"]).deployment_id == "dep-1"
+        assert http.get(f"/v1/groups/{other_group['id']}").json()["manager_agent_id"] == boss["id"]
 
     def test_block_held_by_outside_agent_leaves_its_memory(
         self, http: httpx.Client, client: Letta, pg_uri: str
