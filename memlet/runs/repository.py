@@ -1,11 +1,12 @@
 """SQL for the runs table: the loop's writes and the routes' reads. Never commits; callers own the transactions."""
 
-from collections.abc import Sequence
+import operator
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import and_, case, delete, func, literal, or_, select, update
+from sqlalchemy import ARRAY, Select, Text, and_, case, cast, delete, func, literal, or_, select, update
 from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -25,15 +26,95 @@ def lease_deadline(lease_s: float) -> Any:
     return func.now() + func.make_interval(0, 0, 0, 0, 0, 0, lease_s)
 
 
+_COMPARE: dict[str, Callable[[Any, Any], Any]] = {
+    "eq": operator.eq,
+    "gte": operator.ge,
+    "lte": operator.le,
+    "gt": operator.gt,
+    "lt": operator.lt,
+}
+
+
 @dataclass(frozen=True)
 class RunFilters:
-    """The filters of ``GET /v1/runs/``."""
+    """The filters of ``GET /v1/runs/``, and the extra ones of ``GET /v1/_internal_runs/``.
+
+    A run belongs to its agent's project and template family (runs carry neither column; Letta copies the agent's
+    at creation). ``tools_used`` matches any of the given tool names. Duration filters and ``duration_percentile``
+    (runs at least as slow as that percentile of the org's runs of the same project, agents and statuses) leave out
+    runs without a duration, as Letta does.
+    """
 
     agent_ids: Sequence[str] | None = None
     statuses: Sequence[str] | None = None
     background: bool | None = None
     stop_reason: str | None = None
     conversation_id: str | None = None
+    run_id: str | None = None
+    template_family: str | None = None
+    project_id: str | None = None
+    start_date: datetime | None = None
+    end_date: datetime | None = None
+    step_count: int | None = None
+    step_count_operator: str = "eq"
+    tools_used: Sequence[str] | None = None
+    duration_value: int | None = None
+    duration_operator: str | None = None
+    duration_percentile: int | None = None
+
+    def _scope(self, stmt: Select[Any], org_id: str) -> Select[Any]:
+        """The filters the percentile is computed over too."""
+        r = orm.Run
+        stmt = stmt.where(r.organization_id == org_id)
+        if self.project_id:
+            stmt = stmt.where(r.agent_id.in_(select(orm.Agent.id).where(orm.Agent.project_id == self.project_id)))
+        if self.agent_ids:
+            stmt = stmt.where(r.agent_id.in_(list(self.agent_ids)))
+        if self.statuses:
+            stmt = stmt.where(r.status.in_(list(self.statuses)))
+        return stmt
+
+    def apply(self, stmt: Select[Any], org_id: str, *, by_duration: bool) -> Select[Any]:
+        r = orm.Run
+        stmt = self._scope(stmt, org_id)
+        for column, value in (
+            (r.id, self.run_id),
+            (r.stop_reason, self.stop_reason),
+            (r.conversation_id, self.conversation_id),
+        ):
+            if value is not None:
+                stmt = stmt.where(column == value)
+        if self.background is not None:
+            stmt = stmt.where(r.background.is_(self.background))
+        if self.template_family:
+            family = select(orm.Agent.id).where(orm.Agent.base_template_id == self.template_family)
+            stmt = stmt.where(r.agent_id.in_(family))
+        if self.start_date:
+            stmt = stmt.where(r.created_at >= self.start_date)
+        if self.end_date:
+            stmt = stmt.where(r.created_at <= self.end_date)
+        if self.step_count is not None:
+            stmt = stmt.where(_COMPARE[self.step_count_operator](r.num_steps, self.step_count))
+        if self.tools_used:
+            stmt = stmt.where(r.tools_used.op("?|")(cast(list(self.tools_used), ARRAY(Text))))
+        return self._apply_duration(stmt, org_id, by_duration=by_duration)
+
+    def _apply_duration(self, stmt: Select[Any], org_id: str, *, by_duration: bool) -> Select[Any]:
+        r = orm.Run
+        filtered = self.duration_value is not None and self.duration_operator is not None
+        if by_duration or filtered or self.duration_percentile is not None:
+            stmt = stmt.where(r.total_duration_ns.is_not(None))
+        if filtered:
+            stmt = stmt.where(_COMPARE[self.duration_operator or "eq"](r.total_duration_ns, self.duration_value))
+        if self.duration_percentile is not None:
+            threshold = self._scope(
+                select(func.percentile_cont(self.duration_percentile / 100).within_group(r.total_duration_ns)).where(
+                    r.total_duration_ns.is_not(None)
+                ),
+                org_id,
+            )
+            stmt = stmt.where(r.total_duration_ns >= threshold.scalar_subquery())
+        return stmt
 
 
 class RunRepository:
@@ -56,20 +137,15 @@ class RunRepository:
         )
         return list(rows)
 
-    async def list_runs(self, org_id: str, filters: RunFilters, page: Page) -> list[orm.Run]:
+    async def list_runs(
+        self, org_id: str, filters: RunFilters, page: Page, *, order_by: str = "created_at"
+    ) -> list[orm.Run]:
+        """A page of runs by creation time, or (``order_by="duration"``) by total duration."""
         r = orm.Run
-        stmt = select(r).where(r.organization_id == org_id)
-        if filters.agent_ids:
-            stmt = stmt.where(r.agent_id.in_(list(filters.agent_ids)))
-        if filters.statuses:
-            stmt = stmt.where(r.status.in_(list(filters.statuses)))
-        if filters.background is not None:
-            stmt = stmt.where(r.background.is_(filters.background))
-        if filters.stop_reason is not None:
-            stmt = stmt.where(r.stop_reason == filters.stop_reason)
-        if filters.conversation_id is not None:
-            stmt = stmt.where(r.conversation_id == filters.conversation_id)
-        return await fetch_page(self.session, stmt, page, sort_col=r.created_at, id_col=r.id)
+        by_duration = order_by == "duration"
+        stmt = filters.apply(select(r), org_id, by_duration=by_duration)
+        sort_col = r.total_duration_ns if by_duration else r.created_at
+        return await fetch_page(self.session, stmt, page, sort_col=sort_col, id_col=r.id)
 
     async def active_in_thread(self, agent_id: str, conversation_id: str | None, *, limit: int = 100) -> list[str]:
         """Ids of the created/running runs of one thread, newest first: a conversation's, or (None) the agent's own

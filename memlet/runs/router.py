@@ -40,15 +40,36 @@ async def list_runs(
     ascending: Annotated[bool, Query(deprecated=True)] = False,
 ) -> Any:
     """List runs, newest first by default, filtered by agent, status, stop reason or background mode."""
-    filters = RunFilters(
-        agent_ids=[agent_id] if agent_id else agent_ids,
-        statuses=statuses if statuses is not None else (ACTIVE_STATUSES if active else None),
+    filters = run_filters(
+        agent_id=agent_id,
+        agent_ids=agent_ids,
+        statuses=statuses,
+        active=active,
         background=background,
-        stop_reason=stop_reason.value if stop_reason else None,
+        stop_reason=stop_reason,
         conversation_id=conversation_id,
     )
     page = Page(before=before, after=after, limit=limit, order="asc" if ascending else order)
     return await service.list_runs(filters, page)
+
+
+def run_filters(
+    *,
+    agent_id: str | None,
+    agent_ids: list[str] | None,
+    statuses: list[str] | None,
+    active: bool,
+    stop_reason: StopReasonType | None,
+    **other: Any,
+) -> RunFilters:
+    """Letta's reading of the run list parameters: ``agent_id`` wins over the deprecated ``agent_ids``, and
+    ``active`` means created or running when no ``statuses`` are given."""
+    return RunFilters(
+        agent_ids=[agent_id] if agent_id else agent_ids,
+        statuses=statuses if statuses is not None else (ACTIVE_STATUSES if active else None),
+        stop_reason=stop_reason.value if stop_reason else None,
+        **other,
+    )
 
 
 @router.get("/active", operation_id="list_active_runs", deprecated=True, response_model=list[Run])

@@ -1,5 +1,8 @@
 """Runs and steps as the API shows them: list, retrieve, delete, a run's messages, usage, steps and metrics."""
 
+from collections.abc import Sequence
+from dataclasses import replace
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
@@ -23,6 +26,7 @@ from memlet.runs.schemas import (
     UsageStatisticsPromptTokenDetails,
 )
 from memlet.runs.step_repository import StepFilters, StepRepository
+from memlet.tools.repository import ToolRepository
 
 
 def _check_id(value: str, prefix: ids.Prefix) -> None:
@@ -49,8 +53,20 @@ class RunService:
     async def get(self, run_id: str) -> Run:
         return Run.model_validate(await self.row(run_id))
 
-    async def list_runs(self, filters: RunFilters, page: Page) -> list[Run]:
-        return [Run.model_validate(r) for r in await self.runs.list_runs(self.actor.organization_id, filters, page)]
+    async def list_runs(self, filters: RunFilters, page: Page, *, order_by: str = "created_at") -> list[Run]:
+        percentile = filters.duration_percentile
+        if percentile is not None and not 1 <= percentile <= 100:
+            raise BadRequestError(f"INVALID_ARGUMENT: duration_percentile must be between 1 and 100. Got: {percentile}")
+        if filters.tools_used:
+            filters = replace(filters, tools_used=await self._tool_names(filters.tools_used))
+        rows = await self.runs.list_runs(self.actor.organization_id, filters, page, order_by=order_by)
+        return [Run.model_validate(r) for r in rows]
+
+    async def _tool_names(self, tools: Sequence[str]) -> list[str]:
+        """Runs record the names of the tools they called; Letta's clients filter by tool id, so ids become names
+        (a value that is not a known tool id is taken as a name)."""
+        found = await ToolRepository(self.session).by_ids(self.actor.organization_id, list(tools))
+        return list(dict.fromkeys([*tools, *(t.name for t in found)]))
 
     async def delete(self, run_id: str) -> None:
         await self.row(run_id)
