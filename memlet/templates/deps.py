@@ -7,14 +7,19 @@ from fastapi import Depends
 from memlet.agents.deps import AgentServiceDep
 from memlet.api.deps import SessionDep
 from memlet.blocks.deps import BlockServiceDep
+from memlet.folders.deps import FolderServiceDep
 from memlet.groups.deps import GroupServiceDep
 from memlet.templates.service import DeploymentService
 
 
 async def get_deployment_service(
-    session: SessionDep, agents: AgentServiceDep, blocks: BlockServiceDep, groups: GroupServiceDep
+    session: SessionDep,
+    agents: AgentServiceDep,
+    blocks: BlockServiceDep,
+    groups: GroupServiceDep,
+    folders: FolderServiceDep,
 ) -> DeploymentService:
-    return DeploymentService(session, agents, blocks, groups)
+    return DeploymentService(session, agents, blocks, groups, folders)
 
 
 DeploymentServiceDep = Annotated[DeploymentService, Depends(get_deployment_service)]

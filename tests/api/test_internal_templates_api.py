@@ -9,6 +9,7 @@ import pytest
 from letta_client import Letta, NotFoundError
 
 from tests.api.test_core_memory_api import system_prompt
+from tests.api.test_folders_api import wait_done
 
 MODEL = "openai/gpt-4o-mini"
 EMBEDDING = "openai/text-embedding-3-small"
@@ -76,6 +77,22 @@ class TestCreateAgent:
         block = deploy_block(http, "dep-1", "persona")
         agent = deploy_agent(http, "dep-1", "holder", block_ids=[block["id"]])
         assert [b["id"] for b in agent["memory"]["blocks"]] == [block["id"]]
+
+    def test_attaches_template_folders_with_their_files(self, http: httpx.Client, client: Letta) -> None:
+        folder = client.folders.create(name="docs", embedding=EMBEDDING)
+        uploaded = client.folders.files.upload(folder.id, file=("notes.txt", b"The code is PELICAN-42.", "text/plain"))
+        assert wait_done(client, folder.id, uploaded.id).processing_status == "completed"
+        agent = deploy_agent(http, "dep-1", "reader", folder_ids=[folder.id])
+        assert [s["id"] for s in agent["sources"]] == [folder.id]
+        assert {"open_files", "grep_files"} <= {t["name"] for t in agent["tools"]}
+        files = client.agents.files.list(agent["id"]).files
+        assert [f.file_name for f in files] == ["docs/notes.txt"]
+
+    def test_unknown_folder_is_404_and_creates_nothing(self, http: httpx.Client) -> None:
+        missing = "source-00000000-0000-4000-8000-000000000000"
+        body = {"name": "x", "model": MODEL, "embedding": EMBEDDING, "folder_ids": [missing]} | stamp("dep-1", "e")
+        assert http.post(f"{BASE}/agents", json=body).status_code == 404
+        assert http.get("/v1/agents/").json() == []
 
     @pytest.mark.parametrize("missing", ["deployment_id", "entity_id", "template_id", "base_template_id"])
     def test_missing_stamp_is_422(self, http: httpx.Client, missing: str) -> None:
