@@ -95,6 +95,8 @@ class SendService:
         # Conversation sends (turns/conversation_sending.py): the conversation the runs belong to (None: the
         # agent's own thread); the loop then works on that conversation's window.
         self.conversation_id: str | None = None
+        # Turns another agent's multi-agent tool started (turns/agent_messaging.py): the agents waiting on them.
+        self.agent_chain: tuple[str, ...] = ()
 
     async def model_override(self, req: LettaRequest) -> dict[str, Any] | None:
         """The llm_config of ``override_model`` (this request only); an unknown handle is a 404 before any run."""
@@ -213,6 +215,7 @@ class SendService:
             lock_wait_s=lock_wait_s,
             on_started=on_started,
             conversation_id=self.conversation_id,
+            agent_chain=self.agent_chain,
         )
         self.turns.start(run.id, self._drive(agent_id, run.id, req, options, sink or enqueue))
         return queue
@@ -251,12 +254,17 @@ class SendService:
             policy = policy_for(self.deps.settings)
             await dispatch_run_callback(self.deps.sessionmaker, self.actor, run_id, policy=policy)
 
-    async def send(self, agent_id: str, req: LettaStreamingRequest, run_type: str) -> LettaResponse:
-        """Run the loop to the end and answer with the new messages, the stop reason and the usage."""
+    async def send(
+        self, agent_id: str, req: LettaStreamingRequest, run_type: str, *, lock_wait_s: float | None = None
+    ) -> LettaResponse:
+        """Run the loop to the end and answer with the new messages, the stop reason and the usage.
+
+        `lock_wait_s` bounds the wait for the agent's lock (None: the settings' ``agent_lock_timeout_s``).
+        """
         agent_type = await self.agent_type(agent_id)
         override = await self.model_override(req)
         run = await self.create_run(agent_id, req, {"run_type": run_type}, background=False)
-        queue = self.launch(agent_id, run, req, llm_override=override)
+        queue = self.launch(agent_id, run, req, llm_override=override, lock_wait_s=lock_wait_s)
         committed: list[StoredMessage] = []
         final: ev.RunFinished | ev.RunFailed | None = None
         while (item := await queue.get()) is not END:
