@@ -45,7 +45,7 @@ async def _deliver(ctx: ToolContext, target_id: str, text: str) -> list[str]:
     try:
         return await ctx.messenger.deliver(AgentMessage(ctx.actor, target_id, text, chain))
     except MemletError as exc:
-        raise ToolError(exc.message) from exc
+        raise ToolError(f"Could not deliver the message to agent {target_id}: {exc.message}") from exc
 
 
 async def send_message_to_agent_and_wait_for_reply(ctx: ToolContext, message: str, other_agent_id: str) -> str:
@@ -75,12 +75,19 @@ async def _tag_recipients(ctx: ToolContext, match_all: list[str], match_some: li
     ]
 
 
+def _tag_list(tags: list[str] | str | None) -> list[str]:
+    """The tags a model passed: a list, or one bare tag (a string is one tag, not its characters)."""
+    if isinstance(tags, str):
+        return [tags]
+    return [str(t) for t in tags or []]
+
+
 async def send_message_to_agents_matching_tags(
     ctx: ToolContext, message: str, match_all: list[str], match_some: list[str]
 ) -> str:
     """Ask each matching agent in turn; one `{'agent_id', 'response'}` per agent, errors as `'<error: ...>'`."""
     results: list[dict[str, Any]] = []
-    for agent_id in await _tag_recipients(ctx, list(match_all or []), list(match_some or [])):
+    for agent_id in await _tag_recipients(ctx, _tag_list(match_all), _tag_list(match_some)):
         try:
             texts = await _deliver(ctx, agent_id, reply_request(ctx.agent.id, message))
         except ToolError as exc:

@@ -155,6 +155,27 @@ def test_matching_tags_reaches_only_agents_with_all_and_some(client: Letta, mock
     assert len(mock_llm.requests) == 3
 
 
+def test_matching_tags_reports_a_failed_recipient_as_an_error_entry(client: Letta, mock_llm: MockLLM) -> None:
+    asker = make_agent(client, multi=True, tags=["worker", "team-a"])
+    broadcaster = make_agent(client, multi=True)
+    other = make_agent(client, tags=["worker", "team-a"])
+    mock_llm.script(
+        Reply.tool_call(WAIT, {"message": "collect", "other_agent_id": broadcaster.id}),
+        Reply.tool_call(TAGS, {"message": "report", "match_all": ["worker"], "match_some": ["team-a"]}),
+        Reply.text("other here"),  # the newest recipient first; the asker itself is waiting, so it is refused
+        Reply.text("collected"),
+        Reply.text("done"),
+    )
+    ask(client, asker.id)
+    history = client.agents.messages.list(broadcaster.id, limit=50).items
+    (ret,) = [m for m in history if m.message_type == "tool_return_message"]
+    first, second = ast.literal_eval(ret.tool_return)
+    assert first == {"agent_id": other.id, "response": ["other here"]}
+    assert second["agent_id"] == asker.id
+    assert second["response"][0].startswith(f"<error: Agent {asker.id} is waiting for this agent's reply")
+    assert len(mock_llm.requests) == 5
+
+
 def test_async_sends_a_notification(client: Letta, mock_llm: MockLLM) -> None:
     supervisor, worker = make_agent(client, multi=True), make_agent(client)
     mock_llm.script(
@@ -224,3 +245,14 @@ def test_busy_target_waits_a_bounded_time_then_errors(
     assert ret.status == "error"
     assert "Another request" in ret.tool_return and "currently being processed" in ret.tool_return
     assert system_texts(client, worker.id)[-1] != f"{reply_prefix(supervisor.id)}hi"
+
+
+def test_tool_run_route_asks_the_target_outside_a_turn(client: Letta, mock_llm: MockLLM) -> None:
+    supervisor, worker = make_agent(client, multi=True), make_agent(client)
+    mock_llm.script(Reply.text("Here."))
+    result = client.agents.tools.run(
+        agent_id=supervisor.id, tool_name=WAIT, args={"message": "there?", "other_agent_id": worker.id}
+    )
+    assert result.status == "success"
+    assert ast.literal_eval(str(result.func_return)) == {"agent_id": worker.id, "response": ["Here."]}
+    assert [r.status for r in runs_of(client, worker.id)] == ["completed"]
