@@ -1,6 +1,6 @@
 """In-process agent-to-agent messages: the `AgentMessenger` the multi-agent tools call (`loop/agent_messaging.py`).
 
-The target's turn is an ordinary blocking send (`SendService.send`): a run row on the target, a slot of this
+The target's turn is an ordinary blocking send (`SendService.run_blocking`): a run row on the target, a slot of this
 worker's turn registry, the target's request lock (waited for at most `settings.agent_message_wait_s`, then
 AgentBusyError), and its messages committed like any other turn. Nothing goes through HTTP or the tool sandbox.
 """
@@ -11,6 +11,7 @@ from memlet.messages.letta_messages import AssistantMessage
 from memlet.messages.requests import LettaStreamingRequest, MessageCreate
 from memlet.turns.registry import TurnRegistry
 from memlet.turns.sending import SendService
+from memlet.turns.streaming import public_views
 
 
 class InProcessMessenger:
@@ -25,10 +26,9 @@ class InProcessMessenger:
         service = SendService(self.deps, message.actor, self.turns)
         service.agent_chain = message.chain
         request = LettaStreamingRequest(messages=[MessageCreate(role="system", content=message.text)])
-        response = await service.send(
-            message.target_id, request, "send_message", lock_wait_s=self.deps.settings.agent_message_wait_s
-        )
-        return [_text(m) for m in response.messages if isinstance(m, AssistantMessage)]
+        wait_s = self.deps.settings.agent_message_wait_s
+        done = await service.run_blocking(message.target_id, request, "send_message", lock_wait_s=wait_s)
+        return [_text(m) for m in public_views(done.messages, done.opts) if isinstance(m, AssistantMessage)]
 
 
 def _text(message: AssistantMessage) -> str:

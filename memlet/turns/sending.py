@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -79,6 +80,16 @@ def view_options(agent_type: str, req: LettaRequest) -> ViewOptions:
         reasoning_source="non_reasoner_model" if v2 else "reasoner_model",
         summary_as_user=not req.include_compaction_messages,
     )
+
+
+@dataclass(frozen=True)
+class BlockingTurn:
+    """A blocking run that ended well: its id, how its rows are shown, the rows it committed, its final event."""
+
+    run_id: str
+    opts: ViewOptions
+    messages: list[StoredMessage]
+    outcome: ev.RunFinished
 
 
 class SendService:
@@ -254,10 +265,19 @@ class SendService:
             policy = policy_for(self.deps.settings)
             await dispatch_run_callback(self.deps.sessionmaker, self.actor, run_id, policy=policy)
 
-    async def send(
+    async def send(self, agent_id: str, req: LettaStreamingRequest, run_type: str) -> LettaResponse:
+        """Run the loop to the end and answer with the new messages, the stop reason and the usage."""
+        done = await self.run_blocking(agent_id, req, run_type)
+        return LettaResponse(
+            messages=public_views(done.messages, done.opts),
+            stop_reason=stop_reason(done.outcome.stop_reason),
+            usage=usage_of(done.outcome.usage),
+        )
+
+    async def run_blocking(
         self, agent_id: str, req: LettaStreamingRequest, run_type: str, *, lock_wait_s: float | None = None
-    ) -> LettaResponse:
-        """Run the loop to the end and answer with the new messages, the stop reason and the usage.
+    ) -> BlockingTurn:
+        """Run the loop to the end; a failed run raises its error (an LLM error keeps its status and shape).
 
         `lock_wait_s` bounds the wait for the agent's lock (None: the settings' ``agent_lock_timeout_s``).
         """
@@ -278,11 +298,7 @@ class SendService:
             raise MemletError()
         if isinstance(final, ev.RunFailed):
             raise final.error if isinstance(final.error, MemletError) else MemletError()
-        return LettaResponse(
-            messages=public_views(committed, view_options(agent_type, req)),
-            stop_reason=stop_reason(final.stop_reason),
-            usage=usage_of(final.usage),
-        )
+        return BlockingTurn(run.id, view_options(agent_type, req), committed, final)
 
     async def open_stream(
         self,
