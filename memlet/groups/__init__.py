@@ -1,0 +1,1 @@
+"""Groups: several agents under one manager pattern (CRUD, shared blocks, the group's messages)."""

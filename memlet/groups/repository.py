@@ -1,0 +1,165 @@
+"""SQL for groups, their participants (``groups_agents``, ordered by ``position``) and shared blocks
+(``groups_blocks``).
+
+The sleeptime code builds on these functions too: it creates its group here, reads the groups an agent manages, and
+moves ``turns_counter`` / ``last_processed_message_id`` with `update`.
+"""
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Select, delete, func, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memlet.db import models as orm
+from memlet.db.base import utcnow
+from memlet.db.pagination import Page, fetch_page
+
+G = orm.Group
+
+
+@dataclass(frozen=True)
+class GroupFilters:
+    """The filters of ``GET /v1/groups/`` and ``GET /v1/agents/{id}/groups``."""
+
+    manager_type: str | None = None
+    project_id: str | None = None
+    show_hidden: bool = False
+    participant_id: str | None = None  # only groups this agent takes part in
+
+    def apply(self, stmt: Select[Any], org_id: str) -> Select[Any]:
+        stmt = stmt.where(G.organization_id == org_id)
+        if self.manager_type is not None:
+            stmt = stmt.where(G.manager_type == self.manager_type)
+        if self.project_id is not None:
+            stmt = stmt.where(G.project_id == self.project_id)
+        if not self.show_hidden:
+            stmt = stmt.where(or_(G.hidden.is_(None), G.hidden.is_(False)))
+        if self.participant_id is not None:
+            stmt = stmt.where(
+                G.id.in_(select(orm.GroupAgent.group_id).where(orm.GroupAgent.agent_id == self.participant_id))
+            )
+        return stmt
+
+
+class GroupRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def create(self, row: orm.Group, agent_ids: Sequence[str], block_ids: Sequence[str] = ()) -> orm.Group:
+        """Insert a group with its participants in the given order and its shared blocks."""
+        self.session.add(row)
+        await self.session.flush()
+        await self.set_agents(row.id, agent_ids)
+        await self.set_blocks(row.id, block_ids)
+        return row
+
+    async def find(self, org_id: str, group_id: str, *, for_update: bool = False) -> orm.Group | None:
+        stmt = select(G).where(G.id == group_id, G.organization_id == org_id)
+        if for_update:
+            stmt = stmt.with_for_update()
+        return await self.session.scalar(stmt)
+
+    async def update(self, group_id: str, **fields: Any) -> None:
+        """Write column values (``turns_counter=0``, ``description="..."``) and touch ``updated_at``."""
+        if not fields:
+            return
+        await self.session.execute(
+            update(G)
+            .where(G.id == group_id)
+            .values(**fields, updated_at=utcnow())
+            .execution_options(synchronize_session="fetch")
+        )
+
+    async def delete(self, group_id: str) -> None:
+        """Delete the group; its participant and block links go with it (ON DELETE CASCADE)."""
+        await self.session.execute(delete(G).where(G.id == group_id))
+
+    async def list_page(self, org_id: str, filters: GroupFilters, page: Page) -> list[orm.Group]:
+        return await fetch_page(
+            self.session, filters.apply(select(G), org_id), page, sort_col=G.created_at, id_col=G.id
+        )
+
+    async def count(self, org_id: str, filters: GroupFilters) -> int:
+        stmt = filters.apply(select(func.count()).select_from(G), org_id)
+        return int(await self.session.scalar(stmt) or 0)
+
+    async def agent_ids(self, group_id: str) -> list[str]:
+        """The participants of a group, in their order."""
+        return (await self.agent_ids_for([group_id])).get(group_id, [])
+
+    async def agent_ids_for(self, group_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The participants of many groups in one query, each list in order."""
+        result: dict[str, list[str]] = defaultdict(list)
+        if not group_ids:
+            return result
+        rows = await self.session.execute(
+            select(orm.GroupAgent.group_id, orm.GroupAgent.agent_id)
+            .where(orm.GroupAgent.group_id.in_(list(group_ids)))
+            .order_by(orm.GroupAgent.group_id, orm.GroupAgent.position)
+        )
+        for group_id, agent_id in rows:
+            result[group_id].append(agent_id)
+        return result
+
+    async def shared_block_ids(self, group_id: str) -> list[str]:
+        return (await self.shared_block_ids_for([group_id])).get(group_id, [])
+
+    async def shared_block_ids_for(self, group_ids: Sequence[str]) -> dict[str, list[str]]:
+        result: dict[str, list[str]] = defaultdict(list)
+        if not group_ids:
+            return result
+        rows = await self.session.execute(
+            select(orm.GroupBlock.group_id, orm.GroupBlock.block_id)
+            .where(orm.GroupBlock.group_id.in_(list(group_ids)))
+            .order_by(orm.GroupBlock.group_id, orm.GroupBlock.block_id)
+        )
+        for group_id, block_id in rows:
+            result[group_id].append(block_id)
+        return result
+
+    async def set_agents(self, group_id: str, agent_ids: Sequence[str]) -> None:
+        """Replace the participants with ``agent_ids``, in that order (a repeated id keeps its first place)."""
+        await self.session.execute(delete(orm.GroupAgent).where(orm.GroupAgent.group_id == group_id))
+        self.session.add_all(
+            orm.GroupAgent(group_id=group_id, agent_id=agent_id, position=i)
+            for i, agent_id in enumerate(dict.fromkeys(agent_ids))
+        )
+        await self.session.flush()
+
+    async def set_blocks(self, group_id: str, block_ids: Sequence[str]) -> None:
+        """Replace the shared blocks with ``block_ids``."""
+        await self.session.execute(delete(orm.GroupBlock).where(orm.GroupBlock.group_id == group_id))
+        self.session.add_all(orm.GroupBlock(group_id=group_id, block_id=b) for b in dict.fromkeys(block_ids))
+        await self.session.flush()
+
+    async def add_block(self, group_id: str, block_id: str) -> None:
+        """Share a block with the group; sharing it again is a no-op."""
+        if await self.session.get(orm.GroupBlock, (group_id, block_id)) is None:
+            self.session.add(orm.GroupBlock(group_id=group_id, block_id=block_id))
+            await self.session.flush()
+
+    async def remove_block(self, group_id: str, block_id: str) -> int:
+        result = await self.session.execute(
+            delete(orm.GroupBlock).where(orm.GroupBlock.group_id == group_id, orm.GroupBlock.block_id == block_id)
+        )
+        return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+    async def groups_of_agent(self, agent_id: str) -> list[orm.Group]:
+        """Every group the agent takes part in (not those it only manages), oldest first."""
+        rows = await self.session.scalars(
+            select(G)
+            .join(orm.GroupAgent, orm.GroupAgent.group_id == G.id)
+            .where(orm.GroupAgent.agent_id == agent_id)
+            .order_by(G.created_at, G.id)
+        )
+        return list(rows)
+
+    async def managed_by(self, agent_id: str, manager_type: str | None = None) -> list[orm.Group]:
+        """The groups whose manager is the agent, oldest first, optionally of one type."""
+        stmt = select(G).where(G.manager_agent_id == agent_id)
+        if manager_type is not None:
+            stmt = stmt.where(G.manager_type == manager_type)
+        return list(await self.session.scalars(stmt.order_by(G.created_at, G.id)))
