@@ -64,6 +64,8 @@ class Settings(BaseSettings):
     agent_lock_timeout_s: float = 30.0
     # A streamed send finding its agent busy waits this long, then answers Letta's 409 busy body (Letta: no wait).
     stream_lock_wait_s: float = Field(default=0.0, ge=0)
+    # A multi-agent tool's message to a busy agent waits this long, then the tool answers with an error.
+    agent_message_wait_s: float = Field(default=10.0, ge=0)
 
     # --- auth and exposure ---
     # A server listening beyond loopback without a password refuses to start unless this is set (see memlet.exposure).

@@ -19,6 +19,7 @@ from memlet.actor import Actor
 from memlet.db import models as orm
 from memlet.errors import MemletError
 from memlet.loop import memory_edits as edits
+from memlet.loop.agent_messaging import AgentMessenger
 from memlet.loop.memory_patch import apply_hunks, check_patch, is_multi_block, parse_operations
 from memlet.messages.embedding_repository import MessageScope
 from memlet.messages.hybrid import hybrid_search
@@ -50,6 +51,10 @@ class ToolContext:
     embedder: Embedder | None = None
     archival_changed: bool = False  # a passage was inserted: the prompt's archival metadata must be recompiled
     files_changed: bool = False  # a file was opened or closed: the prompt's file blocks must be recompiled
+    # The multi-agent tools run other agents' turns through this hook; `agent_chain` lists the agents waiting on
+    # this turn (`loop/agent_messaging.py`).
+    messenger: AgentMessenger | None = None
+    agent_chain: tuple[str, ...] = ()
 
     def block(self, label: str) -> orm.Block:
         for block in self.blocks:

@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from memlet.config import Settings
 from memlet.llm.client import LLMClient
+from memlet.loop.agent_messaging import AgentMessenger
 from memlet.loop.llm_clients import LLMClients
 from memlet.passages.embedder import Embedder
 
@@ -30,6 +31,8 @@ class LoopDeps:
     worker_id: str | None = None
     # Embeddings for the archival tools; one of its own when the app gives none (tests, scripts).
     embedder: Embedder | None = None
+    # Runs another agent's turn for the multi-agent tools (None: those tools answer with an error).
+    agent_messenger: AgentMessenger | None = None
 
     def __post_init__(self) -> None:
         if self.embedder is None:
@@ -68,6 +71,8 @@ class RunOptions:
     lock_wait_s: float | None = None
     # Awaited once the request holds the agent's lock and its run is running (before the first LLM call).
     on_started: Callable[[], Awaitable[None]] | None = None
+    # A turn another agent's multi-agent tool started: the agents waiting on it, outermost first.
+    agent_chain: tuple[str, ...] = ()
 
 
 def default_llm_for(settings: Settings, sessionmaker: async_sessionmaker[AsyncSession]) -> LLMClients:

@@ -82,7 +82,12 @@ class RunState:
 
     def step_context(self, state: LoopState, step_id: str) -> StepContext:
         tool_ctx = ToolContext(
-            agent=state.agent, blocks=state.blocks, sessionmaker=self.deps.sessionmaker, embedder=self.deps.embedder
+            agent=state.agent,
+            blocks=state.blocks,
+            sessionmaker=self.deps.sessionmaker,
+            embedder=self.deps.embedder,
+            messenger=self.deps.agent_messenger,
+            agent_chain=self.options.agent_chain,
         )
         return StepContext(
             agent=state.agent,

@@ -7,6 +7,7 @@ from fastapi import Depends, Request
 from memlet.api.deps import ActorDep, SessionDep, SessionmakerDep, SettingsDep
 from memlet.loop.runner import LoopDeps
 from memlet.turns.agent_messages import AgentMessageService
+from memlet.turns.agent_messaging import InProcessMessenger
 from memlet.turns.batches import BatchService
 from memlet.turns.sending import SendService
 
@@ -15,7 +16,7 @@ async def get_loop_deps(request: Request, settings: SettingsDep, sessionmaker: S
     """The loop's dependencies from the app: the LLM clients and the run worker are set up by `memlet.app.lifespan`."""
     state = request.app.state
     worker = getattr(state, "run_worker", None)
-    return LoopDeps(
+    deps = LoopDeps(
         sessionmaker=sessionmaker,
         settings=settings,
         llm_for=state.llm_for,
@@ -23,6 +24,9 @@ async def get_loop_deps(request: Request, settings: SettingsDep, sessionmaker: S
         worker_id=worker.worker_id if worker is not None else None,
         embedder=getattr(state, "embedder", None),
     )
+    if worker is not None:  # the multi-agent tools run other agents' turns through the loop's hook
+        deps.agent_messenger = InProcessMessenger(deps, worker.turns)
+    return deps
 
 
 LoopDepsDep = Annotated[LoopDeps, Depends(get_loop_deps)]

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -81,6 +82,16 @@ def view_options(agent_type: str, req: LettaRequest) -> ViewOptions:
     )
 
 
+@dataclass(frozen=True)
+class BlockingTurn:
+    """A blocking run that ended well: its id, how its rows are shown, the rows it committed, its final event."""
+
+    run_id: str
+    opts: ViewOptions
+    messages: list[StoredMessage]
+    outcome: ev.RunFinished
+
+
 class SendService:
     """Starts runs of the agent loop for one actor. Uses the sessionmaker, never a request's session.
 
@@ -95,6 +106,8 @@ class SendService:
         # Conversation sends (turns/conversation_sending.py): the conversation the runs belong to (None: the
         # agent's own thread); the loop then works on that conversation's window.
         self.conversation_id: str | None = None
+        # Turns another agent's multi-agent tool started (turns/agent_messaging.py): the agents waiting on them.
+        self.agent_chain: tuple[str, ...] = ()
 
     async def model_override(self, req: LettaRequest) -> dict[str, Any] | None:
         """The llm_config of ``override_model`` (this request only); an unknown handle is a 404 before any run."""
@@ -213,6 +226,7 @@ class SendService:
             lock_wait_s=lock_wait_s,
             on_started=on_started,
             conversation_id=self.conversation_id,
+            agent_chain=self.agent_chain,
         )
         self.turns.start(run.id, self._drive(agent_id, run.id, req, options, sink or enqueue))
         return queue
@@ -253,10 +267,24 @@ class SendService:
 
     async def send(self, agent_id: str, req: LettaStreamingRequest, run_type: str) -> LettaResponse:
         """Run the loop to the end and answer with the new messages, the stop reason and the usage."""
+        done = await self.run_blocking(agent_id, req, run_type)
+        return LettaResponse(
+            messages=public_views(done.messages, done.opts),
+            stop_reason=stop_reason(done.outcome.stop_reason),
+            usage=usage_of(done.outcome.usage),
+        )
+
+    async def run_blocking(
+        self, agent_id: str, req: LettaStreamingRequest, run_type: str, *, lock_wait_s: float | None = None
+    ) -> BlockingTurn:
+        """Run the loop to the end; a failed run raises its error (an LLM error keeps its status and shape).
+
+        `lock_wait_s` bounds the wait for the agent's lock (None: the settings' ``agent_lock_timeout_s``).
+        """
         agent_type = await self.agent_type(agent_id)
         override = await self.model_override(req)
         run = await self.create_run(agent_id, req, {"run_type": run_type}, background=False)
-        queue = self.launch(agent_id, run, req, llm_override=override)
+        queue = self.launch(agent_id, run, req, llm_override=override, lock_wait_s=lock_wait_s)
         committed: list[StoredMessage] = []
         final: ev.RunFinished | ev.RunFailed | None = None
         while (item := await queue.get()) is not END:
@@ -270,11 +298,7 @@ class SendService:
             raise MemletError()
         if isinstance(final, ev.RunFailed):
             raise final.error if isinstance(final.error, MemletError) else MemletError()
-        return LettaResponse(
-            messages=public_views(committed, view_options(agent_type, req)),
-            stop_reason=stop_reason(final.stop_reason),
-            usage=usage_of(final.usage),
-        )
+        return BlockingTurn(run.id, view_options(agent_type, req), committed, final)
 
     async def open_stream(
         self,

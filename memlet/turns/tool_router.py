@@ -23,5 +23,12 @@ async def run_agent_tool(
     """Run one of the agent's tools with the given arguments, outside the agent loop."""
     args = body.args if body is not None else {}
     return await run_tool_for_agent(
-        deps.sessionmaker, deps.settings, actor, agent_id, tool_name, args, embedder=deps.embedder
+        deps.sessionmaker,
+        deps.settings,
+        actor,
+        agent_id,
+        tool_name,
+        args,
+        embedder=deps.embedder,
+        messenger=deps.agent_messenger,
     )

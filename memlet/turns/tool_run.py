@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from memlet.actor import Actor
 from memlet.config import Settings
 from memlet.errors import NotFoundError
+from memlet.loop.agent_messaging import AgentMessenger
 from memlet.loop.agent_state import LoopRepository
 from memlet.loop.builtin_tools import ToolContext
 from memlet.loop.builtins import BUILTIN_TOOLS
@@ -51,10 +52,12 @@ async def run_tool_for_agent(
     args: dict[str, Any],
     *,
     embedder: Embedder | None = None,
+    messenger: AgentMessenger | None = None,
 ) -> ToolExecutionResult:
     """Run the agent's tool `tool_name` with `args`; a failing tool is ``status="error"`` with a null return.
 
-    `embedder` embeds what `archival_memory_insert` stores and what `archival_memory_search` asks, as in a turn.
+    `embedder` embeds what `archival_memory_insert` stores and what `archival_memory_search` asks, as in a turn;
+    `messenger` runs the targets' turns of the multi-agent tools.
     Raises NotFoundError for an unknown agent or a tool that is not attached to it.
     """
     async with maker() as session:
@@ -62,7 +65,9 @@ async def run_tool_for_agent(
     tool = next((t for t in state.tools if t.name == tool_name), None)
     if tool is None:
         raise NotFoundError("Tool", message=f"Tool '{tool_name}' not found or not attached to agent '{agent_id}'")
-    ctx = ToolContext(agent=state.agent, blocks=state.blocks, sessionmaker=maker, embedder=embedder)
+    ctx = ToolContext(
+        agent=state.agent, blocks=state.blocks, sessionmaker=maker, embedder=embedder, messenger=messenger
+    )
     outcome = await execute_tool(ctx, tool, dict(args), settings)
     if outcome.success and not await commit_memory_edits(maker, ctx):
         raise NotFoundError("Agent", agent_id)

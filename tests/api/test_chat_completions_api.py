@@ -9,7 +9,7 @@ import pytest
 from letta_client import Letta
 from openai import OpenAI
 
-from tests.mock_llm import MockLLM, Reply
+from tests.mock_llm import MockLLM, Reply, usage_for
 
 MODEL = "openai/gpt-4o-mini"
 EMBEDDING = "openai/text-embedding-3-small"
@@ -84,9 +84,6 @@ def test_letta_400s(client: Letta, server: Any, http: httpx.Client) -> None:
     response = http.post("/v1/chat/completions", json={"model": "gpt-4o", "stream": True, "messages": []})
     assert response.status_code == 400
     assert "'model' field should contain an agent ID (format: 'agent-...'). Received: 'gpt-4o'" in response.text
-    with pytest.raises(openai.BadRequestError) as unstreamed:
-        api.chat.completions.create(model=agent.id, messages=[{"role": "user", "content": "x"}])
-    assert "Non-streaming chat completions not yet implemented" in str(unstreamed.value.body)
     response = http.post(
         "/v1/chat/completions",
         json={"model": agent.id, "stream": True, "messages": [{"role": "system", "content": "x"}]},
@@ -94,10 +91,51 @@ def test_letta_400s(client: Letta, server: Any, http: httpx.Client) -> None:
     assert response.status_code == 400 and "No user message found" in response.json()["detail"]
 
 
-def test_llm_failure_ends_with_an_error_chunk_not_stop(client: Letta, server: Any, mock_llm: MockLLM) -> None:
+def test_llm_failure_ends_with_an_error_chunk_not_stop(
+    client: Letta, server: Any, http: httpx.Client, mock_llm: MockLLM
+) -> None:
     agent = make_agent(client)
     mock_llm.script(Reply.error(400, times=10, message="model exploded"))
     with pytest.raises(openai.APIError) as failed:
         chunks_of(server, agent.id, [{"role": "user", "content": "hi"}])
     assert failed.value.body is not None and failed.value.body["type"] == "llm_bad_request"
     assert "model exploded" in failed.value.body["detail"]
+
+    mock_llm.reset()
+    mock_llm.script(Reply.error(400, times=10, message="model exploded again"))
+    body = {"model": agent.id, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    with http.stream("POST", "/v1/chat/completions", json=body) as response:
+        lines = [line.removeprefix("data: ") for line in response.iter_lines() if line.startswith("data: ")]
+    assert lines[-1] == "[DONE]"
+    events = [json.loads(line) for line in lines[:-1]]
+    error = events[-1]["error"]
+    assert error["type"] == "llm_bad_request" and error["message"] and "model exploded again" in error["detail"]
+    assert all(c["finish_reason"] != "stop" for e in events for c in e.get("choices", []))
+
+    mock_llm.reset()
+    mock_llm.script(Reply.text("I am fine again."))
+    assert text_of(chunks_of(server, agent.id, [{"role": "user", "content": "still there?"}])) == "I am fine again."
+
+
+def test_include_usage_adds_a_final_usage_chunk(client: Letta, server: Any, mock_llm: MockLLM) -> None:
+    agent = make_agent(client)
+    reply = Reply.text("Counting my tokens carefully.").reporting(1234)
+    mock_llm.script(reply)
+    stream = openai_client(server).chat.completions.create(
+        model=agent.id,
+        messages=[{"role": "user", "content": "count"}],
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    chunks = list(stream)
+    last = chunks[-1]
+    assert last.choices == [] and last.usage is not None and last.id == chunks[0].id
+    expected = usage_for(mock_llm.requests[-1], reply)
+    assert last.usage.prompt_tokens == 1234 == expected["prompt_tokens"]
+    assert last.usage.completion_tokens == expected["completion_tokens"] > 0
+    assert last.usage.total_tokens == expected["total_tokens"]
+    assert chunks[-2].choices[0].finish_reason == "stop"
+    assert all(c.usage is None for c in chunks[:-1])
+    assert text_of(chunks) == "Counting my tokens carefully."
+    plain = chunks_of(server, agent.id, [{"role": "user", "content": "again"}])
+    assert all(c.usage is None and c.choices for c in plain)  # no usage chunk unless asked

@@ -1,0 +1,104 @@
+"""The multi-agent tools (`letta_multi_agent_core`), run in-process through `ToolContext.messenger`.
+
+Letta runs them in its sandbox and calls back over HTTP; here the target's turn is a normal run of this server's
+loop (see `agent_messaging`). The inputs, prefixes and return strings are Letta's: the target reads one `system`
+message naming the sender, and a reply is returned as the Python repr of `{'agent_id': ..., 'response': [...]}`.
+"""
+
+from typing import Any
+
+from memlet.agents.repository import AgentFilters, AgentRepository
+from memlet.db.pagination import Page
+from memlet.errors import MemletError
+from memlet.loop.agent_messaging import AgentMessage, chain_error
+from memlet.loop.builtin_tools import BuiltinTool, ToolContext, ToolError
+
+SENT_ASYNC = "Successfully sent message"
+NO_RESPONSE = "<no response>"
+# How many agents a tag broadcast considers, as Letta's first page of the agent list.
+TAG_CANDIDATES = 100
+
+
+def reply_request(sender_id: str, message: str) -> str:
+    """A message whose sender waits for the reply. Like Letta, a message with capitals also carries a lowercase
+    copy on a new line (Letta does it so the target matches words whatever their case)."""
+    body = message if message == message.lower() else f"{message}\n{message.lower()}"
+    return f"[Incoming message from agent with ID '{sender_id}' - your response will be delivered to the sender] {body}"
+
+
+def notification(sender_id: str, message: str) -> str:
+    """A one-way message (the target's reply goes nowhere)."""
+    return (
+        f"[Incoming message from agent with ID '{sender_id}' - this is a one-way notification; if you need to "
+        f"respond, use an agent-to-agent messaging tool if available] {message}"
+    )
+
+
+async def _deliver(ctx: ToolContext, target_id: str, text: str) -> list[str]:
+    """Run the target's turn and return its assistant texts; raises ToolError with the text the model sees."""
+    if ctx.messenger is None:
+        raise ToolError("Agent-to-agent messages can only be sent during an agent's turn.")
+    refused = chain_error(ctx.agent_chain, ctx.agent.id, target_id)
+    if refused is not None:
+        raise ToolError(refused)
+    chain = (*ctx.agent_chain, ctx.agent.id)
+    try:
+        return await ctx.messenger.deliver(AgentMessage(ctx.actor, target_id, text, chain))
+    except MemletError as exc:
+        raise ToolError(f"Could not deliver the message to agent {target_id}: {exc.message}") from exc
+
+
+async def send_message_to_agent_and_wait_for_reply(ctx: ToolContext, message: str, other_agent_id: str) -> str:
+    """Send `message` to another agent and return its reply as Letta's repr string."""
+    texts = await _deliver(ctx, other_agent_id, reply_request(ctx.agent.id, message))
+    return str({"agent_id": other_agent_id, "response": texts or [NO_RESPONSE]})
+
+
+async def send_message_to_agent_async(ctx: ToolContext, message: str, other_agent_id: str) -> str:
+    """Notify another agent. As in Letta the call returns once the target's turn has ended."""
+    await _deliver(ctx, other_agent_id, notification(ctx.agent.id, message))
+    return SENT_ASYNC
+
+
+async def _tag_recipients(ctx: ToolContext, match_all: list[str], match_some: list[str]) -> list[str]:
+    """Agents of the sender's organization with every tag of `match_all` (or the newest 100 when it is empty) and
+    at least one of `match_some` (when given), newest first, without the sender."""
+    org_id = ctx.agent.organization_id
+    async with ctx.sessionmaker() as session:
+        repo = AgentRepository(session)
+        filters = AgentFilters(tags=match_all, match_all_tags=True)
+        candidates = await repo.list_page(org_id, filters, Page(limit=TAG_CANDIDATES), sort_by="created_at")
+        tags = await repo.tags_for([a.id for a in candidates]) if match_some else {}
+    wanted = set(match_some)
+    return [
+        a.id for a in candidates if a.id != ctx.agent.id and (not wanted or wanted.intersection(tags.get(a.id, ())))
+    ]
+
+
+def _tag_list(tags: list[str] | str | None) -> list[str]:
+    """The tags a model passed: a list, or one bare tag (a string is one tag, not its characters)."""
+    if isinstance(tags, str):
+        return [tags]
+    return [str(t) for t in tags or []]
+
+
+async def send_message_to_agents_matching_tags(
+    ctx: ToolContext, message: str, match_all: list[str], match_some: list[str]
+) -> str:
+    """Ask each matching agent in turn; one `{'agent_id', 'response'}` per agent, errors as `'<error: ...>'`."""
+    results: list[dict[str, Any]] = []
+    for agent_id in await _tag_recipients(ctx, _tag_list(match_all), _tag_list(match_some)):
+        try:
+            texts = await _deliver(ctx, agent_id, reply_request(ctx.agent.id, message))
+        except ToolError as exc:
+            texts = [f"<error: {exc}>"]
+        results.append({"agent_id": agent_id, "response": texts or [NO_RESPONSE]})
+    # Letta's tool returns the list itself, which its executor turns into this repr.
+    return str(results)
+
+
+MULTI_AGENT_TOOLS: dict[str, BuiltinTool] = {
+    "send_message_to_agent_and_wait_for_reply": send_message_to_agent_and_wait_for_reply,
+    "send_message_to_agents_matching_tags": send_message_to_agents_matching_tags,
+    "send_message_to_agent_async": send_message_to_agent_async,
+}
