@@ -1,7 +1,7 @@
 """The smaller wire models embedded in `AgentState`, and the context-window report (Letta 0.16.8 names).
 
-memlet has no multi-agent groups, so `Group` only ever appears as null; it is modelled in full so agent files
-and clients that send it still validate. `Source` is a folder attached to the agent.
+`Group` is the one wire model of a group: the `/v1/groups` routes answer with it, and an agent's
+`managed_group` / `multi_agent_group` carry it. `Source` is a folder attached to the agent.
 """
 
 from datetime import datetime
@@ -81,7 +81,7 @@ class Source(BaseModel):
 
 
 class Group(BaseModel):
-    """A multi-agent group an agent manages (always null in memlet)."""
+    """A group of agents under one manager pattern (the body of every `/v1/groups` route)."""
 
     model_config = _WIRE
 

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from memlet.agents.parts import Group as Group
 from memlet.ids import Prefix, id_pattern
 
 _DEPRECATED: dict[str, Any] = {"deprecated": True}
@@ -26,31 +27,6 @@ class ManagerType(StrEnum):
     SLEEPTIME = "sleeptime"
     VOICE_SLEEPTIME = "voice_sleeptime"
     SWARM = "swarm"
-
-
-class Group(BaseModel):
-    """A group of agents under one manager pattern."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: str = Field(description="The id of the group. Assigned by the database.")
-    manager_type: ManagerType
-    agent_ids: list[str]
-    description: str
-    project_id: str | None = None
-    template_id: str | None = None
-    base_template_id: str | None = None
-    deployment_id: str | None = None
-    shared_block_ids: list[str] = Field(default_factory=list, json_schema_extra=_DEPRECATED)
-    manager_agent_id: str | None = None
-    termination_token: str | None = None
-    max_turns: int | None = None
-    sleeptime_agent_frequency: int | None = None
-    turns_counter: int | None = None
-    last_processed_message_id: str | None = None
-    max_message_buffer_length: int | None = None
-    min_message_buffer_length: int | None = None
-    hidden: bool | None = None
 
 
 class RoundRobinManager(BaseModel):
