@@ -218,7 +218,9 @@ class RunRepository:
             r.worker_id.in_(list(dead_workers)),
             and_(r.worker_id.is_(None), r.created_at < func.now() - func.make_interval(0, 0, 0, 0, 0, 0, lease_s)),
         )
-        stmt = select(r.id).where(r.status.in_(ACTIVE_RUN_STATUSES), orphaned)
+        # A queued run has no worker by design: nobody started it, so it waits for a worker to claim it.
+        queued = select(orm.QueuedRun.run_id)
+        stmt = select(r.id).where(r.status.in_(ACTIVE_RUN_STATUSES), orphaned, r.id.not_in(queued))
         if keep:
             stmt = stmt.where(r.id.not_in(list(keep)))
         return list(await self.session.scalars(stmt))

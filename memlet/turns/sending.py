@@ -13,8 +13,9 @@ import asyncio
 import contextlib
 import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy.exc import IntegrityError
 
@@ -43,6 +44,12 @@ from memlet.turns.streaming import EventRenderer, ViewOptions, public_views, sto
 log = get_logger("messages.sending")
 
 Sink = Callable[[Item], Awaitable[None]]
+
+
+class AfterTurn(Protocol):
+    """What runs after each foreground turn (memlet.turns.sleeptime_runs.SleeptimeRuns)."""
+
+    async def after_turn(self, actor: Actor, agent_id: str, last_message_id: str | None) -> list[str]: ...
 
 
 class DuplicateRequestError(Exception):
@@ -87,11 +94,20 @@ class SendService:
     Each run takes a slot of `turns` (this worker's bound on concurrent turns) before its row is written.
     """
 
-    def __init__(self, deps: LoopDeps, actor: Actor, turns: TurnRegistry, catalog: ModelCatalog | None = None) -> None:
+    def __init__(
+        self,
+        deps: LoopDeps,
+        actor: Actor,
+        turns: TurnRegistry,
+        catalog: ModelCatalog | None = None,
+        sleeptime: AfterTurn | None = None,
+    ) -> None:
         self.deps = deps
         self.actor = actor
         self.turns = turns
         self.catalog = catalog
+        # Counts each finished turn for the agent's sleeptime group and queues its runs (turns/sleeptime_runs.py).
+        self.sleeptime = sleeptime
         # Conversation sends (turns/conversation_sending.py): the conversation the runs belong to (None: the
         # agent's own thread); the loop then works on that conversation's window.
         self.conversation_id: str | None = None
@@ -235,7 +251,12 @@ class SendService:
                 inputs=list(req.messages or []),
                 options=options,
             )
+            last_message_id: str | None = None
             async for event in events:
+                if isinstance(event, ev.MessagesCommitted) and event.messages:
+                    last_message_id = event.messages[-1].id
+                if isinstance(event, ev.RunFinished | ev.RunFailed) and self.sleeptime is not None:
+                    event = await self._after_turn(agent_id, run_id, event, last_message_id)
                 await sink(event)
         except Exception as exc:
             if not isinstance(exc, MemletError):
@@ -250,6 +271,17 @@ class SendService:
         if isinstance(req, LettaAsyncRequest) and req.callback_url:
             policy = policy_for(self.deps.settings)
             await dispatch_run_callback(self.deps.sessionmaker, self.actor, run_id, policy=policy)
+
+    async def _after_turn(
+        self, agent_id: str, run_id: str, event: ev.RunFinished | ev.RunFailed, last_message_id: str | None
+    ) -> ev.RunFinished | ev.RunFailed:
+        """Fire the agent's sleeptime runs (the turn is committed); their ids join the turn's usage after its own
+        run id (Letta shows only the sleeptime ids)."""
+        assert self.sleeptime is not None
+        fired = await self.sleeptime.after_turn(self.actor, agent_id, last_message_id)
+        if not fired:
+            return event
+        return replace(event, usage={**event.usage, "run_ids": [run_id, *fired]})
 
     async def send(self, agent_id: str, req: LettaStreamingRequest, run_type: str) -> LettaResponse:
         """Run the loop to the end and answer with the new messages, the stop reason and the usage."""
