@@ -80,6 +80,7 @@ SourceId = Annotated[str, _path_id(Prefix.SOURCE, "source")]
 FileId = Annotated[str, _path_id(Prefix.FILE, "file")]
 JobId = Annotated[str, _path_id(Prefix.JOB, "job")]
 ConversationId = Annotated[str, _path_id(Prefix.CONVERSATION, "conv")]
+GroupId = Annotated[str, _path_id(Prefix.GROUP, "group")]
 # A thread: a conversation, `default` (with an agent_id) or, deprecated, an agent id (its default thread).
 ThreadId = Annotated[
     str,

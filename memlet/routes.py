@@ -23,6 +23,8 @@ from memlet.folders.file_router import router as folder_files_router
 from memlet.folders.file_router import sources_router as source_files_router
 from memlet.folders.router import router as folders_router
 from memlet.folders.router import sources_router
+from memlet.groups.agent_router import router as agent_groups_router
+from memlet.groups.router import router as groups_router
 from memlet.health.router import router as health_router
 from memlet.identities.router import agent_router as agent_identities_router
 from memlet.identities.router import block_router as block_identities_router
@@ -65,6 +67,8 @@ ROUTERS: list[APIRouter] = [
     folder_files_router,
     sources_router,
     source_files_router,
+    groups_router,
+    agent_groups_router,
     health_router,
     identities_router,
     agents_by_identity_router,

@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from sqlalchemy import ARRAY, DateTime, Select, String, delete, func, literal, select, update
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.dialects.postgresql import aggregate_order_by, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
@@ -193,6 +193,22 @@ class AgentRepository:
             update(orm.Agent)
             .where(orm.Agent.id == agent_id, orm.Agent.last_stop_reason.is_distinct_from(stop_reason))
             .values(last_stop_reason=stop_reason)
+        )
+
+    async def remove_message_ids(self, agent_id: str, message_ids: Sequence[str]) -> None:
+        """Take ids out of the agent's in-context list in one statement, keeping the order of the rest."""
+        if not message_ids:
+            return
+        ids = func.unnest(orm.Agent.message_ids).table_valued("x", with_ordinality="n").render_derived()
+        kept = (
+            select(func.array_agg(aggregate_order_by(ids.c.x, ids.c.n)))
+            .where(ids.c.x.not_in(list(message_ids)))
+            .scalar_subquery()
+        )
+        await self.session.execute(
+            update(orm.Agent)
+            .where(orm.Agent.id == agent_id)
+            .values(message_ids=func.coalesce(kept, literal([], ARRAY(String))))
         )
 
     async def append_message_ids(self, agent_id: str, message_ids: Sequence[str]) -> list[str]:

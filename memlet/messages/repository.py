@@ -150,6 +150,16 @@ class MessageRepository:
         if message_ids:
             await self.session.execute(delete(M).where(M.id.in_(list(message_ids)), M.agent_id == agent_id))
 
+    async def delete_for_group(self, org_id: str, group_id: str) -> dict[str, list[str]]:
+        """Hard-delete every message of the organization carrying ``group_id``; returns the deleted ids by agent."""
+        rows = await self.session.execute(
+            delete(M).where(M.organization_id == org_id, M.group_id == group_id).returning(M.agent_id, M.id)
+        )
+        deleted: dict[str, list[str]] = {}
+        for agent_id, message_id in rows:
+            deleted.setdefault(agent_id, []).append(message_id)
+        return deleted
+
     async def count_for_agent(self, agent_id: str) -> int:
         """Every stored message of the agent, in context or not."""
         count = await self.session.scalar(select(func.count()).select_from(M).where(M.agent_id == agent_id))

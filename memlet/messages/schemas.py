@@ -47,6 +47,7 @@ from memlet.messages.letta_messages import (
 
 __all__ = [
     "DEPRECATED",
+    "EDITING_REMOVED",
     "ApprovalItem",
     "ApprovalRequestMessage",
     "ApprovalResponseMessage",
@@ -296,6 +297,12 @@ class UpdateAssistantMessage(BaseModel):
     message_type: Literal["assistant_message"] = "assistant_message"
     content: str | list[AssistantContentPart]
 
+
+# Letta 0.16 removed message editing; every message PATCH route (an agent's, a group's) answers 405 with this.
+EDITING_REMOVED = (
+    "Message editing is no longer supported. Messages are immutable as they may be shared across multiple "
+    "conversations via forking."
+)
 
 LettaMessageUpdate = Annotated[
     UpdateSystemMessage | UpdateUserMessage | UpdateReasoningMessage | UpdateAssistantMessage,

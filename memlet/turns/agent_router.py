@@ -23,7 +23,7 @@ from memlet.messages.requests import (
     ensure_messages,
     ensure_streaming_options,
 )
-from memlet.messages.schemas import LettaMessage, LettaMessageUpdate, LettaResponse, MessageType
+from memlet.messages.schemas import EDITING_REMOVED, LettaMessage, LettaMessageUpdate, LettaResponse, MessageType
 from memlet.messages.search import MessageSearchRequest, MessageSearchResult
 from memlet.messages.service import HistoryQuery
 from memlet.runs.schemas import Run
@@ -38,10 +38,6 @@ from memlet.turns.preview import preview_request
 
 router = APIRouter(prefix="/agents", tags=["agents"])
 
-EDITING_REMOVED = (
-    "Message editing is no longer supported. Messages are immutable as they may be shared across multiple "
-    "conversations via forking."
-)
 _SSE = {"text/event-stream": {"schema": {"type": "string", "description": "Server-Sent Events stream"}}}
 
 
