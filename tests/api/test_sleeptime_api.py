@@ -154,3 +154,43 @@ class TestLifecycle:
         assert groups(http) == []
         assert client.agents.retrieve(main.id).enable_sleeptime is None
         assert [a.name for a in client.agents.list()] == ["main"]
+
+
+def every_turn(http: httpx.Client) -> None:
+    (group,) = groups(http)
+    config = {"manager_config": {"manager_type": "sleeptime", "sleeptime_agent_frequency": 1}}
+    assert http.patch(f"/v1/groups/{group['id']}", json=config).status_code == 200
+
+
+class TestEveryRouteFires:
+    def test_async_send(self, client: Letta, mock_llm: MockLLM, http: httpx.Client) -> None:
+        main = make_main(client)
+        helper = sleeptime_of(client, main)
+        every_turn(http)
+        mock_llm.script(Reply.tool_call("send_message", {"message": "later"}))
+        client.agents.messages.create_async(main.id, messages=[{"role": "user", "content": "async hi"}])
+        (run,) = wait_all_ended(client, helper.id, 1)
+        assert run.status == "completed"
+
+    def test_conversation_send(self, client: Letta, mock_llm: MockLLM, http: httpx.Client) -> None:
+        main = make_main(client)
+        helper = sleeptime_of(client, main)
+        every_turn(http)
+        conv = client.conversations.create(agent_id=main.id)
+        mock_llm.script(Reply.tool_call("send_message", {"message": "in a thread"}))
+        list(client.conversations.messages.create(conv.id, messages=[{"role": "user", "content": "thread hi"}]))
+        (run,) = wait_all_ended(client, helper.id, 1)
+        assert run.status == "completed"
+        (first,) = [r for r in sleeptime_requests(mock_llm) if r["messages"][-1]["role"] == "user"]
+        assert "user: thread hi\nassistant: in a thread" in first["messages"][-1]["content"]
+
+    def test_a_stream_the_client_dropped(self, client: Letta, mock_llm: MockLLM, http: httpx.Client) -> None:
+        main = make_main(client)
+        helper = sleeptime_of(client, main)
+        mock_llm.script(Reply.delay(0.5, then=Reply.tool_call("send_message", {"message": "nobody listens"})))
+        body = {"messages": [{"role": "user", "content": "bye"}], "stream_tokens": True}
+        with http.stream("POST", f"/v1/agents/{main.id}/messages/stream", json=body) as response:
+            assert response.status_code == 200
+            next(response.iter_lines())  # the first chunk, then the client goes away
+        (run,) = wait_all_ended(client, helper.id, 1)
+        assert run.status == "completed"
