@@ -189,6 +189,11 @@ class RunRepository:
             )
         await self.session.execute(update(orm.Run).where(orm.Run.id == run_id).values(**values))
 
+    async def add_metadata(self, run_id: str, values: dict[str, Any]) -> None:
+        """Merge `values` into the run's metadata (one statement)."""
+        merged = func.coalesce(orm.Run.metadata_, literal({}, JSONB)).op("||")(literal(values, JSONB))
+        await self.session.execute(update(orm.Run).where(orm.Run.id == run_id).values(metadata_=merged))
+
     async def renew_leases(self, worker_id: str, run_ids: Sequence[str], lease_s: float) -> None:
         """Extend the leases of a worker's in-flight runs (one statement)."""
         await self.session.execute(

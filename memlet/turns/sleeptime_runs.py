@@ -7,7 +7,8 @@ The starter claims queued runs (`QueuedRunRepository.claim`: one worker takes ea
 agent has no run in flight) and runs them through the one `SendService` and loop, each in a slot of the turn
 registry. It wakes when a run is queued, when one of its runs ends (a coalesced run may be waiting), and every
 `poll_s` (runs queued by another worker, or left queued when a server stopped: a queued run has not started, so
-after a restart it simply starts, exactly once).
+after a restart it simply starts, exactly once). A finished run keeps its response in ``metadata.result``, written
+just after the loop closes the run, as Letta keeps it.
 """
 
 import asyncio
@@ -15,14 +16,17 @@ import contextlib
 
 from memlet.actor import Actor
 from memlet.log import get_logger, log_fields
+from memlet.loop import events as ev
 from memlet.loop.runner import LoopDeps
 from memlet.messages.requests import LettaRequest, MessageCreate
+from memlet.messages.schemas import LettaResponse, StoredMessage
 from memlet.runs.queue_repository import QueuedRunRepository
 from memlet.runs.repository import RunRepository
 from memlet.sleeptime.firing import SleeptimeWork, fire_after_turn, prepare
 from memlet.turns.registry import TurnRegistry
-from memlet.turns.sending import SendService
+from memlet.turns.sending import SendService, view_options
 from memlet.turns.stream_pump import END, Item
+from memlet.turns.streaming import public_views, stop_reason, usage_of
 
 log = get_logger("sleeptime.runs")
 
@@ -93,9 +97,30 @@ class SleeptimeRuns:
         request = LettaRequest(messages=[message])
         agent_id = str(work.run.agent_id)
 
+        committed: list[StoredMessage] = []
+
         async def sink(item: Item) -> None:
-            if item is END:
+            if isinstance(item, ev.MessagesCommitted):
+                committed.extend(item.messages)
+            elif isinstance(item, ev.RunFinished):
+                await self._keep_result(work.run.id, request, committed, item)
+            elif item is END:
                 self._wake.set()  # a run queued meanwhile for this agent may start now
 
         SendService(self.deps, work.actor, self.turns).launch(agent_id, work.run, request, sink=sink)
         log.info("started a sleeptime run", extra=log_fields(run_id=work.run.id, agent_id=agent_id))
+
+    async def _keep_result(
+        self, run_id: str, request: LettaRequest, committed: list[StoredMessage], finished: ev.RunFinished
+    ) -> None:
+        """Store the run's response in its ``metadata.result``, as Letta does for sleeptime runs."""
+        result = LettaResponse(
+            messages=public_views(committed, view_options("sleeptime_agent", request)),
+            stop_reason=stop_reason(finished.stop_reason),
+            usage=usage_of(finished.usage),
+        )
+        try:
+            async with self.deps.sessionmaker() as session, session.begin():
+                await RunRepository(session).add_metadata(run_id, {"result": result.model_dump(mode="json")})
+        except Exception:
+            log.exception("could not store a sleeptime run's result", extra=log_fields(run_id=run_id))

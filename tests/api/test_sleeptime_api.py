@@ -13,6 +13,7 @@ from tests.api.sleeptime_support import (
     sleeptime_requests,
     sleeptime_runs,
     wait_all_ended,
+    wait_for,
 )
 from tests.mock_llm import MockLLM, Reply
 
@@ -114,6 +115,11 @@ class TestFiring:
         say(client, mock_llm, main.id, "I'm Ada, I like tea and live in Lyon")
         (run,) = wait_all_ended(client, helper.id, 1)
         assert run.status == "completed"
+        assert run.metadata["agent_id"] == helper.id
+        # The response is stored just after the run closes (Letta's metadata.result).
+        result = wait_for(lambda: client.runs.retrieve(run.id).metadata.get("result"), "the run's result")
+        assert [m["message_type"] for m in result["messages"]].count("tool_call_message") == 3
+        assert result["stop_reason"]["stop_reason"] == "tool_rule"
         human = client.agents.blocks.retrieve("human", agent_id=main.id)
         assert "Ada; she likes tea." in human.value and "Lives in Lyon." in human.value
         say(client, mock_llm, main.id, "what do you remember?")
