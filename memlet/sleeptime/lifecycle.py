@@ -10,6 +10,7 @@ agent deletes its group and turns ``enable_sleeptime`` off (null) on the main ag
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
@@ -20,6 +21,7 @@ from memlet.agents.service import AgentService, Catalog
 from memlet.agents.system_message import refresh_system_message
 from memlet.blocks.repository import BlockRepository
 from memlet.db import models as orm
+from memlet.errors import BadRequestError
 from memlet.groups.repository import GroupRepository
 from memlet.log import get_logger, log_fields
 
@@ -62,7 +64,11 @@ class SleeptimeLifecycle:
             "initial_message_sequence": [],
         }
         # No hook here: a sleeptime agent never gets a sleeptime agent of its own.
-        helper = await AgentService(session, self.catalog).create(actor, CreateAgent.model_validate(spec))
+        try:
+            request = CreateAgent.model_validate(spec)
+        except ValidationError as exc:  # a stored config that no longer validates: refuse, never a 500
+            raise BadRequestError(f"Cannot create the sleeptime agent of {main.id}: {exc.errors()[0]['msg']}") from None
+        helper = await AgentService(session, self.catalog).create(actor, request)
         group = orm.Group(
             id=ids.new_id(ids.Prefix.GROUP),
             organization_id=actor.organization_id,

@@ -1,4 +1,4 @@
-"""The sleeptime input (transcript lines and preamble) and the turn counter, as pure functions."""
+"""The sleeptime input (transcript lines and preamble), the turn counter and the main agent's rules, as pure functions."""
 
 import json
 from dataclasses import dataclass, field
@@ -8,6 +8,7 @@ import pytest
 
 from memlet.sleeptime.firing import next_counter
 from memlet.sleeptime.transcript import PREAMBLE, message_lines, sleeptime_input, transcript
+from memlet.tools.base_tools import includes_base_tool_rules
 
 
 @dataclass
@@ -90,3 +91,8 @@ class TestNextCounter:
     @pytest.mark.parametrize(("frequency", "fires"), [(None, True), (1, True), (0, False)])
     def test_edges(self, frequency: int | None, fires: bool) -> None:
         assert [next_counter(c, frequency)[1] for c in (-1, 0, 3)] == [fires] * 3
+
+
+def test_sleeptime_enabled_letta_v1_agents_get_base_rules() -> None:
+    assert not includes_base_tool_rules("letta_v1_agent", "gpt-4o-mini")
+    assert includes_base_tool_rules("letta_v1_agent", "gpt-4o-mini", enable_sleeptime=True)
