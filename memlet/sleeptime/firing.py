@@ -38,6 +38,15 @@ def next_counter(counter: int | None, frequency: int | None) -> tuple[int | None
     return bumped, bumped == 0
 
 
+async def active_group_id(session: AsyncSession, org_id: str, agent_id: str) -> str | None:
+    """The id of the sleeptime group `agent_id` manages, when it has ``enable_sleeptime`` on; else None."""
+    managed = await GroupRepository(session).managed_by(agent_id, "sleeptime")
+    if not managed:
+        return None
+    agent = await AgentRepository(session).find(org_id, agent_id)
+    return managed[0].id if agent is not None and agent.enable_sleeptime else None
+
+
 async def fire_after_turn(session: AsyncSession, actor: Actor, agent_id: str, last_message_id: str | None) -> list[str]:
     """Count a finished turn of `agent_id` and queue its sleeptime runs when it fires; returns their run ids.
 

@@ -27,8 +27,8 @@ from memlet.errors import AgentBusyError, MemletError, NotFoundError
 from memlet.llm.chat_format import is_v2
 from memlet.log import get_logger
 from memlet.loop import events as ev
-from memlet.loop.runner import LoopDeps, RunOptions, run_agent
-from memlet.messages.requests import LettaAsyncRequest, LettaRequest, LettaStreamingRequest
+from memlet.loop.runner import InputItem, LoopDeps, RunOptions, run_agent
+from memlet.messages.requests import LettaAsyncRequest, LettaRequest, LettaStreamingRequest, MessageCreate
 from memlet.messages.schemas import LettaResponse, StoredMessage
 from memlet.net.outbound import policy_for
 from memlet.providers.catalog import ModelCatalog
@@ -49,6 +49,7 @@ Sink = Callable[[Item], Awaitable[None]]
 class AfterTurn(Protocol):
     """What runs after each foreground turn (memlet.turns.sleeptime_runs.SleeptimeRuns)."""
 
+    async def group_of(self, org_id: str, agent_id: str) -> str | None: ...
     async def after_turn(self, actor: Actor, agent_id: str, last_message_id: str | None) -> list[str]: ...
 
 
@@ -248,7 +249,7 @@ class SendService:
                 agent_id=agent_id,
                 actor_org_id=self.actor.organization_id,
                 run_id=run_id,
-                inputs=list(req.messages or []),
+                inputs=await self._tagged(agent_id, list(req.messages or [])),
                 options=options,
             )
             last_message_id: str | None = None
@@ -272,11 +273,19 @@ class SendService:
             policy = policy_for(self.deps.settings)
             await dispatch_run_callback(self.deps.sessionmaker, self.actor, run_id, policy=policy)
 
+    async def _tagged(self, agent_id: str, inputs: list[InputItem]) -> list[InputItem]:
+        """The inputs of a sleeptime group's manager carry the group id (they are the group's messages)."""
+        group_id = None
+        if self.sleeptime is not None:
+            group_id = await self.sleeptime.group_of(self.actor.organization_id, agent_id)
+        if group_id is None:
+            return inputs
+        return [i.model_copy(update={"group_id": group_id}) if isinstance(i, MessageCreate) else i for i in inputs]
+
     async def _after_turn(
         self, agent_id: str, run_id: str, event: ev.RunFinished | ev.RunFailed, last_message_id: str | None
     ) -> ev.RunFinished | ev.RunFailed:
-        """Fire the agent's sleeptime runs (the turn is committed); their ids join the turn's usage after its own
-        run id (Letta shows only the sleeptime ids)."""
+        """Fire the agent's sleeptime runs; their ids follow the turn's own run id in its usage (Letta: only them)."""
         assert self.sleeptime is not None
         fired = await self.sleeptime.after_turn(self.actor, agent_id, last_message_id)
         if not fired:

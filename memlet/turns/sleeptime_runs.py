@@ -22,7 +22,7 @@ from memlet.messages.requests import LettaRequest, MessageCreate
 from memlet.messages.schemas import LettaResponse, StoredMessage
 from memlet.runs.queue_repository import QueuedRunRepository
 from memlet.runs.repository import RunRepository
-from memlet.sleeptime.firing import SleeptimeWork, fire_after_turn, prepare
+from memlet.sleeptime.firing import SleeptimeWork, active_group_id, fire_after_turn, prepare
 from memlet.turns.registry import TurnRegistry
 from memlet.turns.sending import SendService, view_options
 from memlet.turns.stream_pump import END, Item
@@ -38,6 +38,11 @@ class SleeptimeRuns:
         self.poll_s = poll_s
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+
+    async def group_of(self, org_id: str, agent_id: str) -> str | None:
+        """The sleeptime group the agent manages with sleeptime on (its inputs carry the group id), if any."""
+        async with self.deps.sessionmaker() as session:
+            return await active_group_id(session, org_id, agent_id)
 
     async def after_turn(self, actor: Actor, agent_id: str, last_message_id: str | None) -> list[str]:
         """Count a finished turn and queue its sleeptime runs; returns their ids (never raises)."""

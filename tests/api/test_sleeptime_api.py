@@ -147,6 +147,16 @@ class TestFiring:
         assert [r.status for r in sleeptime_runs(client, helper.id)] == ["completed"] * 3
 
 
+    def test_the_main_agents_inputs_are_the_groups_messages(
+        self, client: Letta, mock_llm: MockLLM, http: httpx.Client
+    ) -> None:
+        main = make_main(client)
+        say(client, mock_llm, main.id, "remember this")
+        (group,) = groups(http)
+        listed = http.get(f"/v1/groups/{group['id']}/messages").json()
+        assert [(m["message_type"], m["content"]) for m in listed] == [("user_message", "remember this")]
+
+
 class TestLifecycle:
     def test_deleting_the_main_agent_deletes_both(self, client: Letta, http: httpx.Client) -> None:
         main = make_main(client)
