@@ -1,26 +1,19 @@
 """``/v1/groups`` and ``GET /v1/agents/{id}/groups`` against the live server.
 
 letta-client 1.12.1 has no ``groups`` resource and no ``agents.groups`` (Letta deprecated them), so the group routes
-go through raw httpx;
-agents, blocks and sends go through the SDK, as a user's program would drive them.
+go through raw httpx; agents and blocks go through the SDK, as a user's program would drive them. The group messages
+routes are in ``test_group_messages_api.py``.
 """
 
 import httpx
 import pytest
 from letta_client import Letta
 
-from tests.mock_llm import MockLLM, Reply
-
 MODEL = "openai/gpt-4o-mini"
 EMBEDDING = "openai/text-embedding-3-small"
 MISSING_AGENT = "agent-00000000-0000-4000-8000-000000000000"
 MISSING_GROUP = "group-00000000-0000-4000-8000-000000000000"
 MISSING_BLOCK = "block-00000000-0000-4000-8000-000000000000"
-MESSAGE_ID = "message-00000000-0000-4000-8000-000000000000"
-EDITING_REMOVED = (
-    "Message editing is no longer supported. Messages are immutable as they may be shared across multiple "
-    "conversations via forking."
-)
 GROUP_FIELDS = {
     "id",
     "manager_type",
@@ -313,33 +306,3 @@ class TestGroupBlocks:
         assert http.patch(f"/v1/groups/{group_id}/blocks/attach/{MISSING_BLOCK}").status_code == 404
         assert http.patch(f"/v1/groups/{group_id}/blocks/attach/nope").status_code == 400
         assert http.patch(f"/v1/groups/{MISSING_GROUP}/blocks/detach/{MISSING_BLOCK}").status_code == 404
-
-
-class TestGroupMessages:
-    def test_send_to_supervisor_manager_is_a_plain_send(
-        self, http: httpx.Client, client: Letta, mock_llm: MockLLM
-    ) -> None:
-        boss, w = agent_ids(client, "boss", "w")
-        group_id = create(http, {"agent_ids": [w], "description": "", "manager_config": {
-            "manager_type": "supervisor", "manager_agent_id": boss}})["id"]  # fmt: skip
-        mock_llm.script(Reply.text("plain reply"))
-        response = client.agents.messages.create(boss, messages=[{"role": "user", "content": "hi"}])
-        assert [m.message_type for m in response.messages] == ["assistant_message"]
-        assert response.usage.run_ids is None
-        listed = http.get(f"/v1/groups/{group_id}/messages")
-        assert (listed.status_code, listed.json()) == (200, [])
-        assert len(mock_llm.requests) == 1
-
-    def test_modify_message_405_agents_route_text(self, http: httpx.Client, client: Letta) -> None:
-        [a] = agent_ids(client, "a")
-        group_id = create(http, {"agent_ids": [a], "description": ""})["id"]
-        body = {"message_type": "user_message", "content": "edited"}
-        response = http.patch(f"/v1/groups/{group_id}/messages/{MESSAGE_ID}", json=body)
-        assert response.status_code == 405
-        assert response.json() == {"detail": EDITING_REMOVED}
-        agent_route = http.patch(f"/v1/agents/{a}/messages/{MESSAGE_ID}", json=body)
-        assert (agent_route.status_code, agent_route.json()) == (405, response.json())
-        assert http.patch(f"/v1/groups/{MISSING_GROUP}/messages/{MESSAGE_ID}", json=body).status_code == 404
-
-    def test_reset_unknown_group_404(self, http: httpx.Client) -> None:
-        assert http.patch(f"/v1/groups/{MISSING_GROUP}/reset-messages").status_code == 404
