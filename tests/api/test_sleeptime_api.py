@@ -146,7 +146,6 @@ class TestFiring:
             wait_all_ended(client, helper.id, turn)
         assert [r.status for r in sleeptime_runs(client, helper.id)] == ["completed"] * 3
 
-
     def test_the_main_agents_inputs_are_the_groups_messages(
         self, client: Letta, mock_llm: MockLLM, http: httpx.Client
     ) -> None:
