@@ -1,6 +1,7 @@
 """Sleeptime agents through letta-client: creation, firing every Nth turn, shared-memory edits, lifecycle."""
 
 import httpx
+import pytest
 from letta_client import Letta
 
 from tests.api.sleeptime_support import (
@@ -16,6 +17,12 @@ from tests.api.sleeptime_support import (
     wait_for,
 )
 from tests.mock_llm import MockLLM, Reply
+
+
+@pytest.fixture(autouse=True)
+def sleeptime_replies_apart(mock_llm: MockLLM) -> None:
+    """The sleeptime agent's requests never take a reply scripted for the main agent (they answer "OK")."""
+    mock_llm.script_when(SLEEPTIME_PROMPT_MARK)
 
 
 class TestEnableSleeptime:
