@@ -35,13 +35,15 @@ from memlet.log import (
     mask_library_logs,
     request_id_var,
 )
-from memlet.loop.deps import default_llm_for
+from memlet.loop.deps import LoopDeps, default_llm_for
 from memlet.passages.embedder import Embedder
 from memlet.passages.message_indexer import MessageIndexer
 from memlet.providers.catalog import load_catalog
 from memlet.routes import build_v1_router
+from memlet.sleeptime.lifecycle import SleeptimeLifecycle
 from memlet.tool_exec.status import sandbox_status
 from memlet.tools.bootstrap import upsert_base_tools
+from memlet.turns.sleeptime_runs import SleeptimeRuns
 from memlet.turns.worker import RunWorker
 
 log = get_logger("app")
@@ -70,6 +72,11 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.embedder = embedder = Embedder(settings, app.state.sessionmaker)
     app.state.run_worker = worker = RunWorker(app.state.sessionmaker, turn_engine, settings)
     await worker.start()
+    # Sleeptime: agent routes create and delete the sleeptime side through this hook; queued runs start here.
+    app.state.sleeptime_lifecycle = SleeptimeLifecycle(app.state.catalog)
+    loop_deps = LoopDeps(app.state.sessionmaker, settings, llm_clients, turn_engine, worker.worker_id, embedder)
+    app.state.sleeptime_runs = sleeptime_runs = SleeptimeRuns(loop_deps, worker.turns)
+    sleeptime_runs.start()
     # Uploads still pending, parsing or embedding when the server last stopped are processed again.
     # Lower domains (blocks, folders, files) rebuild agents' system messages through this hook.
     app.state.rebuild_prompt = rebuild_prompt
@@ -85,6 +92,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     finally:
         await indexer.stop()
         await files.shutdown()
+        await sleeptime_runs.stop()
         await worker.shutdown()
         await llm_clients.aclose()
         await embedder.aclose()

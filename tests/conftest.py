@@ -30,7 +30,7 @@ RESET_SQL = (
     "TRUNCATE agents, agents_tags, blocks, blocks_agents, identities, identities_agents, identities_blocks, "
     "messages, message_embeddings, runs, run_chunks, steps, providers, tools_agents, archives, archives_agents, passages, sources, sources_agents, "
     "files, file_contents, files_agents, jobs, batch_items, conversations, conversation_messages, conversation_blocks, "
-    "mcp_servers, mcp_oauth_sessions, groups, groups_agents, groups_blocks CASCADE",
+    "mcp_servers, mcp_oauth_sessions, groups, groups_agents, groups_blocks, queued_runs CASCADE",
     "DELETE FROM tools WHERE tool_type NOT LIKE 'letta%'",
     "DELETE FROM users WHERE id <> 'user-00000000-0000-4000-8000-000000000000'",
 )

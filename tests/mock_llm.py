@@ -212,6 +212,8 @@ class _State:
             self.counter = 0
             self.cached_prompts: set[str] = set()  # system prompts marked cache_control (Anthropic)
             self.window: int | None = None  # when set, a chat request larger than this overflows (a 400)
+            # Replies reserved for chat requests whose body contains a marker (script_when), checked first.
+            self.routed: list[tuple[str, deque[Reply]]] = []
 
     def enqueue(self, replies: tuple[Reply, ...], target: str = "chat") -> None:
         queue = self.chat_queue if target == "chat" else self.embedding_queue
@@ -223,7 +225,21 @@ class _State:
         with self.lock:
             (self.requests if target == "chat" else self.embedding_requests).append(body)
             queue = self.chat_queue if target == "chat" else self.embedding_queue
+            if target == "chat" and self.routed:
+                seen = json.dumps(body)
+                for marker, routed in self.routed:
+                    if marker in seen:
+                        queue = routed
+                        break
             return queue.popleft() if queue else Reply.text(DEFAULT_REPLY_TEXT)
+
+    def enqueue_when(self, marker: str, replies: tuple[Reply, ...]) -> None:
+        with self.lock:
+            for known, routed in self.routed:
+                if known == marker:
+                    routed.extend(replies)
+                    return
+            self.routed.append((marker, deque(replies)))
 
     def next_number(self) -> int:
         with self.lock:
@@ -513,6 +529,11 @@ class MockLLM:
     def script(self, *replies: Reply) -> None:
         """Queue replies for the next chat completion requests, in order."""
         self._state.enqueue(replies, "chat")
+
+    def script_when(self, marker: str, *replies: Reply) -> None:
+        """Queue replies for the chat requests whose JSON body contains `marker` (e.g. one agent's prompt), in
+        order; such a request answers from this queue only (the default reply once it is empty)."""
+        self._state.enqueue_when(marker, replies)
 
     def script_embeddings(self, *replies: Reply) -> None:
         """Queue error/delay replies for the next embedding requests."""

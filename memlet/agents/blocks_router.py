@@ -56,6 +56,7 @@ async def attach_core_memory_block(
 ) -> Any:
     """Attach a block to the agent's core memory; returns the agent."""
     await service.attach(actor, agent_id, block_id)
+    await agents.blocks_attached(actor, agent_id, [block_id])
     return await agents.get_state(actor, agent_id)
 
 

@@ -10,7 +10,8 @@ from memlet.api.deps import SessionDep
 
 
 async def get_agent_service(request: Request, session: SessionDep) -> AgentService:
-    return AgentService(session, request.app.state.catalog)
+    state = request.app.state
+    return AgentService(session, state.catalog, getattr(state, "sleeptime_lifecycle", None))
 
 
 AgentServiceDep = Annotated[AgentService, Depends(get_agent_service)]

@@ -11,6 +11,7 @@ from memlet.agents.initial_messages import initial_messages
 from memlet.agents.parts import CompactionSettings
 from memlet.agents.repository import AgentFilters, AgentRepository
 from memlet.agents.schemas import AgentState, CreateAgent, InternalTemplateAgentCreate, UpdateAgent
+from memlet.agents.sleeptime_hook import SleeptimeHook
 from memlet.agents.system_message import refresh_system_message
 from memlet.agents.views import ALL_RELATIONSHIPS, DEFAULT_RELATIONSHIPS, AgentRelations, agent_state
 from memlet.blocks.repository import BlockRepository
@@ -79,9 +80,10 @@ def _secrets(values: dict[str, str] | None) -> list[dict[str, Any]]:
 
 
 class AgentService:
-    def __init__(self, session: AsyncSession, catalog: Catalog) -> None:
+    def __init__(self, session: AsyncSession, catalog: Catalog, sleeptime: SleeptimeHook | None = None) -> None:
         self.session = session
         self.catalog = catalog
+        self.sleeptime = sleeptime
         self.agents = AgentRepository(session)
         self.blocks = BlockRepository(session)
         self.tools = ToolRepository(session)
@@ -193,9 +195,13 @@ class AgentService:
         names = [t.name for t in tools]
         rules = list(user_rules)
         if includes_base_tool_rules(
-            req.agent_type, model, requested=req.include_base_tool_rules, has_user_rules=bool(user_rules)
+            req.agent_type,
+            model,
+            requested=req.include_base_tool_rules,
+            has_user_rules=bool(user_rules),
+            enable_sleeptime=bool(req.enable_sleeptime and req.include_base_tools),
         ):
-            rules += default_tool_rules_for(req.agent_type, names, model=model)
+            rules += default_tool_rules_for(req.agent_type, names, model=model, include_base_tool_rules=True)
         rules += [
             {"tool_name": t.name, "type": "requires_approval", "prompt_template": None}
             for t in tools
@@ -291,6 +297,8 @@ class AgentService:
         await self.agents.set_identities(agent.id, identity_ids, replace=False)
         await MessageRepository(self.session).add(messages)
         relations = AgentRelations(blocks=blocks, tools=tools, tags=tags, identities=identities, secrets=secrets)
+        if req.enable_sleeptime and self.sleeptime is not None:
+            await self.sleeptime.enable(self.session, actor, agent.id)
         return agent_state(agent, relations)
 
     async def update(self, actor: Actor, agent_id: str, req: UpdateAgent) -> AgentState:
@@ -341,6 +349,8 @@ class AgentService:
         if {"system", "block_ids", "tool_rules", "timezone"} & fields.keys():
             await refresh_system_message(self.session, agent, update_timestamp=False)
         await self.session.flush()
+        if req.enable_sleeptime and self.sleeptime is not None:
+            await self.sleeptime.enable(self.session, actor, agent.id)
         return await self.get_state(actor, agent.id, ALL_RELATIONSHIPS)
 
     def _write_secrets(self, agent: orm.Agent, req: UpdateAgent, fields: dict[str, Any]) -> None:
@@ -378,12 +388,22 @@ class AgentService:
             current = {b.id for b in (await self.blocks.for_agents([agent.id])).get(agent.id, [])}
             for block_id in current - set(req.block_ids):
                 await self.blocks.detach(agent.id, block_id)
-            await self.blocks.attach(agent.id, [b for b in blocks if b.id not in current])
+            added = [b for b in blocks if b.id not in current]
+            await self.blocks.attach(agent.id, added)
+            await self.blocks_attached(actor, agent.id, [b.id for b in added])
+
+    async def blocks_attached(self, actor: Actor, agent_id: str, block_ids: Sequence[str]) -> None:
+        """Blocks just attached to an agent go to its sleeptime agents too."""
+        if block_ids and self.sleeptime is not None:
+            await self.session.flush()
+            await self.sleeptime.blocks_attached(self.session, actor, agent_id, block_ids)
 
     async def delete(self, actor: Actor, agent_id: str) -> None:
         # The agent row before its messages, in the order a prompt rebuild takes them, or the two deadlock.
         if await self.agents.find(actor.organization_id, agent_id, for_update=True) is None:
             raise NotFoundError("Agent", agent_id)
+        if self.sleeptime is not None:
+            await self.sleeptime.before_delete(self.session, actor, agent_id)
         await self.agents.delete(agent_id)
 
 

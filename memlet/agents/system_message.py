@@ -73,3 +73,16 @@ async def refresh_system_message(
     if agent.message_ids:
         await messages.set_content(agent.id, agent.message_ids[0], [{"type": "text", "text": text}])
     return text
+
+
+async def refresh_if_stale(
+    session: AsyncSession, agent: orm.Agent, blocks: list[orm.Block], system: orm.Message
+) -> None:
+    """Recompile the agent's system message when a block it shows changed since it was written (an edit by
+    another agent sharing the block, such as its sleeptime agent), updating `system` in place."""
+    newest = max((b.updated_at for b in blocks if b.updated_at is not None), default=None)
+    if newest is None or system.updated_at is None or newest <= system.updated_at:
+        return
+    # As the agent's own memory edits rebuild it: a fresh timestamp and the tool-rule section.
+    await refresh_system_message(session, agent, update_timestamp=True, with_rules=True)
+    await session.refresh(system)

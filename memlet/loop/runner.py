@@ -19,6 +19,7 @@ from dataclasses import replace
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from memlet import ids
+from memlet.agents.system_message import refresh_if_stale as refresh_agent_if_stale
 from memlet.conversations.system_message import refresh_if_stale
 from memlet.db import models as orm
 from memlet.errors import LLMError
@@ -108,6 +109,8 @@ async def _run_locked(
         state = await LoopRepository(session).load_state_or_404(agent_id, org_id, options.conversation_id)
         if state.conversation is not None and state.messages:
             await refresh_if_stale(session, state.agent, state.conversation, state.blocks, state.messages[0])
+        elif state.messages and state.messages[0].role == "system":
+            await refresh_agent_if_stale(session, state.agent, state.blocks, state.messages[0])
         answers = approval_items(inputs)
         approval = check_approval(state, answers)
         solver = ToolRulesSolver.from_stored(state.agent.tool_rules)

@@ -130,6 +130,21 @@ class MessageRepository:
         by_id = {row.id: row for row in rows}
         return [by_id[i] for i in message_ids if i in by_id]
 
+    async def between(
+        self, agent_id: str, *, after: str | None, through: str | None, limit: int = 500
+    ) -> list[orm.Message]:
+        """The agent's messages after `after` up to and including `through` (all threads), oldest first; the
+        newest `limit` of them. An unknown or missing bound is no bound."""
+        stmt = select(M).where(M.agent_id == agent_id)
+        if after is not None:
+            start = select(M.sequence_id).where(M.id == after).scalar_subquery()
+            stmt = stmt.where(M.sequence_id > func.coalesce(start, 0))
+        if through is not None:
+            end = select(M.sequence_id).where(M.id == through).scalar_subquery()
+            stmt = stmt.where(M.sequence_id <= func.coalesce(end, M.sequence_id))
+        rows = list(await self.session.scalars(stmt.order_by(M.sequence_id.desc()).limit(limit)))
+        return rows[::-1]
+
     async def delete_for_agent(self, agent_id: str, message_ids: Sequence[str]) -> None:
         """Delete some of the agent's own messages (an imported agent's placeholder system message)."""
         if message_ids:

@@ -265,6 +265,11 @@ class RunRepository:
             )
         await self.session.execute(update(orm.Run).where(orm.Run.id == run_id).values(**values))
 
+    async def add_metadata(self, run_id: str, values: dict[str, Any]) -> None:
+        """Merge `values` into the run's metadata (one statement)."""
+        merged = func.coalesce(orm.Run.metadata_, literal({}, JSONB)).op("||")(literal(values, JSONB))
+        await self.session.execute(update(orm.Run).where(orm.Run.id == run_id).values(metadata_=merged))
+
     async def renew_leases(self, worker_id: str, run_ids: Sequence[str], lease_s: float) -> None:
         """Extend the leases of a worker's in-flight runs (one statement)."""
         await self.session.execute(
@@ -294,7 +299,9 @@ class RunRepository:
             r.worker_id.in_(list(dead_workers)),
             and_(r.worker_id.is_(None), r.created_at < func.now() - func.make_interval(0, 0, 0, 0, 0, 0, lease_s)),
         )
-        stmt = select(r.id).where(r.status.in_(ACTIVE_RUN_STATUSES), orphaned)
+        # A queued run has no worker by design: nobody started it, so it waits for a worker to claim it.
+        queued = select(orm.QueuedRun.run_id)
+        stmt = select(r.id).where(r.status.in_(ACTIVE_RUN_STATUSES), orphaned, r.id.not_in(queued))
         if keep:
             stmt = stmt.where(r.id.not_in(list(keep)))
         return list(await self.session.scalars(stmt))

@@ -173,12 +173,20 @@ def _type_tool_names(agent_type: str, enable_sleeptime: bool) -> list[str]:
 
 
 def includes_base_tool_rules(
-    agent_type: str, model: str = "", *, requested: bool | None = None, has_user_rules: bool = False
+    agent_type: str,
+    model: str = "",
+    *,
+    requested: bool | None = None,
+    has_user_rules: bool = False,
+    enable_sleeptime: bool = False,
 ) -> bool:
-    """Whether agent creation adds base tool rules, from `include_base_tool_rules` (`requested`) and the model."""
+    """Whether agent creation adds base tool rules, from `include_base_tool_rules` (`requested`) and the model.
+
+    A sleeptime-enabled letta_v1 agent gets the rules (its send_message ends the turn), as in Letta.
+    """
     if requested is not None:
         return requested
-    if agent_type == "letta_v1_agent" and not has_user_rules:
+    if agent_type == "letta_v1_agent" and not has_user_rules and not enable_sleeptime:
         return False
     if agent_type == "sleeptime_agent":
         return True

@@ -50,7 +50,8 @@ async def release(session: AsyncSession) -> None:
 
 def send_service(request: Request, deps: LoopDepsDep, actor: Actor, thread: Thread) -> ConversationSendService:
     state = request.app.state
-    return ConversationSendService(deps, actor, state.run_worker.turns, getattr(state, "catalog", None), thread)
+    catalog, sleeptime = getattr(state, "catalog", None), getattr(state, "sleeptime_runs", None)
+    return ConversationSendService(deps, actor, state.run_worker.turns, catalog, thread, sleeptime)
 
 
 @router.post(

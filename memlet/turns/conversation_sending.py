@@ -23,16 +23,22 @@ from memlet.messages.requests import LettaRequest
 from memlet.providers.catalog import ModelCatalog
 from memlet.runs.repository import RunRepository
 from memlet.turns.registry import TurnRegistry
-from memlet.turns.sending import SendService
+from memlet.turns.sending import AfterTurn, SendService
 
 DEFAULT_WINDOW = 128_000
 
 
 class ConversationSendService(SendService):
     def __init__(
-        self, deps: LoopDeps, actor: Actor, turns: TurnRegistry, catalog: ModelCatalog | None, thread: Thread
+        self,
+        deps: LoopDeps,
+        actor: Actor,
+        turns: TurnRegistry,
+        catalog: ModelCatalog | None,
+        thread: Thread,
+        sleeptime: AfterTurn | None = None,
     ) -> None:
-        super().__init__(deps, actor, turns, catalog)
+        super().__init__(deps, actor, turns, catalog, sleeptime)
         self.thread = thread
         self.conversation_id = thread.conversation.id if thread.conversation else None
 

@@ -33,7 +33,9 @@ LoopDepsDep = Annotated[LoopDeps, Depends(get_loop_deps)]
 
 
 async def get_send_service(request: Request, deps: LoopDepsDep, actor: ActorDep) -> SendService:
-    return SendService(deps, actor, request.app.state.run_worker.turns, getattr(request.app.state, "catalog", None))
+    state = request.app.state
+    catalog, sleeptime = getattr(state, "catalog", None), getattr(state, "sleeptime_runs", None)
+    return SendService(deps, actor, state.run_worker.turns, catalog, sleeptime)
 
 
 async def get_agent_message_service(session: SessionDep, actor: ActorDep) -> AgentMessageService:

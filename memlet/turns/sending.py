@@ -13,9 +13,9 @@ import asyncio
 import contextlib
 import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy.exc import IntegrityError
 
@@ -27,8 +27,8 @@ from memlet.errors import AgentBusyError, MemletError, NotFoundError
 from memlet.llm.chat_format import is_v2
 from memlet.log import get_logger
 from memlet.loop import events as ev
-from memlet.loop.runner import LoopDeps, RunOptions, run_agent
-from memlet.messages.requests import LettaAsyncRequest, LettaRequest, LettaStreamingRequest
+from memlet.loop.runner import InputItem, LoopDeps, RunOptions, run_agent
+from memlet.messages.requests import LettaAsyncRequest, LettaRequest, LettaStreamingRequest, MessageCreate
 from memlet.messages.schemas import LettaResponse, StoredMessage
 from memlet.net.outbound import policy_for
 from memlet.providers.catalog import ModelCatalog
@@ -44,6 +44,13 @@ from memlet.turns.streaming import EventRenderer, ViewOptions, public_views, sto
 log = get_logger("messages.sending")
 
 Sink = Callable[[Item], Awaitable[None]]
+
+
+class AfterTurn(Protocol):
+    """What runs after each foreground turn (memlet.turns.sleeptime_runs.SleeptimeRuns)."""
+
+    async def group_of(self, org_id: str, agent_id: str) -> str | None: ...
+    async def after_turn(self, actor: Actor, agent_id: str, last_message_id: str | None) -> list[str]: ...
 
 
 class DuplicateRequestError(Exception):
@@ -98,11 +105,20 @@ class SendService:
     Each run takes a slot of `turns` (this worker's bound on concurrent turns) before its row is written.
     """
 
-    def __init__(self, deps: LoopDeps, actor: Actor, turns: TurnRegistry, catalog: ModelCatalog | None = None) -> None:
+    def __init__(
+        self,
+        deps: LoopDeps,
+        actor: Actor,
+        turns: TurnRegistry,
+        catalog: ModelCatalog | None = None,
+        sleeptime: AfterTurn | None = None,
+    ) -> None:
         self.deps = deps
         self.actor = actor
         self.turns = turns
         self.catalog = catalog
+        # Counts each finished turn for the agent's sleeptime group and queues its runs (turns/sleeptime_runs.py).
+        self.sleeptime = sleeptime
         # Conversation sends (turns/conversation_sending.py): the conversation the runs belong to (None: the
         # agent's own thread); the loop then works on that conversation's window.
         self.conversation_id: str | None = None
@@ -246,10 +262,15 @@ class SendService:
                 agent_id=agent_id,
                 actor_org_id=self.actor.organization_id,
                 run_id=run_id,
-                inputs=list(req.messages or []),
+                inputs=await self._tagged(agent_id, list(req.messages or [])),
                 options=options,
             )
+            last_message_id: str | None = None
             async for event in events:
+                if isinstance(event, ev.MessagesCommitted) and event.messages:
+                    last_message_id = event.messages[-1].id
+                if isinstance(event, ev.RunFinished | ev.RunFailed) and self.sleeptime is not None:
+                    event = await self._after_turn(agent_id, run_id, event, last_message_id)
                 await sink(event)
         except Exception as exc:
             if not isinstance(exc, MemletError):
@@ -264,6 +285,25 @@ class SendService:
         if isinstance(req, LettaAsyncRequest) and req.callback_url:
             policy = policy_for(self.deps.settings)
             await dispatch_run_callback(self.deps.sessionmaker, self.actor, run_id, policy=policy)
+
+    async def _tagged(self, agent_id: str, inputs: list[InputItem]) -> list[InputItem]:
+        """The inputs of a sleeptime group's manager carry the group id (they are the group's messages)."""
+        group_id = None
+        if self.sleeptime is not None:
+            group_id = await self.sleeptime.group_of(self.actor.organization_id, agent_id)
+        if group_id is None:
+            return inputs
+        return [i.model_copy(update={"group_id": group_id}) if isinstance(i, MessageCreate) else i for i in inputs]
+
+    async def _after_turn(
+        self, agent_id: str, run_id: str, event: ev.RunFinished | ev.RunFailed, last_message_id: str | None
+    ) -> ev.RunFinished | ev.RunFailed:
+        """Fire the agent's sleeptime runs; their ids follow the turn's own run id in its usage (Letta: only them)."""
+        assert self.sleeptime is not None
+        fired = await self.sleeptime.after_turn(self.actor, agent_id, last_message_id)
+        if not fired:
+            return event
+        return replace(event, usage={**event.usage, "run_ids": [run_id, *fired]})
 
     async def send(self, agent_id: str, req: LettaStreamingRequest, run_type: str) -> LettaResponse:
         """Run the loop to the end and answer with the new messages, the stop reason and the usage."""

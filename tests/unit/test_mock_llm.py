@@ -137,3 +137,16 @@ class TestEmbeddings:
         assert json.loads(other.stdout) == hashed_embedding("Hi there", 64)
         assert hashed_embedding("hi THERE", 64) == hashed_embedding("Hi there", 64)
         assert hashed_embedding("Hi there", 64) != hashed_embedding("Goodbye now", 64)
+
+
+def test_script_when_answers_matching_requests_from_their_own_queue(mock: MockLLM) -> None:
+    mock.script(Reply.text("for anyone"))
+    mock.script_when("background agent", Reply.text("for the background agent"))
+    background = {**BODY, "messages": [{"role": "system", "content": "You are a background agent"}]}
+
+    def answer(body: dict) -> str:
+        return str(post(mock, "/chat/completions", body).json()["choices"][0]["message"]["content"])
+
+    assert answer(background) == "for the background agent"
+    assert answer(background) == "OK"  # its queue is empty: the default reply, never the general queue
+    assert answer(BODY) == "for anyone"

@@ -1,0 +1,119 @@
+"""A main agent's sleeptime side: created with ``enable_sleeptime``, kept in step with its blocks, deleted with it.
+
+Implements `memlet.agents.sleeptime_hook.SleeptimeHook`. Enabling creates ``<name>-sleeptime`` (type
+``sleeptime_agent``, the default sleeptime prompt and tools, no initial messages, the main agent's models, every
+main block shared by id plus its own ``memory_persona``) and a ``sleeptime`` group managed by the main agent
+(frequency 5, counter -1). Deleting the main agent deletes its sleeptime agents and group; deleting a sleeptime
+agent deletes its group and turns ``enable_sleeptime`` off (null) on the main agent.
+"""
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memlet import ids
+from memlet.actor import Actor
+from memlet.agents.repository import AgentRepository
+from memlet.agents.schemas import CreateAgent
+from memlet.agents.service import AgentService, Catalog
+from memlet.agents.system_message import refresh_system_message
+from memlet.blocks.repository import BlockRepository
+from memlet.db import models as orm
+from memlet.errors import BadRequestError
+from memlet.groups.repository import GroupRepository
+from memlet.log import get_logger, log_fields
+
+log = get_logger("sleeptime.lifecycle")
+
+SLEEPTIME = "sleeptime"
+DEFAULT_FREQUENCY = 5
+MEMORY_PERSONA = """\
+I look after the memory of an assistant that talks with a user. After its conversations I:
+- keep the memory blocks short, current and free of duplicates, merging related facts;
+- record what the user tells about themselves, their preferences and their plans, with exact dates;
+- note patterns in what the user asks for, and conclusions that follow from what is already remembered."""
+
+
+class SleeptimeLifecycle:
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+
+    async def enable(self, session: AsyncSession, actor: Actor, agent_id: str) -> None:
+        groups = GroupRepository(session)
+        if await groups.managed_by(agent_id, SLEEPTIME):
+            return
+        main = await AgentRepository(session).find(actor.organization_id, agent_id)
+        if main is None:
+            return
+        if main.embedding_config is None:
+            log.warning(
+                "no sleeptime agent for an agent without an embedding config", extra=log_fields(agent_id=main.id)
+            )
+            return
+        blocks = await BlockRepository(session).of_agent(main.id)
+        spec: dict[str, Any] = {
+            "name": f"{main.name}-sleeptime",
+            "agent_type": "sleeptime_agent",
+            "block_ids": [b.id for b in blocks],
+            "memory_blocks": [{"label": "memory_persona", "value": MEMORY_PERSONA}],
+            "llm_config": main.llm_config,
+            "embedding_config": main.embedding_config,
+            "project_id": main.project_id,
+            "initial_message_sequence": [],
+        }
+        # No hook here: a sleeptime agent never gets a sleeptime agent of its own.
+        try:
+            request = CreateAgent.model_validate(spec)
+        except ValidationError as exc:  # a stored config that no longer validates: refuse, never a 500
+            raise BadRequestError(f"Cannot create the sleeptime agent of {main.id}: {exc.errors()[0]['msg']}") from None
+        helper = await AgentService(session, self.catalog).create(actor, request)
+        group = orm.Group(
+            id=ids.new_id(ids.Prefix.GROUP),
+            organization_id=actor.organization_id,
+            manager_type=SLEEPTIME,
+            description="",
+            manager_agent_id=main.id,
+            sleeptime_agent_frequency=DEFAULT_FREQUENCY,
+            turns_counter=-1,
+            project_id=main.project_id,
+            created_by_id=actor.user_id,
+            last_updated_by_id=actor.user_id,
+        )
+        await groups.create(group, [helper.id])
+
+    async def before_delete(self, session: AsyncSession, actor: Actor, agent_id: str) -> None:
+        groups, agents = GroupRepository(session), AgentRepository(session)
+        for group in await groups.managed_by(agent_id, SLEEPTIME):
+            participants = [p for p in await groups.agent_ids(group.id) if p != agent_id]
+            await groups.delete(group.id)
+            for participant in participants:
+                if await agents.find(actor.organization_id, participant, for_update=True) is not None:
+                    await agents.delete(participant)
+        for group in await groups.groups_of_agent(agent_id):
+            if group.manager_type != SLEEPTIME:
+                continue
+            await groups.delete(group.id)
+            if group.manager_agent_id is not None:
+                main = await agents.find(actor.organization_id, group.manager_agent_id, for_update=True)
+                if main is not None:
+                    main.enable_sleeptime = None
+        await session.flush()
+
+    async def blocks_attached(
+        self, session: AsyncSession, actor: Actor, agent_id: str, block_ids: Sequence[str]
+    ) -> None:
+        groups, agents, blocks = GroupRepository(session), AgentRepository(session), BlockRepository(session)
+        for group in await groups.managed_by(agent_id, SLEEPTIME):
+            for participant in await groups.agent_ids(group.id):
+                helper = await agents.find(actor.organization_id, participant, for_update=True)
+                if helper is None or helper.agent_type != "sleeptime_agent":
+                    continue
+                held = await blocks.of_agent(helper.id)
+                taken = {b.id for b in held} | {b.label for b in held}
+                new = [b for b in await blocks.by_ids(actor.organization_id, block_ids) if not {b.id, b.label} & taken]
+                if new:
+                    await blocks.attach(helper.id, new)
+                    await session.flush()
+                    await refresh_system_message(session, helper, update_timestamp=False)
