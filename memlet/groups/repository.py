@@ -164,6 +164,22 @@ class GroupRepository:
         )
         return list(rows)
 
+    async def active_sleeptime_group_id(self, org_id: str, agent_id: str) -> str | None:
+        """The oldest sleeptime group `agent_id` manages while its ``enable_sleeptime`` is on (one statement)."""
+        stmt = (
+            select(G.id)
+            .join(orm.Agent, orm.Agent.id == G.manager_agent_id)
+            .where(
+                G.manager_agent_id == agent_id,
+                G.manager_type == "sleeptime",
+                orm.Agent.organization_id == org_id,
+                orm.Agent.enable_sleeptime.is_(True),
+            )
+            .order_by(G.created_at, G.id)
+            .limit(1)
+        )
+        return await self.session.scalar(stmt)
+
     async def managed_by(self, agent_id: str, manager_type: str | None = None) -> list[orm.Group]:
         """The groups whose manager is the agent, oldest first, optionally of one type."""
         stmt = select(G).where(G.manager_agent_id == agent_id)

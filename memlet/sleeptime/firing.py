@@ -40,11 +40,7 @@ def next_counter(counter: int | None, frequency: int | None) -> tuple[int | None
 
 async def active_group_id(session: AsyncSession, org_id: str, agent_id: str) -> str | None:
     """The id of the sleeptime group `agent_id` manages, when it has ``enable_sleeptime`` on; else None."""
-    managed = await GroupRepository(session).managed_by(agent_id, "sleeptime")
-    if not managed:
-        return None
-    agent = await AgentRepository(session).find(org_id, agent_id)
-    return managed[0].id if agent is not None and agent.enable_sleeptime else None
+    return await GroupRepository(session).active_sleeptime_group_id(org_id, agent_id)
 
 
 async def fire_after_turn(session: AsyncSession, actor: Actor, agent_id: str, last_message_id: str | None) -> list[str]:

@@ -257,19 +257,23 @@ class SendService:
 
     async def _drive(self, agent_id: str, run_id: str, req: LettaRequest, options: RunOptions, sink: Sink) -> None:
         try:
+            # One statement: the sleeptime group the agent manages; without one the turn costs sleeptime nothing more.
+            group_id = None
+            if self.sleeptime is not None:
+                group_id = await self.sleeptime.group_of(self.actor.organization_id, agent_id)
             events = run_agent(
                 self.deps,
                 agent_id=agent_id,
                 actor_org_id=self.actor.organization_id,
                 run_id=run_id,
-                inputs=await self._tagged(agent_id, list(req.messages or [])),
+                inputs=_tagged(list(req.messages or []), group_id),
                 options=options,
             )
             last_message_id: str | None = None
             async for event in events:
                 if isinstance(event, ev.MessagesCommitted) and event.messages:
                     last_message_id = event.messages[-1].id
-                if isinstance(event, ev.RunFinished | ev.RunFailed) and self.sleeptime is not None:
+                if isinstance(event, ev.RunFinished | ev.RunFailed) and group_id is not None:
                     event = await self._after_turn(agent_id, run_id, event, last_message_id)
                 await sink(event)
         except Exception as exc:
@@ -285,15 +289,6 @@ class SendService:
         if isinstance(req, LettaAsyncRequest) and req.callback_url:
             policy = policy_for(self.deps.settings)
             await dispatch_run_callback(self.deps.sessionmaker, self.actor, run_id, policy=policy)
-
-    async def _tagged(self, agent_id: str, inputs: list[InputItem]) -> list[InputItem]:
-        """The inputs of a sleeptime group's manager carry the group id (they are the group's messages)."""
-        group_id = None
-        if self.sleeptime is not None:
-            group_id = await self.sleeptime.group_of(self.actor.organization_id, agent_id)
-        if group_id is None:
-            return inputs
-        return [i.model_copy(update={"group_id": group_id}) if isinstance(i, MessageCreate) else i for i in inputs]
 
     async def _after_turn(
         self, agent_id: str, run_id: str, event: ev.RunFinished | ev.RunFailed, last_message_id: str | None
@@ -424,3 +419,10 @@ class SendService:
         run = await self.create_run(agent_id, req, metadata, background=True)
         self.launch(agent_id, run, req, llm_override=override)
         return Run.model_validate(run)
+
+
+def _tagged(inputs: list[InputItem], group_id: str | None) -> list[InputItem]:
+    """The inputs of a sleeptime group's manager carry the group id (they are the group's messages)."""
+    if group_id is None:
+        return inputs
+    return [i.model_copy(update={"group_id": group_id}) if isinstance(i, MessageCreate) else i for i in inputs]
