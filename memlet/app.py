@@ -26,6 +26,7 @@ from memlet.db.engine import create_engine, create_sessionmaker, create_turn_eng
 from memlet.errors import MemletError
 from memlet.exposure import is_loopback_host, refuse_unsafe_exposure
 from memlet.folders.processing import FileProcessor
+from memlet.groups.views import managed_groups
 from memlet.hardening import make_undumpable
 from memlet.log import (
     RequestIdMiddleware,
@@ -74,6 +75,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     await worker.start()
     # Sleeptime: agent routes create and delete the sleeptime side through this hook; queued runs start here.
     app.state.sleeptime_lifecycle = SleeptimeLifecycle(app.state.catalog)
+    # Agent responses read the group an agent manages (`managed_group`) through this hook.
+    app.state.managed_groups = managed_groups
     loop_deps = LoopDeps(app.state.sessionmaker, settings, llm_clients, turn_engine, worker.worker_id, embedder)
     app.state.sleeptime_runs = sleeptime_runs = SleeptimeRuns(loop_deps, worker.turns)
     sleeptime_runs.start()

@@ -11,7 +11,12 @@ from memlet.api.deps import SessionDep
 
 async def get_agent_service(request: Request, session: SessionDep) -> AgentService:
     state = request.app.state
-    return AgentService(session, state.catalog, getattr(state, "sleeptime_lifecycle", None))
+    return AgentService(
+        session,
+        state.catalog,
+        getattr(state, "sleeptime_lifecycle", None),
+        getattr(state, "managed_groups", None),
+    )
 
 
 AgentServiceDep = Annotated[AgentService, Depends(get_agent_service)]

@@ -1,6 +1,6 @@
 """Agent lifecycle: create (with blocks, tools, rules and initial messages), read, list, update, delete."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -8,12 +8,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memlet import ids
 from memlet.actor import Actor
 from memlet.agents.initial_messages import initial_messages
-from memlet.agents.parts import CompactionSettings
+from memlet.agents.managed_group_hook import ManagedGroupLookup
+from memlet.agents.parts import CompactionSettings, Group
 from memlet.agents.repository import AgentFilters, AgentRepository
 from memlet.agents.schemas import AgentState, CreateAgent, InternalTemplateAgentCreate, UpdateAgent
 from memlet.agents.sleeptime_hook import SleeptimeHook
 from memlet.agents.system_message import refresh_system_message
-from memlet.agents.views import ALL_RELATIONSHIPS, DEFAULT_RELATIONSHIPS, AgentRelations, agent_state
+from memlet.agents.views import ALL_RELATIONSHIPS, DEFAULT_RELATIONSHIPS, MANAGED_GROUP, AgentRelations, agent_state
 from memlet.blocks.repository import BlockRepository
 from memlet.blocks.service import new_block
 from memlet.crypto import PREFIX, Keyring
@@ -80,10 +81,17 @@ def _secrets(values: dict[str, str] | None) -> list[dict[str, Any]]:
 
 
 class AgentService:
-    def __init__(self, session: AsyncSession, catalog: Catalog, sleeptime: SleeptimeHook | None = None) -> None:
+    def __init__(
+        self,
+        session: AsyncSession,
+        catalog: Catalog,
+        sleeptime: SleeptimeHook | None = None,
+        managed_groups: ManagedGroupLookup | None = None,
+    ) -> None:
         self.session = session
         self.catalog = catalog
         self.sleeptime = sleeptime
+        self.managed_groups = managed_groups
         self.agents = AgentRepository(session)
         self.blocks = BlockRepository(session)
         self.tools = ToolRepository(session)
@@ -100,6 +108,7 @@ class AgentService:
         tags = await self.agents.tags_for(agent_ids) if "agent.tags" in include else {}
         identities = await self.agents.identities_for(agent_ids)
         sources = await FolderRepository(self.session).for_agents(agent_ids) if "agent.sources" in include else {}
+        groups = await self._managed_groups(agent_ids) if MANAGED_GROUP in include else {}
         # Agents share tool rows: build each tool's public view once for the whole page.
         views: dict[str, Tool] = {}
         for rows in tools.values():
@@ -115,9 +124,15 @@ class AgentService:
                 identities=identities.get(a.id, []),
                 include=include,
                 secrets=self.catalog.keyring.reveal_secrets(a.secrets) if "agent.secrets" in include else (),
+                managed_group=groups.get(a.id),
             )
             for a in agents
         }
+
+    async def _managed_groups(self, agent_ids: Sequence[str]) -> Mapping[str, Group]:
+        if self.managed_groups is None:
+            return {}
+        return await self.managed_groups(self.session, agent_ids)
 
     async def get_state(
         self, actor: Actor, agent_id: str, include: frozenset[str] = DEFAULT_RELATIONSHIPS
@@ -299,6 +314,7 @@ class AgentService:
         relations = AgentRelations(blocks=blocks, tools=tools, tags=tags, identities=identities, secrets=secrets)
         if req.enable_sleeptime and self.sleeptime is not None:
             await self.sleeptime.enable(self.session, actor, agent.id)
+            relations.managed_group = (await self._managed_groups([agent.id])).get(agent.id)
         return agent_state(agent, relations)
 
     async def update(self, actor: Actor, agent_id: str, req: UpdateAgent) -> AgentState:
@@ -414,5 +430,7 @@ def parse_include(
     if include:
         return frozenset(include)
     if include_relationships is not None:
-        return frozenset(f"agent.{r}" if not r.startswith("agent.") else r for r in include_relationships)
+        # Letta's legacy name for the managed group is "multi_agent_group".
+        names = ("managed_group" if r == "multi_agent_group" else r for r in include_relationships)
+        return frozenset(f"agent.{r}" if not r.startswith("agent.") else r for r in names)
     return frozenset() if sdk_v1 else DEFAULT_RELATIONSHIPS

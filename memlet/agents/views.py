@@ -4,15 +4,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memlet.agents.parts import AgentEnvironmentVariable, Source
+from memlet.agents.parts import AgentEnvironmentVariable, Group, Source
 from memlet.agents.schemas import AgentState
 from memlet.blocks.schemas import Block, Memory
 from memlet.db import models as orm
 from memlet.identities.schemas import Identity
 from memlet.tools.schemas import Tool
 
+MANAGED_GROUP = "agent.managed_group"
 ALL_RELATIONSHIPS = frozenset(
-    {"agent.blocks", "agent.tools", "agent.sources", "agent.tags", "agent.identities", "agent.secrets"}
+    {"agent.blocks", "agent.tools", "agent.sources", "agent.tags", "agent.identities", "agent.secrets", MANAGED_GROUP}
 )
 # What a response carries when the client names no relationship. Letta adds the secrets' plaintext values here
 # too; memlet sends them only when asked (`include=agent.secrets`) and in the create/modify responses.
@@ -31,6 +32,7 @@ class AgentRelations:
     include: frozenset[str] = field(default_factory=lambda: ALL_RELATIONSHIPS)
     # The agent's secrets with their values decrypted (only when "agent.secrets" is included).
     secrets: Sequence[Mapping[str, Any]] = ()
+    managed_group: Group | None = None  # the group the agent manages (only when "agent.managed_group" is included)
 
 
 def secrets_of(agent: orm.Agent, secrets: Sequence[Mapping[str, Any]]) -> list[AgentEnvironmentVariable]:
@@ -96,8 +98,8 @@ def agent_state(agent: orm.Agent, rel: AgentRelations) -> AgentState:
             "pending_approval": None,
             "message_buffer_autoclear": agent.message_buffer_autoclear,
             "enable_sleeptime": agent.enable_sleeptime,
-            "multi_agent_group": None,
-            "managed_group": None,
+            "multi_agent_group": rel.managed_group if MANAGED_GROUP in inc else None,
+            "managed_group": rel.managed_group if MANAGED_GROUP in inc else None,
             "last_run_completion": agent.last_run_completion,
             "last_run_duration_ms": agent.last_run_duration_ms,
             "last_stop_reason": agent.last_stop_reason,

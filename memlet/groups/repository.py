@@ -186,3 +186,15 @@ class GroupRepository:
         if manager_type is not None:
             stmt = stmt.where(G.manager_type == manager_type)
         return list(await self.session.scalars(stmt.order_by(G.created_at, G.id)))
+
+    async def managed_by_any(self, agent_ids: Sequence[str]) -> dict[str, orm.Group]:
+        """For each of the agents that manages a group, its oldest such group: one statement for a page of agents."""
+        if not agent_ids:
+            return {}
+        rows = await self.session.scalars(
+            select(G)
+            .where(G.manager_agent_id.in_(list(agent_ids)))
+            .order_by(G.manager_agent_id, G.created_at, G.id)
+            .distinct(G.manager_agent_id)
+        )
+        return {row.manager_agent_id: row for row in rows if row.manager_agent_id is not None}

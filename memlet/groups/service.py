@@ -22,6 +22,7 @@ from memlet.errors import BadRequestError, MethodNotAllowedError, NotFoundError
 from memlet.groups import rules
 from memlet.groups.repository import GroupFilters, GroupRepository
 from memlet.groups.schemas import Group, GroupCreate, GroupUpdate, InternalTemplateGroupCreate, TemplateIds
+from memlet.groups.views import group_views
 from memlet.messages.repository import MessageRepository
 from memlet.messages.schemas import EDITING_REMOVED, LettaMessage
 from memlet.messages.service import HistoryQuery, views_in_order
@@ -47,19 +48,7 @@ class GroupService:
         return row
 
     async def _views(self, rows: Sequence[orm.Group]) -> list[Group]:
-        group_ids = [r.id for r in rows]
-        agent_ids = await self.groups.agent_ids_for(group_ids)
-        block_ids = await self.groups.shared_block_ids_for(group_ids)
-        return [
-            Group.model_validate(
-                {
-                    **{c: getattr(r, c) for c in _GROUP_COLUMNS},
-                    "agent_ids": agent_ids.get(r.id, []),
-                    "shared_block_ids": block_ids.get(r.id, []),
-                }
-            )
-            for r in rows
-        ]
+        return await group_views(self.groups, rows)
 
     async def _view(self, row: orm.Group) -> Group:
         return (await self._views([row]))[0]
@@ -225,6 +214,3 @@ class GroupService:
         deleted = await self.messages.delete_for_group(self.actor.organization_id, group_id)
         for agent_id, message_ids in deleted.items():
             await self.agents.remove_message_ids(agent_id, message_ids)
-
-
-_GROUP_COLUMNS = tuple(name for name in Group.model_fields if name not in ("agent_ids", "shared_block_ids"))
