@@ -5,8 +5,9 @@ short transaction (`memlet.sleeptime.firing`), then wakes the starter. The turn 
 
 The starter claims queued runs (`QueuedRunRepository.claim`: one worker takes each, once, and only when its
 agent has no run in flight) and runs them through the one `SendService` and loop, each in a slot of the turn
-registry. It wakes when a run is queued, when one of its runs ends (a coalesced run may be waiting), and every
-`poll_s` (runs queued by another worker, or left queued when a server stopped: a queued run has not started, so
+registry, reserved before the claim: a claimed run never waits for a slot, so a shutdown leaves it queued. It
+wakes when a run is queued, when one of its runs ends (a coalesced run may be waiting), and every `poll_s` (runs
+queued by another worker, or left queued when a server stopped: a queued run has not started, so
 after a restart it simply starts, exactly once). A finished run keeps its response in ``metadata.result``, written
 just after the loop closes the run, as Letta keeps it.
 """
@@ -15,6 +16,7 @@ import asyncio
 import contextlib
 
 from memlet.actor import Actor
+from memlet.errors import ShuttingDownError, TooManyRequestsError
 from memlet.log import get_logger, log_fields
 from memlet.loop import events as ev
 from memlet.loop.runner import LoopDeps
@@ -30,6 +32,13 @@ from memlet.turns.streaming import public_views, stop_reason, usage_of
 
 log = get_logger("sleeptime.runs")
 
+# How long `stop` lets a claim under way finish before cancelling it (a cancelled claim rolls back).
+STOP_WAIT_S = 5.0
+
+
+class _Rollback(Exception):
+    """Nothing to claim, or the server is stopping: the claim's transaction rolls back."""
+
 
 class SleeptimeRuns:
     def __init__(self, deps: LoopDeps, turns: TurnRegistry, *, poll_s: float = 2.0) -> None:
@@ -38,6 +47,7 @@ class SleeptimeRuns:
         self.poll_s = poll_s
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
 
     async def group_of(self, org_id: str, agent_id: str) -> str | None:
         """The sleeptime group the agent manages with sleeptime on (its inputs carry the group id), if any."""
@@ -60,42 +70,66 @@ class SleeptimeRuns:
         self._task = asyncio.create_task(self._serve(), name="sleeptime runs")
 
     async def stop(self) -> None:
+        """Start no more runs. A claim under way finishes (its run starts) or rolls back (it stays queued)."""
+        self._stopping = True
+        self._wake.set()
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            done, _ = await asyncio.wait({self._task}, timeout=STOP_WAIT_S)
+            if not done:
+                self._task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._task
             self._task = None
 
     async def _serve(self) -> None:
-        while True:
+        while not self._stopping:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.poll_s)
             self._wake.clear()
             try:
-                while not self.turns.closing and self._has_room() and await self._start_one():
+                while not self._stopping and await self._start_one():
                     pass
             except Exception:
                 log.exception("could not start queued sleeptime runs")
 
-    def _has_room(self) -> bool:
-        return len(self.turns.reserved) + len(self.turns.tasks) < self.turns.limit
-
     async def _start_one(self) -> bool:
-        """Claim one queued run and start it; False when none is ready."""
+        """Claim one queued run and start it; False when none is ready, no slot is free or the server stops.
+
+        The slot is reserved before the claim, and the claim commits only once the slot is the run's: a claimed
+        run never waits for a slot, so a shutdown finds each sleeptime run still queued (it starts, once, after
+        the restart) or in flight (drained like any turn).
+        """
+        slot = f"sleeptime-claim:{id(self)}"
+        try:
+            self.turns.reserve(slot)
+        except (ShuttingDownError, TooManyRequestsError):
+            return False
+        try:
+            work = await self._claim()
+            if work is not None:
+                self._launch(work)  # its task takes a slot of its own before this one is given back
+            return True
+        except _Rollback:
+            return False
+        finally:
+            self.turns.release(slot)
+
+    async def _claim(self) -> SleeptimeWork | None:
+        """Claim and prepare a run. Raises _Rollback when nothing is queued or the server is stopping (the run
+        stays queued); None when the claimed run or its group is gone."""
         worker_id = self.deps.worker_id or "worker-none"
         async with self.deps.sessionmaker() as session, session.begin():
             claimed = await QueuedRunRepository(session).claim(worker_id, self.deps.settings.run_lease_s)
             if claimed is None:
-                return False
+                raise _Rollback()
             work = await prepare(session, claimed)
             if work is None or work.run.status != "created":
                 if work is None:
                     await RunRepository(session).mark_failed(claimed.run_id, "The sleeptime group no longer exists.")
-                return True
-            self.turns.hold([work.run.id])  # leased to this worker from here on
-        await self.turns.acquire(work.run.id)
-        self._launch(work)
-        return True
+                return None
+            if self._stopping or self.turns.closing:
+                raise _Rollback()
+        return work  # leased to this worker: started at once, with no wait in between
 
     def _launch(self, work: SleeptimeWork) -> None:
         message = MessageCreate(role="user", content=work.text, group_id=work.group_id)
