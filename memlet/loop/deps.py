@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from memlet.config import Settings
 from memlet.llm.client import LLMClient
 from memlet.loop.agent_messaging import AgentMessenger
+from memlet.loop.events import RunFinished
 from memlet.loop.llm_clients import LLMClients
 from memlet.passages.embedder import Embedder
 
@@ -73,6 +74,9 @@ class RunOptions:
     on_started: Callable[[], Awaitable[None]] | None = None
     # A turn another agent's multi-agent tool started: the agents waiting on it, outermost first.
     agent_chain: tuple[str, ...] = ()
+    # Awaited inside the transaction that closes a run ending normally, with its final event: what it writes
+    # becomes visible together with the run's status (a sleeptime run's ``metadata.result``).
+    on_finish: Callable[[AsyncSession, RunFinished], Awaitable[None]] | None = None
 
 
 def default_llm_for(settings: Settings, sessionmaker: async_sessionmaker[AsyncSession]) -> LLMClients:

@@ -144,6 +144,8 @@ class RunState:
     async def finish(self, stop_reason: str, error: Exception | None = None) -> ev.LoopEvent:
         """Close the run row, record the agent's last stop reason, and build the final event."""
         status = run_status_for(StopReasonType(stop_reason))
+        usage = {"message_type": "usage_statistics", **self.usage}
+        event = self._final_event(stop_reason, usage, error)
         async with self.deps.sessionmaker() as session, session.begin():
             await RunRepository(session).finish(
                 self.run_id,
@@ -155,8 +157,13 @@ class RunState:
                 error={"type": type(error).__name__, "message": str(error)} if error else None,
             )
             await LoopRepository(session).agents.set_last_stop_reason(self.agent_id, stop_reason)
+            if isinstance(event, ev.RunFinished) and self.options.on_finish is not None:
+                await self.options.on_finish(session, event)
         metrics.run_finished(status, stop_reason)
-        usage = {"message_type": "usage_statistics", **self.usage}
+        return event
+
+    @staticmethod
+    def _final_event(stop_reason: str, usage: dict[str, Any], error: Exception | None) -> ev.LoopEvent:
         if error is None:
             return ev.RunFinished(stop_reason=stop_reason, usage=usage)
         error_type = error.error_type if isinstance(error, LLMError) else "internal_error"

@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
 from memlet.actor import Actor
@@ -219,9 +220,10 @@ class SendService:
         sink: Sink | None = None,
         lock_wait_s: float | None = None,
         on_started: Callable[[], Awaitable[None]] | None = None,
+        on_finish: Callable[[AsyncSession, ev.RunFinished], Awaitable[None]] | None = None,
     ) -> asyncio.Queue[Item]:
         """Start the loop in a detached task; its events (or its early exception), then END, go to `sink`
-        (by default the returned queue)."""
+        (by default the returned queue). `on_finish` writes in the transaction that closes the run."""
         queue: asyncio.Queue[Item] = asyncio.Queue()
 
         async def enqueue(item: Item) -> None:
@@ -241,6 +243,7 @@ class SendService:
             background=bool(run.background),
             lock_wait_s=lock_wait_s,
             on_started=on_started,
+            on_finish=on_finish,
             conversation_id=self.conversation_id,
             agent_chain=self.agent_chain,
         )

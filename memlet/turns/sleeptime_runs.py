@@ -8,12 +8,14 @@ agent has no run in flight) and runs them through the one `SendService` and loop
 registry, reserved before the claim: a claimed run never waits for a slot, so a shutdown leaves it queued. It
 wakes when a run is queued, when one of its runs ends (a coalesced run may be waiting), and every `poll_s` (runs
 queued by another worker, or left queued when a server stopped: a queued run has not started, so
-after a restart it simply starts, exactly once). A finished run keeps its response in ``metadata.result``, written
-just after the loop closes the run, as Letta keeps it.
+after a restart it simply starts, exactly once). A finished run keeps its response in ``metadata.result``, as
+Letta keeps it, written in the transaction that closes the run.
 """
 
 import asyncio
 import contextlib
+
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.actor import Actor
 from memlet.errors import ShuttingDownError, TooManyRequestsError
@@ -135,31 +137,41 @@ class SleeptimeRuns:
         message = MessageCreate(role="user", content=work.text, group_id=work.group_id)
         request = LettaRequest(messages=[message])
         agent_id = str(work.run.agent_id)
-
+        # The loop hands the sink each step's messages before it closes the run, so they are all here by then.
         committed: list[StoredMessage] = []
 
         async def sink(item: Item) -> None:
             if isinstance(item, ev.MessagesCommitted):
                 committed.extend(item.messages)
-            elif isinstance(item, ev.RunFinished):
-                await self._keep_result(work.run.id, request, committed, item)
             elif item is END:
                 self._wake.set()  # a run queued meanwhile for this agent may start now
 
-        SendService(self.deps, work.actor, self.turns).launch(agent_id, work.run, request, sink=sink)
+        async def keep_result(session: AsyncSession, finished: ev.RunFinished) -> None:
+            await _keep_result(session, work.run.id, request, committed, finished)
+
+        SendService(self.deps, work.actor, self.turns).launch(
+            agent_id, work.run, request, sink=sink, on_finish=keep_result
+        )
         log.info("started a sleeptime run", extra=log_fields(run_id=work.run.id, agent_id=agent_id))
 
-    async def _keep_result(
-        self, run_id: str, request: LettaRequest, committed: list[StoredMessage], finished: ev.RunFinished
-    ) -> None:
-        """Store the run's response in its ``metadata.result``, as Letta does for sleeptime runs."""
-        result = LettaResponse(
-            messages=public_views(committed, view_options("sleeptime_agent", request)),
-            stop_reason=stop_reason(finished.stop_reason),
-            usage=usage_of(finished.usage),
-        )
-        try:
-            async with self.deps.sessionmaker() as session, session.begin():
-                await RunRepository(session).add_metadata(run_id, {"result": result.model_dump(mode="json")})
-        except Exception:
-            log.exception("could not store a sleeptime run's result", extra=log_fields(run_id=run_id))
+
+async def _keep_result(
+    session: AsyncSession,
+    run_id: str,
+    request: LettaRequest,
+    committed: list[StoredMessage],
+    finished: ev.RunFinished,
+) -> None:
+    """Store the run's response in its ``metadata.result``, as Letta does for sleeptime runs, in the transaction
+    that completes the run (a poll never sees it completed without its result). A failure here (in a savepoint)
+    leaves the result out but the run closed."""
+    result = LettaResponse(
+        messages=public_views(committed, view_options("sleeptime_agent", request)),
+        stop_reason=stop_reason(finished.stop_reason),
+        usage=usage_of(finished.usage),
+    )
+    try:
+        async with session.begin_nested():
+            await RunRepository(session).add_metadata(run_id, {"result": result.model_dump(mode="json")})
+    except Exception:
+        log.exception("could not store a sleeptime run's result", extra=log_fields(run_id=run_id))

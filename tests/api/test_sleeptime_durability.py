@@ -1,5 +1,5 @@
 """Sleeptime runs at the edges: a shutdown while every turn slot is taken leaves a queued run queued (it runs once
-after the restart).
+after the restart), and a run's ``metadata.result`` commits together with its ``completed`` status.
 
 Each test runs its own in-process servers (`LiveServer`) on a database of its own, so it can reach the server's
 turn registry and stop and restart it."""
@@ -121,3 +121,34 @@ def test_a_run_queued_while_every_slot_is_taken_stays_queued_over_a_restart(
         assert sql(db, "SELECT count(*) FROM queued_runs") == [(0,)]
         runs = httpx.get(f"{second.base_url}/v1/runs/", params={"agent_id": helper}, timeout=30).json()
         assert sorted(r["id"] for r in runs) == sorted([first_run, queued])
+
+
+# Every version of a run row, with the transaction that wrote it: the last version a transaction wrote is what
+# became visible when it committed.
+RUN_VERSIONS = [
+    "CREATE TABLE run_versions (seq bigserial PRIMARY KEY, run_id text, txid bigint, status text, has_result bool)",
+    """CREATE FUNCTION note_run_version() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        INSERT INTO run_versions (run_id, txid, status, has_result)
+        VALUES (NEW.id, txid_current(), NEW.status, coalesce(NEW.metadata ? 'result', false));
+        RETURN NEW;
+    END $$""",
+    "CREATE TRIGGER note_run_version AFTER INSERT OR UPDATE ON runs FOR EACH ROW EXECUTE FUNCTION note_run_version()",
+]
+
+
+def test_the_result_commits_with_the_completed_status(db: str, settings: Settings, mock_llm: MockLLM) -> None:
+    for statement in RUN_VERSIONS:
+        sql(db, statement)
+    with serving(settings, db) as server:
+        main, _ = setup_agent(server.base_url)
+        sleeptime_run = turn(server.base_url, mock_llm, main, "turn 1")["usage"]["run_ids"][1]
+        done = wait_for(lambda: (r := run(server.base_url, sleeptime_run))["status"] == "completed" and r, "the run")
+        assert done["metadata"]["result"]["stop_reason"]["message_type"] == "stop_reason"
+    committed = sql(
+        db,
+        "SELECT DISTINCT ON (txid) status, has_result FROM run_versions WHERE run_id = :id ORDER BY txid, seq DESC",
+        id=sleeptime_run,
+    )
+    assert ("completed", True) in committed
+    assert ("completed", False) not in committed  # never visible as completed without its result
