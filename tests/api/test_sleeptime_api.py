@@ -123,7 +123,7 @@ class TestFiring:
         (run,) = wait_all_ended(client, helper.id, 1)
         assert run.status == "completed"
         assert run.metadata["agent_id"] == helper.id
-        # The response is stored just after the run closes (Letta's metadata.result).
+        # The response is stored with the run's completion (Letta's metadata.result).
         result = wait_for(lambda: client.runs.retrieve(run.id).metadata.get("result"), "the run's result")
         assert [m["message_type"] for m in result["messages"]].count("tool_call_message") == 3
         assert result["stop_reason"]["stop_reason"] == "tool_rule"
