@@ -26,6 +26,7 @@ from memlet.llm.anthropic_format import AnthropicOptions, request_body
 from memlet.llm.errors import LLMEmptyResponseError
 from memlet.llm.first_chunk import with_first_chunk
 from memlet.llm.retry import RetryPolicy, with_retries
+from memlet.llm.stream_relay import final_result, relay
 from memlet.llm.types import (
     ChatEvent,
     ChatRequest,
@@ -254,11 +255,7 @@ class AnthropicClient:
         return request_body(request, self.options)
 
     async def chat(self, request: ChatRequest) -> ChatResult:
-        async with contextlib.aclosing(self.stream_chat(request)) as events:
-            async for event in events:
-                if isinstance(event, ChatResult):
-                    return event
-        raise LLMEmptyResponseError("INTERNAL_SERVER_ERROR: LLM stream ended without a result")
+        return await final_result(self.stream_chat(request))
 
     async def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
         """Yield deltas, then one ``ChatResult``; with ``stream=False`` only the result is yielded."""
@@ -274,19 +271,10 @@ class AnthropicClient:
             yield _result_from_message(message)
             return
         stream, first = await with_retries(lambda: self._open_stream(body), self.retry, ANTHROPIC_ERRORS)
-        assembler = _Assembler()
-        try:
-            event = first
-            while event is not None:
-                for chat_event in assembler.feed(event):
-                    yield chat_event
-                event = await anext(stream, None)
-        except anthropic.AnthropicError as exc:
-            # Tokens already reached the caller: retrying now would duplicate them.
-            raise to_llm_error(exc) from exc
-        finally:
-            await stream.close()
-        yield assembler.result()
+        events = relay(stream, first, _Assembler(), anthropic.AnthropicError, to_llm_error)
+        async with contextlib.aclosing(events) as relayed:
+            async for event in relayed:
+                yield event
 
     async def _open_stream(
         self, body: dict[str, Any]

@@ -33,6 +33,7 @@ from memlet.llm.errors import (
 )
 from memlet.llm.first_chunk import with_first_chunk
 from memlet.llm.retry import RetryPolicy, is_retryable, parse_retry_after, retry_after_seconds, with_retries
+from memlet.llm.stream_relay import final_result, relay
 from memlet.llm.types import (
     ChatEvent,
     ChatRequest,
@@ -257,11 +258,7 @@ class OpenAICompatibleClient:
 
     async def chat(self, request: ChatRequest) -> ChatResult:
         """Run the request (streamed or not, per ``request.stream``) and return only the final result."""
-        async with contextlib.aclosing(self.stream_chat(request)) as events:
-            async for event in events:
-                if isinstance(event, ChatResult):
-                    return event
-        raise LLMEmptyResponseError("INTERNAL_SERVER_ERROR: LLM stream ended without a result")
+        return await final_result(self.stream_chat(request))
 
     async def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
         """Yield deltas, then one ``ChatResult``; with ``stream=False`` only the result is yielded."""
@@ -278,19 +275,10 @@ class OpenAICompatibleClient:
             yield _result_from_completion(completion)
             return
         stream, first = await with_retries(lambda: self._open_stream(params), self.retry)
-        assembler = _StreamAssembler()
-        try:
-            chunk = first
-            while chunk is not None:
-                for event in assembler.feed(chunk):
-                    yield event
-                chunk = await anext(stream, None)
-        except openai.OpenAIError as exc:
-            # Tokens already reached the caller: retrying now would duplicate them.
-            raise to_llm_error(exc) from exc
-        finally:
-            await stream.close()
-        yield assembler.result()
+        events = relay(stream, first, _StreamAssembler(), openai.OpenAIError, to_llm_error)
+        async with contextlib.aclosing(events) as relayed:
+            async for event in relayed:
+                yield event
 
     async def _open_stream(
         self, params: dict[str, Any]
