@@ -222,6 +222,20 @@ def _result_from_completion(completion: object) -> ChatResult:
     )
 
 
+def openai_sdk(
+    base_url: str, api_key: str | None, timeout_s: float, http_client: httpx2.AsyncClient | None
+) -> openai.AsyncOpenAI:
+    """The SDK client of every OpenAI-compatible client: the SDK's own retries off (``with_retries`` retries), and
+    a placeholder key for servers that need none."""
+    return openai.AsyncOpenAI(
+        base_url=base_url,
+        api_key=api_key or PLACEHOLDER_API_KEY,
+        timeout=timeout_s,
+        max_retries=0,
+        http_client=http_client,
+    )
+
+
 class OpenAICompatibleClient:
     """``LLMClient`` over ``openai.AsyncOpenAI``; works with OpenAI, DeepSeek, vLLM, Ollama, LM Studio, ..."""
 
@@ -239,13 +253,7 @@ class OpenAICompatibleClient:
         self.retry = retry
         self.provider = provider  # the endpoint type, for metrics
         self._max_tokens_param = max_tokens_param
-        self._sdk = openai.AsyncOpenAI(
-            base_url=base_url,
-            api_key=api_key or PLACEHOLDER_API_KEY,
-            timeout=timeout_s,
-            max_retries=0,
-            http_client=http_client,
-        )
+        self._sdk = openai_sdk(base_url, api_key, timeout_s, http_client)
 
     @property
     def sdk(self) -> openai.AsyncOpenAI:
