@@ -20,13 +20,12 @@ import anthropic
 import httpx2
 from anthropic.types import Message, RawMessageStreamEvent
 
-from memlet import metrics
 from memlet.llm.anthropic_errors import ANTHROPIC_ERRORS, to_llm_error
 from memlet.llm.anthropic_format import AnthropicOptions, request_body
 from memlet.llm.errors import LLMEmptyResponseError
 from memlet.llm.first_chunk import with_first_chunk
 from memlet.llm.retry import RetryPolicy, with_retries
-from memlet.llm.stream_relay import final_result, relay
+from memlet.llm.stream_relay import final_result, metered, relay
 from memlet.llm.types import (
     ChatEvent,
     ChatRequest,
@@ -257,12 +256,9 @@ class AnthropicClient:
     async def chat(self, request: ChatRequest) -> ChatResult:
         return await final_result(self.stream_chat(request))
 
-    async def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
+    def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
         """Yield deltas, then one ``ChatResult``; with ``stream=False`` only the result is yielded."""
-        with metrics.llm_call(self.provider):
-            async with contextlib.aclosing(self._stream_chat(request)) as events:
-                async for event in events:
-                    yield event
+        return metered(self.provider, self._stream_chat(request))
 
     async def _stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
         body = self.request_body(request)

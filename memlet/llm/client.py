@@ -20,7 +20,6 @@ import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessageToolCall
 from openai.types.completion_usage import CompletionUsage
 
-from memlet import metrics
 from memlet.errors import BadRequestError
 from memlet.llm.anthropic_client import AnthropicClient
 from memlet.llm.anthropic_format import THINKING_BLOCKS_KEY
@@ -33,7 +32,7 @@ from memlet.llm.errors import (
 )
 from memlet.llm.first_chunk import with_first_chunk
 from memlet.llm.retry import RetryPolicy, is_retryable, parse_retry_after, retry_after_seconds, with_retries
-from memlet.llm.stream_relay import final_result, relay
+from memlet.llm.stream_relay import final_result, metered, relay
 from memlet.llm.types import (
     ChatEvent,
     ChatRequest,
@@ -268,13 +267,9 @@ class OpenAICompatibleClient:
         """Run the request (streamed or not, per ``request.stream``) and return only the final result."""
         return await final_result(self.stream_chat(request))
 
-    async def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
+    def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
         """Yield deltas, then one ``ChatResult``; with ``stream=False`` only the result is yielded."""
-        # aclosing: a caller that stops after the result closes the provider stream now, not at GC.
-        with metrics.llm_call(self.provider):
-            async with contextlib.aclosing(self._stream_chat(request)) as events:
-                async for event in events:
-                    yield event
+        return metered(self.provider, self._stream_chat(request))
 
     async def _stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
         params = self.request_body(request)

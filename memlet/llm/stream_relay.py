@@ -8,6 +8,7 @@ import contextlib
 from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any, Protocol
 
+from memlet import metrics
 from memlet.llm.errors import LLMEmptyResponseError
 from memlet.llm.types import ChatEvent, ChatResult
 
@@ -50,3 +51,14 @@ async def final_result(events: AsyncGenerator[ChatEvent, None]) -> ChatResult:
             if isinstance(event, ChatResult):
                 return event
     raise LLMEmptyResponseError("INTERNAL_SERVER_ERROR: LLM stream ended without a result")
+
+
+async def metered(provider: str, events: AsyncGenerator[ChatEvent, None]) -> AsyncGenerator[ChatEvent, None]:
+    """Re-yield `events` inside the provider's LLM-call metrics.
+
+    A caller that stops after the result closes `events` (and so the provider stream) now, not at GC.
+    """
+    with metrics.llm_call(provider):
+        async with contextlib.aclosing(events) as running:
+            async for event in running:
+                yield event
