@@ -1,7 +1,7 @@
 """The smaller wire models embedded in `AgentState`, and the context-window report (Letta 0.16.8 names).
 
 `Group` is the one wire model of a group: the `/v1/groups` routes answer with it, and an agent's
-`managed_group` / `multi_agent_group` carry it. `Source` is a folder attached to the agent.
+`managed_group` / `multi_agent_group` carry it.
 """
 
 from datetime import datetime
@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memlet.ids import new_id
 from memlet.messages.schemas import StoredMessage
-from memlet.providers.schemas import EmbeddingConfig, ModelSettings
+from memlet.providers.schemas import ModelSettings
 
 AgentType = Literal[
     "memgpt_agent",
@@ -60,24 +60,6 @@ class AgentEnvironmentVariable(BaseModel):
     description: str | None = None
     value_enc: str | None = None
     agent_id: str
-
-
-class Source(BaseModel):
-    """A data source (folder) attached to an agent; deprecated on `AgentState` in favour of `/folders`."""
-
-    model_config = _WIRE
-
-    name: str
-    description: str | None = None
-    instructions: str | None = None
-    metadata: dict[str, Any] | None = None
-    id: str = Field(default_factory=lambda: new_id("source"))
-    embedding_config: EmbeddingConfig
-    vector_db_provider: Literal["native", "tpuf", "pinecone"] = "native"
-    created_by_id: str | None = None
-    last_updated_by_id: str | None = None
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
 
 
 class Group(BaseModel):

@@ -2,8 +2,8 @@
 
 `AgentState` keeps every field Letta serves, deprecated ones included (`memory`, `llm_config`, `sources`,
 `tool_exec_environment_variables`, `identity_ids`, `multi_agent_group`...), because letta-client reads them.
-The smaller models it embeds (sources, secrets, groups, compaction settings, context window) live in
-`memlet.agents.parts`.
+The smaller models it embeds (secrets, groups, compaction settings, context window) live in
+`memlet.agents.parts`; `sources` are `memlet.folders.schemas.Source`.
 
 Invalid values that Letta reports as `LettaInvalidArgumentError` raise `BadRequestError` (400, "INVALID_ARGUMENT:
 ..."); the ones Letta reports through pydantic stay `ValueError`s and become 422s.
@@ -21,11 +21,11 @@ from memlet.agents.parts import (
     AgentType,
     CompactionSettings,
     Group,
-    Source,
 )
 from memlet.blocks.schemas import Block, CreateBlock, Memory
 from memlet.errors import BadRequestError
 from memlet.folders.line_view import file_defaults_for_context_window
+from memlet.folders.schemas import Source
 from memlet.identities.schemas import Identity
 from memlet.ids import Prefix, id_pattern
 from memlet.messages.requests import MessageCreate

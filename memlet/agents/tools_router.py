@@ -5,15 +5,17 @@ Attach, detach and approval answer ``null`` to letta-client 1.x and the full Age
 Letta 0.16.8 does (SPEC "SDK-version sniffing").
 """
 
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from memlet.agents.deps import AgentToolServiceDep, get_agent_service
+from memlet.agents.deps import AgentToolServiceDep
+from memlet.agents.replies import agent_reply
 from memlet.agents.schemas import AgentState
-from memlet.api.clients import is_sdk_v1
-from memlet.api.deps import Actor, ActorDep, SessionDep
+from memlet.api.deps import ActorDep, SessionDep
+from memlet.api.routing import add_route
 from memlet.api.validators import page_query
 from memlet.db.pagination import Page
 from memlet.errors import UnprocessableError
@@ -31,13 +33,6 @@ class ModifyApprovalRequest(BaseModel):
     requires_approval: bool = Field(..., description="Whether the tool requires approval before execution")
 
 
-async def agent_reply(request: Request, session: SessionDep, actor: Actor, agent_id: str) -> AgentState | None:
-    """What attach/detach/approval return: nothing for 1.x SDKs, the updated agent for older clients."""
-    if is_sdk_v1(request):
-        return None
-    return await (await get_agent_service(request, session)).get_state(actor, agent_id)
-
-
 @router.get("/{agent_id}/tools", operation_id="list_tools_for_agent", response_model=list[Tool])
 async def list_tools_for_agent(
     *,
@@ -50,36 +45,42 @@ async def list_tools_for_agent(
     return await service.list_tools(actor, agent_id, page)
 
 
-@router.patch(
-    "/{agent_id}/tools/attach/{tool_id}", operation_id="attach_tool_to_agent", response_model=AgentState | None
-)
-async def attach_tool_to_agent(
-    tool_id: ToolId,
-    agent_id: AgentId,
-    request: Request,
-    session: SessionDep,
-    service: AgentToolServiceDep,
-    actor: ActorDep,
-) -> Any:
-    """Attach a tool to an agent."""
-    await service.attach(actor, agent_id, tool_id)
-    return await agent_reply(request, session, actor, agent_id)
+def _link_handler(action: Literal["attach", "detach"]) -> Callable[..., Any]:
+    """The handler that attaches a tool to an agent or detaches it."""
+
+    async def handler(
+        tool_id: ToolId,
+        agent_id: AgentId,
+        request: Request,
+        session: SessionDep,
+        service: AgentToolServiceDep,
+        actor: ActorDep,
+    ) -> Any:
+        change = service.attach if action == "attach" else service.detach
+        await change(actor, agent_id, tool_id)
+        return await agent_reply(request, session, actor, agent_id)
+
+    return handler
 
 
-@router.patch(
-    "/{agent_id}/tools/detach/{tool_id}", operation_id="detach_tool_from_agent", response_model=AgentState | None
+add_route(
+    router,
+    "PATCH",
+    "/{agent_id}/tools/attach/{tool_id}",
+    _link_handler("attach"),
+    "attach_tool_to_agent",
+    "Attach a tool to an agent.",
+    response_model=AgentState | None,
 )
-async def detach_tool_from_agent(
-    tool_id: ToolId,
-    agent_id: AgentId,
-    request: Request,
-    session: SessionDep,
-    service: AgentToolServiceDep,
-    actor: ActorDep,
-) -> Any:
-    """Detach a tool from an agent."""
-    await service.detach(actor, agent_id, tool_id)
-    return await agent_reply(request, session, actor, agent_id)
+add_route(
+    router,
+    "PATCH",
+    "/{agent_id}/tools/detach/{tool_id}",
+    _link_handler("detach"),
+    "detach_tool_from_agent",
+    "Detach a tool from an agent.",
+    response_model=AgentState | None,
+)
 
 
 @router.patch(

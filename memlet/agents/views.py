@@ -4,10 +4,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memlet.agents.parts import AgentEnvironmentVariable, Group, Source
+from memlet.agents.parts import AgentEnvironmentVariable, Group
 from memlet.agents.schemas import AgentState
 from memlet.blocks.schemas import Block, Memory
 from memlet.db import models as orm
+from memlet.folders.schemas import Source
 from memlet.identities.schemas import Identity
 from memlet.tools.schemas import Tool
 

@@ -11,7 +11,6 @@ from datetime import UTC, datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memlet import ids
 from memlet.db import models as orm
 from memlet.folders import line_view
 from memlet.folders.file_agent_repository import FileAgentRepository
@@ -54,15 +53,7 @@ class AgentFiles:
             view = line_view.window(texts[meta.id] or "", meta.file_type, meta.file_name) if is_open else None
             row = await self.rows.find_by_file(agent.id, meta.id)
             if row is None:
-                row = orm.FileAgent(
-                    id=ids.new_id("file_agent"),
-                    organization_id=agent.organization_id,
-                    agent_id=agent.id,
-                    file_id=meta.id,
-                    source_id=meta.source_id,
-                    file_name=meta.file_name,
-                )
-                self.session.add(row)
+                row = self.rows.add_link(agent, meta)
             row.is_open, row.visible_content, row.last_accessed_at = is_open, view, now
             row.start_line = row.end_line = None
         await self.session.flush()
@@ -86,15 +77,7 @@ class AgentFiles:
         result.closed = [r.file_name for r in evicted]
         row = await self.rows.find_by_file(agent.id, meta.id)
         if row is None:
-            row = orm.FileAgent(
-                id=ids.new_id("file_agent"),
-                organization_id=agent.organization_id,
-                agent_id=agent.id,
-                file_id=meta.id,
-                source_id=meta.source_id,
-                file_name=meta.file_name,
-            )
-            self.session.add(row)
+            row = self.rows.add_link(agent, meta)
         elif row.is_open and (row.start_line, row.end_line) != (start_line, end_line):
             result.previous_range = (row.start_line, row.end_line)
         row.is_open, row.visible_content = True, view

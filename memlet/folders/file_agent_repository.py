@@ -6,6 +6,7 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from memlet import ids
 from memlet.db import models as orm
 from memlet.db.pagination import Page, fetch_page
 
@@ -36,6 +37,19 @@ class FileAgentRepository:
     async def open_oldest_first(self, agent_id: str) -> list[orm.FileAgent]:
         stmt = select(FA).where(FA.agent_id == agent_id, FA.is_open.is_(True)).order_by(FA.last_accessed_at, FA.id)
         return list(await self.session.scalars(stmt))
+
+    def add_link(self, agent: orm.Agent, meta: orm.FileMetadata) -> orm.FileAgent:
+        """A new link of the agent to one file, added to the session unflushed; the caller sets its window."""
+        row = orm.FileAgent(
+            id=ids.new_id("file_agent"),
+            organization_id=agent.organization_id,
+            agent_id=agent.id,
+            file_id=meta.id,
+            source_id=meta.source_id,
+            file_name=meta.file_name,
+        )
+        self.session.add(row)
+        return row
 
     async def add(self, row: orm.FileAgent) -> None:
         self.session.add(row)

@@ -57,7 +57,7 @@ def folder_path(name: str) -> Any:
 
 def build_router(prefix: str, id_name: str, ops: dict[str, str], *, deprecated: bool) -> APIRouter:
     router = APIRouter(prefix=prefix, tags=[prefix.strip("/")], deprecated=deprecated or None)
-    model: type[Folder] = Source if deprecated else Folder
+    model: type[Folder | Source] = Source if deprecated else Folder
     FolderIdParam = Annotated[str, folder_path(id_name)]
     at = f"/{{{id_name}}}"  # the folder id segment, named as the prefix names it
     name_param = f"{id_name.removesuffix('_id')}_name"

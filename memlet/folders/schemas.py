@@ -29,10 +29,22 @@ class Folder(BaseModel):
     updated_at: datetime | None = None
 
 
-class Source(Folder):
-    """The deprecated name of a folder, which also shows its vector store."""
+class Source(BaseModel):
+    """The deprecated name of a folder, which also shows its vector store (`/v1/sources`, `AgentState.sources`)."""
 
+    model_config = _RESPONSE
+
+    name: str
+    description: str | None = None
+    instructions: str | None = None
+    metadata: dict[str, Any] | None = Field(default=None, validation_alias=AliasChoices("metadata_", "metadata"))
+    id: str
+    embedding_config: EmbeddingConfig
     vector_db_provider: Literal["native", "tpuf", "pinecone"] = "native"
+    created_by_id: str | None = None
+    last_updated_by_id: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
 
 
 class SourceCreate(BaseModel):

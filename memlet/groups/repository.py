@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import Select, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import InstrumentedAttribute
 
 from memlet.db import models as orm
 from memlet.db.base import utcnow
@@ -92,33 +93,17 @@ class GroupRepository:
 
     async def agent_ids_for(self, group_ids: Sequence[str]) -> dict[str, list[str]]:
         """The participants of many groups in one query, each list in order."""
-        result: dict[str, list[str]] = defaultdict(list)
-        if not group_ids:
-            return result
-        rows = await self.session.execute(
-            select(orm.GroupAgent.group_id, orm.GroupAgent.agent_id)
-            .where(orm.GroupAgent.group_id.in_(list(group_ids)))
-            .order_by(orm.GroupAgent.group_id, orm.GroupAgent.position)
+        return await self._by_group(
+            group_ids, orm.GroupAgent.group_id, orm.GroupAgent.agent_id, orm.GroupAgent.position
         )
-        for group_id, agent_id in rows:
-            result[group_id].append(agent_id)
-        return result
 
     async def shared_block_ids(self, group_id: str) -> list[str]:
         return (await self.shared_block_ids_for([group_id])).get(group_id, [])
 
     async def shared_block_ids_for(self, group_ids: Sequence[str]) -> dict[str, list[str]]:
-        result: dict[str, list[str]] = defaultdict(list)
-        if not group_ids:
-            return result
-        rows = await self.session.execute(
-            select(orm.GroupBlock.group_id, orm.GroupBlock.block_id)
-            .where(orm.GroupBlock.group_id.in_(list(group_ids)))
-            .order_by(orm.GroupBlock.group_id, orm.GroupBlock.block_id)
+        return await self._by_group(
+            group_ids, orm.GroupBlock.group_id, orm.GroupBlock.block_id, orm.GroupBlock.block_id
         )
-        for group_id, block_id in rows:
-            result[group_id].append(block_id)
-        return result
 
     async def set_agents(self, group_id: str, agent_ids: Sequence[str]) -> None:
         """Replace the participants with ``agent_ids``, in that order (a repeated id keeps its first place)."""
@@ -198,3 +183,21 @@ class GroupRepository:
             .distinct(G.manager_agent_id)
         )
         return {row.manager_agent_id: row for row in rows if row.manager_agent_id is not None}
+
+    async def _by_group(
+        self,
+        group_ids: Sequence[str],
+        group_col: InstrumentedAttribute[str],
+        value_col: InstrumentedAttribute[str],
+        order_col: InstrumentedAttribute[Any],
+    ) -> dict[str, list[str]]:
+        """A link table's values for many groups in one query, each group's list ordered by `order_col`."""
+        result: dict[str, list[str]] = defaultdict(list)
+        if not group_ids:
+            return result
+        rows = await self.session.execute(
+            select(group_col, value_col).where(group_col.in_(list(group_ids))).order_by(group_col, order_col)
+        )
+        for group_id, value in rows:
+            result[group_id].append(value)
+        return result

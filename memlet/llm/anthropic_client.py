@@ -20,12 +20,12 @@ import anthropic
 import httpx2
 from anthropic.types import Message, RawMessageStreamEvent
 
-from memlet import metrics
 from memlet.llm.anthropic_errors import ANTHROPIC_ERRORS, to_llm_error
 from memlet.llm.anthropic_format import AnthropicOptions, request_body
 from memlet.llm.errors import LLMEmptyResponseError
 from memlet.llm.first_chunk import with_first_chunk
 from memlet.llm.retry import RetryPolicy, with_retries
+from memlet.llm.stream_relay import final_result, metered, relay
 from memlet.llm.types import (
     ChatEvent,
     ChatRequest,
@@ -254,18 +254,11 @@ class AnthropicClient:
         return request_body(request, self.options)
 
     async def chat(self, request: ChatRequest) -> ChatResult:
-        async with contextlib.aclosing(self.stream_chat(request)) as events:
-            async for event in events:
-                if isinstance(event, ChatResult):
-                    return event
-        raise LLMEmptyResponseError("INTERNAL_SERVER_ERROR: LLM stream ended without a result")
+        return await final_result(self.stream_chat(request))
 
-    async def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
+    def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
         """Yield deltas, then one ``ChatResult``; with ``stream=False`` only the result is yielded."""
-        with metrics.llm_call(self.provider):
-            async with contextlib.aclosing(self._stream_chat(request)) as events:
-                async for event in events:
-                    yield event
+        return metered(self.provider, self._stream_chat(request))
 
     async def _stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
         body = self.request_body(request)
@@ -274,19 +267,10 @@ class AnthropicClient:
             yield _result_from_message(message)
             return
         stream, first = await with_retries(lambda: self._open_stream(body), self.retry, ANTHROPIC_ERRORS)
-        assembler = _Assembler()
-        try:
-            event = first
-            while event is not None:
-                for chat_event in assembler.feed(event):
-                    yield chat_event
-                event = await anext(stream, None)
-        except anthropic.AnthropicError as exc:
-            # Tokens already reached the caller: retrying now would duplicate them.
-            raise to_llm_error(exc) from exc
-        finally:
-            await stream.close()
-        yield assembler.result()
+        events = relay(stream, first, _Assembler(), anthropic.AnthropicError, to_llm_error)
+        async with contextlib.aclosing(events) as relayed:
+            async for event in relayed:
+                yield event
 
     async def _open_stream(
         self, body: dict[str, Any]

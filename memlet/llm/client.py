@@ -20,7 +20,6 @@ import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessageToolCall
 from openai.types.completion_usage import CompletionUsage
 
-from memlet import metrics
 from memlet.errors import BadRequestError
 from memlet.llm.anthropic_client import AnthropicClient
 from memlet.llm.anthropic_format import THINKING_BLOCKS_KEY
@@ -33,6 +32,7 @@ from memlet.llm.errors import (
 )
 from memlet.llm.first_chunk import with_first_chunk
 from memlet.llm.retry import RetryPolicy, is_retryable, parse_retry_after, retry_after_seconds, with_retries
+from memlet.llm.stream_relay import final_result, metered, relay
 from memlet.llm.types import (
     ChatEvent,
     ChatRequest,
@@ -221,6 +221,20 @@ def _result_from_completion(completion: object) -> ChatResult:
     )
 
 
+def openai_sdk(
+    base_url: str, api_key: str | None, timeout_s: float, http_client: httpx2.AsyncClient | None
+) -> openai.AsyncOpenAI:
+    """The SDK client of every OpenAI-compatible client: the SDK's own retries off (``with_retries`` retries), and
+    a placeholder key for servers that need none."""
+    return openai.AsyncOpenAI(
+        base_url=base_url,
+        api_key=api_key or PLACEHOLDER_API_KEY,
+        timeout=timeout_s,
+        max_retries=0,
+        http_client=http_client,
+    )
+
+
 class OpenAICompatibleClient:
     """``LLMClient`` over ``openai.AsyncOpenAI``; works with OpenAI, DeepSeek, vLLM, Ollama, LM Studio, ..."""
 
@@ -238,13 +252,7 @@ class OpenAICompatibleClient:
         self.retry = retry
         self.provider = provider  # the endpoint type, for metrics
         self._max_tokens_param = max_tokens_param
-        self._sdk = openai.AsyncOpenAI(
-            base_url=base_url,
-            api_key=api_key or PLACEHOLDER_API_KEY,
-            timeout=timeout_s,
-            max_retries=0,
-            http_client=http_client,
-        )
+        self._sdk = openai_sdk(base_url, api_key, timeout_s, http_client)
 
     @property
     def sdk(self) -> openai.AsyncOpenAI:
@@ -257,19 +265,11 @@ class OpenAICompatibleClient:
 
     async def chat(self, request: ChatRequest) -> ChatResult:
         """Run the request (streamed or not, per ``request.stream``) and return only the final result."""
-        async with contextlib.aclosing(self.stream_chat(request)) as events:
-            async for event in events:
-                if isinstance(event, ChatResult):
-                    return event
-        raise LLMEmptyResponseError("INTERNAL_SERVER_ERROR: LLM stream ended without a result")
+        return await final_result(self.stream_chat(request))
 
-    async def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
+    def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
         """Yield deltas, then one ``ChatResult``; with ``stream=False`` only the result is yielded."""
-        # aclosing: a caller that stops after the result closes the provider stream now, not at GC.
-        with metrics.llm_call(self.provider):
-            async with contextlib.aclosing(self._stream_chat(request)) as events:
-                async for event in events:
-                    yield event
+        return metered(self.provider, self._stream_chat(request))
 
     async def _stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
         params = self.request_body(request)
@@ -278,19 +278,10 @@ class OpenAICompatibleClient:
             yield _result_from_completion(completion)
             return
         stream, first = await with_retries(lambda: self._open_stream(params), self.retry)
-        assembler = _StreamAssembler()
-        try:
-            chunk = first
-            while chunk is not None:
-                for event in assembler.feed(chunk):
-                    yield event
-                chunk = await anext(stream, None)
-        except openai.OpenAIError as exc:
-            # Tokens already reached the caller: retrying now would duplicate them.
-            raise to_llm_error(exc) from exc
-        finally:
-            await stream.close()
-        yield assembler.result()
+        events = relay(stream, first, _StreamAssembler(), openai.OpenAIError, to_llm_error)
+        async with contextlib.aclosing(events) as relayed:
+            async for event in relayed:
+                yield event
 
     async def _open_stream(
         self, params: dict[str, Any]

@@ -11,7 +11,7 @@ import httpx2
 import openai
 
 from memlet.errors import BadRequestError
-from memlet.llm.client import OPENAI_COMPATIBLE_ENDPOINTS, PLACEHOLDER_API_KEY
+from memlet.llm.client import OPENAI_COMPATIBLE_ENDPOINTS, openai_sdk
 from memlet.llm.errors import LLMEmptyResponseError
 from memlet.llm.retry import RetryPolicy, with_retries
 
@@ -57,13 +57,7 @@ class OpenAICompatibleEmbeddingClient:
     ) -> None:
         self.retry = retry
         self.batch_size = batch_size
-        self._sdk = openai.AsyncOpenAI(
-            base_url=base_url,
-            api_key=api_key or PLACEHOLDER_API_KEY,
-            timeout=timeout_s,
-            max_retries=0,
-            http_client=http_client,
-        )
+        self._sdk = openai_sdk(base_url, api_key, timeout_s, http_client)
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""
@@ -119,13 +113,7 @@ class OllamaEmbeddingClient:
     ) -> None:
         self.retry = retry
         self.batch_size = batch_size
-        self._sdk = openai.AsyncOpenAI(
-            base_url=ollama_root(base_url),
-            api_key=PLACEHOLDER_API_KEY,
-            timeout=timeout_s,
-            max_retries=0,
-            http_client=http_client,
-        )
+        self._sdk = openai_sdk(ollama_root(base_url), None, timeout_s, http_client)
 
     async def aclose(self) -> None:
         await self._sdk.close()

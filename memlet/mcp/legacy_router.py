@@ -14,10 +14,10 @@ from memlet.mcp.oauth import ConnectRequest, connect_events, event, record_callb
 from memlet.mcp.schemas import (
     LegacyConfig,
     LegacyUpdate,
+    MCPToolExecuteRequest,
     SSEServerConfig,
     StdioServerConfig,
     StreamableHTTPServerConfig,
-    ToolExecuteRequest,
 )
 from memlet.mcp.service import MCPServerService
 from memlet.mcp.views import legacy_config
@@ -98,7 +98,7 @@ async def delete_mcp_server(mcp_server_name: str, actor: ActorDep, service: MCPS
 
 @router.post("/servers/{mcp_server_name}/tools/{tool_name}/execute", operation_id="execute_mcp_tool")
 async def execute_mcp_tool(
-    mcp_server_name: str, tool_name: str, actor: ActorDep, service: MCPServiceDep, req: ToolExecuteRequest = Body()
+    mcp_server_name: str, tool_name: str, actor: ActorDep, service: MCPServiceDep, req: MCPToolExecuteRequest = Body()
 ) -> dict[str, Any]:
     return await LegacyMCPService(service).execute(actor, mcp_server_name, tool_name, req.args)
 

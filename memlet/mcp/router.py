@@ -13,7 +13,7 @@ from memlet.mcp.oauth import ConnectRequest, connect_events, event, redirect_uri
 from memlet.mcp.schemas import (
     CreateMCPServerRequest,
     MCPServerOut,
-    ToolExecuteRequest,
+    MCPToolExecuteRequest,
     ToolExecutionResult,
     UpdateMCPServerRequest,
 )
@@ -91,7 +91,7 @@ async def run_mcp_tool(
     tool_id: str,
     actor: ActorDep,
     service: MCPServiceDep,
-    req: ToolExecuteRequest = Body(default_factory=ToolExecuteRequest),
+    req: MCPToolExecuteRequest = Body(default_factory=MCPToolExecuteRequest),
 ) -> ToolExecutionResult:
     return await service.run_tool(actor, mcp_server_id, tool_id, req.args)
 

@@ -159,15 +159,20 @@ class LegacyUpdateStreamableHTTP(BaseModel):
 LegacyUpdate = LegacyUpdateStdio | LegacyUpdateStreamableHTTP | LegacyUpdateSSE
 
 
-class ToolExecuteRequest(BaseModel):
-    model_config = _REQUEST
-    args: dict[str, Any] = Field(default_factory=dict)
+class MCPToolExecuteRequest(BaseModel):
+    """Body of the MCP tool-run routes: the tool's arguments by name; unknown keys are ignored."""
+
+    # Letta calls it ToolExecuteRequest too; turns.tool_run.ToolExecuteRequest is the strict one (extra="forbid").
+    model_config = ConfigDict(extra="ignore", title="ToolExecuteRequest")
+    args: dict[str, Any] = Field(default_factory=dict, description="Arguments to pass to the tool")
 
 
 class ToolExecutionResult(BaseModel):
+    """Letta's ``ToolExecutionResult``; ``agent_state`` is deprecated and always null, as in Letta 0.16.8."""
+
     status: Literal["success", "error"]
     func_return: Any = None
-    agent_state: Any = None
+    agent_state: None = None
     stdout: list[str] | None = None
     stderr: list[str] | None = None
     sandbox_config_fingerprint: str | None = None

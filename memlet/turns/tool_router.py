@@ -6,8 +6,9 @@ from fastapi import APIRouter, Body
 
 from memlet.api.deps import ActorDep
 from memlet.ids import AgentId
+from memlet.mcp.schemas import ToolExecutionResult
 from memlet.turns.deps import LoopDepsDep
-from memlet.turns.tool_run import ToolExecuteRequest, ToolExecutionResult, run_tool_for_agent
+from memlet.turns.tool_run import ToolExecuteRequest, run_tool_for_agent
 
 router = APIRouter(prefix="/agents", tags=["tools"])
 

@@ -7,7 +7,7 @@ message, step or run is stored. Like Letta, the agent's request lock is not take
 is last-writer-wins with that turn's memory edits.
 """
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -21,6 +21,7 @@ from memlet.loop.builtin_tools import ToolContext
 from memlet.loop.builtins import BUILTIN_TOOLS
 from memlet.loop.commit import commit_memory_edits
 from memlet.loop.tool_dispatch import execute_tool
+from memlet.mcp.schemas import ToolExecutionResult
 from memlet.passages.embedder import Embedder
 
 
@@ -30,17 +31,6 @@ class ToolExecuteRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     args: dict[str, Any] = Field(default_factory=dict, description="Arguments to pass to the tool")
-
-
-class ToolExecutionResult(BaseModel):
-    """Letta's ``ToolExecutionResult``; ``agent_state`` is deprecated and always null, as in Letta 0.16.8."""
-
-    status: Literal["success", "error"]
-    func_return: Any = None
-    agent_state: None = None
-    stdout: list[str] | None = None
-    stderr: list[str] | None = None
-    sandbox_config_fingerprint: str | None = None
 
 
 async def run_tool_for_agent(

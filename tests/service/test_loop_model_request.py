@@ -209,3 +209,13 @@ class TestThinkingInContentStreamed:
         assert_labels(deltas(out, "reasoning"), reasoning_view)
         assert "".join(d.text or "" for d in deltas(out, "reasoning")) == reasoning_view.reasoning == "I should greet."
         assert_labels(deltas(out, "assistant"), message_view)
+
+
+class TestModelOverride:
+    async def test_llm_config_override_applies_to_this_request_only(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent()
+        mock_llm.script(Reply.text("a"), Reply.text("b"))
+        await loop_env.send(agent, "hi", override_model="openai/gpt-4o", llm_config_override={"model": "gpt-4o"})
+        await loop_env.send(agent, "again")
+        assert [r["model"] for r in mock_llm.requests] == ["gpt-4o", "gpt-4o-mini"]
+        assert (await loop_env.get(orm.Agent, agent.id)).llm_config["model"] == "gpt-4o-mini"

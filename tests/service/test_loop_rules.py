@@ -1,4 +1,4 @@
-"""Tool rules, approvals, cancellation and malformed LLM output through the agent loop (real Postgres, mock LLM).
+"""Tool rules and approvals through the agent loop (real Postgres, mock LLM).
 
 Every rule test checks what the model was OFFERED at each step (the tools and tool_choice in the recorded
 requests) as well as what happened.
@@ -7,34 +7,21 @@ requests) as well as what happened.
 import json
 from typing import Any
 
-from memlet import ids
-from memlet.db import models as orm
-from memlet.loop.agent_state import LoopRepository
-from memlet.loop.cancel import CANCEL_DENIAL_REASON, cancel_runs
-from memlet.loop.events import MessagesCommitted, RunFailed, RunFinished
 from memlet.loop.response import previous_message_id
-from memlet.loop.runner import RunOptions, run_agent
-from memlet.messages.requests import ApprovalCreate, MessageCreate
+from memlet.messages.requests import ApprovalCreate
 from memlet.messages.schemas import ApprovalReturn
 from tests.mock_llm import Call, Reply
 from tests.service.loop_factories import CustomTool, LoopEnv, function_schema, loop_env
+from tests.service.loop_rules_support import PARALLEL, blocks_of, noop, tool_texts
 
 __all__ = ["loop_env"]
+
 
 ECHO = CustomTool(
     name="echo",
     source_code='def echo(x: str) -> str:\n    """Echo.\n\n    Args:\n        x: text\n    """\n    return x\n',
     json_schema=function_schema("echo", {"x": {"type": "string"}}, ["x"]),
 )
-
-
-def noop(name: str, requires_approval: bool | None = None) -> CustomTool:
-    return CustomTool(
-        name=name,
-        source_code=f'def {name}() -> str:\n    """No-op."""\n    return "{name} done"\n',
-        json_schema=function_schema(name, {}),
-        default_requires_approval=requires_approval,
-    )
 
 
 def offered(request: dict[str, Any]) -> list[str]:
@@ -45,25 +32,12 @@ def forced(name: str) -> dict[str, Any]:
     return {"type": "function", "function": {"name": name}}
 
 
-def tool_texts(rows: list[orm.Message]) -> list[dict[str, Any]]:
-    return [json.loads(r.content[0]["text"]) for r in rows if r.role == "tool"]
-
-
-async def blocks_of(env: LoopEnv, agent_id: str) -> dict[str, str]:
-    async with env.sessionmaker() as session:
-        return {b.label: b.value for b in await LoopRepository(session).blocks.of_agent(agent_id)}
-
-
 CONDITIONAL_TOOLS = [ECHO, noop("tool_a"), noop("tool_b"), noop("tool_c")]
 
 
 def conditional(**fields: Any) -> list[dict[str, Any]]:
     rule = {"tool_name": "echo", "type": "conditional", "child_output_mapping": {"yes": "tool_a", "no": "tool_b"}}
     return [{**rule, **fields}]
-
-
-# Parallel tool calls on: the model may return several calls in one response.
-PARALLEL = {"parallel_tool_calls": True}
 
 
 class TestConditional:
@@ -290,144 +264,3 @@ class TestApprovalRules:
         calls = [m for m in wire if m.get("tool_calls")]
         assert len(calls) == 1 and [c["id"] for c in calls[0]["tool_calls"]] == ["call_u", "call_g"]
         assert [m["tool_call_id"] for m in wire if m["role"] == "tool"] == ["call_g", "call_u"]
-
-
-async def _collect(env: LoopEnv, agent: orm.Agent, run_id: str, text: str, on_commit=None) -> list[Any]:
-    events: list[Any] = []
-    async for event in run_agent(
-        env.deps,
-        agent_id=agent.id,
-        actor_org_id=agent.organization_id,
-        run_id=run_id,
-        inputs=[MessageCreate(role="user", content=text)],
-        options=RunOptions(),
-    ):
-        events.append(event)
-        if on_commit is not None and isinstance(event, MessagesCommitted):
-            await on_commit()
-            on_commit = None
-    return events
-
-
-class TestCancellation:
-    async def test_cancel_mid_run_stops_at_next_step_and_agent_stays_usable(self, loop_env: LoopEnv, mock_llm) -> None:
-        agent = await loop_env.agent()
-        run_id = ids.new_id(ids.Prefix.RUN)
-        mock_llm.script(Reply.tool_call("conversation_search", {"query": "x"}), Reply.text("never asked"))
-
-        async def cancel() -> None:
-            async with loop_env.sessionmaker() as session, session.begin():
-                assert await cancel_runs(session, agent.id, [run_id]) == {run_id: "cancelled"}
-
-        events = await _collect(loop_env, agent, run_id, "search", on_commit=cancel)
-        assert isinstance(events[-1], RunFinished) and events[-1].stop_reason == "cancelled"
-        assert len(mock_llm.requests) == 1
-        run = await loop_env.get(orm.Run, run_id)
-        assert (run.status, run.stop_reason) == ("cancelled", "cancelled")
-        assert (await loop_env.get(orm.Agent, agent.id)).last_stop_reason == "cancelled"
-        mock_llm.reset()
-        mock_llm.script(Reply.text("back"))
-        again = await loop_env.send(agent, "hello")
-        assert again.final.stop_reason == "end_turn"
-
-    async def test_unknown_or_foreign_run_is_failed(self, loop_env: LoopEnv) -> None:
-        agent = await loop_env.agent()
-        async with loop_env.sessionmaker() as session, session.begin():
-            result = await cancel_runs(session, agent.id, ["run-00000000-0000-4000-8000-000000000000"])
-        assert result == {"run-00000000-0000-4000-8000-000000000000": "failed"}
-
-    async def test_cancelling_a_pending_approval_denies_every_pending_call(self, loop_env: LoopEnv, mock_llm) -> None:
-        agent = await loop_env.agent(llm=PARALLEL, custom_tools=[noop("launch", requires_approval=True)])
-        mock_llm.script(
-            Reply.tool_calls(Call("conversation_search", {"query": "x"}, id="call_u"), Call("launch", {}, id="call_g"))
-        )
-        first = await loop_env.send(agent, "launch it")
-        assert first.final.stop_reason == "requires_approval"
-        async with loop_env.sessionmaker() as session, session.begin():
-            assert await cancel_runs(session, agent.id, [first.run_id]) == {first.run_id: "cancelled"}
-        rows = await loop_env.in_context(agent.id)
-        assert [r.role for r in rows[-4:]] == ["approval", "approval", "tool", "tool"]
-        response = rows[-3]
-        assert response.approvals == [
-            {"type": "approval", "tool_call_id": "call_g", "approve": False, "reason": CANCEL_DENIAL_REASON}
-        ]
-        denial = f"Error: request to call tool denied. User reason: {CANCEL_DENIAL_REASON}"
-        returns = tool_texts(rows)
-        assert [(r["status"], r["message"]) for r in returns] == [("Failed", denial), ("Failed", denial)]
-        assert [r.tool_call_id for r in rows[-2:]] == ["call_g", "call_u"]
-        run = await loop_env.get(orm.Run, first.run_id)
-        assert (run.status, run.stop_reason) == ("cancelled", "cancelled")
-        mock_llm.script(Reply.text("ok"))
-        again = await loop_env.send(agent, "never mind")  # no PendingApprovalError any more
-        assert again.final.stop_reason == "end_turn"
-
-    async def test_cancelling_a_finished_run_changes_nothing(self, loop_env: LoopEnv, mock_llm) -> None:
-        agent = await loop_env.agent()
-        mock_llm.script(Reply.text("hi"))
-        out = await loop_env.send(agent, "hello")
-        async with loop_env.sessionmaker() as session, session.begin():
-            assert await cancel_runs(session, agent.id, [out.run_id]) == {out.run_id: "cancelled"}
-        run = await loop_env.get(orm.Run, out.run_id)
-        assert (run.status, run.stop_reason) == ("completed", "end_turn")
-
-
-class TestMalformedOutput:
-    async def test_invalid_json_arguments_become_an_error_return(self, loop_env: LoopEnv, mock_llm) -> None:
-        agent = await loop_env.agent()
-        mock_llm.script(Reply.tool_call("memory_insert", '{"label": "human", '), Reply.text("sorry"))
-        out = await loop_env.send(agent, "go")
-        assert out.final.stop_reason == "end_turn"
-        returns = tool_texts(await loop_env.in_context(agent.id))
-        assert returns == [
-            {
-                "status": "Failed",
-                "message": "Error: the arguments of memory_insert are not a valid JSON object.",
-                "time": returns[0]["time"],
-            }
-        ]
-        assert (await blocks_of(loop_env, agent.id))["human"] == "Name: Sam"
-        assert mock_llm.requests[1]["messages"][-1]["role"] == "tool"
-
-    async def test_unknown_tool_becomes_an_error_return(self, loop_env: LoopEnv, mock_llm) -> None:
-        agent = await loop_env.agent()
-        mock_llm.script(Reply.tool_call("launch_rockets", {"count": 3}), Reply.text("cannot"))
-        out = await loop_env.send(agent, "go")
-        assert out.final.stop_reason == "end_turn"
-        returns = tool_texts(await loop_env.in_context(agent.id))
-        assert returns[0]["status"] == "Failed"
-        assert returns[0]["message"].startswith(
-            "[ToolConstraintError] Cannot call launch_rockets, valid tools include: "
-            "['conversation_search', 'memory_insert', 'memory_replace']."
-        )
-
-    async def test_empty_streamed_response_ends_turn_storing_only_the_input(self, loop_env: LoopEnv, mock_llm) -> None:
-        agent = await loop_env.agent()
-        mock_llm.script(Reply.empty())
-        out = await loop_env.send(agent, "hi", stream_tokens=True)
-        assert isinstance(out.final, RunFinished) and out.final.stop_reason == "end_turn"
-        assert out.messages == []
-        assert [r.role for r in await loop_env.in_context(agent.id)] == ["system", "user"]
-
-    async def test_empty_unstreamed_response_is_invalid_llm_response(self, loop_env: LoopEnv, mock_llm) -> None:
-        agent = await loop_env.agent()
-        mock_llm.script(Reply.empty())
-        out = await loop_env.send(agent, "hi")
-        assert isinstance(out.final, RunFailed) and out.final.stop_reason == "invalid_llm_response"
-        assert [r.role for r in await loop_env.in_context(agent.id)] == ["system"]
-
-    async def test_empty_text_ends_turn_storing_nothing_but_the_input(self, loop_env: LoopEnv, mock_llm) -> None:
-        agent = await loop_env.agent()
-        mock_llm.script(Reply.text(""))
-        out = await loop_env.send(agent, "hi")
-        assert out.final.stop_reason == "end_turn" and out.messages == []
-        assert [r.role for r in await loop_env.in_context(agent.id)] == ["system", "user"]
-
-
-class TestModelOverride:
-    async def test_llm_config_override_applies_to_this_request_only(self, loop_env: LoopEnv, mock_llm) -> None:
-        agent = await loop_env.agent()
-        mock_llm.script(Reply.text("a"), Reply.text("b"))
-        await loop_env.send(agent, "hi", override_model="openai/gpt-4o", llm_config_override={"model": "gpt-4o"})
-        await loop_env.send(agent, "again")
-        assert [r["model"] for r in mock_llm.requests] == ["gpt-4o", "gpt-4o-mini"]
-        assert (await loop_env.get(orm.Agent, agent.id)).llm_config["model"] == "gpt-4o-mini"
