@@ -5,6 +5,7 @@ loop (see `agent_messaging`). The inputs, prefixes and return strings are Letta'
 message naming the sender, and a reply is returned as the Python repr of `{'agent_id': ..., 'response': [...]}`.
 """
 
+import asyncio
 from typing import Any
 
 from memlet.agents.repository import AgentFilters, AgentRepository
@@ -17,6 +18,8 @@ SENT_ASYNC = "Successfully sent message"
 NO_RESPONSE = "<no response>"
 # How many agents a tag broadcast considers, as Letta's first page of the agent list.
 TAG_CANDIDATES = 100
+# How many of them are asked at once (each takes a turn slot of this worker while it runs).
+TAG_CONCURRENCY = 8
 
 
 def reply_request(sender_id: str, message: str) -> str:
@@ -85,14 +88,21 @@ def _tag_list(tags: list[str] | str | None) -> list[str]:
 async def send_message_to_agents_matching_tags(
     ctx: ToolContext, message: str, match_all: list[str], match_some: list[str]
 ) -> str:
-    """Ask each matching agent in turn; one `{'agent_id', 'response'}` per agent, errors as `'<error: ...>'`."""
-    results: list[dict[str, Any]] = []
-    for agent_id in await _tag_recipients(ctx, _tag_list(match_all), _tag_list(match_some)):
-        try:
-            texts = await _deliver(ctx, agent_id, reply_request(ctx.agent.id, message))
-        except ToolError as exc:
-            texts = [f"<error: {exc}>"]
-        results.append({"agent_id": agent_id, "response": texts or [NO_RESPONSE]})
+    """Ask the matching agents at the same time, as Letta does (`TAG_CONCURRENCY` at once: one after the other,
+    each busy recipient cost a whole lock wait); one `{'agent_id', 'response'}` per agent in the order found,
+    errors as `'<error: ...>'`."""
+    slots = asyncio.Semaphore(TAG_CONCURRENCY)
+
+    async def ask(agent_id: str) -> dict[str, Any]:
+        async with slots:
+            try:
+                texts = await _deliver(ctx, agent_id, reply_request(ctx.agent.id, message))
+            except ToolError as exc:
+                texts = [f"<error: {exc}>"]
+        return {"agent_id": agent_id, "response": texts or [NO_RESPONSE]}
+
+    recipients = await _tag_recipients(ctx, _tag_list(match_all), _tag_list(match_some))
+    results = await asyncio.gather(*(ask(agent_id) for agent_id in recipients))
     # Letta's tool returns the list itself, which its executor turns into this repr.
     return str(results)
 

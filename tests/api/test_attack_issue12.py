@@ -1,6 +1,7 @@
 """Findings of the attack on issue #12's routes (groups, chat completions, multi-agent tools), each a regression test
 against the live server and the mock LLM."""
 
+import ast
 import threading
 import time
 from collections.abc import Callable
@@ -10,7 +11,8 @@ import httpx
 import pytest
 from letta_client import Letta
 
-from tests.api.test_multi_agent_tools_api import WAIT, make_agent, tool_returns
+from memlet.config import Settings
+from tests.api.test_multi_agent_tools_api import MODEL, TAGS, WAIT, make_agent, tool_returns
 from tests.mock_llm import MockLLM, Reply
 
 
@@ -96,3 +98,52 @@ class TestAgentDeletedDuringItsTurn:
         mock_llm.script(Reply.text("Still here."))
         after = client.agents.messages.create(sender.id, messages=[{"role": "user", "content": "again"}])
         assert after.stop_reason.stop_reason == "end_turn"
+
+
+def persona_agent(client: Letta, marker: str, *, tags: list[str], multi: bool = False) -> Any:
+    """An agent whose system prompt holds `marker`, so the mock can script its replies alone."""
+    return client.agents.create(
+        agent_type="letta_v1_agent",
+        model=MODEL,
+        embedding="openai/text-embedding-3-small",
+        memory_blocks=[{"label": "persona", "value": f"I am {marker}."}],
+        tags=tags,
+        extra_body={"include_multi_agent_tools": multi},
+    )
+
+
+class TestTagBroadcast:
+    def test_busy_recipients_are_waited_for_at_the_same_time(
+        self, client: Letta, mock_llm: MockLLM, settings: Settings, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Asked one after the other, each busy recipient cost a whole lock wait (100 of them: 100 waits)."""
+        monkeypatch.setattr(settings, "agent_message_wait_s", 1.0)
+        team = [persona_agent(client, f"MEMBER{i}X", tags=["team"]) for i in range(4)]
+        sender = persona_agent(client, "SENDERX", tags=[], multi=True)
+        slow_step = Reply.delay(1.0, Reply.tool_call("conversation_search", {"query": "tea"}))
+        mock_llm.script(*[slow_step.only_for(f"MEMBER{i}X") for i in range(4) for _ in range(5)])
+        busy = [
+            threading.Thread(
+                target=client.agents.messages.create,
+                args=(a.id,),
+                kwargs={"messages": [{"role": "user", "content": "work"}]},
+            )
+            for a in team
+        ]
+        for thread in busy:
+            thread.start()
+        deadline = time.monotonic() + 10
+        while len(mock_llm.requests) < 4 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        call = Reply.tool_call(TAGS, {"message": "all hands", "match_all": ["team"], "match_some": []})
+        mock_llm.script(call.only_for("SENDERX"), Reply.text("Sent.").only_for("SENDERX"))
+        started = time.monotonic()
+        response = client.agents.messages.create(sender.id, messages=[{"role": "user", "content": "Go."}])
+        took = time.monotonic() - started
+        for thread in busy:
+            thread.join(timeout=30)
+        (ret,) = tool_returns(response)
+        entries = ast.literal_eval(ret.tool_return)
+        assert [e["agent_id"] for e in entries] == [a.id for a in reversed(team)]  # newest first, as found
+        assert all("currently being processed" in e["response"][0] for e in entries), entries
+        assert took < 3.0, f"four busy recipients took {took:.1f} s (one lock wait is 1 s)"
