@@ -8,6 +8,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from memlet.config import Settings
+from memlet.db.sql import storable_text
 from memlet.log import get_logger, log_fields
 
 log = get_logger("db.engine")
@@ -20,7 +21,26 @@ def async_url(uri: str) -> str:
 
 
 def _json_dumps(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    """JSONB text for a value. Requests with a NUL or a lone surrogate are refused at the edge, but a model's reply
+    or a tool's output can hold them too, and Postgres cannot store either: NULs are dropped, lone surrogates
+    become U+FFFD (the rare slow path, taken only when the fast dump fails or shows an escaped NUL)."""
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except orjson.JSONEncodeError:
+        text = ""
+    if text and "\\u0000" not in text:
+        return text
+    return orjson.dumps(_storable(value), option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+def _storable(value: Any) -> Any:
+    if isinstance(value, str):
+        return storable_text(value)
+    if isinstance(value, dict):
+        return {_storable(k) if isinstance(k, str) else k: _storable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_storable(v) for v in value]
+    return value
 
 
 def create_engine(uri: str, settings: Settings) -> AsyncEngine:

@@ -147,3 +147,21 @@ class TestTagBroadcast:
         assert [e["agent_id"] for e in entries] == [a.id for a in reversed(team)]  # newest first, as found
         assert all("currently being processed" in e["response"][0] for e in entries), entries
         assert took < 3.0, f"four busy recipients took {took:.1f} s (one lock wait is 1 s)"
+
+
+class TestModelOutputPostgresCannotStore:
+    """A model's reply holding a NUL or a lone surrogate failed the turn's commit: a 500 for chat completions."""
+
+    @pytest.mark.parametrize("text", ["before\x00after", "before\ud800after"])
+    def test_chat_completion_stores_the_reply_without_it(
+        self, client: Letta, http: httpx.Client, mock_llm: MockLLM, text: str
+    ) -> None:
+        agent = make_agent(client)
+        mock_llm.script(Reply.text(text))
+        body = {"model": agent.id, "messages": [{"role": "user", "content": "hi"}], "stream": False}
+        response = http.post("/v1/chat/completions", json=body)
+        assert response.status_code == 200, response.text
+        stored = http.get(f"/v1/agents/{agent.id}/messages", params={"limit": 10}).json()
+        assert [m["content"] for m in stored if m["message_type"] == "assistant_message"] == [
+            text.replace("\x00", "").replace("\ud800", "\ufffd")
+        ]
