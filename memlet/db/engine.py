@@ -8,7 +8,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from memlet.config import Settings
-from memlet.db.sql import storable_text
+from memlet.db.sql import storable_value
 from memlet.log import get_logger, log_fields
 
 log = get_logger("db.engine")
@@ -30,17 +30,7 @@ def _json_dumps(value: Any) -> str:
         text = ""
     if text and "\\u0000" not in text:
         return text
-    return orjson.dumps(_storable(value), option=orjson.OPT_NON_STR_KEYS).decode()
-
-
-def _storable(value: Any) -> Any:
-    if isinstance(value, str):
-        return storable_text(value)
-    if isinstance(value, dict):
-        return {_storable(k) if isinstance(k, str) else k: _storable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_storable(v) for v in value]
-    return value
+    return orjson.dumps(storable_value(value), option=orjson.OPT_NON_STR_KEYS).decode()
 
 
 def create_engine(uri: str, settings: Settings) -> AsyncEngine:

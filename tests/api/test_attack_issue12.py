@@ -165,3 +165,43 @@ class TestModelOutputPostgresCannotStore:
         assert [m["content"] for m in stored if m["message_type"] == "assistant_message"] == [
             text.replace("\x00", "").replace("\ud800", "\ufffd")
         ]
+
+
+class TestMultiAgentArguments:
+    """Arguments a model got wrong reached the database: the tool return showed SQL, or the target's turn failed."""
+
+    @pytest.mark.parametrize("target", [5, ["agent-00000000-0000-4000-8000-000000000001"], "agent-\x00", None])
+    def test_a_target_that_is_not_an_agent_id_is_refused(
+        self, client: Letta, mock_llm: MockLLM, target: object
+    ) -> None:
+        sender = make_agent(client, multi=True)
+        mock_llm.script(Reply.tool_call(WAIT, {"message": "hi", "other_agent_id": target}), Reply.text("ok"))
+        response = client.agents.messages.create(sender.id, messages=[{"role": "user", "content": "Go."}])
+        (ret,) = tool_returns(response)
+        assert ret.status == "error"
+        assert ret.tool_return.endswith(": not an agent id"), ret.tool_return
+
+    @pytest.mark.parametrize(("tool", "args"), [(WAIT, {"message": None}), (TAGS, {"message": "hi", "match_all": 5})])
+    def test_arguments_of_the_wrong_type_are_named(
+        self, client: Letta, mock_llm: MockLLM, tool: str, args: dict[str, Any]
+    ) -> None:
+        sender, target = make_agent(client, multi=True), make_agent(client)
+        full = {"other_agent_id": target.id} if tool == WAIT else {"match_some": []}
+        mock_llm.script(Reply.tool_call(tool, {**full, **args}), Reply.text("ok"))
+        (ret,) = tool_returns(client.agents.messages.create(sender.id, messages=[{"role": "user", "content": "Go."}]))
+        assert ret.status == "error"
+        assert "must be a" in ret.tool_return and "SQL" not in ret.tool_return, ret.tool_return
+
+    def test_a_message_with_a_lone_surrogate_is_delivered(
+        self, client: Letta, http: httpx.Client, mock_llm: MockLLM
+    ) -> None:
+        sender, target = make_agent(client, multi=True), make_agent(client)
+        mock_llm.script(
+            Reply.tool_call(WAIT, {"message": "odd \ud800 text", "other_agent_id": target.id}),
+            Reply.text("Got it."),
+            Reply.text("ok"),
+        )
+        (ret,) = tool_returns(client.agents.messages.create(sender.id, messages=[{"role": "user", "content": "Go."}]))
+        assert ret.status == "success" and "Got it." in ret.tool_return, ret.tool_return
+        history = http.get(f"/v1/agents/{target.id}/messages", params={"limit": 10}).json()
+        assert any("odd \ufffd text" in str(m.get("content")) for m in history)
