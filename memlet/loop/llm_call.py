@@ -9,7 +9,7 @@ from memlet.db.sql import storable_text
 from memlet.llm.chat_format import HEARTBEAT_PARAM, THINKING_PARAM
 from memlet.llm.client import LLMClient
 from memlet.llm.errors import LLMEmptyResponseError
-from memlet.llm.types import ChatResult, ContentDelta, ReasoningDelta, ToolCallDelta, Usage
+from memlet.llm.types import ChatResult, ContentDelta, ReasoningDelta, ToolCall, ToolCallDelta, Usage
 from memlet.loop.agent_state import LoopState
 from memlet.loop.chat_request import build_chat_request, request_tools
 from memlet.loop.events import TokenDelta
@@ -248,4 +248,7 @@ def _storable(result: ChatResult) -> ChatResult:
     text becomes the rows and the response, which would otherwise fail to commit or to render."""
     content = storable_text(result.content) if result.content else result.content
     reasoning = storable_text(result.reasoning) if result.reasoning else result.reasoning
-    return replace(result, content=content, reasoning=reasoning)
+    calls = [
+        ToolCall(storable_text(c.id), storable_text(c.name), storable_text(c.arguments)) for c in result.tool_calls
+    ]
+    return replace(result, content=content, reasoning=reasoning, tool_calls=calls)

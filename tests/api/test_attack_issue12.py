@@ -205,3 +205,14 @@ class TestMultiAgentArguments:
         assert ret.status == "success" and "Got it." in ret.tool_return, ret.tool_return
         history = http.get(f"/v1/agents/{target.id}/messages", params={"limit": 10}).json()
         assert any("odd \ufffd text" in str(m.get("content")) for m in history)
+
+
+def test_a_tool_name_with_a_nul_is_an_unknown_tool_not_a_500(
+    client: Letta, http: httpx.Client, mock_llm: MockLLM
+) -> None:
+    agent = make_agent(client)
+    mock_llm.script(Reply.tool_call("conversation\x00search", {"query": "tea"}), Reply.text("Done."))
+    body = {"model": agent.id, "messages": [{"role": "user", "content": "hi"}]}
+    response = http.post("/v1/chat/completions", json=body)
+    assert response.status_code == 200, response.text
+    assert response.json()["choices"][0]["message"]["content"] == "Done."
