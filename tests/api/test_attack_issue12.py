@@ -216,3 +216,36 @@ def test_a_tool_name_with_a_nul_is_an_unknown_tool_not_a_500(
     response = http.post("/v1/chat/completions", json=body)
     assert response.status_code == 200, response.text
     assert response.json()["choices"][0]["message"]["content"] == "Done."
+
+
+def test_crossing_chains_end_with_an_error_each_after_one_bounded_wait(
+    client: Letta, mock_llm: MockLLM, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A asks B while B asks A, both started at once: each holds its own lock and waits for the other's, which is
+    never let go until the wait ends; both turns end within a bounded time, neither deadlocked."""
+    monkeypatch.setattr(settings, "agent_message_wait_s", 0.5)
+    first = persona_agent(client, "FIRSTX", tags=[], multi=True)
+    second = persona_agent(client, "SECONDX", tags=[], multi=True)
+    mock_llm.script(
+        Reply.delay(0.5, Reply.tool_call(WAIT, {"message": "hi", "other_agent_id": second.id})).only_for("FIRSTX"),
+        Reply.delay(0.5, Reply.tool_call(WAIT, {"message": "hi", "other_agent_id": first.id})).only_for("SECONDX"),
+        Reply.text("first done").only_for("FIRSTX"),
+        Reply.text("second done").only_for("SECONDX"),
+    )
+    outcome: dict[str, Any] = {}
+
+    def ask(agent: Any) -> None:
+        outcome[agent.id] = client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "Go."}])
+
+    started = time.monotonic()
+    workers = [threading.Thread(target=ask, args=(a,)) for a in (first, second)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=20)
+    assert time.monotonic() - started < 8
+    for agent, other in ((first, second), (second, first)):
+        (ret,) = tool_returns(outcome[agent.id])
+        # Each wait ends in a busy error; the later one may instead get the lock the earlier turn just let go.
+        assert other.id in ret.tool_return, ret.tool_return
+        assert outcome[agent.id].stop_reason.stop_reason == "end_turn"
