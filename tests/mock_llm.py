@@ -84,6 +84,9 @@ class Reply:
     signature: str | None = None  # Anthropic: the thinking block's signature (default mock-signature-<n>)
     redacted: str | None = None  # Anthropic: a redacted_thinking block's data
     prompt_tokens: int | None = None  # the prompt tokens to report instead of the counted ones
+    # Only for a request whose system message contains this text (concurrent agents, each told apart by its
+    # persona); replies without it are taken in order by any request.
+    match: str | None = None
 
     @classmethod
     def text(
@@ -153,6 +156,10 @@ class Reply:
             "tokens. Please reduce the length of the messages."
         )
         return cls.error(400, times=times, message=message, code="context_length_exceeded")
+
+    def only_for(self, marker: str) -> Self:
+        """This reply, kept for the next request whose system prompt contains ``marker`` (e.g. a persona word)."""
+        return replace(self, match=marker)
 
     def reporting(self, prompt_tokens: int) -> Self:
         """This reply, with a usage that claims ``prompt_tokens`` for the prompt (a provider counting high)."""
@@ -231,7 +238,12 @@ class _State:
                     if marker in seen:
                         queue = routed
                         break
-            return queue.popleft() if queue else Reply.text(DEFAULT_REPLY_TEXT)
+            system = _system_text(body) if any(r.match for r in queue) else ""
+            for reply in queue:
+                if reply.match is None or reply.match in system:
+                    queue.remove(reply)
+                    return reply
+            return Reply.text(DEFAULT_REPLY_TEXT)
 
     def enqueue_when(self, marker: str, replies: tuple[Reply, ...]) -> None:
         with self.lock:
@@ -245,6 +257,14 @@ class _State:
         with self.lock:
             self.counter += 1
             return self.counter
+
+
+def _system_text(body: dict[str, Any]) -> str:
+    """The first message's text of a chat request (the agent's system prompt; Anthropic's ``system`` field)."""
+    if "system" in body:
+        return json.dumps(body["system"])
+    messages = body.get("messages") or [{}]
+    return json.dumps(messages[0].get("content"))
 
 
 def _error_response(reply: Reply) -> Response:

@@ -191,6 +191,12 @@ class AgentRepository:
         )
         return list(rows)
 
+    async def hold(self, agent_id: str) -> bool:
+        """Keep the agent row from being deleted until the transaction ends (``FOR KEY SHARE``); False when it is
+        already gone."""
+        stmt = select(orm.Agent.id).where(orm.Agent.id == agent_id).with_for_update(key_share=True)
+        return await self.session.scalar(stmt) is not None
+
     async def reload(self, agent_id: str) -> orm.Agent | None:
         """Re-read the agent row (fresh message_ids), replacing what the session holds."""
         return await self.session.scalar(

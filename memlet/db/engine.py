@@ -8,6 +8,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from memlet.config import Settings
+from memlet.db.sql import storable_value
 from memlet.log import get_logger, log_fields
 
 log = get_logger("db.engine")
@@ -20,7 +21,16 @@ def async_url(uri: str) -> str:
 
 
 def _json_dumps(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    """JSONB text for a value. Requests with a NUL or a lone surrogate are refused at the edge, but a model's reply
+    or a tool's output can hold them too, and Postgres cannot store either: NULs are dropped, lone surrogates
+    become U+FFFD (the rare slow path, taken only when the fast dump fails or shows an escaped NUL)."""
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except orjson.JSONEncodeError:
+        text = ""
+    if text and "\\u0000" not in text:
+        return text
+    return orjson.dumps(storable_value(value), option=orjson.OPT_NON_STR_KEYS).decode()
 
 
 def create_engine(uri: str, settings: Settings) -> AsyncEngine:

@@ -17,6 +17,7 @@ from memlet.agents.system_message import refresh_system_message
 from memlet.conversations.system_message import refresh_conversation_system_message
 from memlet.db import models as orm
 from memlet.db.locks import agent_xact_lock
+from memlet.errors import NotFoundError
 from memlet.loop.agent_state import LoopRepository, LoopState
 from memlet.loop.builtin_tools import ToolContext
 from memlet.loop.compaction_plan import CompactionPlan
@@ -63,7 +64,8 @@ async def commit_step(
 ) -> Committed:
     """Append `pending` inputs plus the step's rows, extend message_ids, write memory edits, step and run rows.
 
-    The common path is five statements: the agent's xact lock, the step row, all messages in one INSERT, an
+    The common path is six statements: the agent's xact lock, the agent row held against a concurrent delete
+    (a deleted agent raises NotFoundError), the step row, all messages in one INSERT, an
     atomic append to message_ids, and the run's progress (which also reads back whether it was cancelled).
     `ctx.agent.message_ids` is updated in place so the next step can go on without reloading.
     """
@@ -77,6 +79,8 @@ async def commit_step(
     async with maker() as session, session.begin():
         await agent_xact_lock(session, ctx.agent.id)
         repo = LoopRepository(session)
+        if not await repo.agents.hold(ctx.agent.id):  # deleted during the turn: its rows have nowhere to go
+            raise NotFoundError("Agent", ctx.agent.id)
         if step is not None:
             session.add(step)
         await repo.messages.add(rows)

@@ -1,14 +1,15 @@
 """Build one LLM request from the loaded state and call the model, forwarding token deltas when streaming."""
 
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from memlet.db import models as orm
+from memlet.db.sql import storable_text
 from memlet.llm.chat_format import HEARTBEAT_PARAM, THINKING_PARAM
 from memlet.llm.client import LLMClient
 from memlet.llm.errors import LLMEmptyResponseError
-from memlet.llm.types import ChatResult, ContentDelta, ReasoningDelta, ToolCallDelta, Usage
+from memlet.llm.types import ChatResult, ContentDelta, ReasoningDelta, ToolCall, ToolCallDelta, Usage
 from memlet.loop.agent_state import LoopState
 from memlet.loop.chat_request import build_chat_request, request_tools
 from memlet.loop.events import TokenDelta
@@ -221,7 +222,7 @@ async def call_llm(
     try:
         async for event in llm.stream_chat(request):
             if isinstance(event, ChatResult):
-                result_box.append(event)
+                result_box.append(_storable(event))
             elif not stream_tokens:
                 continue
             elif isinstance(event, ReasoningDelta):
@@ -240,3 +241,14 @@ async def call_llm(
 
 
 _NO_CONTENT_STREAMED = "streamed no content and no tool calls"
+
+
+def _storable(result: ChatResult) -> ChatResult:
+    """The reply without what Postgres and UTF-8 cannot hold (a model may send a NUL or a lone surrogate): its
+    text becomes the rows and the response, which would otherwise fail to commit or to render."""
+    content = storable_text(result.content) if result.content else result.content
+    reasoning = storable_text(result.reasoning) if result.reasoning else result.reasoning
+    calls = [
+        ToolCall(storable_text(c.id), storable_text(c.name), storable_text(c.arguments)) for c in result.tool_calls
+    ]
+    return replace(result, content=content, reasoning=reasoning, tool_calls=calls)

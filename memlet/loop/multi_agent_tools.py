@@ -5,10 +5,13 @@ loop (see `agent_messaging`). The inputs, prefixes and return strings are Letta'
 message naming the sender, and a reply is returned as the Python repr of `{'agent_id': ..., 'response': [...]}`.
 """
 
+import asyncio
 from typing import Any
 
+from memlet import ids
 from memlet.agents.repository import AgentFilters, AgentRepository
 from memlet.db.pagination import Page
+from memlet.db.sql import storable_text
 from memlet.errors import MemletError
 from memlet.loop.agent_messaging import AgentMessage, chain_error
 from memlet.loop.builtin_tools import BuiltinTool, ToolContext, ToolError
@@ -17,6 +20,8 @@ SENT_ASYNC = "Successfully sent message"
 NO_RESPONSE = "<no response>"
 # How many agents a tag broadcast considers, as Letta's first page of the agent list.
 TAG_CANDIDATES = 100
+# How many of them are asked at once (each takes a turn slot of this worker while it runs).
+TAG_CONCURRENCY = 8
 
 
 def reply_request(sender_id: str, message: str) -> str:
@@ -34,10 +39,27 @@ def notification(sender_id: str, message: str) -> str:
     )
 
 
+def _message(value: object) -> str:
+    """The model's `message` argument as text the target's turn can store (it may hold a NUL or a lone surrogate)."""
+    if not isinstance(value, str):
+        raise ToolError(f"message must be a string, not {type(value).__name__}")
+    return storable_text(value)
+
+
+def _known_id_shape(target_id: object) -> str:
+    """The model's `other_agent_id`, refused here when it cannot name an agent (a number, a list, a NUL...), so the
+    lookup never sends it to the database."""
+    if not isinstance(target_id, str) or not ids.is_valid(target_id, ids.Prefix.AGENT):
+        shown = target_id if isinstance(target_id, str) else repr(target_id)
+        raise ToolError(f"Could not deliver the message to agent {storable_text(shown)[:100]}: not an agent id")
+    return target_id
+
+
 async def _deliver(ctx: ToolContext, target_id: str, text: str) -> list[str]:
     """Run the target's turn and return its assistant texts; raises ToolError with the text the model sees."""
     if ctx.messenger is None:
         raise ToolError("Agent-to-agent messages can only be sent during an agent's turn.")
+    target_id = _known_id_shape(target_id)
     refused = chain_error(ctx.agent_chain, ctx.agent.id, target_id)
     if refused is not None:
         raise ToolError(refused)
@@ -50,13 +72,13 @@ async def _deliver(ctx: ToolContext, target_id: str, text: str) -> list[str]:
 
 async def send_message_to_agent_and_wait_for_reply(ctx: ToolContext, message: str, other_agent_id: str) -> str:
     """Send `message` to another agent and return its reply as Letta's repr string."""
-    texts = await _deliver(ctx, other_agent_id, reply_request(ctx.agent.id, message))
+    texts = await _deliver(ctx, other_agent_id, reply_request(ctx.agent.id, _message(message)))
     return str({"agent_id": other_agent_id, "response": texts or [NO_RESPONSE]})
 
 
 async def send_message_to_agent_async(ctx: ToolContext, message: str, other_agent_id: str) -> str:
     """Notify another agent. As in Letta the call returns once the target's turn has ended."""
-    await _deliver(ctx, other_agent_id, notification(ctx.agent.id, message))
+    await _deliver(ctx, other_agent_id, notification(ctx.agent.id, _message(message)))
     return SENT_ASYNC
 
 
@@ -75,24 +97,36 @@ async def _tag_recipients(ctx: ToolContext, match_all: list[str], match_some: li
     ]
 
 
-def _tag_list(tags: list[str] | str | None) -> list[str]:
+def _tag_list(tags: object) -> list[str]:
     """The tags a model passed: a list, or one bare tag (a string is one tag, not its characters)."""
+    if tags is None:
+        return []
     if isinstance(tags, str):
-        return [tags]
-    return [str(t) for t in tags or []]
+        return [storable_text(tags)]
+    if not isinstance(tags, list):
+        raise ToolError(f"tags must be a list of strings, not {type(tags).__name__}")
+    return [storable_text(str(t)) for t in tags]
 
 
 async def send_message_to_agents_matching_tags(
     ctx: ToolContext, message: str, match_all: list[str], match_some: list[str]
 ) -> str:
-    """Ask each matching agent in turn; one `{'agent_id', 'response'}` per agent, errors as `'<error: ...>'`."""
-    results: list[dict[str, Any]] = []
-    for agent_id in await _tag_recipients(ctx, _tag_list(match_all), _tag_list(match_some)):
-        try:
-            texts = await _deliver(ctx, agent_id, reply_request(ctx.agent.id, message))
-        except ToolError as exc:
-            texts = [f"<error: {exc}>"]
-        results.append({"agent_id": agent_id, "response": texts or [NO_RESPONSE]})
+    """Ask the matching agents at the same time, as Letta does (`TAG_CONCURRENCY` at once: one after the other,
+    each busy recipient cost a whole lock wait); one `{'agent_id', 'response'}` per agent in the order found,
+    errors as `'<error: ...>'`."""
+    slots = asyncio.Semaphore(TAG_CONCURRENCY)
+
+    async def ask(agent_id: str) -> dict[str, Any]:
+        async with slots:
+            try:
+                texts = await _deliver(ctx, agent_id, request)
+            except ToolError as exc:
+                texts = [f"<error: {exc}>"]
+        return {"agent_id": agent_id, "response": texts or [NO_RESPONSE]}
+
+    request = reply_request(ctx.agent.id, _message(message))
+    recipients = await _tag_recipients(ctx, _tag_list(match_all), _tag_list(match_some))
+    results = await asyncio.gather(*(ask(agent_id) for agent_id in recipients))
     # Letta's tool returns the list itself, which its executor turns into this repr.
     return str(results)
 

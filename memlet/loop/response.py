@@ -12,6 +12,7 @@ from typing import Any
 from memlet import ids
 from memlet.config import Settings
 from memlet.db import models as orm
+from memlet.db.sql import storable_value
 from memlet.llm.chat_format import HEARTBEAT_PARAM, THINKING_PARAM, is_v2
 from memlet.llm.types import ChatResult, ThinkingBlock, ToolCall
 from memlet.loop.builtin_tools import ToolContext
@@ -118,12 +119,14 @@ def tool_return_row(
 
 
 def parse_args(call: ToolCall) -> dict[str, Any] | None:
-    """The call's arguments as a dict, or None when the model sent something that is not a JSON object."""
+    """The call's arguments as a dict, or None when the model sent something that is not a JSON object. Escaped
+    NULs and lone surrogates in them are cleaned (`storable_text`): the tool, the stored call and the next request
+    could not carry them."""
     try:
         args = json.loads(call.arguments or "{}", strict=False)
     except ValueError:
         return None
-    return args if isinstance(args, dict) else None
+    return storable_value(args) if isinstance(args, dict) else None
 
 
 def stored_call(call_id: str, name: str, args: dict[str, Any] | None, raw: str) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """``make fuzz``: a long Schemathesis run against a fresh memlet (own embedded Postgres, the tests' mock LLM).
 
-    python -m tests.fuzz [--max-examples N] [--max-time S] [--seed N] [--report-dir DIR]
+    python -m tests.fuzz [--max-examples N] [--max-time S] [--seed N] [--report-dir DIR] [--operation-id ID ...]
 
 Prints the number of cases and the status counts; exits 1 when any response was a disallowed 5xx.
 """
@@ -26,6 +26,9 @@ def main() -> int:
     parser.add_argument("--max-time", type=float, default=900)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--report-dir", type=Path, default=Path("fuzz-report"))
+    parser.add_argument(
+        "--operation-id", action="append", dest="operation_ids", help="fuzz only this operation (repeatable)"
+    )
     args = parser.parse_args()
 
     root = Path(tempfile.mkdtemp(prefix="memlet-fuzz-pg-"))
@@ -47,7 +50,12 @@ def main() -> int:
         )
         server = LiveServer(settings).start()
         result = run_schemathesis(
-            server.base_url, args.report_dir, max_examples=args.max_examples, max_time=args.max_time, seed=args.seed
+            server.base_url,
+            args.report_dir,
+            max_examples=args.max_examples,
+            max_time=args.max_time,
+            seed=args.seed,
+            operation_ids=args.operation_ids,
         )
         print(result.summary())
         print(f"reports in {args.report_dir}/")
