@@ -15,8 +15,8 @@ from pydantic import SecretStr
 
 from memlet.config import Settings
 from tests.conftest import LiveServer, reset_database
-from tests.mock_anthropic import usage_for
 from tests.mock_llm import MockLLM, Reply
+from tests.mock_llm.anthropic_wire import usage_for
 
 KEY = "sk-ant-mock-key"
 SONNET = "anthropic/claude-sonnet-4-5-20250929"

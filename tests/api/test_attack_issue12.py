@@ -121,7 +121,8 @@ class TestTagBroadcast:
         team = [persona_agent(client, f"MEMBER{i}X", tags=["team"]) for i in range(4)]
         sender = persona_agent(client, "SENDERX", tags=[], multi=True)
         slow_step = Reply.delay(1.0, Reply.tool_call("conversation_search", {"query": "tea"}))
-        mock_llm.script(*[slow_step.only_for(f"MEMBER{i}X") for i in range(4) for _ in range(5)])
+        for i in range(4):
+            mock_llm.script_when(f"MEMBER{i}X", *[slow_step] * 5)
         busy = [
             threading.Thread(
                 target=client.agents.messages.create,
@@ -136,7 +137,7 @@ class TestTagBroadcast:
         while len(mock_llm.requests) < 4 and time.monotonic() < deadline:
             time.sleep(0.02)
         call = Reply.tool_call(TAGS, {"message": "all hands", "match_all": ["team"], "match_some": []})
-        mock_llm.script(call.only_for("SENDERX"), Reply.text("Sent.").only_for("SENDERX"))
+        mock_llm.script_when("SENDERX", call, Reply.text("Sent."))
         started = time.monotonic()
         response = client.agents.messages.create(sender.id, messages=[{"role": "user", "content": "Go."}])
         took = time.monotonic() - started
@@ -226,11 +227,15 @@ def test_crossing_chains_end_with_an_error_each_after_one_bounded_wait(
     monkeypatch.setattr(settings, "agent_message_wait_s", 0.5)
     first = persona_agent(client, "FIRSTX", tags=[], multi=True)
     second = persona_agent(client, "SECONDX", tags=[], multi=True)
-    mock_llm.script(
-        Reply.delay(0.5, Reply.tool_call(WAIT, {"message": "hi", "other_agent_id": second.id})).only_for("FIRSTX"),
-        Reply.delay(0.5, Reply.tool_call(WAIT, {"message": "hi", "other_agent_id": first.id})).only_for("SECONDX"),
-        Reply.text("first done").only_for("FIRSTX"),
-        Reply.text("second done").only_for("SECONDX"),
+    mock_llm.script_when(
+        "FIRSTX",
+        Reply.delay(0.5, Reply.tool_call(WAIT, {"message": "hi", "other_agent_id": second.id})),
+        Reply.text("first done"),
+    )
+    mock_llm.script_when(
+        "SECONDX",
+        Reply.delay(0.5, Reply.tool_call(WAIT, {"message": "hi", "other_agent_id": first.id})),
+        Reply.text("second done"),
     )
     outcome: dict[str, Any] = {}
 

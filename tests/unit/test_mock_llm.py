@@ -150,3 +150,49 @@ def test_script_when_answers_matching_requests_from_their_own_queue(mock: MockLL
     assert answer(background) == "for the background agent"
     assert answer(background) == "OK"  # its queue is empty: the default reply, never the general queue
     assert answer(BODY) == "for anyone"
+
+
+def with_system(prompt: str, user: str = "What is the weather like?") -> dict:
+    return {**BODY, "messages": [{"role": "system", "content": prompt}, {"role": "user", "content": user}]}
+
+
+def answer_of(mock: MockLLM, body: dict) -> str:
+    return str(post(mock, "/chat/completions", body).json()["choices"][0]["message"]["content"])
+
+
+class TestMarkerRouting:
+    def test_concurrent_agents_each_take_their_own_replies_in_order(self, mock: MockLLM) -> None:
+        mock.script_when("FIRSTX", Reply.text("first 1"), Reply.text("first 2"))
+        mock.script_when("SECONDX", Reply.text("second 1"))
+        mock.script_when("FIRSTX", Reply.error(status=503, times=2))  # appended to FIRSTX's queue, each time
+        first, second = with_system("I am FIRSTX."), with_system("I am SECONDX.")
+        assert answer_of(mock, second) == "second 1"
+        assert answer_of(mock, first) == "first 1"
+        assert answer_of(mock, second) == "OK"
+        assert answer_of(mock, first) == "first 2"
+        codes = [post(mock, "/chat/completions", first).status_code for _ in range(3)]
+        assert codes == [503, 503, 200]
+
+    def test_a_marker_outside_the_system_prompt_does_not_route(self, mock: MockLLM) -> None:
+        mock.script(Reply.text("for anyone"))
+        mock.script_when("SENDERX", Reply.text("for the sender"))
+        assert answer_of(mock, with_system("I am a receiver.", user="a message from SENDERX")) == "for anyone"
+        assert answer_of(mock, with_system("I am SENDERX.")) == "for the sender"
+
+    def test_anthropic_requests_route_by_their_system_field(self, mock: MockLLM) -> None:
+        mock.script_when("SENDERX", Reply.text("for the sender"))
+        body = {
+            "model": "claude-sonnet-4-5-20250929",
+            "max_tokens": 64,
+            "messages": [{"role": "user", "content": "hi"}],
+        }
+        blocks = [{"type": "text", "text": "I am SENDERX."}]
+        plain = httpx.post(f"{mock.base_url}/messages", json=body, timeout=5).json()
+        routed = httpx.post(f"{mock.base_url}/messages", json={**body, "system": blocks}, timeout=5).json()
+        assert plain["content"] == [{"type": "text", "text": "OK"}]
+        assert routed["content"] == [{"type": "text", "text": "for the sender"}]
+
+    def test_script_remote_routes_by_marker(self, mock: MockLLM) -> None:
+        script_remote(mock.base_url, Reply.text("remote, for the sender"), when="SENDERX")
+        assert answer_of(mock, BODY) == "OK"
+        assert answer_of(mock, with_system("I am SENDERX.")) == "remote, for the sender"

@@ -20,7 +20,8 @@ from typing import Any
 
 from starlette.responses import JSONResponse, Response
 
-from tests.mock_llm import Reply, _args, _pieces, _tokens
+from tests.mock_llm.replies import Reply, arguments_text
+from tests.mock_llm.text import pieces, rough_tokens
 
 ANTHROPIC_MODEL_IDS = ("claude-sonnet-4-5-20250929", "claude-haiku-4-5-20251001", "claude-3-5-haiku-20241022")
 _ERROR_TYPES = {
@@ -52,15 +53,15 @@ def error_response(reply: Reply) -> Response:
 def _system_tokens(body: dict[str, Any]) -> tuple[int, bool]:
     system = body.get("system")
     if isinstance(system, str):
-        return _tokens(system), False
+        return rough_tokens(system), False
     blocks = system or []
-    return _tokens(json.dumps([b.get("text") for b in blocks])), any("cache_control" in b for b in blocks)
+    return rough_tokens(json.dumps([b.get("text") for b in blocks])), any("cache_control" in b for b in blocks)
 
 
 def usage_for(body: dict[str, Any], reply: Reply, cached: set[str]) -> dict[str, int]:
     """The usage the mock reports for answering `body` with `reply`; `cached` holds the system prompts seen."""
     system, marked = _system_tokens(body)
-    rest = _tokens(json.dumps(body.get("messages", []))) + _tokens(json.dumps(body.get("tools") or []))
+    rest = rough_tokens(json.dumps(body.get("messages", []))) + rough_tokens(json.dumps(body.get("tools") or []))
     read = written = 0
     if marked:
         key = json.dumps(body.get("system"), sort_keys=True)
@@ -71,8 +72,8 @@ def usage_for(body: dict[str, Any], reply: Reply, cached: set[str]) -> dict[str,
             cached.add(key)
     else:
         rest += system
-    calls = sum(_tokens(c.name) + _tokens(_args(c)) for c in reply.calls)
-    output = _tokens(reply.content) + _tokens(reply.reasoning) + calls
+    calls = sum(rough_tokens(c.name) + rough_tokens(arguments_text(c)) for c in reply.calls)
+    output = rough_tokens(reply.content) + rough_tokens(reply.reasoning) + calls
     return {
         "input_tokens": rest,
         "output_tokens": output,
@@ -141,21 +142,25 @@ class AnthropicAnswer:
 
     def _block_events(self, index: int, block: dict[str, Any]) -> list[str | None]:
         kind = block["type"]
-        empty = {"thinking": {"thinking": "", "signature": ""}, "text": {"text": ""}, "tool_use": {"input": {}}}
+        empty: dict[str, dict[str, Any]] = {
+            "thinking": {"thinking": "", "signature": ""},
+            "text": {"text": ""},
+            "tool_use": {"input": {}},
+        }
         head = {**block, **empty.get(kind, {})}
         events: list[str | None] = [_event("content_block_start", _start(index, head))]
         if kind == "thinking":
-            events += [_delta(index, {"type": "thinking_delta", "thinking": p}) for p in _pieces(block["thinking"])]
+            events += [_delta(index, {"type": "thinking_delta", "thinking": p}) for p in pieces(block["thinking"])]
             events.append(_delta(index, {"type": "signature_delta", "signature": block["signature"]}))
         elif kind == "text":
-            for n, piece in enumerate(_pieces(block["text"])):
+            for n, piece in enumerate(pieces(block["text"])):
                 if self.reply.break_after is not None and n >= self.reply.break_after:
                     events.append(None)
                     break
                 events.append(_delta(index, {"type": "text_delta", "text": piece}))
         elif kind == "tool_use":
             raw = json.dumps(block["input"])
-            events += [_delta(index, {"type": "input_json_delta", "partial_json": p}) for p in _pieces(raw, size=8)]
+            events += [_delta(index, {"type": "input_json_delta", "partial_json": p}) for p in pieces(raw, size=8)]
         return events
 
 

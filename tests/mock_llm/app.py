@@ -1,0 +1,112 @@
+"""The mock's HTTP routes (a Starlette app over one ``MockState``): OpenAI chat completions, Anthropic messages,
+both model lists, OpenAI and Ollama embeddings, and the ``/_mock/*`` control routes another process scripts."""
+
+from collections.abc import Callable
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from tests import token_budget as budget
+from tests.mock_llm import anthropic_wire, embeddings, openai_wire
+from tests.mock_llm.replies import Reply, resolve
+from tests.mock_llm.state import MockState
+
+# Served at /_mock/image.png: a stand-in for an image a user message links to (the bytes are never decoded).
+MOCK_IMAGE = b"\x89PNG\r\n\x1a\n" + b"mock-image-bytes"
+
+
+def _anthropic_key(request: Request) -> str:
+    # Anthropic takes the key as x-api-key or (newer SDKs) as a bearer token; recorded bare either way.
+    bearer = request.headers.get("authorization", "").removeprefix("Bearer ")
+    return request.headers.get("x-api-key") or bearer
+
+
+def create_app(state: MockState) -> Starlette:
+    """The mock's ASGI app over ``state``."""
+
+    async def models(request: Request) -> Response:
+        if "anthropic-version" in request.headers:
+            state.authorizations.append(_anthropic_key(request))
+            return anthropic_wire.models_response()
+        state.authorizations.append(request.headers.get("authorization", ""))
+        return openai_wire.models_response()
+
+    async def chat_completions(request: Request) -> Response:
+        state.authorizations.append(request.headers.get("authorization", ""))
+        body = await request.json()
+        reply = await resolve(state.take(body, "chat"))
+        if state.window is not None and reply.kind != "error":
+            used = budget.prompt_tokens(body) + (budget.completion_allowance(body) or 0)
+            if used > state.window:
+                reply = Reply.overflow(window=state.window, used=used)
+        if reply.kind == "error":
+            return openai_wire.error_response(reply)
+        chat = openai_wire.ChatAnswer(state.next_number(), body, reply)
+        if body.get("stream"):
+            return StreamingResponse(chat.stream(), media_type="text/event-stream")
+        return JSONResponse(chat.completion())
+
+    async def messages(request: Request) -> Response:
+        state.authorizations.append(_anthropic_key(request))
+        body = await request.json()
+        # Recorded with the API's name and the anthropic-beta header (when sent) beside the body.
+        seen = {**body, "_api": "anthropic"} | (
+            {"_beta": beta} if (beta := request.headers.get("anthropic-beta")) else {}
+        )
+        reply = await resolve(state.take(seen, "chat"))
+        if reply.kind == "error":
+            return anthropic_wire.error_response(reply)
+        number = state.next_number()
+        with state.lock:  # the answer's usage reads and updates the cached prompts
+            answer = anthropic_wire.AnthropicAnswer(number, body, reply, state.cached_prompts)
+        if body.get("stream"):
+            return StreamingResponse(answer.stream(), media_type="text/event-stream")
+        return JSONResponse(answer.response())
+
+    async def embed(body: Any, recorded: dict[str, Any], render: Callable[[Any], dict[str, Any]]) -> Response:
+        reply = await resolve(state.take(recorded, "embeddings"))
+        if reply.kind == "error":
+            return openai_wire.error_response(reply)
+        return JSONResponse(render(body))
+
+    async def openai_embeddings(request: Request) -> Response:
+        body = await request.json()
+        return await embed(body, body, embeddings.openai_body)
+
+    async def ollama_embed(request: Request) -> Response:
+        body = await request.json()
+        return await embed(body, {**body, "_api": "ollama"}, embeddings.ollama_body)
+
+    async def script(request: Request) -> Response:
+        payload = await request.json()
+        replies = tuple(Reply.from_dict(r) for r in payload.get("replies", []))
+        state.enqueue(replies, payload.get("target", "chat"), payload.get("when"))
+        return JSONResponse({"queued": len(replies)})
+
+    async def reset(request: Request) -> Response:
+        state.reset()
+        return JSONResponse({"ok": True})
+
+    async def image(request: Request) -> Response:
+        return Response(MOCK_IMAGE, media_type="image/png")
+
+    async def recorded(request: Request) -> Response:
+        with state.lock:
+            return JSONResponse({"chat": state.requests, "embeddings": state.embedding_requests})
+
+    return Starlette(
+        routes=[
+            Route("/v1/models", models, methods=["GET"]),
+            Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+            Route("/v1/messages", messages, methods=["POST"]),
+            Route("/v1/embeddings", openai_embeddings, methods=["POST"]),
+            Route("/api/embed", ollama_embed, methods=["POST"]),
+            Route("/_mock/script", script, methods=["POST"]),
+            Route("/_mock/reset", reset, methods=["POST"]),
+            Route("/_mock/requests", recorded, methods=["GET"]),
+            Route("/_mock/image.png", image, methods=["GET"]),
+        ]
+    )
