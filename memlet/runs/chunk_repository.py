@@ -12,6 +12,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
+from memlet.db.sql import any_of
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,14 @@ class RunChunkRepository:
             )
         ).one()
         return int(row[0]), bool(row[1])
+
+    async def last_seq_ids(self, run_ids: Sequence[str]) -> dict[str, int]:
+        """The last stored seq_id of each of `run_ids` that has chunks (one statement for every followed run)."""
+        c = orm.RunChunk
+        rows = await self.session.execute(
+            select(c.run_id, func.max(c.seq_id)).where(c.run_id == any_of(run_ids)).group_by(c.run_id)
+        )
+        return {run_id: int(seq_id) for run_id, seq_id in rows}
 
     async def prune(self, before: datetime) -> int:
         """Delete every chunk written before `before`; returns how many."""
