@@ -3,9 +3,11 @@
 A reader of ``run_chunks`` (``memlet.turns.resume.follow``) used to poll the table for its own run every 0.1 s and
 the run's status every second: 1,000 idle SSE connections were 11,000 statements a second. Now each reader
 registers a `ChunkWatch`; one poller per event loop reads, in one statement every `POLL_S`, the last seq_id of every
-followed run, and wakes the readers whose run has chunks they have not read. Once a second it reads the statuses of
-those runs in one more statement, so a reader notices a run that ended without a final chunk. Readers on other
-hosts see the same rows, so any process can serve a resume.
+followed run. When runs grew by at most `FAN_OUT_MAX` chunks it reads those chunks once, in one more statement,
+and hands them to every reader of the run (a hundred readers of one run cost one read, not a hundred); a reader
+further behind reads its own batches. Once a second the poller reads the statuses of the followed runs, so a
+reader notices a run that ended without a final chunk. Readers on other hosts see the same rows, so any process
+can serve a resume.
 """
 
 import asyncio
@@ -15,10 +17,11 @@ from collections.abc import AsyncIterator
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from memlet.log import get_logger
-from memlet.runs.chunk_repository import RunChunkRepository
+from memlet.runs.chunk_repository import Chunk, RunChunkRepository
 from memlet.runs.repository import TERMINAL_STATUSES, RunRepository
 
 POLL_S = 0.1
+FAN_OUT_MAX = 100  # new chunks of a run the poller reads for its readers; beyond, each reader reads its own
 STATUS_EVERY = 10  # polls between two reads of the runs' statuses (1 s)
 
 log = get_logger("turns.chunk_watch")
@@ -33,13 +36,24 @@ class ChunkWatch:
         self.last = last
         self.ended_checks = 0
         self.wake = asyncio.Event()
+        self.pending: list[Chunk] = []  # chunks the poller read for this reader, in order
 
-    async def wait(self, seconds: float | None) -> None:
-        """Until the poller sees new chunks or the run ended, or `seconds` pass."""
+    def take(self) -> list[Chunk]:
+        """The pending chunks if they follow `last` without a gap (else none: the reader reads the table)."""
+        pending, self.pending = self.pending, []
+        fresh = [c for c in pending if c.seq_id > self.last]
+        if fresh and fresh[0].seq_id == self.last + 1:
+            return fresh
+        return []
+
+    async def wait(self, seconds: float | None) -> bool:
+        """Until the poller sees new chunks or the run ended (True), or `seconds` pass (False)."""
+        woken = False
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(seconds):
-                await self.wake.wait()
+                woken = await self.wake.wait()
         self.wake.clear()
+        return woken
 
 
 class _Poller:
@@ -69,10 +83,18 @@ class _Poller:
         if not run_ids:
             return
         async with self.maker() as session:
-            last = await RunChunkRepository(session).last_seq_ids(run_ids)
+            chunks = RunChunkRepository(session)
+            last = await chunks.last_seq_ids(run_ids)
+            behind: dict[str, int] = {}
+            for watch in watches:
+                if last.get(watch.run_id, 0) > watch.last:
+                    behind[watch.run_id] = min(behind.get(watch.run_id, watch.last), watch.last)
+            shared = {r: (low, last[r]) for r, low in behind.items() if last[r] - low <= FAN_OUT_MAX}
+            fetched = await chunks.between(shared) if shared else {}
             statuses = await RunRepository(session).statuses_of(run_ids) if check_status else None
         for watch in watches:
-            if last.get(watch.run_id, 0) > watch.last:
+            if watch.run_id in behind:
+                watch.pending = [c for c in fetched.get(watch.run_id, []) if c.seq_id > watch.last]
                 watch.wake.set()
             if statuses is not None:
                 status = statuses.get(watch.run_id)

@@ -62,9 +62,12 @@ async def follow(
     last = starting_after
     async with watching(maker, run_id, last) as watch:
         quiet_since = time.monotonic()
+        woken = True  # read the log first; afterwards only when the poller says it grew or the run ended
         while True:
-            async with maker() as session:
-                chunks = await RunChunkRepository(session).after(run_id, last, batch_size)
+            chunks = watch.take()
+            if not chunks and woken:
+                async with maker() as session:
+                    chunks = await RunChunkRepository(session).after(run_id, last, batch_size)
             for chunk in chunks:
                 yield chunk.data
                 last = watch.last = chunk.seq_id
@@ -74,7 +77,7 @@ async def follow(
             if chunks:
                 quiet_since = now
                 watch.ended_checks = 0
-                if len(chunks) == batch_size:
+                if len(chunks) >= batch_size:
                     continue
             elif watch.ended_checks >= 2:  # ended, and still no final chunk a status read later: end it here
                 for text in error_tail(run_id, INCOMPLETE, "stream_incomplete"):
@@ -83,7 +86,7 @@ async def follow(
             if include_pings and now - quiet_since >= KEEPALIVE_INTERVAL_S:
                 quiet_since = now
                 yield sse(LettaPing.create(run_id, seq_id=last or None))
-            await watch.wait(max(0.0, KEEPALIVE_INTERVAL_S - (now - quiet_since)) if include_pings else None)
+            woken = await watch.wait(max(0.0, KEEPALIVE_INTERVAL_S - (now - quiet_since)) if include_pings else None)
 
 
 def _reader(maker: async_sessionmaker[AsyncSession], run_id: str, req: RetrieveStreamRequest) -> AsyncIterator[str]:
