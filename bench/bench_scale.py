@@ -95,14 +95,18 @@ def list_agents(http: httpx.Client, pg_uri: str, template: str, total: int, reps
     copy_agents(pg_uri, template, total - 1)
     middle = ids_at(pg_uri, "SELECT id FROM agents ORDER BY created_at, id OFFSET $1 LIMIT 1", total // 2)[0]
     for order in ("desc", "asc"):
-        print(
-            line(
-                f"list agents limit=50 order={order}, {total} agents",
-                timed(http, "/v1/agents/", {"limit": 50, "order": order}, reps),
-            )
-        )
-        params = {"limit": 50, "order": order, "after": middle}
-        print(line(f"list agents limit=50 order={order} after=<middle>", timed(http, "/v1/agents/", params, reps)))
+        params: dict[str, object] = {"limit": 50, "order": order}
+        print(timed(http, "/v1/agents/", params, reps, f"list agents limit=50 order={order}, {total} agents"))
+        params["after"] = middle
+        print(timed(http, "/v1/agents/", params, reps, f"list agents limit=50 order={order} after=<middle>"))
+    print("  plan, newest-first agents page after the middle agent:")
+    sql = (
+        "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) SELECT * FROM agents WHERE organization_id = $1 "
+        "AND (created_at, id) < ((SELECT created_at FROM agents WHERE id = $2), $2) "
+        "ORDER BY created_at DESC, id DESC LIMIT 50"
+    )
+    org = ids_at(pg_uri, "SELECT organization_id FROM agents WHERE id = $1", middle)[0]
+    print("\n".join("    " + r for r in ids_at(pg_uri, sql, org, middle)))
 
 
 def turns(http: httpx.Client, bench_pids: list[int], mock_url: str, small: str, large: str, n: int) -> None:
@@ -152,8 +156,8 @@ def main() -> None:
         add_history(bench.pg_uri, large, args.messages)
         PIDS[:] = [bench.server_pid, postmaster_pid(bench.pg_uri) or bench.server_pid]
         list_messages(http, bench.pg_uri, large, args.messages, args.reps)
-        count = "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) SELECT count(*) FROM messages WHERE agent_id = $1"
-        print("  plan of the recall count a memory edit recompiles the system prompt with (100k agent):")
+        count = "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) SELECT message_count FROM agents WHERE id = $1"
+        print("  plan of the recall count a memory edit recompiles the system prompt with (trigger-kept counter):")
         print("\n".join("    " + r for r in ids_at(bench.pg_uri, count, large)))
         turns(http, PIDS, mock_url, small, large, args.turns)
         list_agents(http, bench.pg_uri, small, args.agents, args.reps)

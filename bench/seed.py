@@ -11,7 +11,7 @@ import asyncpg
 
 COPIED = (
     "SELECT column_name FROM information_schema.columns "
-    "WHERE table_name = 'agents' AND column_name NOT IN ('id', 'name', 'created_at', 'updated_at')"
+    "WHERE table_name = 'agents' AND column_name NOT IN ('id', 'name', 'created_at', 'updated_at', 'message_count')"
 )
 
 
