@@ -47,6 +47,7 @@ class Bench:
     base_url: str
     server_pid: int
     pg_uri: str = ""
+    mock_url: str = ""  # the mock LLM's http://host:port/v1 (for tests.mock_llm.script_remote)
 
 
 def _wait_healthy(url: str, proc: subprocess.Popen[bytes] | None = None, timeout_s: float = 60) -> None:
@@ -76,8 +77,9 @@ def _database() -> Iterator[str]:
 
 
 @contextmanager
-def bench_server() -> Iterator[Bench]:
-    """memlet and the mock LLM as separate processes on one embedded Postgres."""
+def bench_server(workers: int = 1) -> Iterator[Bench]:
+    """memlet (`workers` processes) and the mock LLM as separate processes on one embedded Postgres, which memlet
+    reaches through MEMLET_PG_URI as it would an external one."""
     with _database() as uri:
         mock_port, port = free_port(), free_port()
         mock = subprocess.Popen([sys.executable, "-m", "tests.mock_llm", "--port", str(mock_port)], cwd=ROOT)
@@ -89,11 +91,12 @@ def bench_server() -> Iterator[Bench]:
             "OPENAI_API_KEY": "sk-mock",
             "OPENAI_BASE_URL": f"http://127.0.0.1:{mock_port}/v1",
         }
-        server = subprocess.Popen([sys.executable, "-m", "memlet", "server", "--port", str(port)], cwd=ROOT, env=env)
+        command = [sys.executable, "-m", "memlet", "server", "--port", str(port), "--workers", str(workers)]
+        server = subprocess.Popen(command, cwd=ROOT, env=env)
         try:
             _wait_healthy(f"http://127.0.0.1:{mock_port}/v1/models", mock)
             _wait_healthy(f"http://127.0.0.1:{port}/v1/health/", server)
-            yield Bench(f"http://127.0.0.1:{port}", server.pid, uri)
+            yield Bench(f"http://127.0.0.1:{port}", server.pid, uri, f"http://127.0.0.1:{mock_port}/v1")
         finally:
             for proc in (server, mock):
                 proc.send_signal(signal.SIGINT)

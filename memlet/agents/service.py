@@ -101,13 +101,20 @@ class AgentService:
         return agent
 
     async def relations(self, agents: Sequence[orm.Agent], include: frozenset[str]) -> dict[str, AgentRelations]:
-        """Relationships for a page of agents: one query per included relationship, never per agent."""
+        """Relationships for a page of agents: one query per relationship, never per agent.
+
+        Tags, identity ids and folder ids come in one statement; identity and folder rows are read only when some
+        agent of the page has any (most have none).
+        """
         agent_ids = [a.id for a in agents]
+        links = await self.agents.links_for(agent_ids)
         blocks = await self.blocks.for_agents(agent_ids) if "agent.blocks" in include else {}
         tools = await self.tools.for_agents(agent_ids) if "agent.tools" in include else {}
-        tags = await self.agents.tags_for(agent_ids) if "agent.tags" in include else {}
-        identities = await self.agents.identities_for(agent_ids)
-        sources = await FolderRepository(self.session).for_agents(agent_ids) if "agent.sources" in include else {}
+        with_identities = [i for i in agent_ids if i in links and links[i].identity_ids]
+        identities = await self.agents.identities_for(with_identities) if with_identities else {}
+        with_sources = [i for i in agent_ids if i in links and links[i].source_ids]
+        folders = FolderRepository(self.session)
+        sources = await folders.for_agents(with_sources) if with_sources and "agent.sources" in include else {}
         groups = await self._managed_groups(agent_ids) if MANAGED_GROUP in include else {}
         # Agents share tool rows: build each tool's public view once for the whole page.
         views: dict[str, Tool] = {}
@@ -119,7 +126,7 @@ class AgentService:
             a.id: AgentRelations(
                 blocks=blocks.get(a.id, []),
                 tools=[views[t.id] for t in tools.get(a.id, [])],
-                tags=tags.get(a.id, []),
+                tags=links[a.id].tags if a.id in links else [],
                 sources=sources.get(a.id, []),
                 identities=identities.get(a.id, []),
                 include=include,

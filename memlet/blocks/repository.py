@@ -12,7 +12,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from memlet.db import models as orm
 from memlet.db.pagination import Page, fetch_page
-from memlet.db.sql import escape_like
+from memlet.db.sql import any_of, escape_like
 
 
 def _contains(column: InstrumentedAttribute[Any], text: str) -> ColumnElement[bool]:
@@ -148,7 +148,7 @@ class BlockRepository:
         rows = await self.session.execute(
             select(orm.BlockAgent.agent_id, orm.Block)
             .join(orm.Block, orm.Block.id == orm.BlockAgent.block_id)
-            .where(orm.BlockAgent.agent_id.in_(agent_ids))
+            .where(orm.BlockAgent.agent_id == any_of(agent_ids))
             .order_by(orm.BlockAgent.agent_id, orm.BlockAgent.position, orm.Block.created_at)
         )
         for agent_id, block in rows:

@@ -43,27 +43,32 @@ def paginate(
     *,
     sort_col: InstrumentedAttribute[Any] | ColumnElement[Any],
     id_col: InstrumentedAttribute[Any],
+    unique_sort: bool = False,
 ) -> tuple[Select[Any], bool]:
     """Apply cursors, order and limit. Returns the statement and whether its rows must be reversed afterwards.
 
     ``before`` alone must return the rows *closest* to the cursor, so it is queried in the opposite order and the
-    caller reverses the (small) result.
+    caller reverses the (small) result. With ``unique_sort`` (no two rows share a sort value, e.g. a sequence) the
+    id tie-break is left out of the cursor and the order, so an index on ``(<filter>, sort_col)`` serves both the
+    cursor and the order with no sort step, whatever the cursor's position.
     """
 
     def key(cursor: str) -> Any:
-        return tuple_(select(sort_col).where(id_col == cursor).scalar_subquery(), cursor)
+        found = select(sort_col).where(id_col == cursor).scalar_subquery()
+        return found if unique_sort else tuple_(found, cursor)
 
-    row = tuple_(sort_col, id_col)
+    row = sort_col if unique_sort else tuple_(sort_col, id_col)
     if page.after:
         stmt = stmt.where(row < key(page.after) if page.descending else row > key(page.after))
     if page.before:
         stmt = stmt.where(row > key(page.before) if page.descending else row < key(page.before))
     reverse = bool(page.before and not page.after)
     descending = page.descending != reverse
+    ties = () if unique_sort else (id_col,)
     if descending:
-        stmt = stmt.order_by(sort_col.desc(), id_col.desc())
+        stmt = stmt.order_by(sort_col.desc(), *(c.desc() for c in ties))
     else:
-        stmt = stmt.order_by(sort_col.asc(), id_col.asc())
+        stmt = stmt.order_by(sort_col.asc(), *(c.asc() for c in ties))
     if page.limit is not None and page.limit > 0:
         stmt = stmt.limit(page.limit)
     return stmt, reverse
@@ -76,8 +81,9 @@ async def fetch_page(
     *,
     sort_col: InstrumentedAttribute[Any] | ColumnElement[Any],
     id_col: InstrumentedAttribute[Any],
+    unique_sort: bool = False,
 ) -> list[Any]:
     """Run ``stmt`` paginated by ``page`` and return its rows in the requested order."""
-    paged, reverse = paginate(stmt, page, sort_col=sort_col, id_col=id_col)
+    paged, reverse = paginate(stmt, page, sort_col=sort_col, id_col=id_col, unique_sort=unique_sort)
     rows = list(await session.scalars(paged))
     return rows[::-1] if reverse else rows

@@ -1,7 +1,11 @@
 """Small SQL helpers shared by the repositories."""
 
 import re
+from collections.abc import Sequence
 from typing import Any
+
+from sqlalchemy import ARRAY, String, func, literal
+from sqlalchemy.sql.elements import ColumnElement
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -25,3 +29,9 @@ def storable_value(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [storable_value(v) for v in value]
     return value
+
+
+def any_of(ids: Sequence[str]) -> ColumnElement[Any]:
+    """``ANY($1)`` over one text-array parameter: unlike ``IN ($1, $2, ...)`` the statement text does not change
+    with the number of ids, so Postgres and asyncpg keep one prepared statement for every page size."""
+    return func.any(literal(list(ids), ARRAY(String)))

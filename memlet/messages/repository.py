@@ -105,7 +105,9 @@ class MessageRepository:
         return await self._page(_filtered(select(M).where(M.organization_id == org_id), **filters), page)
 
     async def _page(self, stmt: Select[Any], page: Page) -> list[orm.Message]:
-        return await fetch_page(self.session, stmt, page, sort_col=M.sequence_id, id_col=M.id)
+        # sequence_id is unique, so no id tie-break: ix_messages_agent_seq and ix_messages_run_seq serve any cursor
+        # position in either order with no sort step.
+        return await fetch_page(self.session, stmt, page, sort_col=M.sequence_id, id_col=M.id, unique_sort=True)
 
     async def add(self, rows: Sequence[orm.Message]) -> None:
         """Insert rows in one statement; sequence ids follow the list order (VALUES rows are numbered in order)."""
@@ -161,8 +163,9 @@ class MessageRepository:
         return deleted
 
     async def count_for_agent(self, agent_id: str) -> int:
-        """Every stored message of the agent, in context or not."""
-        count = await self.session.scalar(select(func.count()).select_from(M).where(M.agent_id == agent_id))
+        """Every stored message of the agent, in context or not: the counter the triggers on `messages` keep on the
+        agent row (no scan of the history, whatever its length)."""
+        count = await self.session.scalar(select(orm.Agent.message_count).where(orm.Agent.id == agent_id))
         return int(count or 0)
 
     async def set_content(self, agent_id: str, message_id: str, content: list[dict[str, Any]]) -> None:

@@ -7,11 +7,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import and_, delete, func, or_, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
+from memlet.db.sql import any_of
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,27 @@ class RunChunkRepository:
             )
         ).one()
         return int(row[0]), bool(row[1])
+
+    async def last_seq_ids(self, run_ids: Sequence[str]) -> dict[str, int]:
+        """The last stored seq_id of each of `run_ids` that has chunks (one statement for every followed run)."""
+        c = orm.RunChunk
+        rows = await self.session.execute(
+            select(c.run_id, func.max(c.seq_id)).where(c.run_id == any_of(run_ids)).group_by(c.run_id)
+        )
+        return {run_id: int(seq_id) for run_id, seq_id in rows}
+
+    async def between(self, ranges: dict[str, tuple[int, int]]) -> dict[str, list[Chunk]]:
+        """For each run, its chunks with `low < seq_id <= high`, in order (one statement for many runs)."""
+        c = orm.RunChunk
+        wanted = [and_(c.run_id == run_id, c.seq_id > low, c.seq_id <= high) for run_id, (low, high) in ranges.items()]
+        found: dict[str, list[Chunk]] = {run_id: [] for run_id in ranges}
+        if wanted:
+            rows = await self.session.execute(
+                select(c.run_id, c.seq_id, c.data, c.final).where(or_(*wanted)).order_by(c.run_id, c.seq_id)
+            )
+            for run_id, seq_id, data, final in rows:
+                found[run_id].append(Chunk(seq_id=seq_id, data=data, final=final))
+        return found
 
     async def prune(self, before: datetime) -> int:
         """Delete every chunk written before `before`; returns how many."""

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
 from memlet.db.pagination import Page, fetch_page
+from memlet.db.sql import any_of
 from memlet.errors import NotFoundError
 from memlet.runs.schemas import ACTIVE_STATUSES
 
@@ -223,6 +224,11 @@ class RunRepository:
             select(orm.Run.id).where(orm.Run.id.in_(list(run_ids)), orm.Run.status == "cancelled")
         )
         return list(rows)
+
+    async def statuses_of(self, run_ids: Sequence[str]) -> dict[str, str]:
+        """The status of each of `run_ids` that exists (one statement for every run a process follows)."""
+        rows = await self.session.execute(select(orm.Run.id, orm.Run.status).where(orm.Run.id == any_of(run_ids)))
+        return {run_id: status for run_id, status in rows}
 
     async def status_of(self, run_id: str) -> str | None:
         status: str | None = await self.session.scalar(select(orm.Run.status).where(orm.Run.id == run_id))

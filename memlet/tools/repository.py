@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memlet.db import models as orm
 from memlet.db.base import utcnow
 from memlet.db.pagination import Page, fetch_page
-from memlet.db.sql import escape_like
+from memlet.db.sql import any_of, escape_like
 from memlet.errors import NotFoundError
 
 _TOOLS = orm.Tool.__table__
@@ -253,7 +253,7 @@ class ToolRepository:
                 func.array_agg(orm.ToolAgent.agent_id).label("agent_ids"),
                 func.array_agg(orm.ToolAgent.position).label("positions"),
             )
-            .where(orm.ToolAgent.agent_id.in_(agent_ids))
+            .where(orm.ToolAgent.agent_id == any_of(agent_ids))
             .group_by(orm.ToolAgent.tool_id)
             .subquery()
         )

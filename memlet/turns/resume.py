@@ -1,8 +1,9 @@
 """Reading a streamed run's chunk log: replay the chunks after a cursor, then follow the live ones to ``[DONE]``.
 
-A reader polls ``run_chunks`` for ``seq_id > last`` every ``poll_interval`` seconds, so any server process
-sharing the database can serve a resume, and a chunk is sent once whatever the timing: the cursor only moves
-forward, and the writer commits its batches in order. The stream ends after the final chunk (``[DONE]``). If the
+A reader reads ``run_chunks`` for ``seq_id > last`` whenever the process's one poller (``chunk_watch``) sees the
+run's log grow, so any server process sharing the database can serve a resume, and a chunk is sent once whatever
+the timing: the cursor only moves forward, and the writer commits its batches in order. A client's
+``poll_interval`` is accepted for Letta's sake; the poller's 0.1 s tick serves every reader. The stream ends after the final chunk (``[DONE]``). If the
 run ended without one (its process died and the sweep has not closed it yet, or it never streamed), the reader
 ends the stream itself the way Letta guarantees: stop reason ``error``, an ``error_message``, ``[DONE]``.
 
@@ -23,14 +24,13 @@ from memlet.db import models as orm
 from memlet.errors import BadRequestError, GoneError, NotFoundError
 from memlet.messages.schemas import LettaPing
 from memlet.runs.chunk_repository import RunChunkRepository
-from memlet.runs.repository import TERMINAL_STATUSES, RunRepository
+from memlet.runs.repository import RunRepository
 from memlet.runs.schemas import RetrieveStreamRequest
 from memlet.turns.chunk_log import RETENTION, error_tail
+from memlet.turns.chunk_watch import watching
 from memlet.turns.streaming import sse
 
 KEEPALIVE_INTERVAL_S = 20.0
-# How often a quiet reader checks whether the run ended without a final chunk.
-STATUS_CHECK_S = 1.0
 OTID_RETRIES_S = (0.25, 0.5, 1.0)
 NOT_BACKGROUND = "INVALID_ARGUMENT: Run was not created in background mode, so it cannot be retrieved."
 EXPIRED = "EXPIRED: Run was created more than 3 hours ago, and is now expired."
@@ -52,45 +52,41 @@ async def follow(
     *,
     starting_after: int = 0,
     include_pings: bool = True,
-    poll_interval: float = 0.1,
     batch_size: int = 100,
 ) -> AsyncIterator[str]:
-    """The run's chunks with seq_id > `starting_after`, replayed then followed until the final one."""
+    """The run's chunks with seq_id > `starting_after`, replayed then followed until the final one.
+
+    Between reads the reader sleeps on its `ChunkWatch` (one poller per process reads every followed run at
+    once), so an idle stream costs a ping every `KEEPALIVE_INTERVAL_S` and nothing else of its own.
+    """
     last = starting_after
-    quiet_since = time.monotonic()
-    checked = quiet_since
-    ended_checks = 0
-    while True:
-        async with maker() as session:
-            chunks = await RunChunkRepository(session).after(run_id, last, batch_size)
-        for chunk in chunks:
-            yield chunk.data
-            last = chunk.seq_id
-            if chunk.final:
-                return
-        now = time.monotonic()
-        if chunks:
-            quiet_since = checked = now
-            ended_checks = 0
-            if len(chunks) == batch_size:
-                continue
-        elif now - checked >= STATUS_CHECK_S:
-            checked = now
-            ended_checks = ended_checks + 1 if await _ended(maker, run_id) else 0
-            if ended_checks >= 2:  # ended, and still no final chunk a check later: end the stream here
+    async with watching(maker, run_id, last) as watch:
+        quiet_since = time.monotonic()
+        woken = True  # read the log first; afterwards only when the poller says it grew or the run ended
+        while True:
+            chunks = watch.take()
+            if not chunks and woken:
+                async with maker() as session:
+                    chunks = await RunChunkRepository(session).after(run_id, last, batch_size)
+            for chunk in chunks:
+                yield chunk.data
+                last = watch.last = chunk.seq_id
+                if chunk.final:
+                    return
+            now = time.monotonic()
+            if chunks:
+                quiet_since = now
+                watch.ended_checks = 0
+                if len(chunks) >= batch_size:
+                    continue
+            elif watch.ended_checks >= 2:  # ended, and still no final chunk a status read later: end it here
                 for text in error_tail(run_id, INCOMPLETE, "stream_incomplete"):
                     yield text
                 return
-        if include_pings and now - quiet_since >= KEEPALIVE_INTERVAL_S:
-            quiet_since = now
-            yield sse(LettaPing.create(run_id, seq_id=last or None))
-        await asyncio.sleep(poll_interval)
-
-
-async def _ended(maker: async_sessionmaker[AsyncSession], run_id: str) -> bool:
-    async with maker() as session:
-        status = await RunRepository(session).status_of(run_id)
-    return status is None or status in TERMINAL_STATUSES
+            if include_pings and now - quiet_since >= KEEPALIVE_INTERVAL_S:
+                quiet_since = now
+                yield sse(LettaPing.create(run_id, seq_id=last or None))
+            woken = await watch.wait(max(0.0, KEEPALIVE_INTERVAL_S - (now - quiet_since)) if include_pings else None)
 
 
 def _reader(maker: async_sessionmaker[AsyncSession], run_id: str, req: RetrieveStreamRequest) -> AsyncIterator[str]:
@@ -99,7 +95,6 @@ def _reader(maker: async_sessionmaker[AsyncSession], run_id: str, req: RetrieveS
         run_id,
         starting_after=req.starting_after,
         include_pings=req.include_pings is not False,
-        poll_interval=req.poll_interval or 0.1,
         batch_size=req.batch_size or 100,
     )
 

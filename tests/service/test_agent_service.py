@@ -4,7 +4,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, event, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
 
 from memlet import ids
@@ -13,6 +13,7 @@ from memlet.agents.repository import AgentFilters
 from memlet.agents.schemas import CreateAgent, UpdateAgent
 from memlet.agents.service import AgentService
 from memlet.agents.system_message import rebuild_prompt
+from memlet.agents.views import DEFAULT_RELATIONSHIPS
 from memlet.blocks.schemas import CreateBlock
 from memlet.blocks.service import BlockService
 from memlet.config import Settings
@@ -189,6 +190,37 @@ class TestListAndDelete:
         assert await names(AgentFilters(tags=["x"]), Page(order="asc")) == ["a", "c"]
         assert await names(AgentFilters(query_text="%"), Page(order="asc")) == []  # LIKE wildcards are literal
         assert await service.count(actor, AgentFilters(tags=["x"])) == 2
+
+    async def test_listing_reads_a_page_in_four_statements_whatever_its_size(
+        self, service: AgentService, actor: Actor, session: AsyncSession
+    ) -> None:
+        """Rows, links (tags, identity and folder ids), blocks and tools: one statement each, never one per agent;
+        identity and folder rows are read only when some agent of the page has any."""
+        await ToolService(session).add_base_tools(actor)
+        blocks = [{"label": "human", "value": "Bob"}, {"label": "persona", "value": "Sam"}]
+
+        async def statements_for_page(size: int) -> list[str]:
+            for i in range(await agent_rows(session, actor), size):
+                await service.create(actor, request(memory_blocks=blocks, include_base_tools=True, tags=[f"t{i}"]))
+            seen: list[str] = []
+            engine = session.bind.engine  # type: ignore[union-attr]
+
+            def record(*args: object) -> None:
+                seen.append(str(args[2]))
+
+            event.listen(engine.sync_engine, "before_cursor_execute", record)
+            try:
+                states = await service.list_page(
+                    actor, AgentFilters(), Page(limit=size), sort_by="created_at", include=DEFAULT_RELATIONSHIPS
+                )
+            finally:
+                event.remove(engine.sync_engine, "before_cursor_execute", record)
+            assert len(states) == size and all(len(s.blocks) == 2 and len(s.tools) == 3 for s in states)
+            assert sorted(t for s in states for t in s.tags) == sorted(f"t{i}" for i in range(size))
+            return seen
+
+        assert len(await statements_for_page(2)) == 4
+        assert len(await statements_for_page(6)) == 4
 
     async def test_delete_removes_agent_and_its_messages(
         self, service: AgentService, actor: Actor, session: AsyncSession

@@ -5,7 +5,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, event, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
 
 from memlet import ids
@@ -18,6 +18,7 @@ from memlet.config import Settings
 from memlet.db import models as orm
 from memlet.db.engine import async_url
 from memlet.db.locks import agent_xact_lock
+from memlet.db.pagination import Page
 from memlet.errors import ConflictError, NotFoundError
 from memlet.loop.cancel import cancel_runs
 from memlet.messages.repository import MessageRepository
@@ -92,6 +93,36 @@ class TestAgentHistory:
         oldest = await service.list_for_agent(agent.id, HistoryQuery(order="asc", limit=None))
         assert texts(oldest) == ["one", "two", "three"]
 
+    @pytest.mark.parametrize(("order", "side"), [("desc", "after"), ("desc", "before"), ("asc", "after")])
+    async def test_cursor_page_walks_the_agent_sequence_index_with_no_sort(
+        self, session: AsyncSession, actor: Actor, order: str, side: str
+    ) -> None:
+        """At 100k messages a page must stay an index range scan, wherever the cursor is (bench/bench_scale.py)."""
+        agent, other = await make_agent(session, actor), await make_agent(session, actor)
+        ids_ = []
+        for i in range(20):  # the agent's history interleaved with a busier agent's, as on a shared server
+            ids_ += await say(session, agent, f"m{i}", in_context=False)
+            await say(session, other, *(f"o{i}.{j}" for j in range(50)), in_context=False)
+        await session.execute(text("ANALYZE messages"))
+        seen: list[tuple[str, Any]] = []
+        engine = session.bind.engine  # type: ignore[union-attr]
+
+        def record(_conn: object, _cursor: object, statement: str, parameters: Any, *_: object) -> None:
+            seen.append((statement, parameters))
+
+        event.listen(engine.sync_engine, "before_cursor_execute", record)
+        try:
+            page = Page(limit=5, order=order, **{side: ids_[10]})  # type: ignore[arg-type]
+            rows = await MessageRepository(session).page_for_agent(agent.id, page)
+        finally:
+            event.remove(engine.sync_engine, "before_cursor_execute", record)
+        assert len(rows) == 5
+        statement, parameters = seen[-1]
+        await session.execute(text("SET LOCAL enable_seqscan = off"))
+        result = await (await session.connection()).exec_driver_sql(f"EXPLAIN {statement}", parameters)
+        plan = "\n".join(r[0] for r in result)
+        assert "ix_messages_agent_seq" in plan and "Sort" not in plan, plan
+
     async def test_unknown_agent_or_foreign_cursor_404(self, session: AsyncSession, actor: Actor) -> None:
         service = AgentMessageService(session, actor)
         missing = ids.new_id(ids.Prefix.AGENT)
@@ -105,6 +136,44 @@ class TestAgentHistory:
             await AgentMessageService(session, Actor(ids.DEFAULT_USER_ID, ids.DEFAULT_ORG_ID)).list_for_agent(
                 mine.id, HistoryQuery()
             )
+
+
+class TestMessageCount:
+    """The recall count comes from agents.message_count, kept by triggers: never a scan of the history."""
+
+    async def test_counter_follows_inserts_and_deletes(self, session: AsyncSession, actor: Actor) -> None:
+        agent, other = await make_agent(session, actor), await make_agent(session, actor)
+        repo = MessageRepository(session)
+
+        async def scanned(agent_id: str) -> int:
+            return int(await session.scalar(select(func.count()).where(orm.Message.agent_id == agent_id)) or 0)
+
+        first = await say(session, agent, "one", "two", "three", in_context=False)
+        await say(session, other, "elsewhere")
+        await repo.delete_for_agent(agent.id, first[:2])
+        for agent_id in (agent.id, other.id):
+            assert await repo.count_for_agent(agent_id) == await scanned(agent_id) > 0
+
+    async def test_prompt_rebuild_reads_the_counter_not_the_history(self, session: AsyncSession, actor: Actor) -> None:
+        agent = await make_agent(session, actor)
+        await say(session, agent, *(f"m{i}" for i in range(5)), in_context=False)
+        seen: list[str] = []
+        engine = session.bind.engine  # type: ignore[union-attr]
+
+        def record(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+            seen.append(statement)
+
+        row = await session.get(orm.Agent, agent.id)
+        assert row is not None
+        event.listen(engine.sync_engine, "before_cursor_execute", record)
+        try:
+            await rebuild_prompt(session, row)
+        finally:
+            event.remove(engine.sync_engine, "before_cursor_execute", record)
+        assert not [s for s in seen if "count(" in s and "FROM messages" in s], seen
+        assert "5 previous messages between you and the user are stored in recall memory" in await system_text(
+            session, row.message_ids[0]
+        )
 
 
 class TestReset:

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import event, select, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -133,3 +133,41 @@ async def test_a_conversation_resume_selects_by_run_id_otid_or_the_newest_active
     assert newest.id == active
     with pytest.raises(BadRequestError, match="No active runs found for this conversation"):
         await select_run(maker, actor, conversation_id="conv-empty")
+
+
+async def test_idle_readers_share_one_poll_and_all_wake_on_a_new_chunk(
+    loop_env: LoopEnv, maker: async_sessionmaker[AsyncSession]
+) -> None:
+    """50 quiet readers of one run cost one statement per 0.1 s tick (plus a status read a second), not 50, and a
+    new chunk is read once for all of them."""
+    run_id = await add_run(loop_env, await loop_env.agent(), background=True)
+    statements: list[str] = []
+    engine = maker.kw["bind"].sync_engine
+
+    def record(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+        statements.append(statement)
+
+    async def read_all() -> list[str]:
+        return [c async for c in follow(maker, run_id, include_pings=False)]
+
+    readers = [asyncio.create_task(read_all()) for _ in range(50)]
+    await asyncio.sleep(0.3)  # every reader has read the empty log once and sleeps on its watch
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        await asyncio.sleep(1.05)
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    assert 5 <= len(statements) <= 15, statements
+    statements.clear()
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        log = ChunkLog(maker, run_id)
+        first = await log.write(f"data: {PING}\n\n")
+        await log.write(chunk_log.DONE)
+        results = await asyncio.wait_for(asyncio.gather(*readers), timeout=5)
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    assert all(r == [first, chunk_log.DONE] for r in results)
+    # The poller read the new chunks once for all 50 readers; none of them read the table itself.
+    own_reads = [s for s in statements if s.startswith("SELECT run_chunks.seq_id, run_chunks.data")]
+    assert len(own_reads) < 5, len(own_reads)

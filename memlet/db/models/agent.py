@@ -1,7 +1,7 @@
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ARRAY, Boolean, DateTime, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import ARRAY, BigInteger, Boolean, DateTime, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -45,6 +45,9 @@ class Agent(TimestampMixin, OrgScopedMixin, Base):
     hidden: Mapped[bool | None] = mapped_column(Boolean, default=None)
     # When the compiled system prompt was last rebuilt (shown in <memory_metadata>).
     system_compiled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    # Every stored message of the agent, kept by triggers on `messages` (migration 2026-11-23_agent_message_count);
+    # read with a query of its own, as the ORM copy of a loaded row does not follow the triggers.
+    message_count: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
 
 
 class AgentTag(Base):
