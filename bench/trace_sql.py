@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/trace_sql.py [--quiet]
 
-Counts are what Postgres receives (BEGIN/COMMIT not included); the statements are printed unless --quiet.
+Counts are what Postgres receives on both engines, the API's and the turns' (BEGIN/COMMIT not included); the
+statements are printed unless --quiet.
 bench_state_api.py and bench_loop.py print the counts next to their timings.
 """
 
@@ -33,7 +34,8 @@ def statement_counts(*, verbose: bool = False) -> dict[str, int]:
         def record(_conn, _cursor, statement, *_args) -> None:  # type: ignore[no-untyped-def]
             log.append(" ".join(statement.split())[:160])
 
-        event.listen(app.state.engine.sync_engine, "before_cursor_execute", record)
+        for engine in (app.state.engine, app.state.turn_engine):
+            event.listen(engine.sync_engine, "before_cursor_execute", record)
         agent_id = http.post("/v1/agents/", json=AGENT).json()["id"]
         say = {"messages": [{"role": "user", "content": "hi"}]}
         http.post(f"/v1/agents/{agent_id}/messages", json=say)  # warm-up
