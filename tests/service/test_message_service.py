@@ -5,7 +5,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, event, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
 
 from memlet import ids
@@ -278,3 +278,27 @@ async def test_cancel_waits_for_a_committing_step_instead_of_deadlocking(pg_uri:
             await cleanup.execute(delete(orm.Agent).where(orm.Agent.organization_id == org_id))
             await cleanup.execute(delete(orm.Organization).where(orm.Organization.id == org_id))
         await engine.dispose()
+
+
+class TestAdd:
+    async def test_one_statement_numbers_rows_in_list_order(self, session: AsyncSession, actor: Actor) -> None:
+        """Any number of rows is one INSERT (one compiled statement), and sequence ids follow the list order."""
+        agent = await make_agent(session, actor)
+        statements: list[str] = []
+
+        def record(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+            statements.append(statement)
+
+        engine = session.bind.engine.sync_engine  # type: ignore[union-attr]
+        event.listen(engine, "before_cursor_execute", record)
+        try:
+            first = await say(session, agent, "a", "b", "c", in_context=False)
+            second = await say(session, agent, "d", in_context=False)
+        finally:
+            event.remove(engine, "before_cursor_execute", record)
+        inserts = [s for s in statements if s.startswith("INSERT INTO messages")]
+        assert len(inserts) == 2
+        rows = (await session.scalars(select(orm.Message).where(orm.Message.id.in_(first + second)))).all()
+        by_sequence = [r.id for r in sorted(rows, key=lambda r: r.sequence_id)]
+        assert by_sequence == first + second
+        assert all(r.created_at is not None and r.updated_at == r.created_at for r in rows)
