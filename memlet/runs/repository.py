@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import and_, case, delete, func, literal, or_, select, update
+from sqlalchemy import Table, and_, case, delete, func, literal, or_, select, update
 from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -13,6 +13,10 @@ from memlet.db import models as orm
 from memlet.db.pagination import Page, fetch_page
 from memlet.errors import NotFoundError
 from memlet.runs.schemas import ACTIVE_STATUSES
+
+# The table itself, for the statements every turn runs (start, progress, finish): Core statements skip the ORM's
+# bulk-update layer and its identity-map synchronisation, which these short sessions never need.
+RUNS: Table = orm.Run.__table__  # type: ignore[assignment]
 
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 
@@ -123,7 +127,7 @@ class RunRepository:
         lease: dict[str, Any] = {}
         if worker_id is not None:
             lease = {"worker_id": worker_id, "lease_expires_at": lease_deadline(lease_s)}
-        values = insert(orm.Run).values(
+        values = insert(RUNS).values(
             id=run_id,
             agent_id=agent_id,
             organization_id=organization_id,
@@ -136,9 +140,9 @@ class RunRepository:
             **lease,
         )
         stmt = values.on_conflict_do_update(
-            index_elements=[orm.Run.id],
-            set_={"status": case((orm.Run.status == "created", "running"), else_=orm.Run.status), **lease},
-        ).returning(orm.Run.status)
+            index_elements=[RUNS.c.id],
+            set_={"status": case((RUNS.c.status == "created", "running"), else_=RUNS.c.status), **lease},
+        ).returning(RUNS.c.status)
         return str(await self.session.scalar(stmt))
 
     async def cancelled_among(self, run_ids: Sequence[str]) -> list[str]:
@@ -155,10 +159,10 @@ class RunRepository:
     async def record_progress(self, run_id: str, *, num_steps: int, tools_used: list[str]) -> str | None:
         """Store the step count and tools used; returns the run's status (a client may have cancelled it)."""
         status: str | None = await self.session.scalar(
-            update(orm.Run)
-            .where(orm.Run.id == run_id)
+            update(RUNS)
+            .where(RUNS.c.id == run_id)
             .values(num_steps=num_steps, tools_used=tools_used)
-            .returning(orm.Run.status)
+            .returning(RUNS.c.status)
         )
         return status
 
@@ -174,7 +178,7 @@ class RunRepository:
         error: dict[str, Any] | None = None,
     ) -> None:
         """Close the run in one statement; a run already cancelled by a client stays cancelled."""
-        was_cancelled = orm.Run.status == "cancelled"
+        was_cancelled = RUNS.c.status == "cancelled"
         values: dict[str, Any] = {
             "status": case((was_cancelled, "cancelled"), else_=status),
             "stop_reason": case((was_cancelled, "cancelled"), else_=stop_reason),
@@ -184,10 +188,10 @@ class RunRepository:
             "total_duration_ns": duration_ns,
         }
         if error is not None:
-            values["metadata_"] = func.coalesce(orm.Run.metadata_, literal({}, JSONB)).op("||")(
+            values["metadata"] = func.coalesce(RUNS.c.metadata, literal({}, JSONB)).op("||")(
                 literal({"error": error}, JSONB)
             )
-        await self.session.execute(update(orm.Run).where(orm.Run.id == run_id).values(**values))
+        await self.session.execute(update(RUNS).where(RUNS.c.id == run_id).values(**values))
 
     async def renew_leases(self, worker_id: str, run_ids: Sequence[str], lease_s: float) -> None:
         """Extend the leases of a worker's in-flight runs (one statement)."""
