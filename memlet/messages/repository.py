@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Select, Table, delete, func, insert, literal_column, select, update
+from sqlalchemy import ARRAY, Select, String, Table, any_, delete, func, insert, literal, literal_column, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnClause
 
@@ -130,7 +130,10 @@ class MessageRepository:
         """The agent's rows for `message_ids`, in that order (unknown ids and other agents' rows are skipped)."""
         if not message_ids:
             return []
-        rows = await self.session.scalars(select(M).where(M.id.in_(list(message_ids)), M.agent_id == agent_id))
+        # `= ANY($1::varchar[])`, not `IN ($1, ..., $n)`: one statement text whatever the window's length, so
+        # asyncpg's prepared statement and Postgres' plan are reused turn after turn instead of made anew.
+        wanted = any_(literal(list(message_ids), ARRAY(String)))
+        rows = await self.session.scalars(select(M).where(M.id == wanted, M.agent_id == agent_id))
         by_id = {row.id: row for row in rows}
         return [by_id[i] for i in message_ids if i in by_id]
 

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Table, and_, case, delete, func, literal, or_, select, update
+from sqlalchemy import ARRAY, String, Table, and_, any_, case, delete, func, literal, or_, select, update
 from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -147,8 +147,10 @@ class RunRepository:
 
     async def cancelled_among(self, run_ids: Sequence[str]) -> list[str]:
         """Which of `run_ids` are cancelled (one statement for every run a process is watching)."""
+        # `= ANY(array)`: one prepared statement however many runs are in flight.
+        in_flight = any_(literal(list(run_ids), ARRAY(String)))
         rows = await self.session.scalars(
-            select(orm.Run.id).where(orm.Run.id.in_(list(run_ids)), orm.Run.status == "cancelled")
+            select(orm.Run.id).where(orm.Run.id == in_flight, orm.Run.status == "cancelled")
         )
         return list(rows)
 

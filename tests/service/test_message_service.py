@@ -302,3 +302,27 @@ class TestAdd:
         by_sequence = [r.id for r in sorted(rows, key=lambda r: r.sequence_id)]
         assert by_sequence == first + second
         assert all(r.created_at is not None and r.updated_at == r.created_at for r in rows)
+
+
+class TestByIds:
+    async def test_one_statement_text_for_any_window_length(self, session: AsyncSession, actor: Actor) -> None:
+        """The in-context load is one prepared statement whatever the window's length (not `IN ($1..$n)`, which
+        made a new statement, and a new plan, every turn as the window grew); rows come back in the asked order."""
+        agent = await make_agent(session, actor)
+        ids_ = await say(session, agent, "a", "b", "c", "d", "e", in_context=False)
+        statements: list[str] = []
+
+        def record(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+            statements.append(statement)
+
+        engine = session.bind.engine.sync_engine  # type: ignore[union-attr]
+        event.listen(engine, "before_cursor_execute", record)
+        try:
+            repo = MessageRepository(session)
+            two = await repo.by_ids(agent.id, ids_[:2])
+            five = await repo.by_ids(agent.id, list(reversed(ids_)))
+        finally:
+            event.remove(engine, "before_cursor_execute", record)
+        assert [r.id for r in two] == ids_[:2]
+        assert [r.id for r in five] == list(reversed(ids_))
+        assert len(statements) == 2 and statements[0] == statements[1]
