@@ -5,13 +5,15 @@ identity-map synchronisation per call, and they still do what they did."""
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from sqlalchemy import event
-from sqlalchemy.ext.asyncio import AsyncSession
+import pytest
+from sqlalchemy import event, text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import ORMExecuteState
 
 from memlet import ids
 from memlet.agents.repository import AgentRepository
 from memlet.db import models as orm
+from memlet.db.engine import async_url, single_read
 from memlet.messages.repository import MessageRepository
 from memlet.runs.repository import RunRepository
 from tests.service.loop_factories import make_agent
@@ -68,3 +70,27 @@ async def test_turn_writes_skip_the_orm_layer_and_still_apply(session: AsyncSess
     assert run.metadata_ == {"run_type": "t", "error": {"type": "X", "message": "boom"}}
     stored = await session.get(orm.Agent, agent.id, populate_existing=True)
     assert stored is not None and stored.last_stop_reason == "error" and stored.message_ids[-1] == message.id
+
+
+class TestSingleRead:
+    async def test_reads_without_a_transaction(self, pg_uri: str) -> None:
+        """Each statement is its own transaction (`now()` moves between them); the pooled connection is
+        transactional again afterwards (`now()` holds still within one transaction)."""
+        engine = create_async_engine(async_url(pg_uri))
+        now = text("SELECT now()")
+        try:
+            async with single_read(async_sessionmaker(engine)) as session:
+                first = await session.scalar(now)
+                await session.execute(text("SELECT pg_sleep(0.01)"))
+                assert await session.scalar(now) != first
+            async with async_sessionmaker(engine)() as session:
+                first = await session.scalar(now)
+                await session.execute(text("SELECT pg_sleep(0.01)"))
+                assert await session.scalar(now) == first
+        finally:
+            await engine.dispose()
+
+    async def test_refuses_a_connection_bound_sessionmaker(self, session: AsyncSession) -> None:
+        with pytest.raises(TypeError):
+            async with single_read(async_sessionmaker(bind=await session.connection())):
+                pass
