@@ -1,13 +1,16 @@
-"""Server CPU per sequential send (utime+stime of the memlet process) and the cost of metrics recording.
+"""CPU per sequential send: the memlet server process and the embedded Postgres (every backend under its data
+dir), for one-step and two-step turns, beside Letta 0.16.8's numbers; and the cost of metrics recording.
 
-    .venv/bin/python bench/bench_send_cpu.py [--sends 300]
+    .venv/bin/python bench/bench_send_cpu.py [--sends 100] [--runs 2]
     MEMLET_METRICS_ENABLED=false .venv/bin/python bench/bench_send_cpu.py    # without the /metrics middleware
 
-CPU time of the server process is far less sensitive than wall time to other load on the machine.
+CPU time of the processes is far less sensitive than wall time to other load on the machine. Each measurement
+sends `--sends` messages to a fresh agent, as the yardstick's phase b does (100 on one agent): the cost of a send
+grows with the agent's in-context buffer, so runs are only comparable at the same count. The two-step turn is a
+`conversation_search` call followed by a reply (the same script as `trace_sql.py`).
 """
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -17,14 +20,13 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_loop import AGENT, send
-from bench.harness import bench_server
+from bench.harness import Bench, bench_server
 from memlet import metrics
+from tests.mock_llm import Reply
 
-
-def cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+# ../shared/letta/baseline.md, phase b (server CPU only: the baseline did not count Postgres).
+LETTA_SEND = "Letta 0.16.8: 429 ms server CPU per one-step send, p50 786.9 ms"
+TARGET = "target (issue 13): <= 10 ms server + Postgres CPU per one-step send, p50 <= 12 ms, two-step <= 1.6x"
 
 
 def recording_cost_us(n: int = 100_000) -> float:
@@ -47,24 +49,53 @@ def recording_cost_us(n: int = 100_000) -> float:
     return (time.perf_counter() - started) / n * 1e6
 
 
+TWO_STEPS = [Reply.tool_call("conversation_search", {"query": "tea"}).to_dict(), Reply.text("found it").to_dict()]
+
+
+def measure(bench: Bench, http: httpx.Client, sends: int, *, steps: int) -> tuple[float, float, float]:
+    """(server CPU ms, Postgres CPU ms, wall p50 ms) per send of `steps` steps, to a new agent."""
+    agent_id = http.post("/v1/agents/", json={**AGENT, "name": f"cpu-{steps}"}).json()["id"]
+    server_before, pg_before = bench.cpu_seconds()
+    walls = []
+    for i in range(sends):
+        if steps == 2:
+            # Scripting the mock is a request to another process; it is not timed, and costs memlet nothing.
+            httpx.post(
+                f"{bench.mock_url.removesuffix('/v1')}/_mock/script", json={"replies": TWO_STEPS}
+            ).raise_for_status()
+        started = time.perf_counter()
+        body = send(http, agent_id, f"hello {i}")
+        walls.append(time.perf_counter() - started)
+        assert body["usage"]["step_count"] == steps, body["usage"]
+    server_after, pg_after = bench.cpu_seconds()
+    walls.sort()
+    per = 1000 / sends
+    return (server_after - server_before) * per, (pg_after - pg_before) * per, walls[len(walls) // 2] * 1000
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--sends", type=int, default=300)
+    parser.add_argument("--sends", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=2)
     args = parser.parse_args()
     print(f"metrics recording per send: {recording_cost_us():.1f} us")
+    print(LETTA_SEND)
+    print(TARGET)
     with bench_server() as bench, httpx.Client(base_url=bench.base_url, timeout=60) as http:
-        agent_id = http.post("/v1/agents/", json={**AGENT, "name": "cpu"}).json()["id"]
+        warm_up = http.post("/v1/agents/", json={**AGENT, "name": "warm-up"}).json()["id"]
         for i in range(20):
-            send(http, agent_id, f"warm-up {i}")
-        before = cpu_seconds(bench.server_pid)
-        walls = []
-        for i in range(args.sends):
-            started = time.perf_counter()
-            send(http, agent_id, f"hello {i}")
-            walls.append(time.perf_counter() - started)
-        spent = cpu_seconds(bench.server_pid) - before
-    walls.sort()
-    print(f"server CPU per send: {spent / args.sends * 1000:.2f} ms   wall p50: {walls[len(walls) // 2] * 1000:.1f} ms")
+            send(http, warm_up, f"warm-up {i}")
+        for run in range(1, args.runs + 1):
+            one = None
+            for steps in (1, 2):
+                server, pg, p50 = measure(bench, http, args.sends, steps=steps)
+                total = server + pg
+                ratio = f"  ({total / one:.2f}x one step)" if one else ""
+                one = one or total
+                print(
+                    f"run {run}, {steps}-step send: server CPU {server:6.2f} ms + Postgres CPU {pg:5.2f} ms"
+                    f" = {total:6.2f} ms per send{ratio}   wall p50 {p50:5.1f} ms"
+                )
 
 
 if __name__ == "__main__":

@@ -47,7 +47,40 @@ class Bench:
     base_url: str
     server_pid: int
     pg_uri: str = ""
+    pg_data: Path | None = None
     mock_url: str = ""  # the mock LLM's http://host:port/v1 (for tests.mock_llm.script_remote)
+
+    def cpu_seconds(self) -> tuple[float, float]:
+        """CPU seconds used so far by the memlet server process and by the embedded Postgres."""
+        return process_cpu_s(self.server_pid), postgres_cpu_s(self.pg_data) if self.pg_data else 0.0
+
+
+def _stat(pid: int) -> tuple[int, int, int] | None:
+    """(utime+stime, cutime+cstime, ppid) in clock ticks, or None for a process that is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            rest = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return int(rest[11]) + int(rest[12]), int(rest[13]) + int(rest[14]), int(rest[1])
+
+
+def process_cpu_s(pid: int) -> float:
+    stat = _stat(pid)
+    return stat[0] / os.sysconf("SC_CLK_TCK") if stat else 0.0
+
+
+def postgres_cpu_s(pg_data: Path) -> float:
+    """CPU seconds of the Postgres under `pg_data`: the postmaster, its reaped children and its live backends."""
+    postmaster = int((pg_data / "postmaster.pid").read_text().split()[0])
+    own = _stat(postmaster)
+    if own is None:
+        return 0.0
+    ticks = own[0] + own[1]
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (child := _stat(int(entry))) is not None and child[2] == postmaster:
+            ticks += child[0]
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def _wait_healthy(url: str, proc: subprocess.Popen[bytes] | None = None, timeout_s: float = 60) -> None:
@@ -65,13 +98,14 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes] | None = None, timeout
 
 
 @contextmanager
-def _database() -> Iterator[str]:
+def _database() -> Iterator[tuple[str, Path]]:
     with tempfile.TemporaryDirectory() as tmp:
-        pg = EmbeddedPostgres(Path(tmp) / "pgdata", database="memlet_bench")
+        pg_data = Path(tmp) / "pgdata"
+        pg = EmbeddedPostgres(pg_data, database="memlet_bench")
         uri = pg.start()
         try:
             asyncio.run(migrations.upgrade(uri))
-            yield uri
+            yield uri, pg_data
         finally:
             pg.stop()
 
@@ -80,7 +114,7 @@ def _database() -> Iterator[str]:
 def bench_server(workers: int = 1) -> Iterator[Bench]:
     """memlet (`workers` processes) and the mock LLM as separate processes on one embedded Postgres, which memlet
     reaches through MEMLET_PG_URI as it would an external one."""
-    with _database() as uri:
+    with _database() as (uri, pg_data):
         mock_port, port = free_port(), free_port()
         mock = subprocess.Popen([sys.executable, "-m", "tests.mock_llm", "--port", str(mock_port)], cwd=ROOT)
         env = {
@@ -91,12 +125,15 @@ def bench_server(workers: int = 1) -> Iterator[Bench]:
             "OPENAI_API_KEY": "sk-mock",
             "OPENAI_BASE_URL": f"http://127.0.0.1:{mock_port}/v1",
         }
-        command = [sys.executable, "-m", "memlet", "server", "--port", str(port), "--workers", str(workers)]
+        # MEMLET_BENCH_PROFILE=<file>: run the server under a CPU-time cProfile, its stats written to <file> at the end.
+        profile = os.environ.get("MEMLET_BENCH_PROFILE")
+        memlet = [str(ROOT / "bench" / "cpu_profile.py"), profile] if profile else ["-m", "memlet"]
+        command = [sys.executable, *memlet, "server", "--port", str(port), "--workers", str(workers)]
         server = subprocess.Popen(command, cwd=ROOT, env=env)
         try:
             _wait_healthy(f"http://127.0.0.1:{mock_port}/v1/models", mock)
             _wait_healthy(f"http://127.0.0.1:{port}/v1/health/", server)
-            yield Bench(f"http://127.0.0.1:{port}", server.pid, uri, f"http://127.0.0.1:{mock_port}/v1")
+            yield Bench(f"http://127.0.0.1:{port}", server.pid, uri, pg_data, f"http://127.0.0.1:{mock_port}/v1")
         finally:
             for proc in (server, mock):
                 proc.send_signal(signal.SIGINT)
@@ -111,7 +148,7 @@ def in_process() -> Iterator[tuple[LiveServer, SqlCounter]]:
     """The app served in this process, with a statement counter on its engine (for counts, not timings)."""
     from sqlalchemy import event
 
-    with _database() as uri:
+    with _database() as (uri, _):
         mock = MockLLM.start()
         try:
             settings = Settings(
@@ -124,8 +161,9 @@ def in_process() -> Iterator[tuple[LiveServer, SqlCounter]]:
             server = LiveServer(settings).start()
             server.server.config.app.state.mock_llm = mock  # type: ignore[attr-defined]
             counter = SqlCounter()
-            engine = server.server.config.app.state.engine  # type: ignore[attr-defined]
-            event.listen(engine.sync_engine, "before_cursor_execute", counter)
+            state = server.server.config.app.state  # type: ignore[attr-defined]
+            for engine in (state.engine, state.turn_engine):
+                event.listen(engine.sync_engine, "before_cursor_execute", counter)
             try:
                 yield server, counter
             finally:

@@ -2,14 +2,20 @@
 
     .venv/bin/python bench/trace_sql.py [--quiet]
 
-Counts are what Postgres receives (BEGIN/COMMIT not included); the statements are printed unless --quiet.
+Counts are what Postgres receives on both engines, the API's and the turns': the statements, and the round trips
+(the statements plus the BEGIN, COMMIT and ROLLBACK around them, which asyncpg sends as simple queries). The
+statements are printed unless --quiet, transaction control indented.
 bench_state_api.py and bench_loop.py print the counts next to their timings.
 """
 
 import argparse
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
+import asyncpg
 import httpx
 from sqlalchemy import event
 
@@ -25,15 +31,37 @@ AGENT = {
 }
 
 
-def statement_counts(*, verbose: bool = False) -> dict[str, int]:
-    with in_process() as (server, _), httpx.Client(base_url=server.base_url, timeout=60) as http:
-        log: list[str] = []
+@contextmanager
+def transaction_control(log: list[str]) -> Iterator[None]:
+    """Log the simple queries asyncpg sends (BEGIN, COMMIT, ROLLBACK); prepared statements go another way."""
+    execute = asyncpg.Connection.execute
+
+    async def logged(self: asyncpg.Connection, query: str, *args: Any, **kwargs: Any) -> str:
+        log.append(f"  -- {query.strip()}")
+        return await execute(self, query, *args, **kwargs)
+
+    asyncpg.Connection.execute = logged  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        asyncpg.Connection.execute = execute  # type: ignore[method-assign]
+
+
+def statement_counts(*, verbose: bool = False) -> dict[str, tuple[int, int]]:
+    """(statements, round trips) per request."""
+    log: list[str] = []
+    with (
+        in_process() as (server, _),
+        transaction_control(log),
+        httpx.Client(base_url=server.base_url, timeout=60) as http,
+    ):
         app = server.server.config.app  # type: ignore[attr-defined]
 
         def record(_conn, _cursor, statement, *_args) -> None:  # type: ignore[no-untyped-def]
             log.append(" ".join(statement.split())[:160])
 
-        event.listen(app.state.engine.sync_engine, "before_cursor_execute", record)
+        for engine in (app.state.engine, app.state.turn_engine):
+            event.listen(engine.sync_engine, "before_cursor_execute", record)
         agent_id = http.post("/v1/agents/", json=AGENT).json()["id"]
         say = {"messages": [{"role": "user", "content": "hi"}]}
         http.post(f"/v1/agents/{agent_id}/messages", json=say)  # warm-up
@@ -43,7 +71,7 @@ def statement_counts(*, verbose: bool = False) -> dict[str, int]:
             return http.post(f"/v1/agents/{agent_id}/messages", json=say)
 
         server_mock = app.state.mock_llm
-        counts: dict[str, int] = {}
+        counts: dict[str, tuple[int, int]] = {}
         for title, call in (
             ("create agent (2 blocks)", lambda: http.post("/v1/agents/", json=AGENT)),
             ("list agents limit=50", lambda: http.get("/v1/agents/", params={"limit": 50})),
@@ -52,17 +80,18 @@ def statement_counts(*, verbose: bool = False) -> dict[str, int]:
         ):
             log.clear()
             call().raise_for_status()
-            counts[title] = len(log)
+            statements = sum(1 for line in log if not line.startswith("  -- "))
+            counts[title] = (statements, len(log))
             if verbose:
-                print(f"\n== {title}: {len(log)} statements")
+                print(f"\n== {title}: {statements} statements, {len(log)} round trips")
                 for line in log:
                     print("  ", line)
         return counts
 
 
 def print_counts() -> None:
-    for title, count in statement_counts().items():
-        print(f"{'SQL statements: ' + title:<50} {count}")
+    for title, (statements, round_trips) in statement_counts().items():
+        print(f"{'SQL statements: ' + title:<50} {statements}  ({round_trips} round trips)")
 
 
 def main() -> None:

@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import ARRAY, DateTime, Select, String, delete, func, literal, select, update
+from sqlalchemy import ARRAY, DateTime, Select, String, Table, delete, func, literal, select, update
 from sqlalchemy.dialects.postgresql import aggregate_order_by, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -13,6 +13,10 @@ from memlet.db import models as orm
 from memlet.db.pagination import Page, fetch_page
 from memlet.db.sql import any_of, escape_like
 from memlet.errors import NotFoundError
+
+# The table itself, for the updates every turn runs: Core statements skip the ORM's bulk-update layer and its
+# identity-map synchronisation, which these short sessions never need.
+_AGENTS: Table = orm.Agent.__table__  # type: ignore[assignment]
 
 
 class AgentFilters:
@@ -231,8 +235,8 @@ class AgentRepository:
 
     async def set_last_stop_reason(self, agent_id: str, stop_reason: str) -> None:
         await self.session.execute(
-            update(orm.Agent)
-            .where(orm.Agent.id == agent_id, orm.Agent.last_stop_reason.is_distinct_from(stop_reason))
+            update(_AGENTS)
+            .where(_AGENTS.c.id == agent_id, _AGENTS.c.last_stop_reason.is_distinct_from(stop_reason))
             .values(last_stop_reason=stop_reason)
         )
 
@@ -255,9 +259,9 @@ class AgentRepository:
     async def append_message_ids(self, agent_id: str, message_ids: Sequence[str]) -> list[str]:
         """Append to the agent's in-context list atomically; returns the whole list."""
         result = await self.session.scalar(
-            update(orm.Agent)
-            .where(orm.Agent.id == agent_id)
-            .values(message_ids=orm.Agent.message_ids.op("||")(literal(list(message_ids), ARRAY(String))))
-            .returning(orm.Agent.message_ids)
+            update(_AGENTS)
+            .where(_AGENTS.c.id == agent_id)
+            .values(message_ids=_AGENTS.c.message_ids.op("||")(literal(list(message_ids), ARRAY(String))))
+            .returning(_AGENTS.c.message_ids)
         )
         return list(result or [])

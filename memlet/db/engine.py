@@ -1,5 +1,7 @@
 """Async engine and session factory. Sessions are created per request (memlet.api.deps) or per loop phase."""
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import orjson
@@ -87,3 +89,15 @@ def _engine(uri: str, application_name: str, *, pool_size: int, max_overflow: in
 
 def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
+
+
+@asynccontextmanager
+async def single_read(maker: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
+    """A session for one read-only statement, run in autocommit: a single SELECT is atomic by itself, so it needs
+    no BEGIN and ROLLBACK round trips around it. Only for a sessionmaker bound to an engine (the connection's
+    isolation level is reset when it goes back to the pool), never to a connection a caller keeps."""
+    if not isinstance(maker.kw.get("bind"), AsyncEngine):
+        raise TypeError("single_read needs a sessionmaker bound to an engine")
+    async with maker() as session:
+        await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+        yield session

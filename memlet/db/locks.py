@@ -16,16 +16,28 @@ async def agent_xact_lock(session: AsyncSession, agent_id: str) -> None:
     await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock_key(agent_id)})
 
 
+async def _autocommit_scalar(conn: AsyncConnection, statement: str, key: int) -> bool:
+    """Run one session-lock statement in autocommit: no BEGIN and COMMIT round trips around it (a session lock
+    outlives transactions anyway). `conn` must have no transaction open; it is left with none, at its default
+    isolation level again, so the transactions that follow on it are ordinary ones."""
+    default = conn.default_isolation_level
+    await conn.execution_options(isolation_level="AUTOCOMMIT")
+    try:
+        result = await conn.execute(text(statement), {"k": key})
+        return bool(result.scalar())
+    finally:
+        await conn.commit()  # ends SQLAlchemy's own record of the statement; nothing is sent in autocommit
+        await conn.execution_options(isolation_level=default)
+
+
 async def try_agent_session_lock(conn: AsyncConnection, agent_id: str) -> bool:
     """Try the session-level lock on a dedicated connection (held across LLM calls, no transaction open)."""
-    result = await conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": lock_key(agent_id)})
-    return bool(result.scalar())
+    return await _autocommit_scalar(conn, "SELECT pg_try_advisory_lock(:k)", lock_key(agent_id))
 
 
 async def release_agent_session_lock(conn: AsyncConnection, agent_id: str) -> bool:
     """Release the session-level lock; False when this connection did not hold it."""
-    result = await conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": lock_key(agent_id)})
-    return bool(result.scalar())
+    return await _autocommit_scalar(conn, "SELECT pg_advisory_unlock(:k)", lock_key(agent_id))
 
 
 async def hold_session_lock(conn: AsyncConnection, name: str) -> None:

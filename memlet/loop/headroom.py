@@ -7,8 +7,9 @@ completion and a margin for counting differences, and each request's `max_tokens
 to what is left of the window.
 """
 
-import json
 from typing import Any
+
+import orjson
 
 from memlet.llm.tokens import count_message_tokens, count_tools_tokens
 
@@ -40,8 +41,7 @@ def prompt_budget(window: int, max_tokens: int | None) -> int:
 def byte_bound(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
     """An upper bound of the prompt's tokens: every token stands for at least one byte, and the JSON text of a
     message outweighs the per-message framing the exact count adds."""
-    text = json.dumps([messages, tools], ensure_ascii=False, separators=(",", ":"))
-    return len(text.encode()) + 8
+    return len(orjson.dumps([messages, tools])) + 8  # compact UTF-8 JSON, as the request's own body
 
 
 def completion_limit(

@@ -47,8 +47,7 @@ async def _acquire(engine: AsyncEngine, agent_id: str, timeout_s: float) -> Asyn
     while True:
         conn = await engine.connect()
         try:
-            acquired = await try_agent_session_lock(conn, request_lock_name(agent_id))
-            await conn.commit()  # no transaction stays open while we hold the session lock
+            acquired = await try_agent_session_lock(conn, request_lock_name(agent_id))  # leaves no transaction open
         except BaseException:
             await _discard(conn)
             raise
@@ -75,7 +74,6 @@ async def _release(conn: AsyncConnection, agent_id: str) -> None:
         if conn.in_transaction():
             await conn.rollback()
         released = await release_agent_session_lock(conn, request_lock_name(agent_id))
-        await conn.commit()
     except BaseException as exc:
         log.warning("agent lock release failed; dropping its connection", extra=log_fields(agent_id=agent_id))
         await _discard(conn)

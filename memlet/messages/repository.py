@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Select, delete, func, insert, literal_column, select, update
+from sqlalchemy import ARRAY, Select, String, Table, any_, delete, func, insert, literal, literal_column, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnClause
 
@@ -19,8 +19,12 @@ from memlet.db.sql import escape_like
 from memlet.errors import NotFoundError
 
 M = orm.Message
-# Every column but the identity, which the database numbers.
-_MESSAGE_COLUMNS = tuple(c.key for c in M.__mapper__.column_attrs if c.key != "sequence_id")
+_TABLE: Table = M.__table__  # type: ignore[assignment]
+# (attribute, column) of every column but the identity, which the database numbers.
+_MESSAGE_COLUMNS = tuple((c.key, c.columns[0].key) for c in M.__mapper__.column_attrs if c.key != "sequence_id")
+# A Core insert on the table, not the ORM entity: one compiled statement for any number of rows, which SQLAlchemy's
+# insertmanyvalues sends as a single INSERT ... VALUES ... RETURNING, with no ORM bulk-persistence layer per call.
+_INSERT = insert(_TABLE).returning(_TABLE.c.id, _TABLE.c.sequence_id)
 
 
 class MessageRepository:
@@ -118,9 +122,9 @@ class MessageRepository:
         for row in rows:
             row.created_at = row.created_at or now
             row.updated_at = row.updated_at or row.created_at
-            values.append({key: getattr(row, key) for key in _MESSAGE_COLUMNS})
-        result = await self.session.execute(insert(M).values(values).returning(M.id, M.sequence_id))
-        sequence = dict(result.tuples().all())
+            values.append({column: getattr(row, key) for key, column in _MESSAGE_COLUMNS})
+        result = await self.session.execute(_INSERT, values)
+        sequence: dict[str, int] = dict(result.tuples().all())
         for row in rows:
             row.sequence_id = sequence[row.id]
 
@@ -128,7 +132,10 @@ class MessageRepository:
         """The agent's rows for `message_ids`, in that order (unknown ids and other agents' rows are skipped)."""
         if not message_ids:
             return []
-        rows = await self.session.scalars(select(M).where(M.id.in_(list(message_ids)), M.agent_id == agent_id))
+        # `= ANY($1::varchar[])`, not `IN ($1, ..., $n)`: one statement text whatever the window's length, so
+        # asyncpg's prepared statement and Postgres' plan are reused turn after turn instead of made anew.
+        wanted = any_(literal(list(message_ids), ARRAY(String)))
+        rows = await self.session.scalars(select(M).where(M.id == wanted, M.agent_id == agent_id))
         by_id = {row.id: row for row in rows}
         return [by_id[i] for i in message_ids if i in by_id]
 

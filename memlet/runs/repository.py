@@ -6,7 +6,23 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import ARRAY, Select, Text, and_, case, cast, delete, func, literal, or_, select, update
+from sqlalchemy import (
+    ARRAY,
+    Select,
+    String,
+    Table,
+    Text,
+    and_,
+    any_,
+    case,
+    cast,
+    delete,
+    func,
+    literal,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -15,6 +31,10 @@ from memlet.db.pagination import Page, fetch_page
 from memlet.db.sql import any_of
 from memlet.errors import NotFoundError
 from memlet.runs.schemas import ACTIVE_STATUSES
+
+# The table itself, for the statements every turn runs (start, progress, finish): Core statements skip the ORM's
+# bulk-update layer and its identity-map synchronisation, which these short sessions never need.
+RUNS: Table = orm.Run.__table__  # type: ignore[assignment]
 
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 
@@ -200,7 +220,7 @@ class RunRepository:
         lease: dict[str, Any] = {}
         if worker_id is not None:
             lease = {"worker_id": worker_id, "lease_expires_at": lease_deadline(lease_s)}
-        values = insert(orm.Run).values(
+        values = insert(RUNS).values(
             id=run_id,
             agent_id=agent_id,
             organization_id=organization_id,
@@ -213,15 +233,17 @@ class RunRepository:
             **lease,
         )
         stmt = values.on_conflict_do_update(
-            index_elements=[orm.Run.id],
-            set_={"status": case((orm.Run.status == "created", "running"), else_=orm.Run.status), **lease},
-        ).returning(orm.Run.status)
+            index_elements=[RUNS.c.id],
+            set_={"status": case((RUNS.c.status == "created", "running"), else_=RUNS.c.status), **lease},
+        ).returning(RUNS.c.status)
         return str(await self.session.scalar(stmt))
 
     async def cancelled_among(self, run_ids: Sequence[str]) -> list[str]:
         """Which of `run_ids` are cancelled (one statement for every run a process is watching)."""
+        # `= ANY(array)`: one prepared statement however many runs are in flight.
+        in_flight = any_(literal(list(run_ids), ARRAY(String)))
         rows = await self.session.scalars(
-            select(orm.Run.id).where(orm.Run.id.in_(list(run_ids)), orm.Run.status == "cancelled")
+            select(orm.Run.id).where(orm.Run.id == in_flight, orm.Run.status == "cancelled")
         )
         return list(rows)
 
@@ -237,10 +259,10 @@ class RunRepository:
     async def record_progress(self, run_id: str, *, num_steps: int, tools_used: list[str]) -> str | None:
         """Store the step count and tools used; returns the run's status (a client may have cancelled it)."""
         status: str | None = await self.session.scalar(
-            update(orm.Run)
-            .where(orm.Run.id == run_id)
+            update(RUNS)
+            .where(RUNS.c.id == run_id)
             .values(num_steps=num_steps, tools_used=tools_used)
-            .returning(orm.Run.status)
+            .returning(RUNS.c.status)
         )
         return status
 
@@ -256,7 +278,7 @@ class RunRepository:
         error: dict[str, Any] | None = None,
     ) -> None:
         """Close the run in one statement; a run already cancelled by a client stays cancelled."""
-        was_cancelled = orm.Run.status == "cancelled"
+        was_cancelled = RUNS.c.status == "cancelled"
         values: dict[str, Any] = {
             "status": case((was_cancelled, "cancelled"), else_=status),
             "stop_reason": case((was_cancelled, "cancelled"), else_=stop_reason),
@@ -266,10 +288,10 @@ class RunRepository:
             "total_duration_ns": duration_ns,
         }
         if error is not None:
-            values["metadata_"] = func.coalesce(orm.Run.metadata_, literal({}, JSONB)).op("||")(
+            values["metadata"] = func.coalesce(RUNS.c.metadata, literal({}, JSONB)).op("||")(
                 literal({"error": error}, JSONB)
             )
-        await self.session.execute(update(orm.Run).where(orm.Run.id == run_id).values(**values))
+        await self.session.execute(update(RUNS).where(RUNS.c.id == run_id).values(**values))
 
     async def add_metadata(self, run_id: str, values: dict[str, Any]) -> None:
         """Merge `values` into the run's metadata (one statement)."""

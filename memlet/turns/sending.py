@@ -24,6 +24,7 @@ from memlet import ids
 from memlet.actor import Actor
 from memlet.agents.repository import AgentRepository
 from memlet.db import models as orm
+from memlet.db.engine import single_read
 from memlet.errors import AgentBusyError, MemletError, NotFoundError
 from memlet.llm.chat_format import is_v2
 from memlet.log import get_logger
@@ -135,7 +136,7 @@ class SendService:
 
     async def agent_type(self, agent_id: str) -> str:
         """The agent's type (it decides how replies are shown); 404 for an unknown agent."""
-        async with self.deps.sessionmaker() as session:
+        async with single_read(self.deps.sessionmaker) as session:
             agent_type = await AgentRepository(session).agent_type(self.actor.organization_id, agent_id)
         if agent_type is None:
             raise NotFoundError("Agent", agent_id)

@@ -2,6 +2,7 @@
 
 from collections.abc import AsyncIterator
 
+import asyncpg
 import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
@@ -62,3 +63,31 @@ async def test_a_body_that_leaves_an_aborted_transaction_still_unlocks(
     # The next request for the agent gets the lock at once from the same pool.
     async with agent_request_lock(one_connection_pool, agent_id, 0.2):
         pass
+
+
+class TestLockRoundTrips:
+    async def test_lock_and_unlock_open_no_transaction(
+        self, one_connection_pool: AsyncEngine, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Taking and releasing the request lock is two statements: no BEGIN, COMMIT or ROLLBACK around them."""
+        simple_queries: list[str] = []
+        execute = asyncpg.Connection.execute
+
+        async def counting(self: asyncpg.Connection, query: str, *args: object, **kwargs: object) -> str:
+            simple_queries.append(query)
+            return await execute(self, query, *args, **kwargs)  # type: ignore[arg-type]
+
+        async with one_connection_pool.connect() as warm:  # the pool's first connect runs set-up queries
+            await warm.scalar(text("SELECT 1"))
+        monkeypatch.setattr(asyncpg.Connection, "execute", counting)
+        async with agent_request_lock(one_connection_pool, ids.new_id(ids.Prefix.AGENT), 1.0):
+            pass
+        assert simple_queries == []
+
+    async def test_transactions_inside_the_lock_still_roll_back(self, one_connection_pool: AsyncEngine) -> None:
+        """The lock's statements run in autocommit; what the body runs on the connection is transactional again."""
+        async with agent_request_lock(one_connection_pool, ids.new_id(ids.Prefix.AGENT), 1.0) as conn:
+            await conn.execute(text("CREATE TEMP TABLE lock_probe (x int)"))
+            await conn.rollback()
+            exists = await conn.scalar(text("SELECT to_regclass('pg_temp.lock_probe') IS NOT NULL"))
+        assert exists is False

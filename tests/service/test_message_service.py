@@ -347,3 +347,51 @@ async def test_cancel_waits_for_a_committing_step_instead_of_deadlocking(pg_uri:
             await cleanup.execute(delete(orm.Agent).where(orm.Agent.organization_id == org_id))
             await cleanup.execute(delete(orm.Organization).where(orm.Organization.id == org_id))
         await engine.dispose()
+
+
+class TestAdd:
+    async def test_one_statement_numbers_rows_in_list_order(self, session: AsyncSession, actor: Actor) -> None:
+        """Any number of rows is one INSERT (one compiled statement), and sequence ids follow the list order."""
+        agent = await make_agent(session, actor)
+        statements: list[str] = []
+
+        def record(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+            statements.append(statement)
+
+        engine = session.bind.engine.sync_engine  # type: ignore[union-attr]
+        event.listen(engine, "before_cursor_execute", record)
+        try:
+            first = await say(session, agent, "a", "b", "c", in_context=False)
+            second = await say(session, agent, "d", in_context=False)
+        finally:
+            event.remove(engine, "before_cursor_execute", record)
+        inserts = [s for s in statements if s.startswith("INSERT INTO messages")]
+        assert len(inserts) == 2
+        rows = (await session.scalars(select(orm.Message).where(orm.Message.id.in_(first + second)))).all()
+        by_sequence = [r.id for r in sorted(rows, key=lambda r: r.sequence_id)]
+        assert by_sequence == first + second
+        assert all(r.created_at is not None and r.updated_at == r.created_at for r in rows)
+
+
+class TestByIds:
+    async def test_one_statement_text_for_any_window_length(self, session: AsyncSession, actor: Actor) -> None:
+        """The in-context load is one prepared statement whatever the window's length (not `IN ($1..$n)`, which
+        made a new statement, and a new plan, every turn as the window grew); rows come back in the asked order."""
+        agent = await make_agent(session, actor)
+        ids_ = await say(session, agent, "a", "b", "c", "d", "e", in_context=False)
+        statements: list[str] = []
+
+        def record(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+            statements.append(statement)
+
+        engine = session.bind.engine.sync_engine  # type: ignore[union-attr]
+        event.listen(engine, "before_cursor_execute", record)
+        try:
+            repo = MessageRepository(session)
+            two = await repo.by_ids(agent.id, ids_[:2])
+            five = await repo.by_ids(agent.id, list(reversed(ids_)))
+        finally:
+            event.remove(engine, "before_cursor_execute", record)
+        assert [r.id for r in two] == ids_[:2]
+        assert [r.id for r in five] == list(reversed(ids_))
+        assert len(statements) == 2 and statements[0] == statements[1]

@@ -1,6 +1,8 @@
 """Room for the completion: the prompt budget compaction keeps to, and the max_tokens a request asks for."""
 
-from memlet.loop.headroom import completion_limit, counting_margin, prompt_budget
+import json
+
+from memlet.loop.headroom import byte_bound, completion_limit, counting_margin, prompt_budget
 from tests.token_budget import prompt_tokens
 
 WORDS = "the river runs down the valley to the sea " * 40
@@ -32,3 +34,13 @@ def test_limit_is_lowered_to_what_the_prompt_leaves() -> None:
 
 def test_unbounded_stays_unbounded() -> None:
     assert completion_limit(3000, None, [{"role": "user", "content": WORDS}], []) is None
+
+
+def test_byte_bound_counts_utf8_bytes_and_stays_above_the_exact_count() -> None:
+    text = "naïve café — 東京の天気は晴れ 🌤 " * 30
+    messages = [{"role": "system", "content": text}, {"role": "user", "content": text}]
+    tools = [{"type": "function", "function": {"name": "f", "description": text, "parameters": {}}}]
+    bound = byte_bound(messages, tools)
+    exact_json = json.dumps([messages, tools], ensure_ascii=False, separators=(",", ":"))
+    assert bound == len(exact_json.encode()) + 8
+    assert bound >= prompt_tokens({"messages": messages, "tools": tools})

@@ -1,0 +1,124 @@
+"""What a blocking send costs Postgres: the SQL statements and round trips (statements plus BEGIN, COMMIT and
+ROLLBACK) of a one-step and a two-step turn. The budgets are today's counts: a change that adds a query or a
+transaction to the send path fails here and must say why (and lower or raise the number on purpose).
+
+Only the request's own work is counted (`Trace.of_run`).
+"""
+
+import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+from sqlalchemy import event
+
+from tests.conftest import LiveServer
+from tests.mock_llm import MockLLM, Reply
+
+AGENT = {
+    "model": "openai/gpt-4o-mini",
+    "embedding": "openai/text-embedding-3-small",
+    "memory_blocks": [{"label": "human", "value": "The human's name is Bob."}, {"label": "persona", "value": "Sam"}],
+}
+ONE_STEP_STATEMENTS, ONE_STEP_ROUND_TRIPS = 16, 24
+# 39 round trips, plus one: the tool runs in tasks its cancel race spawns, and whether one of them ends a session
+# (a ROLLBACK) inside the measured window varies from run to run.
+TWO_STEP_STATEMENTS, TWO_STEP_ROUND_TRIPS = 25, 40
+_CANCEL_POLL = "FROM runs WHERE runs.id = ANY"  # the shared poller's one statement for every run in flight
+
+
+def _listing(statements: list[str]) -> str:
+    return "\n".join(" ".join(sql.split())[:100] for sql in statements)
+
+
+def _task_name() -> str:
+    task = asyncio.current_task()
+    return task.get_name() if task is not None else ""
+
+
+@dataclass
+class Trace:
+    """(task name, statement or transaction control) pairs sent while the block ran."""
+
+    statements: list[tuple[str, str]] = field(default_factory=list)
+    control: list[tuple[str, str]] = field(default_factory=list)
+
+    def of_run(self, run_id: str) -> tuple[list[str], list[str]]:
+        """What the send of `run_id` sent: its request handler ("Task-<n>", less the shared cancel poller, which
+        is one too) and its turn task ("run <id>"). Named background tasks (the indexer, the run worker) and other
+        runs' tasks (a callback still being retried) are not this send's work; nor are the lock's retries while the
+        previous turn releases it (that is waiting, 50 ms apart)."""
+
+        pollers = {task for task, sql in self.statements if _CANCEL_POLL in " ".join(sql.split())}
+
+        def ours(task: str, _sql: str) -> bool:
+            return task == f"run {run_id}" or (task.startswith("Task-") and task not in pollers)
+
+        statements, tried = [], False
+        for task, sql in self.statements:
+            if ours(task, sql) and not (tried and "pg_try_advisory_lock" in sql):
+                tried = tried or "pg_try_advisory_lock" in sql
+                statements.append(sql)
+        return statements, [f"{sql} [{task}]" for task, sql in self.control if ours(task, sql)]
+
+
+@contextmanager
+def recorded(server: LiveServer) -> Iterator[Trace]:
+    trace = Trace()
+    app: Any = server.server.config.app
+
+    def record(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+        trace.statements.append((_task_name(), statement))
+
+    execute = asyncpg.Connection.execute
+
+    async def counting(self: asyncpg.Connection, query: str, *args: Any, **kwargs: Any) -> str:
+        trace.control.append((_task_name(), query))
+        return await execute(self, query, *args, **kwargs)
+
+    engines = [app.state.engine.sync_engine, app.state.turn_engine.sync_engine]
+    for engine in engines:
+        event.listen(engine, "before_cursor_execute", record)
+    asyncpg.Connection.execute = counting  # type: ignore[method-assign]
+    try:
+        yield trace
+    finally:
+        asyncpg.Connection.execute = execute  # type: ignore[method-assign]
+        for engine in engines:
+            event.remove(engine, "before_cursor_execute", record)
+
+
+@pytest.fixture
+def agent_id(http: httpx.Client, mock_llm: MockLLM) -> str:
+    mock_llm.reset()  # replies another module scripted and left unused must not answer these sends
+    agent = http.post("/v1/agents/", json=AGENT).json()["id"]
+    warm = send(http, agent)  # warm-up: first-use work (pools, caches) is not a turn's cost
+    assert warm.status_code == 200, warm.text
+    return str(agent)
+
+
+def send(http: httpx.Client, agent_id: str) -> httpx.Response:
+    return http.post(f"/v1/agents/{agent_id}/messages", json={"messages": [{"role": "user", "content": "hi"}]})
+
+
+class TestSendSqlBudget:
+    def test_one_step_send(self, server: LiveServer, http: httpx.Client, agent_id: str) -> None:
+        with recorded(server) as trace:
+            response = send(http, agent_id)
+        assert response.json()["usage"]["step_count"] == 1
+        statements, control = trace.of_run(response.json()["messages"][0]["run_id"])
+        assert len(statements) <= ONE_STEP_STATEMENTS, _listing(statements)
+        assert len(statements) + len(control) <= ONE_STEP_ROUND_TRIPS, _listing([*statements, *control])
+
+    def test_two_step_send(self, server: LiveServer, http: httpx.Client, agent_id: str, mock_llm: MockLLM) -> None:
+        mock_llm.script(Reply.tool_call("conversation_search", {"query": "tea"}), Reply.text("found it"))
+        with recorded(server) as trace:
+            response = send(http, agent_id)
+        assert response.json()["usage"]["step_count"] == 2
+        statements, control = trace.of_run(response.json()["messages"][0]["run_id"])
+        assert len(statements) <= TWO_STEP_STATEMENTS, _listing(statements)
+        assert len(statements) + len(control) <= TWO_STEP_ROUND_TRIPS, _listing([*statements, *control])

@@ -1,0 +1,96 @@
+"""The writes every turn runs (start the run, record a step, append to message_ids, close the run, the agent's
+last stop reason, the step's messages) are Core statements on the tables: no ORM bulk-persistence layer and no
+identity-map synchronisation per call, and they still do what they did."""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+from sqlalchemy import event, text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.orm import ORMExecuteState
+
+from memlet import ids
+from memlet.agents.repository import AgentRepository
+from memlet.db import models as orm
+from memlet.db.engine import async_url, single_read
+from memlet.messages.repository import MessageRepository
+from memlet.runs.repository import RunRepository
+from tests.service.loop_factories import make_agent
+
+
+@contextmanager
+def orm_statements(session: AsyncSession) -> Iterator[list[str]]:
+    """The statements run through `session` that the ORM layer handled (ORM-enabled selects and DML)."""
+    seen: list[str] = []
+
+    def record(state: ORMExecuteState) -> None:
+        if state.is_orm_statement:
+            seen.append(str(state.statement))
+
+    event.listen(session.sync_session, "do_orm_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(session.sync_session, "do_orm_execute", record)
+
+
+async def test_turn_writes_skip_the_orm_layer_and_still_apply(session: AsyncSession) -> None:
+    agent = await make_agent(session)
+    run_id = ids.new_id(ids.Prefix.RUN)
+    message = orm.Message(
+        id=ids.new_id(ids.Prefix.MESSAGE),
+        organization_id=agent.organization_id,
+        agent_id=agent.id,
+        role="user",
+        content=[{"type": "text", "text": "hi"}],
+    )
+    runs, agents = RunRepository(session), AgentRepository(session)
+    with orm_statements(session) as seen:
+        status = await runs.start_run(
+            run_id=run_id, agent_id=agent.id, organization_id=agent.organization_id, metadata={"run_type": "t"}
+        )
+        await MessageRepository(session).add([message])
+        window = await agents.append_message_ids(agent.id, [message.id])
+        progress = await runs.record_progress(run_id, num_steps=1, tools_used=["send_message"])
+        await runs.finish(
+            run_id,
+            status="failed",
+            stop_reason="error",
+            num_steps=1,
+            tools_used=["send_message"],
+            error={"type": "X", "message": "boom"},
+        )
+        await agents.set_last_stop_reason(agent.id, "error")
+    assert seen == []
+    assert (status, progress) == ("running", "running")
+    assert window[-1] == message.id
+    run = await session.get(orm.Run, run_id, populate_existing=True)
+    assert run is not None and (run.status, run.stop_reason, run.num_steps) == ("failed", "error", 1)
+    assert run.metadata_ == {"run_type": "t", "error": {"type": "X", "message": "boom"}}
+    stored = await session.get(orm.Agent, agent.id, populate_existing=True)
+    assert stored is not None and stored.last_stop_reason == "error" and stored.message_ids[-1] == message.id
+
+
+class TestSingleRead:
+    async def test_reads_without_a_transaction(self, pg_uri: str) -> None:
+        """Each statement is its own transaction (`now()` moves between them); the pooled connection is
+        transactional again afterwards (`now()` holds still within one transaction)."""
+        engine = create_async_engine(async_url(pg_uri))
+        now = text("SELECT now()")
+        try:
+            async with single_read(async_sessionmaker(engine)) as session:
+                first = await session.scalar(now)
+                await session.execute(text("SELECT pg_sleep(0.01)"))
+                assert await session.scalar(now) != first
+            async with async_sessionmaker(engine)() as session:
+                first = await session.scalar(now)
+                await session.execute(text("SELECT pg_sleep(0.01)"))
+                assert await session.scalar(now) == first
+        finally:
+            await engine.dispose()
+
+    async def test_refuses_a_connection_bound_sessionmaker(self, session: AsyncSession) -> None:
+        with pytest.raises(TypeError):
+            async with single_read(async_sessionmaker(bind=await session.connection())):
+                pass
