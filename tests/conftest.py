@@ -133,7 +133,9 @@ def reset_database(uri: str) -> None:
 @pytest.fixture
 def server(live_server: LiveServer, pg_uri: str, mock_llm: "object") -> Iterator[LiveServer]:
     """The live server, with the database emptied and the mock LLM's unused replies dropped after the test (a reply
-    one test scripted but did not use must not answer the next test's first call)."""
+    one test scripted but did not use must not answer the next test's first call). The mock is also reset before
+    the test: tests on a server of their own (restarts, fresh databases) leave their requests behind."""
+    mock_llm.reset()  # type: ignore[attr-defined]
     yield live_server
     reset_database(pg_uri)
     mock_llm.reset()  # type: ignore[attr-defined]

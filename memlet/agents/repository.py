@@ -10,6 +10,7 @@ from sqlalchemy.dialects.postgresql import aggregate_order_by, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
+from memlet.db.locks import lock_key
 from memlet.db.pagination import Page, fetch_page
 from memlet.db.sql import any_of, escape_like
 from memlet.errors import NotFoundError
@@ -221,11 +222,16 @@ class AgentRepository:
         )
         return list(rows)
 
-    async def hold(self, agent_id: str) -> bool:
-        """Keep the agent row from being deleted until the transaction ends (``FOR KEY SHARE``); False when it is
-        already gone."""
-        stmt = select(orm.Agent.id).where(orm.Agent.id == agent_id).with_for_update(key_share=True)
-        return await self.session.scalar(stmt) is not None
+    async def lock_for_commit(self, agent_id: str) -> bool:
+        """Take the agent's transaction lock and hold its row against a concurrent delete (``FOR KEY SHARE``), in one
+        statement; False when the agent is gone (a turn's rows then have nowhere to go)."""
+        stmt = (
+            select(func.pg_advisory_xact_lock(lock_key(agent_id)))
+            .select_from(_AGENTS)
+            .where(_AGENTS.c.id == agent_id)
+            .with_for_update(read=True, key_share=True)
+        )
+        return (await self.session.execute(stmt)).first() is not None
 
     async def reload(self, agent_id: str) -> orm.Agent | None:
         """Re-read the agent row (fresh message_ids), replacing what the session holds."""

@@ -149,21 +149,34 @@ class GroupRepository:
         )
         return list(rows)
 
-    async def active_sleeptime_group_id(self, org_id: str, agent_id: str) -> str | None:
-        """The oldest sleeptime group `agent_id` manages while its ``enable_sleeptime`` is on (one statement)."""
-        stmt = (
+    @staticmethod
+    def _active_sleeptime_group() -> Any:
+        """The oldest sleeptime group the outer query's agent manages while its ``enable_sleeptime`` is on."""
+        return (
             select(G.id)
-            .join(orm.Agent, orm.Agent.id == G.manager_agent_id)
             .where(
-                G.manager_agent_id == agent_id,
+                G.manager_agent_id == orm.Agent.id,
                 G.manager_type == "sleeptime",
-                orm.Agent.organization_id == org_id,
                 orm.Agent.enable_sleeptime.is_(True),
             )
             .order_by(G.created_at, G.id)
             .limit(1)
+            .scalar_subquery()
         )
-        return await self.session.scalar(stmt)
+
+    async def active_sleeptime_group_id(self, org_id: str, agent_id: str) -> str | None:
+        """The oldest sleeptime group `agent_id` manages while its ``enable_sleeptime`` is on (one statement)."""
+        found = await self.agent_type_and_sleeptime_group(org_id, agent_id)
+        return found[1] if found is not None else None
+
+    async def agent_type_and_sleeptime_group(self, org_id: str, agent_id: str) -> tuple[str, str | None] | None:
+        """The agent's type and its active sleeptime group id in one statement (what a send needs to know before
+        it starts); None for an unknown agent."""
+        stmt = select(orm.Agent.agent_type, self._active_sleeptime_group()).where(
+            orm.Agent.id == agent_id, orm.Agent.organization_id == org_id
+        )
+        row = (await self.session.execute(stmt)).first()
+        return (row[0], row[1]) if row is not None else None
 
     async def managed_by(self, agent_id: str, manager_type: str | None = None) -> list[orm.Group]:
         """The groups whose manager is the agent, oldest first, optionally of one type."""

@@ -64,7 +64,7 @@ async def commit_step(
 ) -> Committed:
     """Append `pending` inputs plus the step's rows, extend message_ids, write memory edits, step and run rows.
 
-    The common path is six statements: the agent's xact lock, the agent row held against a concurrent delete
+    The common path is five statements: the agent's xact lock taken with its row held against a concurrent delete
     (a deleted agent raises NotFoundError), the step row, all messages in one INSERT, an
     atomic append to message_ids, and the run's progress (which also reads back whether it was cancelled).
     `ctx.agent.message_ids` is updated in place so the next step can go on without reloading.
@@ -77,9 +77,8 @@ async def commit_step(
         for row in rows:
             row.conversation_id = ctx.conversation_id
     async with maker() as session, session.begin():
-        await agent_xact_lock(session, ctx.agent.id)
         repo = LoopRepository(session)
-        if not await repo.agents.hold(ctx.agent.id):  # deleted during the turn: its rows have nowhere to go
+        if not await repo.agents.lock_for_commit(ctx.agent.id):  # deleted during the turn
             raise NotFoundError("Agent", ctx.agent.id)
         if step is not None:
             session.add(step)

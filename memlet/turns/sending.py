@@ -22,10 +22,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
 from memlet.actor import Actor
-from memlet.agents.repository import AgentRepository
 from memlet.db import models as orm
 from memlet.db.engine import single_read
 from memlet.errors import AgentBusyError, MemletError, NotFoundError
+from memlet.groups.repository import GroupRepository
 from memlet.llm.chat_format import is_v2
 from memlet.log import get_logger
 from memlet.loop import events as ev
@@ -126,6 +126,8 @@ class SendService:
         self.conversation_id: str | None = None
         # Turns another agent's multi-agent tool started (turns/agent_messaging.py): the agents waiting on them.
         self.agent_chain: tuple[str, ...] = ()
+        # The active sleeptime group of each agent whose type this service looked up (read in the same statement).
+        self._sleeptime_groups: dict[str, str | None] = {}
 
     async def model_override(self, req: LettaRequest) -> dict[str, Any] | None:
         """The llm_config of ``override_model`` (this request only); an unknown handle is a 404 before any run."""
@@ -137,10 +139,20 @@ class SendService:
     async def agent_type(self, agent_id: str) -> str:
         """The agent's type (it decides how replies are shown); 404 for an unknown agent."""
         async with single_read(self.deps.sessionmaker) as session:
-            agent_type = await AgentRepository(session).agent_type(self.actor.organization_id, agent_id)
-        if agent_type is None:
+            found = await GroupRepository(session).agent_type_and_sleeptime_group(self.actor.organization_id, agent_id)
+        if found is None:
             raise NotFoundError("Agent", agent_id)
+        agent_type, self._sleeptime_groups[agent_id] = found
         return agent_type
+
+    async def _sleeptime_group(self, agent_id: str) -> str | None:
+        """The sleeptime group the agent manages (its inputs carry its id and its turns count), if any: known from
+        `agent_type` on the usual path, else one statement."""
+        if self.sleeptime is None:
+            return None
+        if agent_id in self._sleeptime_groups:
+            return self._sleeptime_groups[agent_id]
+        return await self.sleeptime.group_of(self.actor.organization_id, agent_id)
 
     async def create_run(
         self,
@@ -261,10 +273,8 @@ class SendService:
 
     async def _drive(self, agent_id: str, run_id: str, req: LettaRequest, options: RunOptions, sink: Sink) -> None:
         try:
-            # One statement: the sleeptime group the agent manages; without one the turn costs sleeptime nothing more.
-            group_id = None
-            if self.sleeptime is not None:
-                group_id = await self.sleeptime.group_of(self.actor.organization_id, agent_id)
+            # Without a sleeptime group the turn costs sleeptime nothing more.
+            group_id = await self._sleeptime_group(agent_id)
             events = run_agent(
                 self.deps,
                 agent_id=agent_id,

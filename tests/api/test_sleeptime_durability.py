@@ -31,11 +31,12 @@ __all__ = ["fresh_db"]  # the fixture, shared with the run-restart tests
 
 
 @pytest.fixture
-def db(fresh_db: str, mock_llm: MockLLM) -> str:
+def db(fresh_db: str, mock_llm: MockLLM) -> Iterator[str]:
     asyncio.run(migrations.upgrade(fresh_db))
     mock_llm.reset()
     mock_llm.script_when(SLEEPTIME_PROMPT_MARK)  # the sleeptime agent answers with the default reply
-    return fresh_db
+    yield fresh_db
+    mock_llm.reset()  # the next test must not see these requests or this routing
 
 
 @contextmanager
