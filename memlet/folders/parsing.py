@@ -1,16 +1,14 @@
 """Uploaded bytes → text: PDFs through pypdf, HTML without its markup, everything else decoded as UTF-8.
 
 Parsing runs in a worker thread (`parse_file`), so a large PDF never blocks the event loop. A file that holds
-no text at all is an error: the upload ends in `processing_status: error` with the reason.
+no text at all is an error: the upload ends in `processing_status: error` with the reason. pypdf (~20 MB
+resident) is imported by the first PDF, not at start-up.
 """
 
 import asyncio
 import io
 import logging
 from html.parser import HTMLParser
-
-from pypdf import PdfReader
-from pypdf.errors import PyPdfError
 
 # A PDF with more pages than this is refused rather than parsed for minutes.
 MAX_PDF_PAGES = 2_000
@@ -26,6 +24,9 @@ def _decode(data: bytes) -> str:
 
 
 def _pdf_text(data: bytes) -> str:
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
     try:
         reader = PdfReader(io.BytesIO(data))
         if len(reader.pages) > MAX_PDF_PAGES:

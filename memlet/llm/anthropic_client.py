@@ -7,20 +7,20 @@ stores them on the assistant row, and they are sent back on the next request). U
 ``input_tokens`` leave out cached tokens, so the prompt is input + cache reads + cache writes.
 
 Retries follow the same policy as the OpenAI-compatible client and happen only before the first event reaches
-the caller.
+the caller. The SDK (~40 MB resident) and its error mapping are imported when the first client is built, so a
+server that never runs an Anthropic model never loads them.
 """
+
+from __future__ import annotations
 
 import contextlib
 import json
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
 import httpx2
-from anthropic.types import Message, RawMessageStreamEvent
 
-from memlet.llm.anthropic_errors import ANTHROPIC_ERRORS, to_llm_error
 from memlet.llm.anthropic_format import AnthropicOptions, request_body
 from memlet.llm.errors import LLMEmptyResponseError
 from memlet.llm.first_chunk import with_first_chunk
@@ -37,6 +37,12 @@ from memlet.llm.types import (
     ToolCallDelta,
     Usage,
 )
+
+if TYPE_CHECKING:
+    import anthropic
+    from anthropic.types import Message, RawMessageStreamEvent
+
+    from memlet.llm.retry import SDKErrors
 
 # Anthropic's stop_reason as the OpenAI finish_reason the loop reads.
 FINISH_REASONS = {
@@ -234,15 +240,10 @@ class AnthropicClient:
         self.retry = retry
         self.provider = "anthropic"
         self.options = options
-        self._sdk = sdk or anthropic.AsyncAnthropic(
-            base_url=sdk_base_url(base_url),
-            api_key=api_key or PLACEHOLDER_API_KEY,
-            timeout=timeout_s,
-            max_retries=0,
-            http_client=http_client,
-        )
+        self._errors = _sdk_errors()
+        self._sdk = sdk or _new_sdk(base_url, api_key, timeout_s, http_client)
 
-    def bind(self, options: AnthropicOptions) -> "AnthropicClient":
+    def bind(self, options: AnthropicOptions) -> AnthropicClient:
         """The same connection, with one agent's request options."""
         return AnthropicClient(retry=self.retry, options=options, sdk=self._sdk)
 
@@ -263,11 +264,11 @@ class AnthropicClient:
     async def _stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
         body = self.request_body(request)
         if not request.stream:
-            message = await with_retries(lambda: self._create(body, stream=False), self.retry, ANTHROPIC_ERRORS)
+            message = await with_retries(lambda: self._create(body, stream=False), self.retry, self._errors)
             yield _result_from_message(message)
             return
-        stream, first = await with_retries(lambda: self._open_stream(body), self.retry, ANTHROPIC_ERRORS)
-        events = relay(stream, first, _Assembler(), anthropic.AnthropicError, to_llm_error)
+        stream, first = await with_retries(lambda: self._open_stream(body), self.retry, self._errors)
+        events = relay(stream, first, _Assembler(), self._errors.base, self._errors.convert)
         async with contextlib.aclosing(events) as relayed:
             async for event in relayed:
                 yield event
@@ -280,6 +281,9 @@ class AnthropicClient:
 
     async def _create(self, body: dict[str, Any], *, stream: bool) -> Any:
         """POST /v1/messages with the body as built (plain JSON already; the SDK's transform step is skipped)."""
+        from anthropic import AsyncStream
+        from anthropic.types import Message, RawMessageStreamEvent
+
         headers = {"anthropic-beta": ",".join(self.options.betas)} if self.options.betas else {}
         return await self._sdk.post(
             "/v1/messages",
@@ -287,5 +291,27 @@ class AnthropicClient:
             cast_to=Message,
             options={"headers": headers},
             stream=stream,
-            stream_cls=anthropic.AsyncStream[RawMessageStreamEvent],
+            stream_cls=AsyncStream[RawMessageStreamEvent],
         )
+
+
+def _sdk_errors() -> SDKErrors:
+    """How the anthropic SDK's exceptions read (imports the SDK on first use)."""
+    from memlet.llm.anthropic_errors import ANTHROPIC_ERRORS
+
+    return ANTHROPIC_ERRORS
+
+
+def _new_sdk(
+    base_url: str, api_key: str | None, timeout_s: float, http_client: httpx2.AsyncClient | None
+) -> anthropic.AsyncAnthropic:
+    """The SDK client (its own retries off: ``with_retries`` does them); imports the SDK on first use."""
+    import anthropic
+
+    return anthropic.AsyncAnthropic(
+        base_url=sdk_base_url(base_url),
+        api_key=api_key or PLACEHOLDER_API_KEY,
+        timeout=timeout_s,
+        max_retries=0,
+        http_client=http_client,
+    )

@@ -6,25 +6,28 @@ handshake, and `call_timeout_s` for the request itself. A server that hangs fail
 `MCPTimeoutError`; one that cannot be reached or exits fails it with `MCPConnectError`. HTTP connections go
 through memlet's outbound-URL policy (`memlet.net.transport`), so a private or loopback server is reached only when
 its host is on `MEMLET_ALLOWED_HOSTS`.
+
+The SDK (~55 MB resident with its wire types) is imported on the first operation, not when the server starts.
 """
+
+from __future__ import annotations
 
 import asyncio
 import contextlib
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import httpx2
-import mcp_types
-from mcp.client.session import ClientSession
-from mcp.client.sse import sse_client
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
 
 from memlet.net.outbound import OutboundPolicy
 from memlet.net.transport import GuardedTransport2
+
+if TYPE_CHECKING:
+    import mcp_types
+    from mcp.client.session import ClientSession
 
 T = TypeVar("T")
 # Past the two deadlines, this much more for the transport to shut down before the whole operation is abandoned.
@@ -103,10 +106,14 @@ async def _streams(spec: ServerSpec, limits: Limits, errlog: Any, statuses: set[
     timeout = httpx2.Timeout(limits.connect_timeout_s, read=limits.call_timeout_s + limits.connect_timeout_s)
     factory = _guarded_factory(limits.policy, statuses)
     if spec.server_type == "stdio":
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
         params = StdioServerParameters(command=spec.command or "", args=spec.args, env=spec.env)
         async with stdio_client(params, errlog=errlog) as streams:
             yield streams
     elif spec.server_type == "sse":
+        from mcp.client.sse import sse_client
+
         async with sse_client(
             spec.server_url or "",
             headers=spec.headers,
@@ -117,6 +124,8 @@ async def _streams(spec: ServerSpec, limits: Limits, errlog: Any, statuses: set[
         ) as streams:
             yield streams
     else:
+        from mcp.client.streamable_http import streamable_http_client
+
         async with (
             factory(headers=spec.headers, timeout=timeout, auth=spec.auth) as http,
             streamable_http_client(spec.server_url or "", http_client=http) as streams,
@@ -142,6 +151,8 @@ def _stderr_tail(errlog: Any) -> str:
 
 async def run(spec: ServerSpec, limits: Limits, op: Callable[[ClientSession], Awaitable[T]], what: str) -> T:
     """Connect to `spec`, initialize, run `op` on the session under the call deadline, close."""
+    from mcp.client.session import ClientSession
+
     statuses: set[int] = set()
     with tempfile.TemporaryFile("w+") as errlog:
 
@@ -184,6 +195,8 @@ async def run(spec: ServerSpec, limits: Limits, op: Callable[[ClientSession], Aw
 
 
 async def list_tools(spec: ServerSpec, limits: Limits) -> list[mcp_types.Tool]:
+    import mcp_types
+
     async def op(session: ClientSession) -> list[mcp_types.Tool]:
         tools: list[mcp_types.Tool] = []
         cursor: str | None = None

@@ -7,10 +7,10 @@ custom tool). Here a tool never takes a name another tool already has: it gets `
 model calls it by that name.
 """
 
-import re
-from typing import Any
+from __future__ import annotations
 
-import mcp_types
+import re
+from typing import TYPE_CHECKING, Any
 
 from memlet import ids
 from memlet.actor import Actor
@@ -18,6 +18,9 @@ from memlet.db import models as orm
 from memlet.mcp.schemas import ToolsChanged
 from memlet.mcp.tool_schema import function_schema
 from memlet.tools.repository import ToolRepository
+
+if TYPE_CHECKING:
+    import mcp_types
 
 MCP_TOOL_TYPE = "external_mcp"
 MAX_TOOL_NAME = 64  # what OpenAI-style function names allow

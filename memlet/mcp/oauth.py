@@ -6,7 +6,10 @@ needs authorization: `oauth_required`, `authorization_url` (url, session_id) for
 the token exchange; memlet stores the attempt as a session row (`mcp-oauth-<8 hex>`), and the provider's redirect to
 `GET /v1/tools/mcp/oauth/callback` records the code there, which the waiting stream picks up (polled every second
 for up to `OAUTH_WAIT_S`). The tokens are stored sealed; the access token becomes the server's bearer token.
+The SDK's auth modules are imported when an attempt first needs them.
 """
+
+from __future__ import annotations
 
 import asyncio
 import contextlib
@@ -15,11 +18,9 @@ import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from time import monotonic
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider, OAuthFlowError
-from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from pydantic import AnyUrl
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -28,6 +29,10 @@ from memlet.config import Settings
 from memlet.crypto import Keyring, keyring_for
 from memlet.mcp import client, connection, credentials
 from memlet.mcp.repository import MCPServerRepository, OAuthSessionRepository
+
+if TYPE_CHECKING:
+    from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
+    from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 OAUTH_WAIT_S = 300.0
 POLL_S = 1.0
@@ -103,6 +108,8 @@ class OAuthAttempt:
         await self.urls.put(url)
 
     async def on_callback(self) -> AuthorizationCodeResult:
+        from mcp.client.auth import AuthorizationCodeResult, OAuthFlowError
+
         deadline = monotonic() + OAUTH_WAIT_S
         while monotonic() < deadline:
             async with self.sessionmaker() as session:
@@ -115,6 +122,9 @@ class OAuthAttempt:
         raise OAuthFlowError(f"no authorization within {OAUTH_WAIT_S:g} s")
 
     def provider(self) -> OAuthClientProvider:
+        from mcp.client.auth import OAuthClientProvider
+        from mcp.shared.auth import OAuthClientMetadata
+
         metadata = OAuthClientMetadata(
             client_name="memlet",
             redirect_uris=[AnyUrl(self.req.redirect_uri)],

@@ -1,0 +1,56 @@
+"""Heavy SDKs stay out of a started server until it needs them (issue #13: server RSS).
+
+Each check runs in a fresh interpreter, since this test process has long since imported everything.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+BUILD_APP = """
+import json, sys
+from memlet.app import create_app
+from memlet.config import Settings
+create_app(Settings(_env_file=None, pg_uri="postgresql://memlet@127.0.0.1:1/memlet"))
+{then}
+print(json.dumps(sorted(name for name in sys.modules if name.split(".")[0] in {modules!r})))
+"""
+
+# Loaded on first use: an Anthropic model, an MCP server, a PDF upload. Never loaded by the server: the fuzzer.
+LAZY = ("anthropic", "mcp", "mcp_types", "pypdf", "schemathesis")
+
+
+def _loaded_after(then: str = "") -> set[str]:
+    code = BUILD_APP.format(then=then, modules=set(LAZY))
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return {name.split(".")[0] for name in json.loads(result.stdout.strip().splitlines()[-1])}
+
+
+def test_building_the_app_imports_no_lazy_sdk() -> None:
+    assert _loaded_after() == set()
+
+
+@pytest.mark.parametrize(
+    ("then", "expected"),
+    [
+        (
+            'from memlet.llm.client import client_for\nclient_for("anthropic", "http://127.0.0.1:1/v1", None, 5.0)',
+            "anthropic",
+        ),
+        (
+            "from memlet.folders.parsing import _pdf_text\ntry:\n    _pdf_text(b'not a pdf')\nexcept Exception:\n    pass",
+            "pypdf",
+        ),
+    ],
+)
+def test_first_use_imports_the_sdk(then: str, expected: str) -> None:
+    """The lazy imports really happen where they are used (the check above is not vacuous)."""
+    assert expected in _loaded_after(then)
