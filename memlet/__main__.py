@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from memlet import __version__, migrations
+from memlet import __version__
 from memlet.config import Settings
 from memlet.db.embedded import EmbeddedPostgres
 from memlet.exposure import UnsafeExposureError, refuse_unsafe_exposure, warn_at_startup
@@ -56,6 +56,8 @@ def load_settings(**overrides: Any) -> Settings:
 
 
 def _migrate(uri: str) -> None:
+    from memlet import migrations  # alembic (~7 MB) stays out of a server started without migrations
+
     started = time.perf_counter()
     _say("applying database migrations")
     asyncio.run(migrations.upgrade(uri))
@@ -126,6 +128,8 @@ def db(args: argparse.Namespace) -> int:
         if args.action == "upgrade":
             _migrate(uri)
         else:
+            from memlet import migrations
+
             asyncio.run(migrations.downgrade(uri, args.revision))
             _say(f"database downgraded to {args.revision}")
     return 0
