@@ -16,6 +16,7 @@ import httpx
 import pytest
 import uvicorn
 from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
 
 from memlet import migrations
@@ -120,12 +121,25 @@ def live_server(settings: Settings) -> Iterator[LiveServer]:
 
 
 def reset_database(uri: str) -> None:
+    """Empty the tables. TRUNCATE locks them all; a background poller of the server (chunk watch, sleeptime or
+    cancel polls) reading two of them in one transaction can deadlock with it, and Postgres then cancels one side:
+    when that is the TRUNCATE, try again."""
+
     async def run() -> None:
         engine = create_async_engine(async_url(uri))
-        async with engine.begin() as conn:
-            for statement in RESET_SQL:
-                await conn.execute(text(statement))
-        await engine.dispose()
+        try:
+            for attempt in range(5):
+                try:
+                    async with engine.begin() as conn:
+                        for statement in RESET_SQL:
+                            await conn.execute(text(statement))
+                    return
+                except DBAPIError as exc:
+                    if "deadlock detected" not in str(exc) or attempt == 4:
+                        raise
+                    await asyncio.sleep(0.1)
+        finally:
+            await engine.dispose()
 
     asyncio.run(run())
 

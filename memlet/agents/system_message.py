@@ -37,23 +37,32 @@ async def directories_text(session: AsyncSession, agent: orm.Agent) -> str:
 
 
 async def rebuild_prompt(session: AsyncSession, agent: orm.Agent) -> None:
-    """`PromptRebuilder` for lower domains: recompile after a memory change, keeping the recompile time."""
-    await refresh_system_message(session, agent, update_timestamp=False)
+    """`PromptRebuilder` for lower domains: recompile after a memory change, keeping the recompile time.
+
+    The lower domains load the agents to rebuild in one query for the change, so the row's message counter is
+    current: it is used as is, with no query per agent."""
+    await refresh_system_message(session, agent, update_timestamp=False, message_count=agent.message_count)
 
 
 async def refresh_system_message(
-    session: AsyncSession, agent: orm.Agent, *, update_timestamp: bool, with_rules: bool = False
+    session: AsyncSession,
+    agent: orm.Agent,
+    *,
+    update_timestamp: bool,
+    with_rules: bool = False,
+    message_count: int | None = None,
 ) -> str:
     """Recompile the agent's system message and write it into `agent.message_ids[0]`; returns the text.
 
     Blocks come in attachment order; the recall count is every stored message of the agent minus the in-context
     ones; the archival lines count the passages (and list the tags) of every archive attached to the agent.
-    The "last recompiled" time moves only when `update_timestamp` is set (or was never set). Runs in the caller's
+    The "last recompiled" time moves only when `update_timestamp` is set (or was never set). `message_count` is the
+    agent's stored message count when the caller's row is known to be current (else it is read). Runs in the caller's
     transaction and never commits.
     """
     messages = MessageRepository(session)
     blocks = await BlockRepository(session).of_agent(agent.id)
-    total = await messages.count_for_agent(agent.id)
+    total = message_count if message_count is not None else await messages.count_for_agent(agent.id)
     recall_count = max(total - len(agent.message_ids or []), 0)
     archival_count, archival_tags = await PassageRepository(session).agent_count_and_tags(
         agent.organization_id, agent.id
