@@ -288,7 +288,7 @@ class SendService:
                 if isinstance(event, ev.MessagesCommitted) and event.messages:
                     last_message_id = event.messages[-1].id
                 if isinstance(event, ev.RunFinished | ev.RunFailed) and group_id is not None:
-                    event = await self._after_turn(agent_id, run_id, event, last_message_id)
+                    event = await self._after_turn(agent_id, event, last_message_id)
                 await sink(event)
         except Exception as exc:
             if not isinstance(exc, MemletError):
@@ -305,14 +305,14 @@ class SendService:
             await dispatch_run_callback(self.deps.sessionmaker, self.actor, run_id, policy=policy)
 
     async def _after_turn(
-        self, agent_id: str, run_id: str, event: ev.RunFinished | ev.RunFailed, last_message_id: str | None
+        self, agent_id: str, event: ev.RunFinished | ev.RunFailed, last_message_id: str | None
     ) -> ev.RunFinished | ev.RunFailed:
-        """Fire the agent's sleeptime runs; their ids follow the turn's own run id in its usage (Letta: only them)."""
+        """Fire the agent's sleeptime runs; their ids are the turn's `usage.run_ids`, as in Letta (null when none)."""
         assert self.sleeptime is not None
         fired = await self.sleeptime.after_turn(self.actor, agent_id, last_message_id)
         if not fired:
             return event
-        return replace(event, usage={**event.usage, "run_ids": [run_id, *fired]})
+        return replace(event, usage={**event.usage, "run_ids": list(fired)})
 
     async def send(self, agent_id: str, req: LettaStreamingRequest, run_type: str) -> LettaResponse:
         """Run the loop to the end and answer with the new messages, the stop reason and the usage."""

@@ -94,7 +94,7 @@ def test_a_run_queued_while_every_slot_is_taken_stays_queued_over_a_restart(
         group = httpx.get(f"{first.base_url}/v1/groups/", timeout=30).json()[0]
         config = {"manager_config": {"manager_type": "sleeptime", "sleeptime_agent_frequency": 2}}
         assert httpx.patch(f"{first.base_url}/v1/groups/{group['id']}", json=config, timeout=30).status_code == 200
-        first_run = turn(first.base_url, mock_llm, main, "turn 1")["usage"]["run_ids"][1]
+        first_run = turn(first.base_url, mock_llm, main, "turn 1")["usage"]["run_ids"][0]
         wait_for(lambda: run(first.base_url, first_run)["status"] == "completed", "the first sleeptime run")
         reply = turn(first.base_url, mock_llm, main, "turn 2")
         assert reply["usage"]["run_ids"] is None
@@ -143,7 +143,7 @@ def test_the_result_commits_with_the_completed_status(db: str, settings: Setting
         sql(db, statement)
     with serving(settings, db) as server:
         main, _ = setup_agent(server.base_url)
-        sleeptime_run = turn(server.base_url, mock_llm, main, "turn 1")["usage"]["run_ids"][1]
+        sleeptime_run = turn(server.base_url, mock_llm, main, "turn 1")["usage"]["run_ids"][0]
         done = wait_for(lambda: (r := run(server.base_url, sleeptime_run))["status"] == "completed" and r, "the run")
         assert done["metadata"]["result"]["stop_reason"]["message_type"] == "stop_reason"
     committed = sql(

@@ -61,10 +61,10 @@ def test_a_queued_sleeptime_run_survives_kill_9(fresh_db: str, mock_llm: MockLLM
     )
     first = Server(fresh_db, mock_llm, tmp_path / "server.log")
     main, helper = setup_agent(first.url)
-    stalled = turn(first.url, mock_llm, main, "turn 1")["usage"]["run_ids"][1]
+    stalled = turn(first.url, mock_llm, main, "turn 1")["usage"]["run_ids"][0]
     wait_for(lambda: len(sleeptime_requests(mock_llm)) == 1, "the first sleeptime run to reach the LLM")
-    queued = turn(first.url, mock_llm, main, "turn 2")["usage"]["run_ids"][1]
-    joined = turn(first.url, mock_llm, main, "turn 3")["usage"]["run_ids"][1]
+    queued = turn(first.url, mock_llm, main, "turn 2")["usage"]["run_ids"][0]
+    joined = turn(first.url, mock_llm, main, "turn 3")["usage"]["run_ids"][0]
     assert joined == queued != stalled  # one run in flight per sleeptime agent; later firings join the queued one
     assert (run(first.url, stalled)["status"], run(first.url, queued)["status"]) == ("running", "created")
     first.stop(signal.SIGKILL)
