@@ -57,7 +57,11 @@ class SleeptimeLifecycle:
             "name": f"{main.name}-sleeptime",
             "agent_type": "sleeptime_agent",
             "block_ids": [b.id for b in blocks],
-            "memory_blocks": [{"label": "memory_persona", "value": MEMORY_PERSONA}],
+            # Its own memory_persona, unless the main agent has one: then that one is shared like the others
+            # (a label is unique per agent; Letta's own test creates a main agent with a memory_persona block).
+            "memory_blocks": []
+            if any(b.label == "memory_persona" for b in blocks)
+            else [{"label": "memory_persona", "value": MEMORY_PERSONA}],
             "llm_config": main.llm_config,
             "embedding_config": main.embedding_config,
             "project_id": main.project_id,

@@ -75,6 +75,21 @@ class TestEnableSleeptime:
         assert sorted(a.name for a in client.agents.list()) == ["later", "later-sleeptime"]
         assert len(groups(http)) == 1
 
+    def test_a_main_agent_with_its_own_memory_persona_shares_it(self, client: Letta) -> None:
+        # As Letta's own sleeptime test does: the sleeptime agent takes that block instead of a second one (409).
+        main = client.agents.create(
+            name="facts",
+            agent_type="sleeptime_agent",
+            memory_blocks=[{"label": "memory_persona", "value": "Keep facts."}, {"label": "facts", "value": "x"}],
+            model="openai/gpt-4o-mini",
+            embedding="openai/text-embedding-3-small",
+            enable_sleeptime=True,
+        )
+        helper = sleeptime_of(client, main)
+        personas = [b for b in helper.blocks if b.label == "memory_persona"]
+        assert [b.value for b in personas] == ["Keep facts."]
+        assert {b.id for b in main.memory.blocks} <= {b.id for b in helper.blocks}
+
     def test_a_block_attached_later_reaches_the_sleeptime_agent(self, client: Letta) -> None:
         main = make_main(client)
         block = client.blocks.create(label="project", value="memlet")
