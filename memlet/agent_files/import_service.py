@@ -18,9 +18,10 @@ from memlet.actor import Actor
 from memlet.agent_files.mcp_servers import MCPLinker
 from memlet.agent_files.schemas import AgentFileSchema, AgentSchema, FileSchema, MessageSchema, SourceSchema
 from memlet.agent_files.tool_import import import_tools
+from memlet.agents.catalog import Catalog
 from memlet.agents.repository import AgentRepository
 from memlet.agents.schemas import CreateAgent
-from memlet.agents.service import AgentService, Catalog
+from memlet.agents.service import AgentService
 from memlet.blocks.repository import BlockRepository
 from memlet.blocks.schemas import CreateBlock
 from memlet.blocks.service import new_block

@@ -7,7 +7,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from memlet.agents.deps import AgentServiceDep
 from memlet.agents.repository import AgentFilters
 from memlet.agents.schemas import AgentRelationship, AgentState, CreateAgent, UpdateAgent
-from memlet.agents.service import parse_include
+from memlet.agents.views import parse_include
 from memlet.api.clients import is_sdk_v1
 from memlet.api.deps import ActorDep
 from memlet.api.validators import PageLimit

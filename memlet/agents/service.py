@@ -1,12 +1,13 @@
 """Agent lifecycle: create (with blocks, tools, rules and initial messages), read, list, update, delete."""
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
 from memlet.actor import Actor
+from memlet.agents.catalog import Catalog
 from memlet.agents.initial_messages import initial_messages
 from memlet.agents.managed_group_hook import ManagedGroupLookup
 from memlet.agents.parts import CompactionSettings, Group
@@ -17,14 +18,13 @@ from memlet.agents.system_message import refresh_system_message
 from memlet.agents.views import ALL_RELATIONSHIPS, DEFAULT_RELATIONSHIPS, MANAGED_GROUP, AgentRelations, agent_state
 from memlet.blocks.repository import BlockRepository
 from memlet.blocks.service import new_block
-from memlet.crypto import PREFIX, Keyring
+from memlet.crypto import PREFIX
 from memlet.db import models as orm
 from memlet.db.base import utcnow
 from memlet.db.pagination import Page
 from memlet.errors import BadRequestError, ConflictError, NotFoundError
 from memlet.folders.repository import FolderRepository
 from memlet.messages.repository import MessageRepository
-from memlet.net.outbound import OutboundPolicy
 from memlet.prompt.memory import system_message_text
 from memlet.prompt.prompts import SUMMARIZER_INSTRUCTIONS, default_system_prompt
 from memlet.tools.base_tools import base_tool_names_for, default_tool_rules_for, includes_base_tool_rules
@@ -49,29 +49,6 @@ def default_compaction_settings(settings: CompactionSettings | None, handle: str
     filled = settings or CompactionSettings()
     defaults = {"model": filled.model or handle, "prompt": filled.prompt or SUMMARIZER_INSTRUCTIONS}
     return filled.model_copy(update=defaults).model_dump(mode="json")
-
-
-class Catalog(Protocol):
-    """What the agent service needs from the model catalog (memlet.providers.catalog.ModelCatalog)."""
-
-    outbound: OutboundPolicy
-    keyring: Keyring
-
-    async def resolve_llm(
-        self,
-        session: AsyncSession,
-        org_id: str,
-        handle: str,
-        *,
-        context_window_limit: int | None = None,
-        model_settings: dict[str, Any] | None = None,
-    ) -> dict[str, Any]: ...
-    async def resolve_embedding(self, session: AsyncSession, org_id: str, handle: str) -> dict[str, Any]: ...
-    def model_settings_for(self, llm_config: dict[str, Any]) -> dict[str, Any]: ...
-    def normalize_llm_config(self, llm_config: dict[str, Any]) -> dict[str, Any]: ...
-    def apply_reasoning(
-        self, llm_config: dict[str, Any], reasoning: bool | None, agent_type: str
-    ) -> dict[str, Any]: ...
 
 
 def _secrets(values: dict[str, str] | None) -> list[dict[str, Any]]:
@@ -428,16 +405,3 @@ class AgentService:
         if self.sleeptime is not None:
             await self.sleeptime.before_delete(self.session, actor, agent_id)
         await self.agents.delete(agent_id)
-
-
-def parse_include(
-    include: Sequence[str] | None, include_relationships: Sequence[str] | None, *, sdk_v1: bool
-) -> frozenset[str]:
-    """Which relationships to serialize: Letta sends them all to pre-1.0 clients, only ``include=`` ones to 1.x."""
-    if include:
-        return frozenset(include)
-    if include_relationships is not None:
-        # Letta's legacy name for the managed group is "multi_agent_group".
-        names = ("managed_group" if r == "multi_agent_group" else r for r in include_relationships)
-        return frozenset(f"agent.{r}" if not r.startswith("agent.") else r for r in names)
-    return frozenset() if sdk_v1 else DEFAULT_RELATIONSHIPS

@@ -110,3 +110,16 @@ def agent_state(agent: orm.Agent, rel: AgentRelations) -> AgentState:
             "hidden": agent.hidden,
         }
     )
+
+
+def parse_include(
+    include: Sequence[str] | None, include_relationships: Sequence[str] | None, *, sdk_v1: bool
+) -> frozenset[str]:
+    """Which relationships to serialize: Letta sends them all to pre-1.0 clients, only ``include=`` ones to 1.x."""
+    if include:
+        return frozenset(include)
+    if include_relationships is not None:
+        # Letta's legacy name for the managed group is "multi_agent_group".
+        names = ("managed_group" if r == "multi_agent_group" else r for r in include_relationships)
+        return frozenset(f"agent.{r}" if not r.startswith("agent.") else r for r in names)
+    return frozenset() if sdk_v1 else DEFAULT_RELATIONSHIPS

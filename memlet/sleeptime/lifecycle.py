@@ -15,9 +15,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
 from memlet.actor import Actor
+from memlet.agents.catalog import Catalog
 from memlet.agents.repository import AgentRepository
 from memlet.agents.schemas import CreateAgent
-from memlet.agents.service import AgentService, Catalog
+from memlet.agents.service import AgentService
 from memlet.agents.system_message import refresh_system_message
 from memlet.blocks.repository import BlockRepository
 from memlet.db import models as orm

@@ -23,7 +23,8 @@ from memlet.messages.requests import LettaRequest
 from memlet.providers.catalog import ModelCatalog
 from memlet.runs.repository import RunRepository
 from memlet.turns.registry import TurnRegistry
-from memlet.turns.sending import AfterTurn, SendService
+from memlet.turns.send_request import AfterTurn
+from memlet.turns.sending import SendService
 
 DEFAULT_WINDOW = 128_000
 

@@ -11,11 +11,10 @@ run's stream instead of starting a turn.
 
 import asyncio
 import contextlib
-import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -26,69 +25,33 @@ from memlet.db import models as orm
 from memlet.db.engine import single_read
 from memlet.errors import AgentBusyError, MemletError, NotFoundError
 from memlet.groups.repository import GroupRepository
-from memlet.llm.chat_format import is_v2
 from memlet.log import get_logger
 from memlet.loop import events as ev
-from memlet.loop.runner import InputItem, LoopDeps, RunOptions, run_agent
-from memlet.messages.requests import LettaAsyncRequest, LettaRequest, LettaStreamingRequest, MessageCreate
+from memlet.loop.runner import LoopDeps, RunOptions, run_agent
+from memlet.messages.requests import LettaAsyncRequest, LettaRequest, LettaStreamingRequest
 from memlet.messages.schemas import LettaResponse, StoredMessage
 from memlet.net.outbound import policy_for
 from memlet.providers.catalog import ModelCatalog
 from memlet.runs.callbacks import dispatch_run_callback
 from memlet.runs.repository import RunRepository
-from memlet.runs.schemas import LettaRequestConfig, Run
+from memlet.runs.schemas import Run
 from memlet.turns.chunk_log import RETENTION, ChunkLog
 from memlet.turns.registry import TurnRegistry
 from memlet.turns.resume import follow
+from memlet.turns.send_request import (
+    AfterTurn,
+    DuplicateRequestError,
+    request_config,
+    request_identity,
+    tagged,
+    view_options,
+)
 from memlet.turns.stream_pump import END, Item, StreamPump
 from memlet.turns.streaming import EventRenderer, ViewOptions, public_views, stop_reason, usage_of
 
 log = get_logger("messages.sending")
 
 Sink = Callable[[Item], Awaitable[None]]
-
-
-class AfterTurn(Protocol):
-    """What runs after each foreground turn (memlet.turns.sleeptime_runs.SleeptimeRuns)."""
-
-    async def group_of(self, org_id: str, agent_id: str) -> str | None: ...
-    async def after_turn(self, actor: Actor, agent_id: str, last_message_id: str | None) -> list[str]: ...
-
-
-class DuplicateRequestError(Exception):
-    """A run started by a request with the same otids is still active (a client's retry raced its first try)."""
-
-
-def request_identity(req: LettaRequest) -> tuple[str | None, list[str]]:
-    """A request's retry token (the first 16 hex digits of sha256 over its joined otids, as Letta) and otids."""
-    otids = [str(otid) for m in req.messages or [] if (otid := getattr(m, "otid", None))]
-    if not otids:
-        return None, []
-    return hashlib.sha256("|".join(otids).encode()).hexdigest()[:16], otids
-
-
-def request_config(req: LettaRequest) -> dict[str, Any]:
-    """The display options stored on the run (``Run.request_config``)."""
-    return LettaRequestConfig(
-        use_assistant_message=req.use_assistant_message,
-        assistant_message_tool_name=req.assistant_message_tool_name,
-        assistant_message_tool_kwarg=req.assistant_message_tool_kwarg,
-        include_return_message_types=req.include_return_message_types,
-    ).model_dump(mode="json")
-
-
-def view_options(agent_type: str, req: LettaRequest) -> ViewOptions:
-    """V3 agents (letta_v1, sleeptime) reply in plain text; V2 agents think in text and reply via send_message."""
-    v2 = is_v2(agent_type)
-    return ViewOptions(
-        text_is_assistant=not v2,
-        use_assistant_message=req.use_assistant_message,
-        assistant_message_tool_name=req.assistant_message_tool_name,
-        assistant_message_tool_kwarg=req.assistant_message_tool_kwarg,
-        include_types=req.include_return_message_types,
-        reasoning_source="non_reasoner_model" if v2 else "reasoner_model",
-        summary_as_user=not req.include_compaction_messages,
-    )
 
 
 @dataclass(frozen=True)
@@ -280,7 +243,7 @@ class SendService:
                 agent_id=agent_id,
                 actor_org_id=self.actor.organization_id,
                 run_id=run_id,
-                inputs=_tagged(list(req.messages or []), group_id),
+                inputs=tagged(list(req.messages or []), group_id),
                 options=options,
             )
             last_message_id: str | None = None
@@ -433,10 +396,3 @@ class SendService:
         run = await self.create_run(agent_id, req, metadata, background=True)
         self.launch(agent_id, run, req, llm_override=override)
         return Run.model_validate(run)
-
-
-def _tagged(inputs: list[InputItem], group_id: str | None) -> list[InputItem]:
-    """The inputs of a sleeptime group's manager carry the group id (they are the group's messages)."""
-    if group_id is None:
-        return inputs
-    return [i.model_copy(update={"group_id": group_id}) if isinstance(i, MessageCreate) else i for i in inputs]

@@ -28,7 +28,8 @@ from memlet.runs.queue_repository import QueuedRunRepository
 from memlet.runs.repository import RunRepository
 from memlet.sleeptime.firing import SleeptimeWork, active_group_id, fire_after_turn, prepare
 from memlet.turns.registry import TurnRegistry
-from memlet.turns.sending import SendService, view_options
+from memlet.turns.send_request import view_options
+from memlet.turns.sending import SendService
 from memlet.turns.stream_pump import END, Item
 from memlet.turns.streaming import public_views, stop_reason, usage_of
 

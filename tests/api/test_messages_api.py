@@ -274,79 +274,6 @@ class TestSendAsync:
         assert [m.content for m in replies] == ["later"]
 
 
-def _chat(http: httpx.Client, client: Letta, mock_llm: MockLLM, turns: int) -> str:
-    agent = make_agent(client)
-    for i in range(turns):
-        mock_llm.script(Reply.text(f"reply {i}"))
-        assert send(http, agent.id, f"message {i}").status_code == 200
-    return str(agent.id)
-
-
-class TestListMessages:
-    def test_default_is_newest_rows_oldest_first(self, http: httpx.Client, client: Letta, mock_llm: MockLLM) -> None:
-        agent_id = _chat(http, client, mock_llm, 3)
-        page = http.get(f"/v1/agents/{agent_id}/messages", params={"limit": 3}).json()
-        assert [(m["message_type"], m["content"]) for m in page] == [
-            ("assistant_message", "reply 1"),
-            ("user_message", "message 2"),
-            ("assistant_message", "reply 2"),
-        ]
-        earlier = http.get(f"/v1/agents/{agent_id}/messages", params={"limit": 3, "before": page[0]["id"]}).json()
-        assert [m["content"] for m in earlier] == ["message 0", "reply 0", "message 1"]
-
-    @pytest.mark.parametrize("order", ["asc", "desc"])
-    def test_auto_pagination_returns_each_message_once(
-        self, http: httpx.Client, client: Letta, mock_llm: MockLLM, order: str
-    ) -> None:
-        agent_id = _chat(http, client, mock_llm, 3)
-        everything = http.get(f"/v1/agents/{agent_id}/messages", params={"limit": 100, "order": "asc"}).json()
-        assert len(everything) == 7  # system + 3 x (user, assistant)
-        walked = [m.id for m in client.agents.messages.list(agent_id, order=order, limit=2)]  # type: ignore[arg-type]
-        expected = [m["id"] for m in everything]
-        assert walked == (expected if order == "asc" else expected[::-1])
-
-    def test_default_auto_pagination_never_repeats(self, client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
-        agent_id = _chat(http, client, mock_llm, 3)
-        walked = [m.id for m in client.agents.messages.list(agent_id, limit=2)]
-        assert len(walked) == len(set(walked)) == 2
-
-    def test_unknown_cursor_404(self, http: httpx.Client, client: Letta) -> None:
-        agent = make_agent(client)
-        missing = "message-00000000-0000-4000-8000-000000000000"
-        response = http.get(f"/v1/agents/{agent.id}/messages", params={"after": missing})
-        assert response.status_code == 404
-        assert response.json() == {"detail": f"No message found with id '{missing}' for agent '{agent.id}'."}
-
-    def test_v2_history_hides_send_message_plumbing(self, client: Letta, mock_llm: MockLLM) -> None:
-        agent = make_agent(client, agent_type="memgpt_v2_agent")
-        mock_llm.script(Reply.tool_call("send_message", {"thinking": "hm", "message": "Hi!"}))
-        client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "hello"}])
-        shown = client.agents.messages.list(agent.id).items
-        assert "tool_return_message" not in [m.message_type for m in shown]
-        raw = client.agents.messages.list(agent.id, use_assistant_message=False).items
-        assert any(m.message_type == "tool_call_message" for m in raw)
-
-    def test_retrieve_message_by_id(self, http: httpx.Client, client: Letta, mock_llm: MockLLM) -> None:
-        agent_id = _chat(http, client, mock_llm, 1)
-        last = http.get(f"/v1/agents/{agent_id}/messages").json()[-1]
-        views = http.get(f"/v1/messages/{last['id']}").json()
-        assert [v["id"] for v in views] == [last["id"]]
-        missing = "message-00000000-0000-4000-8000-000000000000"
-        assert http.get(f"/v1/messages/{missing}").json() == {"detail": f"Message with id {missing} not found."}
-
-
-class TestModifyMessage:
-    def test_editing_is_gone(self, http: httpx.Client, client: Letta, mock_llm: MockLLM) -> None:
-        agent_id = _chat(http, client, mock_llm, 1)
-        message_id = http.get(f"/v1/agents/{agent_id}/messages").json()[-1]["id"]
-        response = http.patch(
-            f"/v1/agents/{agent_id}/messages/{message_id}",
-            json={"message_type": "assistant_message", "content": "edited"},
-        )
-        assert response.status_code == 405
-        assert response.json()["detail"].startswith("Message editing is no longer supported.")
-
-
 class TestCancel:
     def test_nothing_running_409(self, http: httpx.Client, client: Letta) -> None:
         agent = make_agent(client)
@@ -374,24 +301,6 @@ class TestCancel:
         missing = "run-00000000-0000-4000-8000-000000000000"
         response = http.post(f"/v1/agents/{agent.id}/messages/cancel", json={"run_ids": [missing]})
         assert response.json() == {missing: "failed"}
-
-
-class TestReset:
-    def test_keeps_memory_and_history_clears_context(
-        self, http: httpx.Client, client: Letta, mock_llm: MockLLM
-    ) -> None:
-        agent_id = _chat(http, client, mock_llm, 2)
-        before = client.agents.retrieve(agent_id)
-        assert len(before.message_ids or []) == 5
-        state = client.agents.messages.reset(agent_id)
-        assert state is not None and state.message_ids == (before.message_ids or [])[:1]
-        assert [b.value for b in state.memory.blocks] == [b["value"] for b in BLOCKS]
-        assert len(http.get(f"/v1/agents/{agent_id}/messages").json()) == 5  # history survives (recall memory)
-
-    def test_default_initial_messages_for_memgpt(self, client: Letta) -> None:
-        agent = make_agent(client, agent_type="memgpt_v2_agent")
-        state = client.agents.messages.reset(agent.id, add_default_initial_messages=True)
-        assert state is not None and len(state.message_ids or []) == 4
 
 
 class TestOverrideModel:
