@@ -39,6 +39,10 @@ class QueuedRunRepository:
     async def set_payload(self, run_id: str, payload: dict[str, Any]) -> None:
         await self.session.execute(update(Q).where(Q.run_id == run_id).values(payload=payload))
 
+    async def any_queued(self) -> bool:
+        """Whether any run waits in the queue (a cheap check before a claim takes a turn slot)."""
+        return bool(await self.session.scalar(select(select(Q.run_id).exists())))
+
     async def claim(self, worker_id: str, lease_s: float) -> orm.QueuedRun | None:
         """Take the oldest queued run whose agent has no run in flight: unqueue it and lease it to `worker_id`.
 

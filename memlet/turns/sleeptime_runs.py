@@ -102,6 +102,10 @@ class SleeptimeRuns:
         run never waits for a slot, so a shutdown finds each sleeptime run still queued (it starts, once, after
         the restart) or in flight (drained like any turn).
         """
+        # The poll must not hold a foreground turn's slot for nothing: look at the queue before reserving one.
+        async with self.deps.sessionmaker() as session:
+            if not await QueuedRunRepository(session).any_queued():
+                return False
         slot = f"sleeptime-claim:{id(self)}"
         try:
             self.turns.reserve(slot)
