@@ -5,7 +5,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from memlet.db import models as orm
+from memlet.db.message_row import MessageLike
 from memlet.llm.anthropic_format import THINKING_BLOCKS_KEY
 from memlet.llm.client import wire_tool_call_id
 from memlet.llm.model_quirks import strict_schema
@@ -44,7 +44,7 @@ def signed_thinking(content: list[dict[str, Any]] | None) -> list[dict[str, Any]
     return blocks
 
 
-def _with_thinking(message: dict[str, Any], row: orm.Message) -> dict[str, Any]:
+def _with_thinking(message: dict[str, Any], row: MessageLike) -> dict[str, Any]:
     """`message` carrying the row's signed thinking (OpenAI-compatible clients drop the key; Anthropic's sends it)."""
     blocks = signed_thinking(row.content)
     return {**message, THINKING_BLOCKS_KEY: blocks} if blocks else message
@@ -98,7 +98,7 @@ def truncate_return(text: str, limit: int | None) -> str:
     return f"{text[:limit]}... [truncated {len(text) - limit} chars]"
 
 
-def _tool_messages(row: orm.Message, limit: int | None) -> list[dict[str, Any]]:
+def _tool_messages(row: MessageLike, limit: int | None) -> list[dict[str, Any]]:
     """One `tool` message per call a tool row answers (a parallel step stores all its returns on one row)."""
     parts = [str(p.get("text", "")) for p in row.content or [] if p.get("type") == "text"]
     returns = row.tool_returns or []
@@ -114,7 +114,7 @@ def _tool_messages(row: orm.Message, limit: int | None) -> list[dict[str, Any]]:
 
 def to_openai_messages(
     system_text: str,
-    rows: Sequence[orm.Message],
+    rows: Sequence[MessageLike],
     agent_type: str,
     *,
     inner_thoughts_in_kwargs: bool = True,

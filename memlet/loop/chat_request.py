@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memlet.db import models as orm
+from memlet.db.message_row import MessageLike
 from memlet.llm import model_quirks as quirks
 from memlet.llm.chat_format import is_v2, to_openai_messages, tool_definition
 from memlet.llm.types import ChatRequest
@@ -89,7 +90,7 @@ def request_tools(
     return tools, allowed, choice
 
 
-def _last_return(rows: Sequence[orm.Message]) -> str | None:
+def _last_return(rows: Sequence[MessageLike]) -> str | None:
     for row in reversed(rows):
         if row.role == "tool":
             return "".join(str(p.get("text", "")) for p in row.content or [] if p.get("type") == "text")
