@@ -9,8 +9,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import ARRAY, Select, String, Table, any_, delete, func, insert, literal, literal_column, select, update
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.sql.elements import ColumnClause
+from sqlalchemy.sql.elements import ColumnClause, ColumnElement
 
 from memlet.db import models as orm
 from memlet.db.base import utcnow
@@ -29,7 +30,18 @@ _INSERT = insert(_TABLE).returning(_TABLE.c.id, _TABLE.c.sequence_id)
 # The in-context load: the table's columns in `MessageRow`'s order, by a list of ids. `= ANY($1::varchar[])`, not
 # `IN ($1, ..., $n)`: one statement text whatever the window's length, so asyncpg's prepared statement and
 # Postgres' plan are reused turn after turn instead of made anew.
-_ROW_COLUMNS = select(*(_TABLE.c[M.__mapper__.column_attrs[field].columns[0].key] for field in MessageRow._fields))
+
+
+def _row_column(field: str) -> ColumnElement[Any]:
+    """A column as the in-context load reads it: a JSONB `null` (what an unset JSONB attribute is stored as) comes
+    back as SQL NULL, which the driver hands over as None without running the JSON decoder."""
+    column = _TABLE.c[M.__mapper__.column_attrs[field].columns[0].key]
+    if not isinstance(column.type, JSONB):
+        return column
+    return func.nullif(column, literal_column("'null'::jsonb"), type_=column.type).label(column.key)
+
+
+_ROW_COLUMNS = select(*(_row_column(field) for field in MessageRow._fields))
 
 
 class MessageRepository:
@@ -148,7 +160,7 @@ class MessageRepository:
             return []
         wanted = any_(literal(list(message_ids), ARRAY(String)))
         result = await self.session.execute(_ROW_COLUMNS.where(_TABLE.c.id == wanted, _TABLE.c.agent_id == agent_id))
-        by_id = {row[0]: row for row in result}
+        by_id = {row[0]: row for row in result.all()}
         make = MessageRow._make
         return [make(by_id[i]) for i in message_ids if i in by_id]
 
