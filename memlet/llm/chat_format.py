@@ -98,7 +98,7 @@ def truncate_return(text: str, limit: int | None) -> str:
     return f"{text[:limit]}... [truncated {len(text) - limit} chars]"
 
 
-def _tool_messages(row: MessageLike, limit: int | None) -> list[dict[str, Any]]:
+def _tool_messages(row: MessageLike) -> list[dict[str, Any]]:
     """One `tool` message per call a tool row answers (a parallel step stores all its returns on one row)."""
     parts = [str(p.get("text", "")) for p in row.content or [] if p.get("type") == "text"]
     returns = row.tool_returns or []
@@ -106,10 +106,7 @@ def _tool_messages(row: MessageLike, limit: int | None) -> list[dict[str, Any]]:
         pairs = [(str(r.get("tool_call_id") or ""), text) for r, text in zip(returns, parts, strict=True)]
     else:
         pairs = [(row.tool_call_id or "", "".join(parts))]
-    return [
-        {"role": "tool", "tool_call_id": wire_tool_call_id(call_id), "content": truncate_return(text, limit)}
-        for call_id, text in pairs
-    ]
+    return [{"role": "tool", "tool_call_id": wire_tool_call_id(call_id), "content": text} for call_id, text in pairs]
 
 
 def to_openai_messages(
@@ -127,8 +124,18 @@ def to_openai_messages(
     (`inner_thoughts_in_kwargs`), else as the assistant's content. `system_role` is "developer" for OpenAI's
     reasoning models; `tool_return_limit` cuts long tool returns (Letta's V3 request-time cap).
     """
+    buffer = buffer_messages(rows, agent_type, inner_thoughts_in_kwargs=inner_thoughts_in_kwargs)
+    return request_messages(system_text, buffer, system_role=system_role, tool_return_limit=tool_return_limit)
+
+
+def buffer_messages(
+    rows: Sequence[MessageLike], agent_type: str, *, inner_thoughts_in_kwargs: bool = True
+) -> list[dict[str, Any]]:
+    """The rows as chat messages, without the system prompt and before a request's own choices (the system
+    role, the tool-return cap): `request_messages` applies those. The conversion a step's compaction check and
+    its request share."""
     v2 = is_v2(agent_type)
-    out: list[dict[str, Any]] = [{"role": system_role, "content": system_text}]
+    out: list[dict[str, Any]] = []
     for row in rows:
         text = text_parts(row.content)
         if row.role in ("assistant", "approval"):
@@ -140,21 +147,44 @@ def to_openai_messages(
             thinking = text if in_args else None
             content = None if in_args or not text else text
             calls = _wire_calls(row.tool_calls, thinking)
-            last = out[-1]
-            if row.role == "approval" and last["role"] == "assistant" and last.get("tool_calls"):
+            last = out[-1] if out else None
+            if row.role == "approval" and last is not None and last["role"] == "assistant" and last.get("tool_calls"):
                 # A mixed response was stored as an assistant row plus an approval row; the model made it as
                 # one message, and the tool returns that follow answer both rows' calls.
                 last["tool_calls"] = [*last["tool_calls"], *calls]
                 continue
             out.append(_with_thinking({"role": "assistant", "content": content, "tool_calls": calls}, row))
         elif row.role == "tool":
-            out.extend(_tool_messages(row, tool_return_limit))
+            out.extend(_tool_messages(row))
         elif row.role == "user":
             out.append({"role": "user", "content": user_content(row.content)})
         elif row.role == "summary":
             out.append({"role": "user", "content": text})
         elif row.role == "system":
-            out.append({"role": system_role, "content": text})
+            out.append({"role": "system", "content": text})
+    return out
+
+
+def request_messages(
+    system_text: str,
+    buffer: Sequence[dict[str, Any]],
+    *,
+    system_role: str = "system",
+    tool_return_limit: int | None = None,
+) -> list[dict[str, Any]]:
+    """The system prompt, then `buffer` (from `buffer_messages`) with system messages in `system_role` and tool
+    returns cut to `tool_return_limit`. A changed message is a new dict: `buffer` is left as it was."""
+    out: list[dict[str, Any]] = [{"role": system_role, "content": system_text}]
+    if system_role == "system" and tool_return_limit is None:
+        out.extend(buffer)
+        return out
+    for message in buffer:
+        role = message["role"]
+        if role == "system" and system_role != "system":
+            message = {**message, "role": system_role}
+        elif role == "tool" and tool_return_limit is not None and len(message["content"]) > tool_return_limit:
+            message = {**message, "content": truncate_return(message["content"], tool_return_limit)}
+        out.append(message)
     return out
 
 

@@ -89,6 +89,7 @@ async def llm_step(run: RunState, state: LoopState, outcome: list[StepResult]) -
                     run.options.stream_tokens,
                     labels,
                     result_box,
+                    site.chat,
                 ),
             ):
                 yield delta
