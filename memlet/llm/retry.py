@@ -78,7 +78,7 @@ OPENAI_ERRORS = SDKErrors(ProviderHTTPError, is_retryable, retry_after_seconds, 
 
 
 async def with_retries(call: Callable[[], Awaitable[T]], policy: RetryPolicy, errors: SDKErrors = OPENAI_ERRORS) -> T:
-    """Await ``call()``, retrying transient SDK errors per ``policy``; raise the mapped memlet error at the end."""
+    """Await ``call()``, retrying transient provider errors per ``policy``; raise the mapped memlet error at the end."""
     attempt = 0
     while True:
         try:
