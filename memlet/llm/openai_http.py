@@ -53,7 +53,7 @@ def user_agent() -> str:
     return f"AsyncOpenAI/Python {version}"
 
 
-def join_url(base_url: str, path: str) -> httpx2.URL:
+def join_url(base_url: str | httpx2.URL, path: str) -> httpx2.URL:
     """``path`` under ``base_url``, which is read as a directory (a missing trailing slash is added)."""
     base = httpx2.URL(base_url)
     raw_path, separator, query = base.raw_path.partition(b"?")
@@ -81,12 +81,12 @@ def encode_json(body: Any) -> bytes:
         return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
-def decode_body(content: bytes, text: str) -> Any:
+def decode_body(response: httpx2.Response) -> Any:
     """The JSON of a 200 body; its text when it is not JSON (the caller reports it as unusable)."""
     try:
-        return orjson.loads(content)
+        return orjson.loads(response.content)
     except orjson.JSONDecodeError:
-        return text
+        return response.text
 
 
 class OpenAIHTTP:
@@ -95,7 +95,7 @@ class OpenAIHTTP:
     def __init__(
         self, base_url: str, api_key: str | None, timeout_s: float, http_client: httpx2.AsyncClient | None = None
     ) -> None:
-        self.base_url = base_url
+        self.base_url = httpx2.URL(base_url)  # a malformed URL fails here, as the SDK's constructor failed
         self._http = http_client or httpx2.AsyncClient(timeout=timeout_s, limits=DEFAULT_LIMITS, follow_redirects=True)
         self._timeout = httpx2.Timeout(timeout_s)
         self._headers = {
@@ -124,7 +124,7 @@ class OpenAIHTTP:
             response = await self._http.send(request)
         if not response.is_success:
             raise status_error(response.status_code, response.text, response.headers)
-        return decode_body(response.content, response.text)
+        return decode_body(response)
 
     async def stream(self, path: str, body: Any) -> "EventStream":
         """POST ``body`` and return its event stream once the answer's status is known to be a success."""
