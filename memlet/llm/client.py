@@ -1,8 +1,8 @@
 """Chat completions against any OpenAI-compatible endpoint, with bounded retries and Letta's error types.
 
 ``stream_chat`` yields ``ContentDelta`` / ``ReasoningDelta`` / ``ToolCallDelta`` events as they arrive and then
-exactly one ``ChatResult``; ``chat`` drains the same generator. Retries happen here (the SDK's are off), and only
-before the first chunk of a stream reaches the caller, so no caller ever sees a token twice.
+exactly one ``ChatResult``; ``chat`` drains the same generator. Retries happen here (``memlet.llm.retry``), and
+only before the first chunk of a stream reaches the caller, so no caller ever sees a token twice.
 
 Failures surface as ``memlet.errors.LLMError`` carrying Letta's ``error_type`` (the tree is in ``memlet.llm.errors``).
 The request/event dataclasses live in ``memlet.llm.types`` and the retry policy in ``memlet.llm.retry``; every name
@@ -10,15 +10,10 @@ is re-exported here so callers may keep importing from this module.
 """
 
 import contextlib
-import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import httpx2
-import openai
-from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessageToolCall
-from openai.types.completion_usage import CompletionUsage
 
 from memlet.errors import BadRequestError
 from memlet.llm.anthropic_client import AnthropicClient
@@ -31,6 +26,8 @@ from memlet.llm.errors import (
     to_llm_error,
 )
 from memlet.llm.first_chunk import with_first_chunk
+from memlet.llm.openai_http import PLACEHOLDER_API_KEY, EventStream, OpenAIHTTP
+from memlet.llm.openai_result import StreamAssembler, new_tool_call_id, result_from_completion
 from memlet.llm.retry import RetryPolicy, is_retryable, parse_retry_after, retry_after_seconds, with_retries
 from memlet.llm.stream_relay import final_result, metered, relay
 from memlet.llm.types import (
@@ -43,6 +40,7 @@ from memlet.llm.types import (
     ToolCallDelta,
     Usage,
 )
+from memlet.llm.wire_errors import ProviderHTTPError
 
 __all__ = [
     "OPENAI_COMPATIBLE_ENDPOINTS",
@@ -76,8 +74,6 @@ __all__ = [
     "with_retries",
 ]
 
-# Local servers (vLLM, Ollama, LM Studio) ignore the key, but the SDK refuses to start without one.
-PLACEHOLDER_API_KEY = "sk-no-key"
 # OpenAI rejects longer tool_call ids; Letta truncates them on the way out and so do we.
 TOOL_CALL_ID_MAX_LEN = 29
 
@@ -85,11 +81,6 @@ TOOL_CALL_ID_MAX_LEN = 29
 def wire_tool_call_id(tool_call_id: str) -> str:
     """The id to send to the provider: ids are stored whole but OpenAI accepts at most 29 characters."""
     return tool_call_id[:TOOL_CALL_ID_MAX_LEN]
-
-
-def new_tool_call_id() -> str:
-    """An OpenAI-shaped id for providers that omit one (exactly 29 characters)."""
-    return f"call_{uuid.uuid4().hex[:24]}"
 
 
 class LLMClient(Protocol):
@@ -104,139 +95,11 @@ class LLMClient(Protocol):
         ...
 
 
-def _usage(usage: CompletionUsage | None) -> Usage:
-    if usage is None:
-        return Usage()
-    prompt_details = usage.prompt_tokens_details
-    completion_details = usage.completion_tokens_details
-    # DeepSeek reports cache hits in its own top-level field.
-    cached = (prompt_details.cached_tokens if prompt_details else None) or getattr(
-        usage, "prompt_cache_hit_tokens", None
-    )
-    return Usage(
-        prompt_tokens=usage.prompt_tokens or 0,
-        completion_tokens=usage.completion_tokens or 0,
-        total_tokens=usage.total_tokens or 0,
-        cached_tokens=cached or 0,
-        reasoning_tokens=(completion_details.reasoning_tokens if completion_details else None) or 0,
-    )
-
-
-def _reasoning_of(obj: object) -> str | None:
-    return getattr(obj, "reasoning_content", None) or getattr(obj, "reasoning", None)
-
-
-@dataclass
-class _PartialCall:
-    id: str
-    name: str = ""
-    arguments: list[str] = field(default_factory=list)
-
-
-class _StreamAssembler:
-    """Turns chat.completion.chunk objects into events and remembers enough to build the final result."""
-
-    def __init__(self) -> None:
-        self.content: list[str] | None = None
-        self.reasoning: list[str] = []
-        self.calls: dict[int, _PartialCall] = {}
-        self.finish_reason: str | None = None
-        self.usage: CompletionUsage | None = None
-        self.model: str | None = None
-        self.response_id: str | None = None
-
-    def feed(self, chunk: ChatCompletionChunk) -> list[ChatEvent]:
-        self.model = chunk.model or self.model
-        self.response_id = chunk.id or self.response_id
-        self.usage = chunk.usage or self.usage
-        events: list[ChatEvent] = []
-        for choice in chunk.choices:
-            if choice.index != 0:
-                continue
-            self.finish_reason = choice.finish_reason or self.finish_reason
-            delta = choice.delta
-            if reasoning := _reasoning_of(delta):
-                self.reasoning.append(reasoning)
-                events.append(ReasoningDelta(reasoning))
-            if delta.content is not None:
-                self.content = [*(self.content or []), delta.content]
-                if delta.content:
-                    events.append(ContentDelta(delta.content))
-            for tc in delta.tool_calls or []:
-                events.extend(self._feed_tool_call(tc.index, tc.id, tc.function))
-        return events
-
-    def _feed_tool_call(self, index: int, call_id: str | None, function: Any) -> list[ChatEvent]:
-        call = self.calls.get(index)
-        if call is None:
-            call = self.calls[index] = _PartialCall(id=call_id or new_tool_call_id())
-        name = function.name if function is not None else None
-        fragment = (function.arguments if function is not None else None) or ""
-        # Some providers repeat the name on every chunk; only the first one is news.
-        new_name = name if name and not call.name else None
-        if new_name:
-            call.name = new_name
-        call.arguments.append(fragment)
-        if new_name is None and not fragment:
-            return []
-        return [ToolCallDelta(index=index, id=call.id, name=new_name, arguments=fragment)]
-
-    def result(self) -> ChatResult:
-        content = None if self.content is None else "".join(self.content)
-        reasoning = "".join(self.reasoning) or None
-        calls = [ToolCall(c.id, c.name, "".join(c.arguments)) for _, c in sorted(self.calls.items())]
-        if content is None and not calls and reasoning is None:
-            raise LLMEmptyResponseError(
-                f"INTERNAL_SERVER_ERROR: LLM provider streamed no content and no tool calls "
-                f"(ID: {self.response_id}, model: {self.model}, finish_reason: {self.finish_reason})"
-            )
-        return ChatResult(
-            content, calls, self.finish_reason, _usage(self.usage), reasoning, self.model, self.response_id
-        )
-
-
-def _result_from_completion(completion: object) -> ChatResult:
-    if not isinstance(completion, ChatCompletion) or not completion.choices:
-        raise LLMEmptyResponseError(f"INTERNAL_SERVER_ERROR: Unusable LLM response: {str(completion)[:500]}")
-    choice = completion.choices[0]
-    message = choice.message
-    calls = [
-        ToolCall(tc.id or new_tool_call_id(), tc.function.name, tc.function.arguments or "")
-        for tc in message.tool_calls or []
-        if isinstance(tc, ChatCompletionMessageToolCall)  # custom (non-function) tool calls are not ours
-    ]
-    if message.content is None and not calls:
-        raise LLMEmptyResponseError(
-            f"INTERNAL_SERVER_ERROR: LLM provider returned empty content in response "
-            f"(ID: {completion.id}, model: {completion.model}, finish_reason: {choice.finish_reason})"
-        )
-    return ChatResult(
-        message.content,
-        calls,
-        choice.finish_reason,
-        _usage(completion.usage),
-        _reasoning_of(message),
-        completion.model,
-        completion.id,
-    )
-
-
-def openai_sdk(
-    base_url: str, api_key: str | None, timeout_s: float, http_client: httpx2.AsyncClient | None
-) -> openai.AsyncOpenAI:
-    """The SDK client of every OpenAI-compatible client: the SDK's own retries off (``with_retries`` retries), and
-    a placeholder key for servers that need none."""
-    return openai.AsyncOpenAI(
-        base_url=base_url,
-        api_key=api_key or PLACEHOLDER_API_KEY,
-        timeout=timeout_s,
-        max_retries=0,
-        http_client=http_client,
-    )
-
-
 class OpenAICompatibleClient:
-    """``LLMClient`` over ``openai.AsyncOpenAI``; works with OpenAI, DeepSeek, vLLM, Ollama, LM Studio, ..."""
+    """``LLMClient`` for OpenAI's chat completions API; works with OpenAI, DeepSeek, vLLM, Ollama, LM Studio, ...
+
+    It posts the JSON body itself (``memlet.llm.openai_http``) and reads the answer as plain dicts.
+    """
 
     def __init__(
         self,
@@ -252,16 +115,11 @@ class OpenAICompatibleClient:
         self.retry = retry
         self.provider = provider  # the endpoint type, for metrics
         self._max_tokens_param = max_tokens_param
-        self._sdk = openai_sdk(base_url, api_key, timeout_s, http_client)
-
-    @property
-    def sdk(self) -> openai.AsyncOpenAI:
-        """The underlying SDK client (the embedding client shares it)."""
-        return self._sdk
+        self._http = OpenAIHTTP(base_url, api_key, timeout_s, http_client)
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""
-        await self._sdk.close()
+        await self._http.aclose()
 
     async def chat(self, request: ChatRequest) -> ChatResult:
         """Run the request (streamed or not, per ``request.stream``) and return only the final result."""
@@ -272,39 +130,21 @@ class OpenAICompatibleClient:
         return metered(self.provider, self._stream_chat(request))
 
     async def _stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
-        params = self.request_body(request)
+        body = _wire_body(self.request_body(request))
         if not request.stream:
-            completion = await with_retries(lambda: self._create(params, stream=False), self.retry)
-            yield _result_from_completion(completion)
+            completion = await with_retries(lambda: self._http.post("/chat/completions", body), self.retry)
+            yield result_from_completion(completion)
             return
-        stream, first = await with_retries(lambda: self._open_stream(params), self.retry)
-        events = relay(stream, first, _StreamAssembler(), openai.OpenAIError, to_llm_error)
+        body |= {"stream": True, "stream_options": {"include_usage": True}}
+        stream, first = await with_retries(lambda: self._open_stream(body), self.retry)
+        events = relay(stream, first, StreamAssembler(), ProviderHTTPError, to_llm_error)
         async with contextlib.aclosing(events) as relayed:
             async for event in relayed:
                 yield event
 
-    async def _open_stream(
-        self, params: dict[str, Any]
-    ) -> tuple[openai.AsyncStream[ChatCompletionChunk], ChatCompletionChunk | None]:
+    async def _open_stream(self, body: dict[str, Any]) -> tuple[EventStream, dict[str, Any] | None]:
         # Reading the first chunk inside the retried call means early stream errors are retried too.
-        return await with_first_chunk(await self._create(params, stream=True))
-
-    async def _create(self, params: dict[str, Any], *, stream: bool) -> Any:
-        """POST /chat/completions with the body as built.
-
-        The SDK's ``create`` first "transforms" the request, walking every message and tool with typing
-        introspection; on a real prompt that took more CPU than the rest of a step. Our body is plain JSON already.
-        """
-        body = {k: v for k, v in params.items() if k != "extra_body"} | (params.get("extra_body") or {})
-        if stream:
-            body |= {"stream": True, "stream_options": {"include_usage": True}}
-        return await self._sdk.post(
-            "/chat/completions",
-            body=body,
-            cast_to=ChatCompletion,
-            stream=stream,
-            stream_cls=openai.AsyncStream[ChatCompletionChunk],
-        )
+        return await with_first_chunk(await self._http.stream("/chat/completions", body))
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         """The JSON body this client posts for `request` (the preview endpoint shows it as is)."""
@@ -325,6 +165,14 @@ class OpenAICompatibleClient:
         if request.extra_body:
             params["extra_body"] = request.extra_body
         return params
+
+
+def _wire_body(params: dict[str, Any]) -> dict[str, Any]:
+    """The body as posted: ``extra_body``'s keys merged into the top level (as the SDK merged them)."""
+    extra: dict[str, Any] | None = params.get("extra_body")
+    if extra is None:
+        return dict(params)
+    return {k: v for k, v in params.items() if k != "extra_body"} | extra
 
 
 def _without_thinking_blocks(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""Text embeddings: OpenAI-compatible `/v1/embeddings` (OpenAI SDK) and Ollama's native `/api/embed`.
+"""Text embeddings: OpenAI-compatible `/v1/embeddings` and Ollama's native `/api/embed` (`memlet.llm.openai_http`).
 
 Both clients embed in batches, retry each batch with the chat client's policy and always send the configured model
 (no fallback to another one). `embedding_client_for` picks the client for an `embedding_endpoint_type`.
@@ -8,11 +8,11 @@ from functools import partial
 from typing import Any, Protocol
 
 import httpx2
-import openai
 
 from memlet.errors import BadRequestError
-from memlet.llm.client import OPENAI_COMPATIBLE_ENDPOINTS, openai_sdk
+from memlet.llm.client import OPENAI_COMPATIBLE_ENDPOINTS
 from memlet.llm.errors import LLMEmptyResponseError
+from memlet.llm.openai_http import OpenAIHTTP
 from memlet.llm.retry import RetryPolicy, with_retries
 
 # Letta stores every embedding in one vector(4096) column, zero-padding shorter ones (its MAX_EMBEDDING_DIM).
@@ -43,7 +43,7 @@ def pad_embedding(vector: list[float], dim: int = MAX_EMBEDDING_DIM) -> list[flo
 
 
 class OpenAICompatibleEmbeddingClient:
-    """``EmbeddingClient`` over ``openai.AsyncOpenAI``'s /embeddings."""
+    """``EmbeddingClient`` over an OpenAI-compatible ``POST /embeddings``."""
 
     def __init__(
         self,
@@ -57,11 +57,11 @@ class OpenAICompatibleEmbeddingClient:
     ) -> None:
         self.retry = retry
         self.batch_size = batch_size
-        self._sdk = openai_sdk(base_url, api_key, timeout_s, http_client)
+        self._http = OpenAIHTTP(base_url, api_key, timeout_s, http_client)
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""
-        await self._sdk.close()
+        await self._http.aclose()
 
     async def embed(self, texts: list[str], model: str, dimensions: int | None = None) -> list[list[float]]:
         """Embed ``texts`` in batches of ``batch_size``; each batch is retried on its own."""
@@ -74,12 +74,20 @@ class OpenAICompatibleEmbeddingClient:
     async def _embed_batch(self, batch: list[str], model: str, dimensions: int | None) -> list[list[float]]:
         # Explicit floats: the SDK's default base64 encoding is not supported by every local server.
         # Only text-embedding-3 style models accept `dimensions`, so it is omitted unless asked for.
-        response = await self._sdk.embeddings.create(
-            input=batch, model=model, encoding_format="float", dimensions=dimensions or openai.omit
-        )
-        data = sorted(response.data, key=lambda item: item.index)
+        body: dict[str, Any] = {"input": batch, "model": model, "encoding_format": "float"}
+        if dimensions:
+            body["dimensions"] = dimensions
+        response = await self._http.post("/embeddings", body)
+        data = response.get("data") if isinstance(response, dict) else None
+        if not isinstance(data, list) or not all(_is_embedding(item) for item in data):
+            raise LLMEmptyResponseError(f"INTERNAL_SERVER_ERROR: Unusable embedding response: {str(response)[:500]}")
+        data = sorted(data, key=lambda item: item.get("index", 0))
         _check_count(data, batch)
-        return [list(item.embedding) for item in data]
+        return [[float(x) for x in item["embedding"]] for item in data]
+
+
+def _is_embedding(item: object) -> bool:
+    return isinstance(item, dict) and isinstance(item.get("embedding"), list)
 
 
 def _check_count(vectors: list[Any], batch: list[str]) -> None:
@@ -98,8 +106,8 @@ def ollama_root(base_url: str) -> str:
 class OllamaEmbeddingClient:
     """``EmbeddingClient`` over Ollama's native ``POST /api/embed`` (``{"model", "input": [...]}``).
 
-    Requests go through the OpenAI SDK's HTTP layer (``AsyncOpenAI.post``), so timeouts, the guarded transport
-    and error classes are the same as for every other provider call.
+    Requests go through the same HTTP layer as the chat calls (``memlet.llm.openai_http``), so timeouts, the
+    guarded transport and error classes are the same as for every other provider call.
     """
 
     def __init__(
@@ -113,10 +121,10 @@ class OllamaEmbeddingClient:
     ) -> None:
         self.retry = retry
         self.batch_size = batch_size
-        self._sdk = openai_sdk(ollama_root(base_url), None, timeout_s, http_client)
+        self._http = OpenAIHTTP(ollama_root(base_url), None, timeout_s, http_client)
 
     async def aclose(self) -> None:
-        await self._sdk.close()
+        await self._http.aclose()
 
     async def embed(self, texts: list[str], model: str, dimensions: int | None = None) -> list[list[float]]:
         """Embed ``texts`` in batches; Ollama has no ``dimensions`` parameter, so the model's own size is used."""
@@ -128,7 +136,7 @@ class OllamaEmbeddingClient:
         return vectors
 
     async def _embed_batch(self, batch: list[str], model: str) -> list[list[float]]:
-        body = await self._sdk.post("/api/embed", cast_to=object, body={"model": model, "input": batch})
+        body = await self._http.post("/api/embed", {"model": model, "input": batch})
         vectors = body.get("embeddings") if isinstance(body, dict) else None
         if not isinstance(vectors, list):
             raise LLMEmptyResponseError("INTERNAL_SERVER_ERROR: Ollama /api/embed returned no embeddings")

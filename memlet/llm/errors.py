@@ -1,4 +1,4 @@
-"""Letta's LLM error types, and the mapping from openai SDK exceptions onto them.
+"""Letta's LLM error types, and the mapping from a failed OpenAI-compatible call (``memlet.llm.wire_errors``) onto them.
 
 Every provider failure becomes one of these, with Letta's ``error_type``, status and fixed message:
 
@@ -8,9 +8,13 @@ Every provider failure becomes one of these, with Letta's ``error_type``, status
     ContextWindowExceededError (BadRequestError, 400): the prompt does not fit; the loop compacts and retries
 """
 
-import openai
-
 from memlet.errors import BadRequestError, LLMError
+from memlet.llm.wire_errors import (
+    ProviderConnectionError,
+    ProviderResponseError,
+    ProviderStatusError,
+    ProviderTimeoutError,
+)
 
 # error_type -> (HTTP status, the user-facing message Letta puts in {"error": {"message": ...}}).
 _ERROR_TYPES: dict[str, tuple[int, str]] = {
@@ -53,26 +57,31 @@ def llm_error(error_type: str, detail: str) -> LLMError:
 
 
 def to_llm_error(exc: Exception) -> ProviderError:
-    """Map an openai SDK exception to the error memlet raises (Letta's classification, our wording)."""
+    """Map a failed OpenAI-compatible call to the error memlet raises (Letta's classification, our wording).
+
+    Timeouts, connection failures and unusable bodies first; then a context overflow named in the error's text;
+    then by status: 429 rate limit, 401 authentication, 402 (or a credit message) credits, 5xx provider error,
+    any other status a bad request. An error inside a stream has no status: a provider error.
+    """
     text = str(exc)
     lowered = text.lower()
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, ProviderTimeoutError):
         return llm_error("llm_timeout", f"TIMEOUT: Request to the LLM provider timed out: {text}")
-    if isinstance(exc, openai.APIConnectionError):
+    if isinstance(exc, ProviderConnectionError):
         return llm_error("llm_error", f"INTERNAL_SERVER_ERROR: Failed to connect to the LLM provider: {text}")
-    if isinstance(exc, openai.APIResponseValidationError):
+    if isinstance(exc, ProviderResponseError):
         return LLMEmptyResponseError(f"INTERNAL_SERVER_ERROR: Unparsable LLM response: {text}")
     if any(hint in lowered for hint in _CONTEXT_OVERFLOW_HINTS):
         return ContextWindowExceededError(f"CONTEXT_WINDOW_EXCEEDED: The LLM context window was exceeded: {text}")
-    if isinstance(exc, openai.RateLimitError):
-        return llm_error("llm_rate_limit", f"RATE_LIMIT_EXCEEDED: Rate limited by the LLM provider: {text}")
-    if isinstance(exc, openai.AuthenticationError):
-        return llm_error("llm_authentication", f"UNAUTHENTICATED: Authentication failed: {text}")
-    if isinstance(exc, openai.APIStatusError):
+    if isinstance(exc, ProviderStatusError):
+        if exc.status_code == 429:
+            return llm_error("llm_rate_limit", f"RATE_LIMIT_EXCEEDED: Rate limited by the LLM provider: {text}")
+        if exc.status_code == 401:
+            return llm_error("llm_authentication", f"UNAUTHENTICATED: Authentication failed: {text}")
         if exc.status_code == 402 or any(hint in lowered for hint in CREDIT_HINTS):
             return llm_error("llm_insufficient_credits", f"PAYMENT_REQUIRED: Insufficient credits: {text}")
         if exc.status_code >= 500:
             return llm_error("llm_error", f"INTERNAL_SERVER_ERROR: LLM provider error: {text}")
         return llm_error("llm_bad_request", f"INVALID_ARGUMENT: Bad request to the LLM provider: {text}")
-    # An error event inside a stream, or anything else the SDK raises.
+    # An error event inside a stream, or anything else.
     return llm_error("llm_error", f"INTERNAL_SERVER_ERROR: LLM provider error: {text}")

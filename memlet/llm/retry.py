@@ -9,9 +9,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-import openai
-
 from memlet.llm.errors import CREDIT_HINTS, ProviderError, to_llm_error
+from memlet.llm.wire_errors import ProviderConnectionError, ProviderHTTPError, ProviderStatusError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -33,7 +32,7 @@ class RetryPolicy:
 
 def retry_after_seconds(exc: Exception) -> float | None:
     """The wait a failed provider response asked for, if any."""
-    return parse_retry_after(exc.response.headers) if isinstance(exc, openai.APIStatusError) else None
+    return parse_retry_after(exc.headers) if isinstance(exc, ProviderStatusError) else None
 
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:
@@ -55,9 +54,9 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
 
 def is_retryable(exc: Exception) -> bool:
     """Transient failures: connection errors and timeouts, 408/409/429 (but not exhausted quota) and 5xx."""
-    if isinstance(exc, openai.APIConnectionError):
+    if isinstance(exc, ProviderConnectionError):
         return True
-    if not isinstance(exc, openai.APIStatusError):
+    if not isinstance(exc, ProviderStatusError):
         return False
     if exc.status_code == 429:
         return not any(hint in str(exc).lower() for hint in CREDIT_HINTS)
@@ -66,7 +65,7 @@ def is_retryable(exc: Exception) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class SDKErrors:
-    """How to read one provider SDK's exceptions: their base class, which are transient, the wait they ask for,
+    """How to read one provider client's exceptions: their base class, which are transient, the wait they ask for,
     and the memlet error each becomes."""
 
     base: type[Exception]
@@ -75,11 +74,11 @@ class SDKErrors:
     convert: Callable[[Exception], ProviderError]
 
 
-OPENAI_ERRORS = SDKErrors(openai.OpenAIError, is_retryable, retry_after_seconds, to_llm_error)
+OPENAI_ERRORS = SDKErrors(ProviderHTTPError, is_retryable, retry_after_seconds, to_llm_error)
 
 
 async def with_retries(call: Callable[[], Awaitable[T]], policy: RetryPolicy, errors: SDKErrors = OPENAI_ERRORS) -> T:
-    """Await ``call()``, retrying transient SDK errors per ``policy``; raise the mapped memlet error at the end."""
+    """Await ``call()``, retrying transient provider errors per ``policy``; raise the mapped memlet error at the end."""
     attempt = 0
     while True:
         try:

@@ -1,6 +1,6 @@
 """What both provider clients do with a stream once it is open: relay its events, then the result.
 
-A provider client turns its SDK's chunks into `ChatEvent`s with an assembler, whose `result()` is the final
+A provider client turns its stream's chunks into `ChatEvent`s with an assembler, whose `result()` is the final
 `ChatResult`. Errors mid-stream are not retried: tokens already reached the caller, and a retry would repeat them.
 """
 

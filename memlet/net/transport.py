@@ -21,7 +21,7 @@ from memlet.net.outbound import OutboundPolicy
 log = get_logger("net.transport")
 
 BLOCKED_MESSAGE = "connection refused by memlet's outbound URL policy"
-# As many connections as the OpenAI SDK's own default pool allows.
+# As many connections as the OpenAI SDK's own default pool allowed.
 MAX_CONNECTIONS, MAX_KEEPALIVE = 1000, 100
 
 
@@ -30,7 +30,7 @@ class OutboundBlockedError(httpcore.ConnectError):
 
 
 class OutboundBlockedError2(httpcore2.ConnectError):
-    """The same for httpx2, the HTTP stack of the OpenAI SDK."""
+    """The same for httpx2, the HTTP stack of the LLM clients."""
 
 
 class GuardedBackend:
@@ -94,7 +94,7 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
 
 
 class GuardedTransport2(httpx2.AsyncHTTPTransport):
-    """The same for httpx2 (the OpenAI SDK's HTTP client)."""
+    """The same for httpx2 (the LLM clients' HTTP stack)."""
 
     def __init__(self, policy: OutboundPolicy) -> None:
         super().__init__(trust_env=False)
@@ -121,7 +121,7 @@ def guarded_client(policy: OutboundPolicy, *, timeout_s: float) -> httpx.AsyncCl
 
 
 def guarded_sdk_client(policy: OutboundPolicy, *, timeout_s: float) -> httpx2.AsyncClient:
-    """The same as an httpx2 client, for the OpenAI SDK (`openai.AsyncOpenAI(http_client=...)`)."""
+    """The same as an httpx2 client, for the LLM and embedding clients (`memlet.llm.openai_http`, Anthropic's SDK)."""
     return httpx2.AsyncClient(
         transport=GuardedTransport2(policy), timeout=timeout_s, follow_redirects=False, trust_env=False
     )

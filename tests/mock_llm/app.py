@@ -1,7 +1,7 @@
 """The mock's HTTP routes (a Starlette app over one ``MockState``): OpenAI chat completions, Anthropic messages,
 both model lists, OpenAI and Ollama embeddings, and the ``/_mock/*`` control routes another process scripts."""
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -24,6 +24,14 @@ def _anthropic_key(request: Request) -> str:
     return request.headers.get("x-api-key") or bearer
 
 
+def _raw(reply: Reply) -> Response:
+    async def pieces() -> AsyncIterator[str]:
+        for piece in reply.body:
+            yield piece
+
+    return StreamingResponse(pieces(), status_code=reply.status, media_type=reply.content_type)
+
+
 def create_app(state: MockState) -> Starlette:
     """The mock's ASGI app over ``state``."""
 
@@ -36,8 +44,11 @@ def create_app(state: MockState) -> Starlette:
 
     async def chat_completions(request: Request) -> Response:
         state.authorizations.append(request.headers.get("authorization", ""))
+        state.chat_headers.append(dict(request.headers))
         body = await request.json()
         reply = await resolve(state.take(body, "chat"))
+        if reply.kind == "raw":
+            return _raw(reply)
         if state.window is not None and reply.kind != "error":
             used = budget.prompt_tokens(body) + (budget.completion_allowance(body) or 0)
             if used > state.window:
@@ -68,6 +79,8 @@ def create_app(state: MockState) -> Starlette:
 
     async def embed(body: Any, recorded: dict[str, Any], render: Callable[[Any], dict[str, Any]]) -> Response:
         reply = await resolve(state.take(recorded, "embeddings"))
+        if reply.kind == "raw":
+            return _raw(reply)
         if reply.kind == "error":
             return openai_wire.error_response(reply)
         return JSONResponse(render(body))

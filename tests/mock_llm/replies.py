@@ -22,7 +22,7 @@ class Call:
 class Reply:
     """What the mock answers to one request. Build it with the class methods, not the constructor."""
 
-    kind: str = "message"  # message | error | delay
+    kind: str = "message"  # message | error | delay | raw
     content: str | None = None
     reasoning: str | None = None
     calls: tuple[Call, ...] = ()
@@ -38,6 +38,8 @@ class Reply:
     signature: str | None = None  # Anthropic: the thinking block's signature (default mock-signature-<n>)
     redacted: str | None = None  # Anthropic: a redacted_thinking block's data
     prompt_tokens: int | None = None  # the prompt tokens to report instead of the counted ones
+    body: tuple[str, ...] = ()  # raw: the response body, written piece by piece
+    content_type: str = "text/event-stream"  # raw: the response's media type
 
     @classmethod
     def text(
@@ -95,6 +97,11 @@ class Reply:
         return cls(kind="delay", seconds=seconds, then=then)
 
     @classmethod
+    def raw(cls, *pieces: str, status: int = 200, content_type: str = "text/event-stream") -> Self:
+        """A response body exactly as given (each piece flushed on its own), e.g. a malformed stream."""
+        return cls(kind="raw", body=pieces, status=status, content_type=content_type)
+
+    @classmethod
     def empty(cls) -> Self:
         """An assistant message with neither content nor tool calls."""
         return cls(finish_reason="stop")
@@ -119,6 +126,7 @@ class Reply:
     def from_dict(cls, data: dict[str, Any]) -> "Reply":
         data = dict(data)
         data["calls"] = tuple(Call(**c) for c in data.get("calls") or ())
+        data["body"] = tuple(data.get("body") or ())
         if data.get("then") is not None:
             data["then"] = cls.from_dict(data["then"])
         return cls(**data)

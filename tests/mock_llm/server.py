@@ -101,6 +101,12 @@ class MockLLM:
             return list(self._state.authorizations)
 
     @property
+    def chat_headers(self) -> list[dict[str, str]]:
+        """The headers of every chat completions request so far (lower-case names)."""
+        with self._state.lock:
+            return list(self._state.chat_headers)
+
+    @property
     def embedding_requests(self) -> list[dict[str, Any]]:
         with self._state.lock:
             return list(self._state.embedding_requests)

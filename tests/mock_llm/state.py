@@ -33,6 +33,7 @@ class MockState:
             self.embedding_requests: list[dict[str, Any]] = []
             # The Authorization header of every request, in arrival order ("" when none was sent).
             self.authorizations: list[str] = []
+            self.chat_headers: list[dict[str, str]] = []  # every chat completions request's headers
             self.counter = 0
             self.cached_prompts: set[str] = set()  # system prompts marked cache_control (Anthropic)
             self.window: int | None = None  # when set, a chat request larger than this overflows (a 400)

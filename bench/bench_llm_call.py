@@ -1,0 +1,112 @@
+"""CPU of the LLM call alone: `OpenAICompatibleClient` against the mock LLM in another process, per call.
+
+    .venv/bin/python bench/bench_llm_call.py [--calls 300] [--messages 60] [--root DIR]
+
+Measures this process's CPU time (the client's, not the mock's) per streamed and per non-streamed chat call, for a
+request the size of a warm agent's (`--messages` in-context messages, eight tools, a reply of a few dozen chunks).
+`--root` imports memlet from another checkout, e.g. `--root /work/main` to compare with the code there.
+"""
+
+import argparse
+import asyncio
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--messages", type=int, default=60)
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose memlet to import")
+    return parser.parse_args()
+
+
+ARGS = _args()
+sys.path.insert(0, str(ARGS.root.resolve()))
+sys.path.insert(1, str(ROOT))
+
+import httpx  # noqa: E402
+
+from memlet.llm.client import ChatRequest, OpenAICompatibleClient, RetryPolicy  # noqa: E402
+from tests.mock_llm import Reply, script_remote  # noqa: E402
+
+REPLY = Reply.text(" ".join(f"word{i}" for i in range(60)))
+
+
+def tools() -> list[dict[str, object]]:
+    properties = {"query": {"type": "string", "description": "What to look for."}, "limit": {"type": "integer"}}
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": f"tool_{i}",
+                "description": "A tool with a short description. " * 4,
+                "parameters": {"type": "object", "properties": properties, "required": ["query"]},
+            },
+        }
+        for i in range(8)
+    ]
+
+
+def request(messages: int, *, stream: bool) -> ChatRequest:
+    body = [{"role": "system", "content": "You are a helpful assistant. " * 200}]
+    for i in range(messages):
+        body.append({"role": "user" if i % 2 == 0 else "assistant", "content": f"message number {i} " * 20})
+    return ChatRequest(model="gpt-4o-mini", messages=body, tools=tools(), tool_choice="auto", stream=stream)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+async def cpu_per_call(client: OpenAICompatibleClient, mock_url: str, req: ChatRequest, calls: int) -> float:
+    """Microseconds of this process's CPU per call (the mock's scripting happens outside the measured span)."""
+    spent = 0.0
+    batch = 50
+    for start in range(0, calls, batch):
+        n = min(batch, calls - start)
+        script_remote(mock_url, *([REPLY] * n))
+        began = time.process_time()
+        for _ in range(n):
+            await client.chat(req)
+        spent += time.process_time() - began
+    return spent / calls * 1e6
+
+
+async def measure(mock_url: str) -> None:
+    client = OpenAICompatibleClient(base_url=mock_url, api_key="sk-mock", retry=RetryPolicy(max_retries=0))
+    streamed, whole = request(ARGS.messages, stream=True), request(ARGS.messages, stream=False)
+    await cpu_per_call(client, mock_url, streamed, 30)  # warm-up
+    for label, req in (("streamed", streamed), ("non-streamed", whole)):
+        per_call = await cpu_per_call(client, mock_url, req, ARGS.calls)
+        print(f"{ARGS.root.resolve().name}: {label} chat call: {per_call:7.0f} us client CPU per call", flush=True)
+    await client.aclose()
+
+
+def main() -> None:
+    port = free_port()
+    mock = subprocess.Popen([sys.executable, "-m", "tests.mock_llm", "--port", str(port)], cwd=ROOT)
+    mock_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        for _ in range(100):
+            try:
+                httpx.get(f"{mock_url}/models", timeout=1).raise_for_status()
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        asyncio.run(measure(mock_url))
+    finally:
+        mock.terminate()
+        mock.wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,198 @@
+"""JSON over HTTP to an OpenAI-compatible API: one pooled httpx2 client per endpoint, no SDK in between.
+
+``post`` returns the decoded JSON body (plain dicts and lists; the text when the body is not JSON), ``stream``
+the decoded ``data:`` events of a server-sent event stream up to ``[DONE]``. Both raise the
+``memlet.llm.wire_errors`` exceptions: a non-2xx answer, a timeout, a failed connection (the guarded transport's
+refusals included), an error object inside a stream, an event that is not JSON.
+
+Requests carry what the openai SDK sent: ``Authorization: Bearer <key>`` (a placeholder for servers that need
+none), JSON ``Content-Type`` and ``Accept``, and its ``User-Agent``; URLs join the base URL and the path as the
+SDK did (``https://host/v1`` and ``https://host/v1/`` both give ``https://host/v1/chat/completions``).
+"""
+
+import asyncio
+import contextlib
+import json
+import ssl
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from functools import cache
+from importlib import metadata
+from typing import Any
+
+import anyio
+import httpx2
+import orjson
+
+from memlet.llm.sse import ServerEvent, SSEDecoder
+from memlet.llm.wire_errors import (
+    ProviderConnectionError,
+    ProviderHTTPError,
+    ProviderResponseError,
+    ProviderTimeoutError,
+    status_error,
+    stream_error,
+)
+
+# Local servers (vLLM, Ollama, LM Studio) ignore the key, but the SDK refused to start without one.
+PLACEHOLDER_API_KEY = "sk-no-key"
+# How long to read the rest of a stream after [DONE], so its HTTP/1.1 connection can be reused (as the SDK did).
+DRAIN_TIMEOUT_S = 0.1
+# The SDK's own pool limits and redirect handling, for a client built without a (guarded) httpx2 client.
+DEFAULT_LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
+# Failures of the connection itself (the SDK's list: TLS and AnyIO stream errors httpx2 does not wrap).
+_CONNECTION_ERRORS = (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream)
+
+
+@cache
+def user_agent() -> str:
+    """The User-Agent the openai SDK sent (some gateways tell clients apart by it)."""
+    try:
+        version = metadata.version("openai")
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    return f"AsyncOpenAI/Python {version}"
+
+
+def join_url(base_url: str | httpx2.URL, path: str) -> httpx2.URL:
+    """``path`` under ``base_url``, which is read as a directory (a missing trailing slash is added)."""
+    base = httpx2.URL(base_url)
+    raw_path, separator, query = base.raw_path.partition(b"?")
+    if not raw_path.endswith(b"/"):
+        raw_path += b"/"
+    return base.copy_with(raw_path=raw_path + path.lstrip("/").encode() + separator + query)
+
+
+@contextlib.contextmanager
+def transport_errors() -> Iterator[None]:
+    """httpx2's timeouts and connection failures as ``ProviderTimeoutError`` / ``ProviderConnectionError``."""
+    try:
+        yield
+    except httpx2.TimeoutException as exc:
+        raise ProviderTimeoutError() from exc
+    except _CONNECTION_ERRORS as exc:
+        raise ProviderConnectionError() from exc
+
+
+def encode_json(body: Any) -> bytes:
+    """Compact UTF-8 JSON, as the SDK sent it (the standard library for what orjson refuses, e.g. huge ints)."""
+    try:
+        return orjson.dumps(body)
+    except orjson.JSONEncodeError:
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def decode_body(response: httpx2.Response) -> Any:
+    """The JSON of a 200 body; its text when it is not JSON (the caller reports it as unusable)."""
+    try:
+        return orjson.loads(response.content)
+    except orjson.JSONDecodeError:
+        return response.text
+
+
+class OpenAIHTTP:
+    """POSTs JSON to one OpenAI-compatible base URL; ``aclose`` closes the HTTP client (it owns it)."""
+
+    def __init__(
+        self, base_url: str, api_key: str | None, timeout_s: float, http_client: httpx2.AsyncClient | None = None
+    ) -> None:
+        self.base_url = httpx2.URL(base_url)  # a malformed URL fails here, as the SDK's constructor failed
+        self._http = http_client or httpx2.AsyncClient(timeout=timeout_s, limits=DEFAULT_LIMITS, follow_redirects=True)
+        self._timeout = httpx2.Timeout(timeout_s)
+        self._headers = {
+            "Authorization": f"Bearer {api_key or PLACEHOLDER_API_KEY}",
+            "Accept": "application/json",
+            "Content-Type": "application/json",
+            "User-Agent": user_agent(),
+        }
+        self._urls: dict[str, httpx2.URL] = {}
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    def _request(self, path: str, body: Any) -> httpx2.Request:
+        url = self._urls.get(path)
+        if url is None:
+            url = self._urls[path] = join_url(self.base_url, path)
+        return self._http.build_request(
+            "POST", url, content=encode_json(body), headers=self._headers, timeout=self._timeout
+        )
+
+    async def post(self, path: str, body: Any) -> Any:
+        """POST ``body`` and return the decoded answer."""
+        request = self._request(path, body)
+        with transport_errors():
+            response = await self._http.send(request)
+        if not response.is_success:
+            raise status_error(response.status_code, response.text, response.headers)
+        return decode_body(response)
+
+    async def stream(self, path: str, body: Any) -> "EventStream":
+        """POST ``body`` and return its event stream once the answer's status is known to be a success."""
+        request = self._request(path, body)
+        with transport_errors():
+            response = await self._http.send(request, stream=True)
+        if not response.is_success:
+            try:
+                with transport_errors():
+                    await response.aread()
+            finally:
+                await response.aclose()
+            raise status_error(response.status_code, response.text, response.headers)
+        return EventStream(response)
+
+
+class EventStream:
+    """The decoded JSON objects of an SSE response, in order; ``close()`` ends it and releases the connection."""
+
+    def __init__(self, response: httpx2.Response) -> None:
+        self._response = response
+        self._events = self._read()
+
+    def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        return self
+
+    async def __anext__(self) -> dict[str, Any]:
+        return await self._events.__anext__()
+
+    async def close(self) -> None:
+        await self._events.aclose()
+        await self._response.aclose()
+
+    async def _bytes(self) -> AsyncGenerator[bytes, None]:
+        with transport_errors():
+            async for chunk in self._response.aiter_bytes():
+                yield chunk
+
+    async def _read(self) -> AsyncGenerator[dict[str, Any], None]:
+        decoder = SSEDecoder()
+        async with contextlib.aclosing(self._bytes()) as chunks:
+            async for chunk in chunks:
+                for event in decoder.feed(chunk):
+                    if event.data.startswith(b"[DONE]"):
+                        await _drain(chunks)
+                        return
+                    yield _decoded(event)
+        for event in decoder.flush():
+            if event.data.startswith(b"[DONE]"):
+                return
+            yield _decoded(event)
+
+
+def _decoded(event: ServerEvent) -> dict[str, Any]:
+    try:
+        data = orjson.loads(event.data)
+    except orjson.JSONDecodeError:
+        data = None
+    if not isinstance(data, dict):
+        raise ProviderResponseError(f"Unparsable stream event: {event.data[:200].decode('utf-8', 'replace')}")
+    if error := stream_error(data):
+        raise error
+    return data
+
+
+async def _drain(chunks: AsyncGenerator[bytes, None]) -> None:
+    """Read what follows [DONE] (usually only the end of the chunked body) for a short while."""
+    with contextlib.suppress(TimeoutError, ProviderHTTPError):
+        async with asyncio.timeout(DRAIN_TIMEOUT_S):
+            async for _ in chunks:
+                pass
