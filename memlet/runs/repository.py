@@ -1,6 +1,7 @@
 """SQL for the runs table: the loop's writes and the routes' reads. Never commits; callers own the transactions."""
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,6 +37,33 @@ TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 
 
 ACTIVE_RUN_STATUSES = ("created", "running")
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    """How a run ends: its status and stop reason (unless a client cancelled it first), how long it took, and
+    the error that ended it."""
+
+    status: str
+    stop_reason: str
+    duration_ns: int | None = None
+    error: dict[str, Any] | None = None
+
+
+def _closing_values(end: RunEnd) -> dict[str, Any]:
+    """The columns that close a run; a run already cancelled by a client stays cancelled."""
+    was_cancelled = RUNS.c.status == "cancelled"
+    values: dict[str, Any] = {
+        "status": case((was_cancelled, "cancelled"), else_=end.status),
+        "stop_reason": case((was_cancelled, "cancelled"), else_=end.stop_reason),
+        "completed_at": datetime.now(UTC),
+        "total_duration_ns": end.duration_ns,
+    }
+    if end.error is not None:
+        values["metadata"] = func.coalesce(RUNS.c.metadata, literal({}, JSONB)).op("||")(
+            literal({"error": end.error}, JSONB)
+        )
+    return values
 
 
 def lease_deadline(lease_s: float) -> Any:
@@ -161,13 +189,16 @@ class RunRepository:
         status: str | None = await self.session.scalar(select(orm.Run.status).where(orm.Run.id == run_id))
         return status
 
-    async def record_progress(self, run_id: str, *, num_steps: int, tools_used: list[str]) -> str | None:
-        """Store the step count and tools used; returns the run's status (a client may have cancelled it)."""
+    async def record_progress(
+        self, run_id: str, *, num_steps: int, tools_used: list[str], end: RunEnd | None = None
+    ) -> str | None:
+        """Store the step count and tools used, and with `end` close the run in the same statement (a turn's last
+        step); returns the run's status (a client may have cancelled it: a cancelled run stays cancelled)."""
+        values: dict[str, Any] = {"num_steps": num_steps, "tools_used": tools_used}
+        if end is not None:
+            values.update(_closing_values(end))
         status: str | None = await self.session.scalar(
-            update(RUNS)
-            .where(RUNS.c.id == run_id)
-            .values(num_steps=num_steps, tools_used=tools_used)
-            .returning(RUNS.c.status)
+            update(RUNS).where(RUNS.c.id == run_id).values(**values).returning(RUNS.c.status)
         )
         return status
 
@@ -183,19 +214,8 @@ class RunRepository:
         error: dict[str, Any] | None = None,
     ) -> None:
         """Close the run in one statement; a run already cancelled by a client stays cancelled."""
-        was_cancelled = RUNS.c.status == "cancelled"
-        values: dict[str, Any] = {
-            "status": case((was_cancelled, "cancelled"), else_=status),
-            "stop_reason": case((was_cancelled, "cancelled"), else_=stop_reason),
-            "completed_at": datetime.now(UTC),
-            "num_steps": num_steps,
-            "tools_used": tools_used,
-            "total_duration_ns": duration_ns,
-        }
-        if error is not None:
-            values["metadata"] = func.coalesce(RUNS.c.metadata, literal({}, JSONB)).op("||")(
-                literal({"error": error}, JSONB)
-            )
+        end = RunEnd(status=status, stop_reason=stop_reason, duration_ns=duration_ns, error=error)
+        values = {"num_steps": num_steps, "tools_used": tools_used, **_closing_values(end)}
         await self.session.execute(update(RUNS).where(RUNS.c.id == run_id).values(**values))
 
     async def add_metadata(self, run_id: str, values: dict[str, Any]) -> None:

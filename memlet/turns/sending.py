@@ -17,7 +17,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
 from memlet.actor import Actor
@@ -27,6 +26,7 @@ from memlet.errors import AgentBusyError, MemletError, NotFoundError
 from memlet.groups.repository import GroupRepository
 from memlet.log import get_logger
 from memlet.loop import events as ev
+from memlet.loop.deps import OnFinish
 from memlet.loop.runner import LoopDeps, RunOptions, run_agent
 from memlet.messages.requests import LettaAsyncRequest, LettaRequest, LettaStreamingRequest
 from memlet.messages.schemas import LettaResponse, StoredMessage
@@ -196,7 +196,7 @@ class SendService:
         sink: Sink | None = None,
         lock_wait_s: float | None = None,
         on_started: Callable[[], Awaitable[None]] | None = None,
-        on_finish: Callable[[AsyncSession, ev.RunFinished], Awaitable[None]] | None = None,
+        on_finish: OnFinish | None = None,
     ) -> asyncio.Queue[Item]:
         """Start the loop in a detached task; its events (or its early exception), then END, go to `sink`
         (by default the returned queue). `on_finish` writes in the transaction that closes the run."""
