@@ -101,3 +101,11 @@ async def single_read(maker: async_sessionmaker[AsyncSession]) -> AsyncIterator[
     async with maker() as session:
         await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
         yield session
+
+
+@asynccontextmanager
+async def single_statement(maker: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
+    """A session for one statement that is atomic by itself, a write too (an ``INSERT ... SELECT``), in autocommit as
+    `single_read`: it commits as it runs, with no BEGIN and COMMIT round trips around it."""
+    async with single_read(maker) as session:
+        yield session

@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import (
     ARRAY,
+    Select,
     String,
     Table,
     and_,
@@ -14,6 +15,7 @@ from sqlalchemy import (
     case,
     delete,
     func,
+    inspect,
     literal,
     or_,
     select,
@@ -23,6 +25,7 @@ from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
+from memlet.db.base import utcnow
 from memlet.db.pagination import Page, fetch_page
 from memlet.db.sql import any_of
 from memlet.errors import NotFoundError
@@ -32,6 +35,9 @@ from memlet.runs.schemas import ACTIVE_STATUSES
 # The table itself, for the statements every turn runs (start, progress, finish): Core statements skip the ORM's
 # bulk-update layer and its identity-map synchronisation, which these short sessions never need.
 RUNS: Table = orm.Run.__table__  # type: ignore[assignment]
+
+# (attribute, column) of every column of a run, for the INSERT of `add_for_agent`.
+_RUN_COLUMNS = tuple((attr.key, attr.columns[0].key) for attr in orm.Run.__mapper__.column_attrs)
 
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 
@@ -121,6 +127,21 @@ class RunRepository:
         """Insert a new run row (the send paths create every run through here)."""
         self.session.add(run)
         await self.session.flush()
+
+    async def add_for_agent(self, run: orm.Run, agent: Select[Any]) -> tuple[Any, ...] | None:
+        """Insert `run` in the statement that reads `agent` (a select of at most one row about the run's agent):
+        the run is written only when that row exists. Returns the row, or None (nothing written). One statement,
+        where a check of the agent and then the INSERT took two and a transaction; atomic by itself, so it can run
+        in autocommit. Columns not set on `run` get their defaults, as the ORM gives them."""
+        run.created_at = run.created_at or utcnow()
+        run.updated_at = run.updated_at or run.created_at
+        state = inspect(run).dict
+        values = {column: state[key] for key, column in _RUN_COLUMNS if key in state}
+        found = agent.cte("agent")
+        row = select(*(literal(value, RUNS.c[column].type) for column, value in values.items())).select_from(found)
+        written = insert(RUNS).from_select(list(values), row).cte("written")
+        found_row = (await self.session.execute(select(found).add_cte(written))).first()
+        return tuple(found_row) if found_row is not None else None
 
     async def delete(self, run_id: str) -> None:
         await self.session.execute(delete(orm.Run).where(orm.Run.id == run_id))
