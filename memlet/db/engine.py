@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from memlet.config import Settings
 from memlet.db.sql import storable_value
@@ -109,3 +109,25 @@ async def single_statement(maker: async_sessionmaker[AsyncSession]) -> AsyncIter
     `single_read`: it commits as it runs, with no BEGIN and COMMIT round trips around it."""
     async with single_read(maker) as session:
         yield session
+
+
+@asynccontextmanager
+async def autocommit_read(maker: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
+    """`single_read` for any sessionmaker: also one bound to a connection its caller keeps (a turn's locked
+    connection, which must have no transaction open), set back to its default isolation level when the block ends."""
+    conn = maker.kw.get("bind")
+    if isinstance(conn, AsyncEngine):
+        async with single_read(maker) as session:
+            yield session
+        return
+    if not isinstance(conn, AsyncConnection) or conn.in_transaction():
+        raise TypeError("autocommit_read needs an engine, or a connection with no transaction open")
+    default = conn.default_isolation_level
+    await conn.execution_options(isolation_level="AUTOCOMMIT")
+    try:
+        async with maker() as session:
+            yield session
+    finally:
+        if conn.in_transaction():
+            await conn.commit()  # ends SQLAlchemy's own record of the statement; nothing is sent in autocommit
+        await conn.execution_options(isolation_level=default)

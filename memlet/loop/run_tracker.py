@@ -6,6 +6,7 @@ from typing import Any
 
 from memlet import metrics
 from memlet.db import models as orm
+from memlet.db.engine import autocommit_read
 from memlet.errors import LLMError, NotFoundError
 from memlet.llm.chat_format import is_v2
 from memlet.llm.client import LLMClient
@@ -148,7 +149,7 @@ class RunState:
         """Whether a client cancelled the run. The first step uses the status read when the run started; later
         steps read it again, since a client may cancel while the previous step's messages are being delivered."""
         if fresh:
-            async with self.deps.sessionmaker() as session:
+            async with autocommit_read(self.deps.sessionmaker) as session:  # no BEGIN and ROLLBACK
                 self.run_status = await RunRepository(session).status_of(self.run_id)
         return self.run_status == "cancelled" or (self.watch is not None and self.watch.fired)
 
