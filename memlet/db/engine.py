@@ -40,8 +40,11 @@ def create_engine(uri: str, settings: Settings) -> AsyncEngine:
     return _engine(uri, "memlet", pool_size=settings.pg_pool_size, max_overflow=settings.pg_max_overflow)
 
 
-# Idle turn connections kept open between bursts; the rest of a turn pool is overflow, closed when returned.
-TURN_POOL_IDLE = 5
+# Idle turn connections kept open between bursts; the rest of a turn pool is overflow, closed when returned. A turn
+# on a new connection pays Postgres a backend start, its catalog caches and a fresh prepare and plan of each of its
+# statements: with 5 kept, 20 clients sending at once cost Postgres 12.6-13.5 ms of CPU per one-step send, with 20
+# kept 5.0-6.0 ms (`bench/PROFILE.md`).
+TURN_POOL_IDLE = 20
 
 
 def create_turn_engine(uri: str, settings: Settings) -> AsyncEngine:

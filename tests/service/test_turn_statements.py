@@ -12,8 +12,9 @@ from sqlalchemy.orm import ORMExecuteState
 
 from memlet import ids
 from memlet.agents.repository import AgentRepository
+from memlet.config import Settings
 from memlet.db import models as orm
-from memlet.db.engine import async_url, autocommit_read, single_read
+from memlet.db.engine import async_url, autocommit_read, create_turn_engine, single_read
 from memlet.groups.repository import GroupRepository
 from memlet.messages.repository import MessageRepository
 from memlet.runs.repository import RunRepository
@@ -162,3 +163,16 @@ class TestRunInsertThatChecksItsAgent:
             query = GroupRepository.agent_type_and_sleeptime_group_query(org_id, agent_id)
             assert await runs.add_for_agent(run, query) is None
             assert await runs.status_of(run.id) is None
+
+
+def test_the_turn_pool_keeps_20_connections_between_bursts(pg_uri: str) -> None:
+    """20 turns at once reuse their connections (and the statements prepared on them) in the next burst."""
+    settings = Settings(_env_file=None, pg_uri=pg_uri)  # type: ignore[call-arg]
+    engine = create_turn_engine(pg_uri, settings.model_copy(update={"max_concurrent_turns": 50}))
+    small = create_turn_engine(pg_uri, settings.model_copy(update={"max_concurrent_turns": 3}))
+    try:
+        assert engine.pool.size() == 20  # type: ignore[attr-defined]
+        assert small.pool.size() == 4  # type: ignore[attr-defined]
+    finally:
+        engine.sync_engine.dispose()
+        small.sync_engine.dispose()
