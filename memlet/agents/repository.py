@@ -4,6 +4,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import ARRAY, DateTime, Select, String, Table, delete, func, literal, select, update
 from sqlalchemy.dialects.postgresql import aggregate_order_by, insert
@@ -262,12 +263,17 @@ class AgentRepository:
             .values(message_ids=func.coalesce(kept, literal([], ARRAY(String))))
         )
 
-    async def append_message_ids(self, agent_id: str, message_ids: Sequence[str]) -> list[str]:
-        """Append to the agent's in-context list atomically; returns the whole list."""
+    async def append_message_ids(
+        self, agent_id: str, message_ids: Sequence[str], *, last_stop_reason: str | None = None
+    ) -> list[str]:
+        """Append to the agent's in-context list atomically, and record the last stop reason when a turn ends with
+        this write; returns the whole list."""
+        values: dict[str, Any] = {
+            "message_ids": _AGENTS.c.message_ids.op("||")(literal(list(message_ids), ARRAY(String)))
+        }
+        if last_stop_reason is not None:
+            values["last_stop_reason"] = last_stop_reason
         result = await self.session.scalar(
-            update(_AGENTS)
-            .where(_AGENTS.c.id == agent_id)
-            .values(message_ids=_AGENTS.c.message_ids.op("||")(literal(list(message_ids), ARRAY(String))))
-            .returning(_AGENTS.c.message_ids)
+            update(_AGENTS).where(_AGENTS.c.id == agent_id).values(**values).returning(_AGENTS.c.message_ids)
         )
         return list(result or [])

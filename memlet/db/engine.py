@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from memlet.config import Settings
 from memlet.db.sql import storable_value
@@ -40,8 +40,11 @@ def create_engine(uri: str, settings: Settings) -> AsyncEngine:
     return _engine(uri, "memlet", pool_size=settings.pg_pool_size, max_overflow=settings.pg_max_overflow)
 
 
-# Idle turn connections kept open between bursts; the rest of a turn pool is overflow, closed when returned.
-TURN_POOL_IDLE = 5
+# Idle turn connections kept open between bursts; the rest of a turn pool is overflow, closed when returned. A turn
+# on a new connection pays Postgres a backend start, its catalog caches and a fresh prepare and plan of each of its
+# statements: with 5 kept, 20 clients sending at once cost Postgres 12.6-13.5 ms of CPU per one-step send, with 20
+# kept 5.0-6.0 ms (`bench/PROFILE.md`).
+TURN_POOL_IDLE = 20
 
 
 def create_turn_engine(uri: str, settings: Settings) -> AsyncEngine:
@@ -101,3 +104,33 @@ async def single_read(maker: async_sessionmaker[AsyncSession]) -> AsyncIterator[
     async with maker() as session:
         await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
         yield session
+
+
+@asynccontextmanager
+async def single_statement(maker: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
+    """A session for one statement that is atomic by itself, a write too (an ``INSERT ... SELECT``), in autocommit as
+    `single_read`: it commits as it runs, with no BEGIN and COMMIT round trips around it."""
+    async with single_read(maker) as session:
+        yield session
+
+
+@asynccontextmanager
+async def autocommit_read(maker: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
+    """`single_read` for any sessionmaker: also one bound to a connection its caller keeps (a turn's locked
+    connection, which must have no transaction open), set back to its default isolation level when the block ends."""
+    conn = maker.kw.get("bind")
+    if isinstance(conn, AsyncEngine):
+        async with single_read(maker) as session:
+            yield session
+        return
+    if not isinstance(conn, AsyncConnection) or conn.in_transaction():
+        raise TypeError("autocommit_read needs an engine, or a connection with no transaction open")
+    default = conn.default_isolation_level
+    await conn.execution_options(isolation_level="AUTOCOMMIT")
+    try:
+        async with maker() as session:
+            yield session
+    finally:
+        if conn.in_transaction():
+            await conn.commit()  # ends SQLAlchemy's own record of the statement; nothing is sent in autocommit
+        await conn.execution_options(isolation_level=default)

@@ -172,11 +172,16 @@ class GroupRepository:
     async def agent_type_and_sleeptime_group(self, org_id: str, agent_id: str) -> tuple[str, str | None] | None:
         """The agent's type and its active sleeptime group id in one statement (what a send needs to know before
         it starts); None for an unknown agent."""
-        stmt = select(orm.Agent.agent_type, self._active_sleeptime_group()).where(
+        row = (await self.session.execute(self.agent_type_and_sleeptime_group_query(org_id, agent_id))).first()
+        return (row[0], row[1]) if row is not None else None
+
+    @classmethod
+    def agent_type_and_sleeptime_group_query(cls, org_id: str, agent_id: str) -> Select[Any]:
+        """The select behind `agent_type_and_sleeptime_group`, for a statement that checks the agent while it writes
+        (`RunRepository.add_for_agent`)."""
+        return select(orm.Agent.agent_type, cls._active_sleeptime_group()).where(
             orm.Agent.id == agent_id, orm.Agent.organization_id == org_id
         )
-        row = (await self.session.execute(stmt)).first()
-        return (row[0], row[1]) if row is not None else None
 
     async def managed_by(self, agent_id: str, manager_type: str | None = None) -> list[orm.Group]:
         """The groups whose manager is the agent, oldest first, optionally of one type."""

@@ -18,13 +18,15 @@ from memlet.conversations.system_message import refresh_conversation_system_mess
 from memlet.db import models as orm
 from memlet.db.locks import agent_xact_lock
 from memlet.errors import NotFoundError
+from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopRepository, LoopState
 from memlet.loop.builtin_tools import ToolContext
 from memlet.loop.compaction_plan import CompactionPlan
+from memlet.loop.deps import OnFinish
 from memlet.loop.response import StepContext, StepResult
 from memlet.loop.summarizer import summary_text
 from memlet.messages.schemas import StoredMessage
-from memlet.runs.repository import RunRepository
+from memlet.runs.repository import RunEnd, RunRepository
 
 
 async def _write_memory(session: AsyncSession, agent_id: str, tool_ctx: ToolContext) -> None:
@@ -42,14 +44,29 @@ async def _write_memory(session: AsyncSession, agent_id: str, tool_ctx: ToolCont
     await session.flush()
 
 
+@dataclass(frozen=True)
+class Closing:
+    """The end of the run, written by the commit of the step that ends the turn: the run's status, stop reason and
+    totals go into the step's UPDATE of the run, the agent's last stop reason into its UPDATE of the agent, and
+    `on_finish` (the caller's own writes) runs in that transaction too. No transaction of its own: the step's
+    messages and the closed run become visible together, and a crash leaves neither a running run nor half a turn.
+    """
+
+    end: RunEnd
+    event: ev.RunFinished
+    on_finish: OnFinish | None = None
+
+
 @dataclass
 class Committed:
     """What one step's commit wrote: the step's own new messages (as public views need them), every row written
-    (inputs included, for the in-memory buffer), and the run status read in the same transaction."""
+    (inputs included, for the in-memory buffer), the run status read in the same transaction, and whether it
+    closed the run (its `Closing` was written)."""
 
     messages: list[StoredMessage]
     rows: list[orm.Message]
     run_status: str | None
+    closed: bool = False
 
 
 async def commit_step(
@@ -61,14 +78,18 @@ async def commit_step(
     pending: Sequence[orm.Message],
     num_steps: int,
     tools_used: list[str],
+    closing: Closing | None = None,
 ) -> Committed:
-    """Append `pending` inputs plus the step's rows, extend message_ids, write memory edits, step and run rows.
+    """Append `pending` inputs plus the step's rows, extend message_ids, write memory edits, step and run rows;
+    with `closing` (the turn ends with this step), close the run in the same statements.
 
     The common path is five statements: the agent's xact lock taken with its row held against a concurrent delete
     (a deleted agent raises NotFoundError), the step row, all messages in one INSERT, an
-    atomic append to message_ids, and the run's progress (which also reads back whether it was cancelled).
+    atomic append to message_ids (with the agent's last stop reason when the turn ends), and the run's progress
+    (its end too when the turn ends; it also reads back whether it was cancelled).
     `ctx.agent.message_ids` is updated in place so the next step can go on without reloading.
     """
+    last_stop = closing.end.stop_reason if closing is not None else None
     for row in pending:
         row.step_id = ctx.step_id if step is not None else row.step_id
     rows = [*pending, *result.rows]
@@ -88,19 +109,25 @@ async def commit_step(
         elif ctx.tool_ctx.memory_changed:
             agent = await repo.agents.reload(ctx.agent.id)
             if agent is None:
-                return Committed([], [], None)
+                return Committed([], [], None, closed=False)
             agent.message_ids = [*(agent.message_ids or []), *new_ids]
             await session.flush()
             await _write_memory(session, agent.id, ctx.tool_ctx)
             await refresh_system_message(session, agent, update_timestamp=True, with_rules=True)
             message_ids = list(agent.message_ids)
         else:
-            message_ids = await repo.agents.append_message_ids(ctx.agent.id, new_ids)
-        status = await RunRepository(session).record_progress(ctx.run_id, num_steps=num_steps, tools_used=tools_used)
+            message_ids = await repo.agents.append_message_ids(ctx.agent.id, new_ids, last_stop_reason=last_stop)
+        if last_stop is not None and (ctx.conversation_id is not None or ctx.tool_ctx.memory_changed):
+            await repo.agents.set_last_stop_reason(ctx.agent.id, last_stop)  # not written with message_ids above
+        end = closing.end if closing is not None else None
+        runs = RunRepository(session)
+        status = await runs.record_progress(ctx.run_id, num_steps=num_steps, tools_used=tools_used, end=end)
+        committed = [StoredMessage.model_validate(r) for r in result.rows]
+        if closing is not None and closing.on_finish is not None:
+            await closing.on_finish(session, closing.event, committed)
         if ctx.conversation_id is None:
             ctx.agent.message_ids = message_ids
-        committed = [StoredMessage.model_validate(r) for r in result.rows]
-    return Committed(committed, rows, status)
+    return Committed(committed, rows, status, closed=closing is not None)
 
 
 async def _commit_to_conversation(session: AsyncSession, ctx: StepContext, new_ids: list[str]) -> list[str]:

@@ -12,7 +12,13 @@ from memlet.llm.client import LLMClient
 from memlet.loop.agent_messaging import AgentMessenger
 from memlet.loop.events import RunFinished
 from memlet.loop.llm_clients import LLMClients
+from memlet.messages.schemas import StoredMessage
 from memlet.passages.embedder import Embedder
+
+# Awaited inside the transaction that closes a run ending normally, with its final event and the messages that
+# transaction committed (the turn's last step's, when its commit closes the run; none when the run closes on its
+# own): what it writes becomes visible together with the run's status (a sleeptime run's ``metadata.result``).
+OnFinish = Callable[[AsyncSession, RunFinished, list[StoredMessage]], Awaitable[None]]
 
 
 @dataclass
@@ -74,9 +80,8 @@ class RunOptions:
     on_started: Callable[[], Awaitable[None]] | None = None
     # A turn another agent's multi-agent tool started: the agents waiting on it, outermost first.
     agent_chain: tuple[str, ...] = ()
-    # Awaited inside the transaction that closes a run ending normally, with its final event: what it writes
-    # becomes visible together with the run's status (a sleeptime run's ``metadata.result``).
-    on_finish: Callable[[AsyncSession, RunFinished], Awaitable[None]] | None = None
+    # Awaited inside the transaction that closes a run ending normally (`OnFinish`).
+    on_finish: OnFinish | None = None
 
 
 def default_llm_for(settings: Settings, sessionmaker: async_sessionmaker[AsyncSession]) -> LLMClients:

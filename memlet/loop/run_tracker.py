@@ -6,6 +6,7 @@ from typing import Any
 
 from memlet import metrics
 from memlet.db import models as orm
+from memlet.db.engine import autocommit_read
 from memlet.errors import LLMError, NotFoundError
 from memlet.llm.chat_format import is_v2
 from memlet.llm.client import LLMClient
@@ -13,10 +14,11 @@ from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopRepository, LoopState
 from memlet.loop.builtin_tools import ToolContext
 from memlet.loop.cancel_signal import CancelWatch, RunCancelled
+from memlet.loop.commit import Closing
 from memlet.loop.deps import LoopDeps, RunOptions
-from memlet.loop.response import StepContext
+from memlet.loop.response import StepContext, StepResult
 from memlet.messages.schemas import StopReasonType, run_status_for
-from memlet.runs.repository import RunRepository
+from memlet.runs.repository import RunEnd, RunRepository
 from memlet.runs.step_repository import StepRepository
 from memlet.tools.solver import ToolRulesSolver
 
@@ -33,6 +35,14 @@ def _empty_usage() -> dict[str, Any]:
         "reasoning_tokens": None,
         "context_tokens": None,
     }
+
+
+def turn_stop_reason(result: StepResult, *, last: bool) -> str | None:
+    """Why the turn ends after a step that committed: the step's own stop reason, or max_steps after the last
+    step allowed; None when the turn goes on."""
+    if not result.should_continue:
+        return result.stop_reason or "end_turn"
+    return "max_steps" if last else None
 
 
 @dataclass
@@ -57,6 +67,8 @@ class RunState:
     run_status: str | None = None
     # Set when a step changed what a plain append cannot describe (memory edits, compaction).
     needs_reload: bool = False
+    # The final event once the commit of the turn's last step closed the run (`closing`, `closed_by`).
+    closed: ev.RunFinished | None = None
 
     async def next_state(self, state: LoopState) -> LoopState:
         """The state for the next step: the one in memory (kept current by each commit) unless a reload is due."""
@@ -137,30 +149,50 @@ class RunState:
         """Whether a client cancelled the run. The first step uses the status read when the run started; later
         steps read it again, since a client may cancel while the previous step's messages are being delivered."""
         if fresh:
-            async with self.deps.sessionmaker() as session:
+            async with autocommit_read(self.deps.sessionmaker) as session:  # no BEGIN and ROLLBACK
                 self.run_status = await RunRepository(session).status_of(self.run_id)
         return self.run_status == "cancelled" or (self.watch is not None and self.watch.fired)
 
+    def closing(self, stop_reason: str) -> Closing:
+        """The run's end for the commit of the step that ends the turn normally (`commit_step` writes it)."""
+        usage = {"message_type": "usage_statistics", **self.usage}
+        event = ev.RunFinished(stop_reason=stop_reason, usage=usage)
+        return Closing(self._end(stop_reason, None), event, self.options.on_finish)
+
+    def closed_by(self, closing: Closing) -> None:
+        """Record that a step's commit closed the run with `closing`: the turn's final event is its event."""
+        self.closed = closing.event
+        metrics.run_finished(closing.end.status, closing.end.stop_reason)
+
     async def finish(self, stop_reason: str, error: Exception | None = None) -> ev.LoopEvent:
-        """Close the run row, record the agent's last stop reason, and build the final event."""
-        status = run_status_for(StopReasonType(stop_reason))
+        """Close the run row in a transaction of its own (a turn that fails, is cancelled, or ends after its last
+        commit), record the agent's last stop reason, and build the final event."""
+        end = self._end(stop_reason, error)
         usage = {"message_type": "usage_statistics", **self.usage}
         event = self._final_event(stop_reason, usage, error)
         async with self.deps.sessionmaker() as session, session.begin():
             await RunRepository(session).finish(
                 self.run_id,
-                status=status,
+                status=end.status,
                 stop_reason=stop_reason,
                 num_steps=self.steps,
                 tools_used=self.tools_used,
-                duration_ns=int((time.monotonic() - self.started) * 1e9),
-                error={"type": type(error).__name__, "message": str(error)} if error else None,
+                duration_ns=end.duration_ns,
+                error=end.error,
             )
             await LoopRepository(session).agents.set_last_stop_reason(self.agent_id, stop_reason)
             if isinstance(event, ev.RunFinished) and self.options.on_finish is not None:
-                await self.options.on_finish(session, event)
-        metrics.run_finished(status, stop_reason)
+                await self.options.on_finish(session, event, [])
+        metrics.run_finished(end.status, stop_reason)
         return event
+
+    def _end(self, stop_reason: str, error: Exception | None) -> RunEnd:
+        return RunEnd(
+            status=run_status_for(StopReasonType(stop_reason)),
+            stop_reason=stop_reason,
+            duration_ns=int((time.monotonic() - self.started) * 1e9),
+            error={"type": type(error).__name__, "message": str(error)} if error else None,
+        )
 
     @staticmethod
     def _final_event(stop_reason: str, usage: dict[str, Any], error: Exception | None) -> ev.LoopEvent:

@@ -33,7 +33,7 @@ from memlet.loop.commit import commit_step
 from memlet.loop.deps import LoopDeps, RunOptions, default_llm_for
 from memlet.loop.request_lock import agent_request_lock, engine_of
 from memlet.loop.response import StepResult
-from memlet.loop.run_tracker import RunState
+from memlet.loop.run_tracker import RunState, turn_stop_reason
 from memlet.loop.step_cycle import llm_step
 from memlet.loop.summarizer import ContextOverflowError
 from memlet.messages.requests import ApprovalCreate, MessageCreate, ToolReturnCreate
@@ -144,10 +144,12 @@ async def _run_locked(
 
 
 async def _resume(run: RunState, state: LoopState, approval: MessageLike) -> tuple[StepResult, list[StoredMessage]]:
-    """Apply the client's approval answers (a step without an LLM call, reusing the request's step id)."""
+    """Apply the client's approval answers (a step without an LLM call, reusing the request's step id); when they
+    end the turn, the run is closed in the same commit."""
     ctx = run.step_context(state, approval.step_id or ids.new_id(ids.Prefix.STEP))
     result = await raced(run.watch, resume_approval(ctx, approval, held_calls(state.messages), run.approval_items))
     run.tools_used += result.tools_called
+    closing = None if result.should_continue else run.closing(result.stop_reason or "end_turn")
     committed = await commit_step(
         run.deps.sessionmaker,
         ctx=ctx,
@@ -156,7 +158,10 @@ async def _resume(run: RunState, state: LoopState, approval: MessageLike) -> tup
         pending=[],
         num_steps=run.steps,
         tools_used=run.tools_used,
+        closing=closing,
     )
+    if closing is not None and committed.closed:
+        run.closed_by(closing)
     run.run_status = committed.run_status
     return result, committed.messages
 
@@ -170,7 +175,7 @@ async def _steps(run: RunState, state: LoopState, approval: MessageLike | None) 
             return
         yield ev.MessagesCommitted(committed)
         if not resumed.should_continue:
-            yield await run.finish(resumed.stop_reason or "end_turn")
+            yield run.closed if run.closed is not None else await run.finish(resumed.stop_reason or "end_turn")
             return
         state = await run.load()
     stop_reason = "end_turn"
@@ -179,8 +184,9 @@ async def _steps(run: RunState, state: LoopState, approval: MessageLike | None) 
             yield await run.finish("cancelled")
             return
         outcome: list[StepResult] = []
+        last = index == run.options.max_steps - 1
         try:
-            async for event in llm_step(run, state, outcome):
+            async for event in llm_step(run, state, outcome, last=last):
                 yield event
         except RunCancelled:
             yield await run.finish("cancelled")
@@ -203,11 +209,11 @@ async def _steps(run: RunState, state: LoopState, approval: MessageLike | None) 
             error = LLMError("No tool calls found in response, model must make a tool call", error_type="llm_error")
             yield await run.finish("no_tool_call", error)
             return
-        if not result.should_continue:
-            stop_reason = result.stop_reason or "end_turn"
-            break
-        if index == run.options.max_steps - 1:
-            stop_reason = "max_steps"
+        if run.closed is not None:  # the step's commit closed the run
+            yield run.closed
+            return
+        if (ends := turn_stop_reason(result, last=last)) is not None:
+            stop_reason = ends
             break
         state = await run.next_state(state)
     yield await run.finish(stop_reason)

@@ -21,7 +21,7 @@ from memlet.loop.headroom import DEFAULT_CONTEXT_WINDOW
 from memlet.loop.images import inline_url_images
 from memlet.loop.llm_call import DeltaLabels, call_llm, request_tools, stored_system_text
 from memlet.loop.response import StepResult, handle_response, needs_approval
-from memlet.loop.run_tracker import RunState
+from memlet.loop.run_tracker import RunState, turn_stop_reason
 from memlet.prompt.skills import with_skills
 
 
@@ -42,8 +42,12 @@ def _step_row(run: RunState, agent: orm.Agent, step_id: str, window: int) -> orm
     )
 
 
-async def llm_step(run: RunState, state: LoopState, outcome: list[StepResult]) -> AsyncIterator[ev.LoopEvent]:
-    """Run one step, yielding token deltas and the committed messages; `outcome` receives the StepResult.
+async def llm_step(
+    run: RunState, state: LoopState, outcome: list[StepResult], *, last: bool = False
+) -> AsyncIterator[ev.LoopEvent]:
+    """Run one step, yielding token deltas and the committed messages; `outcome` receives the StepResult. `last`:
+    the turn's last step allowed (max_steps). A step that ends the turn closes the run in its commit (`run.closed`)
+    unless a compaction follows it.
 
     Compaction: before the call when the prompt (by memlet's count) leaves no room for the reply; on a provider
     context-overflow error, then the call is retried (at most MAX_OVERFLOW_RETRIES times); and after the step
@@ -126,6 +130,12 @@ async def llm_step(run: RunState, state: LoopState, outcome: list[StepResult]) -
     step.stop_reason = None if result.should_continue else result.stop_reason
     step.status = "success"
     run.tools_used += result.tools_called
+    total = int(chat.usage.total_tokens or 0)
+    turn_over = not result.should_continue
+    compacts_after = total > trigger_threshold(window) and (turn_over or not is_v2(agent.agent_type))
+    # A turn that ends with this step (and no compaction after it) closes its run in the step's own transaction.
+    ends = turn_stop_reason(result, last=last)
+    closing = run.closing(ends) if ends is not None and not compacts_after else None
     committed = await commit_step(
         run.deps.sessionmaker,
         ctx=ctx,
@@ -134,7 +144,10 @@ async def llm_step(run: RunState, state: LoopState, outcome: list[StepResult]) -
         pending=run.pending,
         num_steps=run.steps,
         tools_used=run.tools_used,
+        closing=closing,
     )
+    if closing is not None and committed.closed:
+        run.closed_by(closing)
     run.pending = []
     run.run_status = committed.run_status
     if ctx.tool_ctx.memory_changed:
@@ -143,9 +156,7 @@ async def llm_step(run: RunState, state: LoopState, outcome: list[StepResult]) -
         state.messages.extend(MessageRow.of(row) for row in committed.rows)
     if committed.messages:
         yield ev.MessagesCommitted(committed.messages)
-    total = int(chat.usage.total_tokens or 0)
-    turn_over = not result.should_continue
-    if total > trigger_threshold(window) and (turn_over or not is_v2(agent.agent_type)):
+    if compacts_after:
         if run.needs_reload:
             state = await run.next_state(state)
         async for event in compact(

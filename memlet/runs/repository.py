@@ -1,11 +1,13 @@
 """SQL for the runs table: the loop's writes and the routes' reads. Never commits; callers own the transactions."""
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
     ARRAY,
+    Select,
     String,
     Table,
     and_,
@@ -13,6 +15,7 @@ from sqlalchemy import (
     case,
     delete,
     func,
+    inspect,
     literal,
     or_,
     select,
@@ -22,6 +25,7 @@ from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
+from memlet.db.base import utcnow
 from memlet.db.pagination import Page, fetch_page
 from memlet.db.sql import any_of
 from memlet.errors import NotFoundError
@@ -32,10 +36,40 @@ from memlet.runs.schemas import ACTIVE_STATUSES
 # bulk-update layer and its identity-map synchronisation, which these short sessions never need.
 RUNS: Table = orm.Run.__table__  # type: ignore[assignment]
 
+# (attribute, column) of every column of a run, for the INSERT of `add_for_agent`.
+_RUN_COLUMNS = tuple((attr.key, attr.columns[0].key) for attr in orm.Run.__mapper__.column_attrs)
+
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 
 
 ACTIVE_RUN_STATUSES = ("created", "running")
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    """How a run ends: its status and stop reason (unless a client cancelled it first), how long it took, and
+    the error that ended it."""
+
+    status: str
+    stop_reason: str
+    duration_ns: int | None = None
+    error: dict[str, Any] | None = None
+
+
+def _closing_values(end: RunEnd) -> dict[str, Any]:
+    """The columns that close a run; a run already cancelled by a client stays cancelled."""
+    was_cancelled = RUNS.c.status == "cancelled"
+    values: dict[str, Any] = {
+        "status": case((was_cancelled, "cancelled"), else_=end.status),
+        "stop_reason": case((was_cancelled, "cancelled"), else_=end.stop_reason),
+        "completed_at": datetime.now(UTC),
+        "total_duration_ns": end.duration_ns,
+    }
+    if end.error is not None:
+        values["metadata"] = func.coalesce(RUNS.c.metadata, literal({}, JSONB)).op("||")(
+            literal({"error": end.error}, JSONB)
+        )
+    return values
 
 
 def lease_deadline(lease_s: float) -> Any:
@@ -93,6 +127,21 @@ class RunRepository:
         """Insert a new run row (the send paths create every run through here)."""
         self.session.add(run)
         await self.session.flush()
+
+    async def add_for_agent(self, run: orm.Run, agent: Select[Any]) -> tuple[Any, ...] | None:
+        """Insert `run` in the statement that reads `agent` (a select of at most one row about the run's agent):
+        the run is written only when that row exists. Returns the row, or None (nothing written). One statement,
+        where a check of the agent and then the INSERT took two and a transaction; atomic by itself, so it can run
+        in autocommit. Columns not set on `run` get their defaults, as the ORM gives them."""
+        run.created_at = run.created_at or utcnow()
+        run.updated_at = run.updated_at or run.created_at
+        state = inspect(run).dict
+        values = {column: state[key] for key, column in _RUN_COLUMNS if key in state}
+        found = agent.cte("agent")
+        row = select(*(literal(value, RUNS.c[column].type) for column, value in values.items())).select_from(found)
+        written = insert(RUNS).from_select(list(values), row).cte("written")
+        found_row = (await self.session.execute(select(found).add_cte(written))).first()
+        return tuple(found_row) if found_row is not None else None
 
     async def delete(self, run_id: str) -> None:
         await self.session.execute(delete(orm.Run).where(orm.Run.id == run_id))
@@ -161,13 +210,16 @@ class RunRepository:
         status: str | None = await self.session.scalar(select(orm.Run.status).where(orm.Run.id == run_id))
         return status
 
-    async def record_progress(self, run_id: str, *, num_steps: int, tools_used: list[str]) -> str | None:
-        """Store the step count and tools used; returns the run's status (a client may have cancelled it)."""
+    async def record_progress(
+        self, run_id: str, *, num_steps: int, tools_used: list[str], end: RunEnd | None = None
+    ) -> str | None:
+        """Store the step count and tools used, and with `end` close the run in the same statement (a turn's last
+        step); returns the run's status (a client may have cancelled it: a cancelled run stays cancelled)."""
+        values: dict[str, Any] = {"num_steps": num_steps, "tools_used": tools_used}
+        if end is not None:
+            values.update(_closing_values(end))
         status: str | None = await self.session.scalar(
-            update(RUNS)
-            .where(RUNS.c.id == run_id)
-            .values(num_steps=num_steps, tools_used=tools_used)
-            .returning(RUNS.c.status)
+            update(RUNS).where(RUNS.c.id == run_id).values(**values).returning(RUNS.c.status)
         )
         return status
 
@@ -183,19 +235,8 @@ class RunRepository:
         error: dict[str, Any] | None = None,
     ) -> None:
         """Close the run in one statement; a run already cancelled by a client stays cancelled."""
-        was_cancelled = RUNS.c.status == "cancelled"
-        values: dict[str, Any] = {
-            "status": case((was_cancelled, "cancelled"), else_=status),
-            "stop_reason": case((was_cancelled, "cancelled"), else_=stop_reason),
-            "completed_at": datetime.now(UTC),
-            "num_steps": num_steps,
-            "tools_used": tools_used,
-            "total_duration_ns": duration_ns,
-        }
-        if error is not None:
-            values["metadata"] = func.coalesce(RUNS.c.metadata, literal({}, JSONB)).op("||")(
-                literal({"error": error}, JSONB)
-            )
+        end = RunEnd(status=status, stop_reason=stop_reason, duration_ns=duration_ns, error=error)
+        values = {"num_steps": num_steps, "tools_used": tools_used, **_closing_values(end)}
         await self.session.execute(update(RUNS).where(RUNS.c.id == run_id).values(**values))
 
     async def add_metadata(self, run_id: str, values: dict[str, Any]) -> None:

@@ -30,6 +30,8 @@ DEFAULT_WINDOW = 128_000
 
 
 class ConversationSendService(SendService):
+    checks_agent_in_insert = False
+
     def __init__(
         self,
         deps: LoopDeps,

@@ -35,6 +35,11 @@ class TurnRegistry:
         """Runs this worker is responsible for right now (their leases are renewed)."""
         return [*self.reserved, *self.tasks, *self.held]
 
+    @property
+    def has_room(self) -> bool:
+        """Whether `reserve` would take a slot now."""
+        return not self.closing and len(self.reserved) + len(self.tasks) < self.limit
+
     def reserve(self, run_id: str) -> None:
         """Take a slot for `run_id`; raises ShuttingDownError (503) or TooManyRequestsError (429)."""
         if self.closing:

@@ -13,35 +13,26 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession
-
-from memlet import ids
-from memlet.actor import Actor
 from memlet.db import models as orm
-from memlet.db.engine import single_read
-from memlet.errors import AgentBusyError, MemletError, NotFoundError
-from memlet.groups.repository import GroupRepository
+from memlet.errors import AgentBusyError, MemletError
 from memlet.log import get_logger
 from memlet.loop import events as ev
-from memlet.loop.runner import LoopDeps, RunOptions, run_agent
+from memlet.loop.deps import OnFinish
+from memlet.loop.runner import RunOptions, run_agent
 from memlet.messages.requests import LettaAsyncRequest, LettaRequest, LettaStreamingRequest
 from memlet.messages.schemas import LettaResponse, StoredMessage
 from memlet.net.outbound import policy_for
-from memlet.providers.catalog import ModelCatalog
 from memlet.runs.callbacks import dispatch_run_callback
 from memlet.runs.repository import RunRepository
 from memlet.runs.schemas import Run
+from memlet.turns.admission import SendAdmission
 from memlet.turns.chunk_log import RETENTION, ChunkLog
-from memlet.turns.registry import TurnRegistry
 from memlet.turns.resume import follow
 from memlet.turns.send_request import (
-    AfterTurn,
     DuplicateRequestError,
-    request_config,
     request_identity,
     tagged,
     view_options,
@@ -64,126 +55,12 @@ class BlockingTurn:
     outcome: ev.RunFinished
 
 
-class SendService:
+class SendService(SendAdmission):
     """Starts runs of the agent loop for one actor. Uses the sessionmaker, never a request's session.
 
-    Each run takes a slot of `turns` (this worker's bound on concurrent turns) before its row is written.
+    Each run takes a slot of `turns` (this worker's bound on concurrent turns) before its row is written
+    (`SendAdmission`: the checks and the run row).
     """
-
-    def __init__(
-        self,
-        deps: LoopDeps,
-        actor: Actor,
-        turns: TurnRegistry,
-        catalog: ModelCatalog | None = None,
-        sleeptime: AfterTurn | None = None,
-    ) -> None:
-        self.deps = deps
-        self.actor = actor
-        self.turns = turns
-        self.catalog = catalog
-        # Counts each finished turn for the agent's sleeptime group and queues its runs (turns/sleeptime_runs.py).
-        self.sleeptime = sleeptime
-        # Conversation sends (turns/conversation_sending.py): the conversation the runs belong to (None: the
-        # agent's own thread); the loop then works on that conversation's window.
-        self.conversation_id: str | None = None
-        # Turns another agent's multi-agent tool started (turns/agent_messaging.py): the agents waiting on them.
-        self.agent_chain: tuple[str, ...] = ()
-        # The active sleeptime group of each agent whose type this service looked up (read in the same statement).
-        self._sleeptime_groups: dict[str, str | None] = {}
-
-    async def model_override(self, req: LettaRequest) -> dict[str, Any] | None:
-        """The llm_config of ``override_model`` (this request only); an unknown handle is a 404 before any run."""
-        if not req.override_model or self.catalog is None:
-            return None
-        async with self.deps.sessionmaker() as session:
-            return await self.catalog.resolve_llm(session, self.actor.organization_id, req.override_model)
-
-    async def agent_type(self, agent_id: str) -> str:
-        """The agent's type (it decides how replies are shown); 404 for an unknown agent."""
-        async with single_read(self.deps.sessionmaker) as session:
-            found = await GroupRepository(session).agent_type_and_sleeptime_group(self.actor.organization_id, agent_id)
-        if found is None:
-            raise NotFoundError("Agent", agent_id)
-        agent_type, self._sleeptime_groups[agent_id] = found
-        return agent_type
-
-    async def _sleeptime_group(self, agent_id: str) -> str | None:
-        """The sleeptime group the agent manages (its inputs carry its id and its turns count), if any: known from
-        `agent_type` on the usual path, else one statement."""
-        if self.sleeptime is None:
-            return None
-        if agent_id in self._sleeptime_groups:
-            return self._sleeptime_groups[agent_id]
-        return await self.sleeptime.group_of(self.actor.organization_id, agent_id)
-
-    async def create_run(
-        self,
-        agent_id: str,
-        req: LettaRequest,
-        metadata: dict[str, Any],
-        *,
-        background: bool,
-        token: str | None = None,
-        otids: list[str] | None = None,
-        conversation_id: str | None = None,
-    ) -> orm.Run:
-        """The run row (status created), so the client can see the run before the loop starts; one INSERT.
-
-        Checks the callback URL and reserves the run's turn slot first: a bad URL is a 400 and a full worker
-        answers 429, both before anything is written.
-        """
-        callback_url = req.callback_url if isinstance(req, LettaAsyncRequest) else None
-        if callback_url:
-            await policy_for(self.deps.settings).check_url(callback_url, "callback_url")
-        run_id = ids.new_id(ids.Prefix.RUN)
-        self.turns.reserve(run_id)
-        try:
-            run = self.new_run(run_id, agent_id, req, metadata, callback_url, background=background)
-            run.request_token, run.otids = token, otids or None
-            run.conversation_id = conversation_id or self.conversation_id
-            await self._insert(run)
-            return run
-        except BaseException:
-            self.turns.release(run_id)
-            raise
-
-    def new_run(
-        self,
-        run_id: str,
-        agent_id: str,
-        req: LettaRequest,
-        metadata: dict[str, Any],
-        callback_url: str | None = None,
-        *,
-        background: bool,
-    ) -> orm.Run:
-        """A run row (status created, leased to this worker) for `req`, not yet added to any session."""
-        run = orm.Run(
-            id=run_id,
-            agent_id=agent_id,
-            organization_id=self.actor.organization_id,
-            status="created",
-            metadata_=metadata,
-            request_config=request_config(req),
-            background=background,
-            num_steps=0,
-            callback_url=callback_url,
-            created_by_id=self.actor.user_id,
-            worker_id=self.deps.worker_id,
-        )
-        if self.deps.worker_id is not None:
-            run.lease_expires_at = datetime.now(UTC) + timedelta(seconds=self.deps.settings.run_lease_s)
-        return run
-
-    async def _insert(self, run: orm.Run) -> None:
-        try:
-            async with self.deps.sessionmaker() as session, session.begin():
-                await RunRepository(session).add(run)
-        except IntegrityError as exc:
-            if "ux_runs_active_request" in str(exc.orig):
-                raise DuplicateRequestError() from exc
-            raise
 
     def launch(
         self,
@@ -196,7 +73,7 @@ class SendService:
         sink: Sink | None = None,
         lock_wait_s: float | None = None,
         on_started: Callable[[], Awaitable[None]] | None = None,
-        on_finish: Callable[[AsyncSession, ev.RunFinished], Awaitable[None]] | None = None,
+        on_finish: OnFinish | None = None,
     ) -> asyncio.Queue[Item]:
         """Start the loop in a detached task; its events (or its early exception), then END, go to `sink`
         (by default the returned queue). `on_finish` writes in the transaction that closes the run."""
@@ -293,8 +170,7 @@ class SendService:
 
         `lock_wait_s` bounds the wait for the agent's lock (None: the settings' ``agent_lock_timeout_s``).
         """
-        agent_type = await self.agent_type(agent_id)
-        override = await self.model_override(req)
+        override = await self.admit(agent_id, req)
         run = await self.create_run(agent_id, req, {"run_type": run_type}, background=False)
         queue = self.launch(agent_id, run, req, llm_override=override, lock_wait_s=lock_wait_s)
         committed: list[StoredMessage] = []
@@ -310,7 +186,7 @@ class SendService:
             raise MemletError()
         if isinstance(final, ev.RunFailed):
             raise final.error if isinstance(final.error, MemletError) else MemletError()
-        return BlockingTurn(run.id, view_options(agent_type, req), committed, final)
+        return BlockingTurn(run.id, view_options(self.agent_type_of(agent_id), req), committed, final)
 
     async def open_stream(
         self,
@@ -324,8 +200,7 @@ class SendService:
         """Start a streamed run (or attach to the run a retry repeats); errors before the loop holds the agent's
         lock are raised here, as HTTP errors. A background run's stream reads the chunk log. `renderer_for` makes
         the run's chunks (Letta's messages by default; OpenAI chunks for chat completions)."""
-        agent_type = await self.agent_type(agent_id)
-        override = await self.model_override(req)
+        override = await self.admit(agent_id, req)
         token, otids = request_identity(req)
         if token and (earlier := await self.retried(agent_id, token)) is not None:
             return self.attach(earlier, req)
@@ -345,7 +220,7 @@ class SendService:
                 return self.attach(earlier, req)
             raise AgentBusyError(agent_id) from None
         chunks = ChunkLog(self.deps.sessionmaker, run.id)
-        renderer = renderer_for(run.id, view_options(agent_type, req))
+        renderer = renderer_for(run.id, view_options(self.agent_type_of(agent_id), req))
         pump = StreamPump(renderer, chunks, include_pings=req.include_pings, live=not req.background)
         wait_s = self.deps.settings.stream_lock_wait_s
         self.launch(
@@ -390,8 +265,7 @@ class SendService:
 
     async def send_async(self, agent_id: str, req: LettaAsyncRequest) -> Run:
         """Create the run, start the loop in the background and return the run at once."""
-        await self.agent_type(agent_id)
-        override = await self.model_override(req)
+        override = await self.admit(agent_id, req)
         metadata = {"run_type": "send_message_async", "lettuce": False}
         run = await self.create_run(agent_id, req, metadata, background=True)
         self.launch(agent_id, run, req, llm_override=override)

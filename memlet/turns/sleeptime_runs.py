@@ -142,7 +142,8 @@ class SleeptimeRuns:
         message = MessageCreate(role="user", content=work.text, group_id=work.group_id)
         request = LettaRequest(messages=[message])
         agent_id = str(work.run.agent_id)
-        # The loop hands the sink each step's messages before it closes the run, so they are all here by then.
+        # The loop hands the sink each step's messages, but those of the step whose commit closes the run go to
+        # `keep_result` (in that commit's transaction) first.
         committed: list[StoredMessage] = []
 
         async def sink(item: Item) -> None:
@@ -151,8 +152,8 @@ class SleeptimeRuns:
             elif item is END:
                 self._wake.set()  # a run queued meanwhile for this agent may start now
 
-        async def keep_result(session: AsyncSession, finished: ev.RunFinished) -> None:
-            await _keep_result(session, work.run.id, request, committed, finished)
+        async def keep_result(session: AsyncSession, finished: ev.RunFinished, last: list[StoredMessage]) -> None:
+            await _keep_result(session, work.run.id, request, [*committed, *last], finished)
 
         SendService(self.deps, work.actor, self.turns).launch(
             agent_id, work.run, request, sink=sink, on_finish=keep_result

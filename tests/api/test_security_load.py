@@ -27,6 +27,9 @@ def own_server(settings: Settings, pg_uri: str, llm: MockLLM, **overrides: objec
         reset_database(pg_uri)
 
 
+MISSING = "agent-00000000-0000-4000-8000-000000000001"
+
+
 @pytest.fixture
 def slow_llm() -> Iterator[MockLLM]:
     """A mock LLM of these tests' own: no request left over from another test can take one of their replies."""
@@ -118,6 +121,7 @@ def test_past_the_turn_limit_a_fast_429_with_retry_after(tight: LiveServer, slow
             rejected = send(tight.base_url, agents[3])
             rejected_ms = (time.perf_counter() - started) * 1000
             rejected_async = send(tight.base_url, agents[4], "messages/async")
+            unknown = send(tight.base_url, MISSING)  # a full worker still answers an unknown agent's 404 first
             runs = http.get("/v1/runs/", params={"agent_id": agents[3]}).json()
             codes = [b.result().status_code for b in busy]
     print(f"\n429 past the turn limit answered in {rejected_ms:.1f} ms")
@@ -126,9 +130,22 @@ def test_past_the_turn_limit_a_fast_429_with_retry_after(tight: LiveServer, slow
     assert "MEMLET_MAX_CONCURRENT_TURNS" in rejected.json()["detail"]
     assert rejected_ms < 500
     assert rejected_async.status_code == 429
+    assert unknown.status_code == 404, unknown.text
     assert runs == []  # nothing was written for the rejected turn
     assert codes == [200] * 3
     assert send(tight.base_url, agents[3]).status_code == 200  # the slots came back
+
+
+def test_sends_to_an_unknown_agent_give_their_slot_back(tight: LiveServer, slow_llm: MockLLM) -> None:
+    """Their run's INSERT finds no agent (a 404, nothing written) after the send reserved a slot."""
+    slow_llm.reset()
+    with httpx.Client(base_url=tight.base_url, timeout=60) as http:
+        agent = make_agents(http, 1)[0]
+        codes = [send(tight.base_url, MISSING).status_code for _ in range(4)]
+        assert codes == [404] * 4
+        assert http.get("/v1/runs/").json() == []
+        slow_llm.script(Reply.text("hi"))
+        assert send(tight.base_url, agent).status_code == 200
 
 
 def test_failed_turns_give_their_slot_back(tight: LiveServer, slow_llm: MockLLM) -> None:

@@ -12,8 +12,10 @@ from sqlalchemy.orm import ORMExecuteState
 
 from memlet import ids
 from memlet.agents.repository import AgentRepository
+from memlet.config import Settings
 from memlet.db import models as orm
-from memlet.db.engine import async_url, single_read
+from memlet.db.engine import async_url, autocommit_read, create_turn_engine, single_read
+from memlet.groups.repository import GroupRepository
 from memlet.messages.repository import MessageRepository
 from memlet.runs.repository import RunRepository
 from tests.service.loop_factories import make_agent
@@ -90,7 +92,87 @@ class TestSingleRead:
         finally:
             await engine.dispose()
 
+    async def test_on_a_kept_connection_then_transactional_again(self, pg_uri: str) -> None:
+        """`autocommit_read` on a connection its caller keeps (a turn's locked one): each statement is its own
+        transaction, and the connection is transactional again afterwards, with no transaction left open."""
+        engine = create_async_engine(async_url(pg_uri))
+        now = text("SELECT now()")
+        try:
+            async with engine.connect() as conn:
+                maker = async_sessionmaker(bind=conn)
+                async with autocommit_read(maker) as session:
+                    first = await session.scalar(now)
+                    await session.execute(text("SELECT pg_sleep(0.01)"))
+                    assert await session.scalar(now) != first
+                assert not conn.in_transaction()
+                async with maker() as session:
+                    first = await session.scalar(now)
+                    await session.execute(text("SELECT pg_sleep(0.01)"))
+                    assert await session.scalar(now) == first
+        finally:
+            await engine.dispose()
+
     async def test_refuses_a_connection_bound_sessionmaker(self, session: AsyncSession) -> None:
         with pytest.raises(TypeError):
             async with single_read(async_sessionmaker(bind=await session.connection())):
                 pass
+
+
+class TestRunInsertThatChecksItsAgent:
+    """`RunRepository.add_for_agent`: the agent check and the run's INSERT of a send in one statement."""
+
+    @staticmethod
+    def _run(agent: orm.Agent, **fields: object) -> orm.Run:
+        return orm.Run(
+            id=ids.new_id(ids.Prefix.RUN),
+            agent_id=agent.id,
+            organization_id=agent.organization_id,
+            status="created",
+            metadata_={"run_type": "send_message"},
+            request_config=None,
+            background=False,
+            num_steps=0,
+            otids=None,
+            **fields,
+        )
+
+    async def test_writes_the_row_the_orm_writes(self, session: AsyncSession) -> None:
+        agent = await make_agent(session)
+        runs = RunRepository(session)
+        by_orm, checked = self._run(agent), self._run(agent)
+        await runs.add(by_orm)
+        query = GroupRepository.agent_type_and_sleeptime_group_query(agent.organization_id, agent.id)
+        assert await runs.add_for_agent(checked, query) == ("letta_v1_agent", None)
+        columns = [c.name for c in orm.Run.__table__.columns if c.name not in ("id", "created_at", "updated_at")]
+        listed = ", ".join(columns)
+        rows = (
+            await session.execute(
+                text(f"SELECT {listed} FROM runs WHERE id IN (:a, :b) ORDER BY id = :a DESC"),
+                {"a": by_orm.id, "b": checked.id},
+            )
+        ).all()
+        assert len(rows) == 2 and rows[0] == rows[1]
+        stored = await session.get(orm.Run, checked.id, populate_existing=True)
+        assert stored is not None and stored.created_at == checked.created_at
+
+    async def test_writes_nothing_for_an_unknown_or_foreign_agent(self, session: AsyncSession) -> None:
+        agent = await make_agent(session)
+        runs = RunRepository(session)
+        for org_id, agent_id in (("org-other", agent.id), (agent.organization_id, "agent-unknown")):
+            run = self._run(agent)
+            query = GroupRepository.agent_type_and_sleeptime_group_query(org_id, agent_id)
+            assert await runs.add_for_agent(run, query) is None
+            assert await runs.status_of(run.id) is None
+
+
+def test_the_turn_pool_keeps_20_connections_between_bursts(pg_uri: str) -> None:
+    """20 turns at once reuse their connections (and the statements prepared on them) in the next burst."""
+    settings = Settings(_env_file=None, pg_uri=pg_uri)  # type: ignore[call-arg]
+    engine = create_turn_engine(pg_uri, settings.model_copy(update={"max_concurrent_turns": 50}))
+    small = create_turn_engine(pg_uri, settings.model_copy(update={"max_concurrent_turns": 3}))
+    try:
+        assert engine.pool.size() == 20  # type: ignore[attr-defined]
+        assert small.pool.size() == 4  # type: ignore[attr-defined]
+    finally:
+        engine.sync_engine.dispose()
+        small.sync_engine.dispose()
