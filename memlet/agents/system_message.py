@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.blocks.repository import BlockRepository
 from memlet.db import models as orm
+from memlet.db.message_row import MessageRow
 from memlet.folders import line_view
 from memlet.folders.agent_files import file_limits
 from memlet.folders.file_agent_repository import FileAgentRepository
@@ -85,13 +86,13 @@ async def refresh_system_message(
 
 
 async def refresh_if_stale(
-    session: AsyncSession, agent: orm.Agent, blocks: list[orm.Block], system: orm.Message
-) -> None:
+    session: AsyncSession, agent: orm.Agent, blocks: list[orm.Block], system: MessageRow
+) -> MessageRow:
     """Recompile the agent's system message when a block it shows changed since it was written (an edit by
-    another agent sharing the block, such as its sleeptime agent), updating `system` in place."""
+    another agent sharing the block, such as its sleeptime agent); the row as it is now."""
     newest = max((b.updated_at for b in blocks if b.updated_at is not None), default=None)
     if newest is None or system.updated_at is None or newest <= system.updated_at:
-        return
+        return system
     # As the agent's own memory edits rebuild it: a fresh timestamp and the tool-rule section.
     await refresh_system_message(session, agent, update_timestamp=True, with_rules=True)
-    await session.refresh(system)
+    return next(iter(await MessageRepository(session).in_context(agent.id, [system.id])), system)

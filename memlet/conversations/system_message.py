@@ -14,6 +14,7 @@ from memlet.agents.system_message import directories_text
 from memlet.blocks.repository import BlockRepository
 from memlet.conversations.repository import ConversationRepository, with_isolated
 from memlet.db import models as orm
+from memlet.db.message_row import MessageRow
 from memlet.messages.repository import MessageRepository
 from memlet.passages.repository import PassageRepository
 from memlet.prompt.memory import system_message_text
@@ -74,16 +75,16 @@ async def refresh_if_stale(
     agent: orm.Agent,
     conversation: orm.Conversation,
     blocks: list[orm.Block],
-    system: orm.Message,
-) -> None:
+    system: MessageRow,
+) -> MessageRow:
     """Recompile the conversation's system message when a block it shows changed since it was written (an edit
-    from another conversation, the agent's own thread or the REST API), updating `system` in place.
+    from another conversation, the agent's own thread or the REST API).
 
     Letta keeps a conversation's prompt as a snapshot until compaction or recompile; memlet shows shared-block
-    edits to every conversation at its next turn.
+    edits to every conversation at its next turn. Returns the row as it is now.
     """
     newest = max((b.updated_at for b in blocks if b.updated_at is not None), default=None)
     if newest is None or system.updated_at is None or newest <= system.updated_at:
-        return
+        return system
     await refresh_conversation_system_message(session, agent, conversation)
-    await session.refresh(system)
+    return next(iter(await MessageRepository(session).in_context(agent.id, [system.id])), system)

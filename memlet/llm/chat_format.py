@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from memlet.db import models as orm
+from memlet.db.message_row import MessageLike
 from memlet.llm.anthropic_format import THINKING_BLOCKS_KEY
 from memlet.llm.client import wire_tool_call_id
 from memlet.llm.model_quirks import strict_schema
@@ -111,7 +111,7 @@ def truncate_return(text: str, limit: int | None) -> str:
     return f"{text[:limit]}... [truncated {len(text) - limit} chars]"
 
 
-def _tool_messages(row: orm.Message, limit: int | None) -> list[dict[str, Any]]:
+def _tool_messages(row: MessageLike) -> list[dict[str, Any]]:
     """One `tool` message per call a tool row answers (a parallel step stores all its returns on one row)."""
     returns = row.tool_returns or []
     if len(returns) > 1:
@@ -122,15 +122,12 @@ def _tool_messages(row: orm.Message, limit: int | None) -> list[dict[str, Any]]:
             pairs = [(row.tool_call_id or "", "".join(parts))]
     else:
         pairs = [(row.tool_call_id or "", text_parts(row.content))]
-    return [
-        {"role": "tool", "tool_call_id": wire_tool_call_id(call_id), "content": truncate_return(text, limit)}
-        for call_id, text in pairs
-    ]
+    return [{"role": "tool", "tool_call_id": wire_tool_call_id(call_id), "content": text} for call_id, text in pairs]
 
 
 def to_openai_messages(
     system_text: str,
-    rows: Sequence[orm.Message],
+    rows: Sequence[MessageLike],
     agent_type: str,
     *,
     inner_thoughts_in_kwargs: bool = True,
@@ -143,12 +140,22 @@ def to_openai_messages(
     (`inner_thoughts_in_kwargs`), else as the assistant's content. `system_role` is "developer" for OpenAI's
     reasoning models; `tool_return_limit` cuts long tool returns (Letta's V3 request-time cap).
     """
+    buffer = buffer_messages(rows, agent_type, inner_thoughts_in_kwargs=inner_thoughts_in_kwargs)
+    return request_messages(system_text, buffer, system_role=system_role, tool_return_limit=tool_return_limit)
+
+
+def buffer_messages(
+    rows: Sequence[MessageLike], agent_type: str, *, inner_thoughts_in_kwargs: bool = True
+) -> list[dict[str, Any]]:
+    """The rows as chat messages, without the system prompt and before a request's own choices (the system
+    role, the tool-return cap): `request_messages` applies those. The conversion a step's compaction check and
+    its request share."""
     v2 = is_v2(agent_type)
-    out: list[dict[str, Any]] = [{"role": system_role, "content": system_text}]
+    out: list[dict[str, Any]] = []
     for row in rows:
         role, parts = row.role, row.content
         if role == "tool":
-            out.extend(_tool_messages(row, tool_return_limit))
+            out.extend(_tool_messages(row))
         elif role == "user":
             out.append({"role": "user", "content": user_content(parts)})
         elif role in ("assistant", "approval"):
@@ -162,8 +169,8 @@ def to_openai_messages(
             thinking = text if in_args else None
             content = None if in_args or not text else text
             calls = _wire_calls(tool_calls, thinking)
-            last = out[-1]
-            if role == "approval" and last["role"] == "assistant" and last.get("tool_calls"):
+            last = out[-1] if out else None
+            if role == "approval" and last is not None and last["role"] == "assistant" and last.get("tool_calls"):
                 # A mixed response was stored as an assistant row plus an approval row; the model made it as
                 # one message, and the tool returns that follow answer both rows' calls.
                 last["tool_calls"] = [*last["tool_calls"], *calls]
@@ -172,7 +179,30 @@ def to_openai_messages(
         elif role == "summary":
             out.append({"role": "user", "content": text_parts(parts)})
         elif role == "system":
-            out.append({"role": system_role, "content": text_parts(parts)})
+            out.append({"role": "system", "content": text_parts(parts)})
+    return out
+
+
+def request_messages(
+    system_text: str,
+    buffer: Sequence[dict[str, Any]],
+    *,
+    system_role: str = "system",
+    tool_return_limit: int | None = None,
+) -> list[dict[str, Any]]:
+    """The system prompt, then `buffer` (from `buffer_messages`) with system messages in `system_role` and tool
+    returns cut to `tool_return_limit`. A changed message is a new dict: `buffer` is left as it was."""
+    out: list[dict[str, Any]] = [{"role": system_role, "content": system_text}]
+    if system_role == "system" and tool_return_limit is None:
+        out.extend(buffer)
+        return out
+    for message in buffer:
+        role = message["role"]
+        if role == "system" and system_role != "system":
+            message = {**message, "role": system_role}
+        elif role == "tool" and tool_return_limit is not None and len(message["content"]) > tool_return_limit:
+            message = {**message, "content": truncate_return(message["content"], tool_return_limit)}
+        out.append(message)
     return out
 
 

@@ -1,7 +1,8 @@
 """What one step of the loop reads and writes, through the domain repositories (the loop owns no SQL).
 
-Loading is three queries (agent + in-context messages, blocks, tools); the loop then closes its transaction and
-works on these detached rows (sessions use expire_on_commit=False).
+Loading is four queries (agent, blocks, tools, in-context messages); the loop then closes its transaction and
+works on these detached rows (sessions use expire_on_commit=False). The in-context messages are plain read-only
+`MessageRow`s: the loop reads all of them every step and writes none back.
 """
 
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ from memlet.agents.repository import AgentRepository
 from memlet.blocks.repository import BlockRepository
 from memlet.conversations.repository import ConversationRepository, with_isolated
 from memlet.db import models as orm
+from memlet.db.message_row import MessageRow
 from memlet.errors import NotFoundError
 from memlet.messages.repository import MessageRepository
 from memlet.tools.repository import ToolRepository
@@ -24,7 +26,7 @@ class LoopState:
     agent: orm.Agent
     blocks: list[orm.Block]
     tools: list[orm.Tool]
-    messages: list[orm.Message]  # message_ids order, the system message first
+    messages: list[MessageRow]  # message_ids order, the system message first
     # The conversation the turn runs in: `messages` is its window, its isolated blocks replace the agent's.
     conversation: orm.Conversation | None = None
 
@@ -60,7 +62,7 @@ class LoopRepository:
             agent=agent,
             blocks=blocks,
             tools=await self.tools.of_agent(agent_id),
-            messages=await self.messages.by_ids(agent.id, window),
+            messages=await self.messages.in_context(agent.id, window),
             conversation=conversation,
         )
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memlet.db import models as orm
+from memlet.db.message_row import MessageLike
 from memlet.errors import BadRequestError, PendingApprovalError
 from memlet.llm.chat_format import HEARTBEAT_PARAM, is_v2
 from memlet.llm.types import ToolCall
@@ -42,13 +43,13 @@ KEEP_ALIVE = MessageCreate(
 RECENT = 10  # how far back an already applied answer is looked for, as in Letta
 
 
-def pending_approval(rows: Sequence[orm.Message]) -> orm.Message | None:
+def pending_approval(rows: Sequence[MessageLike]) -> MessageLike | None:
     """The approval request waiting at the end of the buffer, if any."""
     last = rows[-1] if rows else None
     return last if last is not None and last.role == "approval" and last.tool_calls else None
 
 
-def held_calls(rows: Sequence[orm.Message]) -> list[dict[str, Any]]:
+def held_calls(rows: Sequence[MessageLike]) -> list[dict[str, Any]]:
     """Ungated calls stored just before a pending approval request (mixed responses); they run on resume."""
     if len(rows) < 2 or pending_approval(rows) is None:
         return []
@@ -73,7 +74,7 @@ def approval_items(inputs: Sequence[Any]) -> list[Any] | None:
     return items if found else None
 
 
-def already_applied(rows: Sequence[orm.Message], items: Sequence[Any]) -> bool:
+def already_applied(rows: Sequence[MessageLike], items: Sequence[Any]) -> bool:
     """Whether every call the items answer already has its tool return among the last RECENT rows."""
     wanted = {str(getattr(i, "tool_call_id", "")) for i in items}
     answered: set[str] = set()
@@ -85,7 +86,7 @@ def already_applied(rows: Sequence[orm.Message], items: Sequence[Any]) -> bool:
     return bool(wanted) and wanted <= answered
 
 
-def check_approval(state: LoopState, items: list[Any] | None) -> orm.Message | None:
+def check_approval(state: LoopState, items: list[Any] | None) -> MessageLike | None:
     """The pending request the inputs answer, or None for a normal message (or for answers already applied,
     which Letta takes as a keep-alive); raises on a mismatch."""
     request = pending_approval(state.messages)
@@ -128,7 +129,7 @@ def _call_args(call: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
 
 
 async def resume_approval(
-    ctx: StepContext, request: orm.Message, held: Sequence[dict[str, Any]], items: Sequence[Any]
+    ctx: StepContext, request: MessageLike, held: Sequence[dict[str, Any]], items: Sequence[Any]
 ) -> StepResult:
     """Execute approved calls, turn denials and client results into tool returns, then run the `held` calls.
 

@@ -8,10 +8,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memlet.db import models as orm
+from memlet.db.message_row import MessageLike
 from memlet.llm import model_quirks as quirks
-from memlet.llm.chat_format import is_v2, to_openai_messages, tool_definition
+from memlet.llm.chat_format import is_v2, request_messages, tool_definition
 from memlet.llm.types import ChatRequest
 from memlet.loop.agent_state import LoopState
+from memlet.loop.buffer_chat import BufferChat, converted
 from memlet.loop.headroom import DEFAULT_CONTEXT_WINDOW, completion_limit
 from memlet.tools.solver import ToolRulesSolver
 
@@ -89,7 +91,7 @@ def request_tools(
     return tools, allowed, choice
 
 
-def _last_return(rows: Sequence[orm.Message]) -> str | None:
+def _last_return(rows: Sequence[MessageLike]) -> str | None:
     for row in reversed(rows):
         if row.role == "tool":
             return "".join(str(p.get("text", "")) for p in row.content or [] if p.get("type") == "text")
@@ -102,17 +104,23 @@ def build_chat_request(
     pending: Sequence[orm.Message],
     tools: list[dict[str, Any]],
     tool_choice: str | dict[str, Any] | None,
+    chat: BufferChat | None = None,
 ) -> ChatRequest:
-    """The chat request of one step (pure): the system prompt, the in-context buffer, then the new input rows."""
+    """The chat request of one step (pure): the system prompt, the in-context buffer, then the new input rows
+    (converted through the step's `chat`, which its compaction check used)."""
     agent = state.agent
     config = agent.llm_config or {}
     model = str(config.get("model"))
     openai_reasoner = config.get("model_endpoint_type") == "openai" and quirks.is_reasoning_model(model)
-    messages = to_openai_messages(
-        system_text,
+    buffer = converted(
+        chat,
         [*state.messages[1:], *pending],
         agent.agent_type,
         inner_thoughts_in_kwargs=inner_thoughts_in_kwargs(agent),
+    )
+    messages = request_messages(
+        system_text,
+        buffer,
         system_role="developer" if openai_reasoner and quirks.accepts_developer_role(model) else "system",
         tool_return_limit=None if is_v2(agent.agent_type) else tool_return_limit(config),
     )

@@ -14,8 +14,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memlet.llm.chat_format import prompt_tokens, to_openai_messages
+from memlet.llm.chat_format import prompt_tokens, request_messages
 from memlet.llm.client import LLMClient
+from memlet.loop.buffer_chat import BufferChat, converted
 from memlet.loop.headroom import byte_bound
 from memlet.loop.summarizer import (
     CompactionFailedError,
@@ -44,22 +45,26 @@ class CompactionPlan:
 
 @dataclass
 class Prompt:
-    """What a request carries besides the buffer, for counting."""
+    """What a request carries besides the buffer, for counting; `chat` shares the step's conversion of its
+    buffer with the request."""
 
     system: str
     pending: Sequence[Any]
     tools: list[dict[str, Any]]
     agent_type: str
+    chat: BufferChat | None = None
+
+    def messages(self, rows: Sequence[Any]) -> list[dict[str, Any]]:
+        return request_messages(self.system, converted(self.chat, [*rows, *self.pending], self.agent_type))
 
     def tokens(self, rows: Sequence[Any], summary: str | None = None) -> int:
-        messages = to_openai_messages(self.system, [*rows, *self.pending], self.agent_type)
+        messages = self.messages(rows)
         if summary is not None:
             messages.insert(1, {"role": "user", "content": summary})
         return prompt_tokens(messages, self.tools)
 
     def surely_under(self, rows: Sequence[Any], limit: int) -> bool:
-        messages = to_openai_messages(self.system, [*rows, *self.pending], self.agent_type)
-        return byte_bound(messages, self.tools) <= limit
+        return byte_bound(self.messages(rows), self.tools) <= limit
 
 
 def trigger_threshold(window: int) -> int:

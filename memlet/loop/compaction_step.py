@@ -7,11 +7,12 @@ Each writes the summary with the step's ids, reloads the state and yields the co
 """
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopState
+from memlet.loop.buffer_chat import BufferChat
 from memlet.loop.commit import commit_compaction
 from memlet.loop.compaction_plan import CompactionPlan, Prompt, plan_compaction, summarizer
 from memlet.loop.headroom import prompt_budget
@@ -24,18 +25,18 @@ MAX_OVERFLOW_RETRIES = 3  # Letta retries a step that overflowed the provider's 
 
 @dataclass(frozen=True)
 class Site:
-    """Where a compaction happens: the step it belongs to, the tools its prompt carries, the window."""
+    """Where a compaction happens: the step it belongs to, the tools its prompt carries, the window, and the
+    step's buffer conversion (shared with the step's request)."""
 
     step_id: str
     tools: list[dict[str, Any]]
     window: int
+    chat: BufferChat = field(default_factory=BufferChat)
 
 
-async def _plan(
-    run: RunState, state: LoopState, tools: list[dict[str, Any]], window: int, *, force: bool, complete: bool
-) -> CompactionPlan | None:
+async def _plan(run: RunState, state: LoopState, site: Site, *, force: bool, complete: bool) -> CompactionPlan | None:
     assert run.llm is not None
-    agent, llm = state.agent, run.llm
+    agent, llm, window = state.agent, run.llm, site.window
     settings = SummarizerSettings.from_stored(agent.compaction_settings)
     config = summarizer_llm_config(agent.llm_config, settings.model)
     model = str(config.get("model"))
@@ -49,7 +50,7 @@ async def _plan(
     return await plan_compaction(
         summarize_with=summarize_with,
         settings=settings,
-        prompt=Prompt(stored_system_text(state), run.pending, tools, agent.agent_type),
+        prompt=Prompt(stored_system_text(state), run.pending, site.tools, agent.agent_type, site.chat),
         rows=state.messages[1:],
         window=window,
         limit=prompt_budget(window, agent.llm_config.get("max_tokens")),
@@ -71,7 +72,7 @@ async def compact(
 ) -> AsyncIterator[ev.LoopEvent]:
     """Compact if needed (always when `force`); on success `out` receives the reloaded state."""
     step_id, window = site.step_id, site.window
-    plan = await _plan(run, state, site.tools, window, force=force, complete=complete)
+    plan = await _plan(run, state, site, force=force, complete=complete)
     if plan is None:
         return
     if tokens_before is not None:

@@ -11,6 +11,7 @@ from memlet.llm.client import LLMClient
 from memlet.llm.errors import LLMEmptyResponseError
 from memlet.llm.types import ChatResult, ContentDelta, ReasoningDelta, ToolCall, ToolCallDelta, Usage
 from memlet.loop.agent_state import LoopState
+from memlet.loop.buffer_chat import BufferChat
 from memlet.loop.chat_request import build_chat_request, request_tools
 from memlet.loop.events import TokenDelta
 from memlet.loop.response import previous_message_id
@@ -211,6 +212,7 @@ async def call_llm(
     stream_tokens: bool,
     labels: DeltaLabels,
     result_box: list[ChatResult],
+    chat: BufferChat | None = None,
 ) -> AsyncIterator[TokenDelta]:
     """Call the model; with `stream_tokens` yield its fragments labelled by `labels`.
 
@@ -218,7 +220,7 @@ async def call_llm(
     turn without storing anything, as Letta's streaming path does); unstreamed, the client's
     LLMEmptyResponseError propagates (Letta's OpenAI client raises it too: invalid_llm_response).
     """
-    request = build_chat_request(state, system_text, pending, tools, tool_choice)
+    request = build_chat_request(state, system_text, pending, tools, tool_choice, chat)
     try:
         async for event in llm.stream_chat(request):
             if isinstance(event, ChatResult):

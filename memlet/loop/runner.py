@@ -22,6 +22,7 @@ from memlet import ids
 from memlet.agents.system_message import refresh_if_stale as refresh_agent_if_stale
 from memlet.conversations.system_message import refresh_if_stale
 from memlet.db import models as orm
+from memlet.db.message_row import MessageLike
 from memlet.errors import LLMError
 from memlet.llm.errors import LLMEmptyResponseError
 from memlet.loop import events as ev
@@ -108,9 +109,11 @@ async def _run_locked(
     async with deps.sessionmaker() as session, session.begin():
         state = await LoopRepository(session).load_state_or_404(agent_id, org_id, options.conversation_id)
         if state.conversation is not None and state.messages:
-            await refresh_if_stale(session, state.agent, state.conversation, state.blocks, state.messages[0])
+            state.messages[0] = await refresh_if_stale(
+                session, state.agent, state.conversation, state.blocks, state.messages[0]
+            )
         elif state.messages and state.messages[0].role == "system":
-            await refresh_agent_if_stale(session, state.agent, state.blocks, state.messages[0])
+            state.messages[0] = await refresh_agent_if_stale(session, state.agent, state.blocks, state.messages[0])
         answers = approval_items(inputs)
         approval = check_approval(state, answers)
         solver = ToolRulesSolver.from_stored(state.agent.tool_rules)
@@ -140,7 +143,7 @@ async def _run_locked(
             yield event
 
 
-async def _resume(run: RunState, state: LoopState, approval: orm.Message) -> tuple[StepResult, list[StoredMessage]]:
+async def _resume(run: RunState, state: LoopState, approval: MessageLike) -> tuple[StepResult, list[StoredMessage]]:
     """Apply the client's approval answers (a step without an LLM call, reusing the request's step id); when they
     end the turn, the run is closed in the same commit."""
     ctx = run.step_context(state, approval.step_id or ids.new_id(ids.Prefix.STEP))
@@ -163,7 +166,7 @@ async def _resume(run: RunState, state: LoopState, approval: orm.Message) -> tup
     return result, committed.messages
 
 
-async def _steps(run: RunState, state: LoopState, approval: orm.Message | None) -> AsyncIterator[ev.LoopEvent]:
+async def _steps(run: RunState, state: LoopState, approval: MessageLike | None) -> AsyncIterator[ev.LoopEvent]:
     if approval is not None:
         try:
             resumed, committed = await _resume(run, state, approval)

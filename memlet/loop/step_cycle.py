@@ -7,6 +7,7 @@ from typing import Any
 
 from memlet import ids
 from memlet.db import models as orm
+from memlet.db.message_row import MessageRow
 from memlet.llm.chat_format import is_v2
 from memlet.llm.errors import ContextWindowExceededError
 from memlet.loop import events as ev
@@ -92,6 +93,7 @@ async def llm_step(
                     run.options.stream_tokens,
                     labels,
                     result_box,
+                    site.chat,
                 ),
             ):
                 yield delta
@@ -151,7 +153,7 @@ async def llm_step(
     if ctx.tool_ctx.memory_changed:
         run.needs_reload = True  # blocks and the system prompt changed: the next step reads them afresh
     else:
-        state.messages.extend(committed.rows)
+        state.messages.extend(MessageRow.of(row) for row in committed.rows)
     if committed.messages:
         yield ev.MessagesCommitted(committed.messages)
     if compacts_after:

@@ -9,11 +9,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import ARRAY, Select, String, Table, any_, delete, func, insert, literal, literal_column, select, update
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.sql.elements import ColumnClause
+from sqlalchemy.sql.elements import ColumnClause, ColumnElement
 
 from memlet.db import models as orm
 from memlet.db.base import utcnow
+from memlet.db.message_row import MessageRow
 from memlet.db.pagination import Page, fetch_page
 from memlet.db.sql import escape_like
 from memlet.errors import NotFoundError
@@ -25,6 +27,21 @@ _MESSAGE_COLUMNS = tuple((c.key, c.columns[0].key) for c in M.__mapper__.column_
 # A Core insert on the table, not the ORM entity: one compiled statement for any number of rows, which SQLAlchemy's
 # insertmanyvalues sends as a single INSERT ... VALUES ... RETURNING, with no ORM bulk-persistence layer per call.
 _INSERT = insert(_TABLE).returning(_TABLE.c.id, _TABLE.c.sequence_id)
+# The in-context load: the table's columns in `MessageRow`'s order, by a list of ids. `= ANY($1::varchar[])`, not
+# `IN ($1, ..., $n)`: one statement text whatever the window's length, so asyncpg's prepared statement and
+# Postgres' plan are reused turn after turn instead of made anew.
+
+
+def _row_column(field: str) -> ColumnElement[Any]:
+    """A column as the in-context load reads it: a JSONB `null` (what an unset JSONB attribute is stored as) comes
+    back as SQL NULL, which the driver hands over as None without running the JSON decoder."""
+    column = _TABLE.c[M.__mapper__.column_attrs[field].columns[0].key]
+    if not isinstance(column.type, JSONB):
+        return column
+    return func.nullif(column, literal_column("'null'::jsonb"), type_=column.type).label(column.key)
+
+
+_ROW_COLUMNS = select(*(_row_column(field) for field in MessageRow._fields))
 
 
 class MessageRepository:
@@ -132,12 +149,20 @@ class MessageRepository:
         """The agent's rows for `message_ids`, in that order (unknown ids and other agents' rows are skipped)."""
         if not message_ids:
             return []
-        # `= ANY($1::varchar[])`, not `IN ($1, ..., $n)`: one statement text whatever the window's length, so
-        # asyncpg's prepared statement and Postgres' plan are reused turn after turn instead of made anew.
-        wanted = any_(literal(list(message_ids), ARRAY(String)))
+        wanted = any_(literal(list(message_ids), ARRAY(String)))  # one statement text for any length
         rows = await self.session.scalars(select(M).where(M.id == wanted, M.agent_id == agent_id))
         by_id = {row.id: row for row in rows}
         return [by_id[i] for i in message_ids if i in by_id]
+
+    async def in_context(self, agent_id: str, message_ids: Sequence[str]) -> list[MessageRow]:
+        """`by_ids` as plain read-only rows, for the loop's in-context buffer (a Core select: no ORM entities)."""
+        if not message_ids:
+            return []
+        wanted = any_(literal(list(message_ids), ARRAY(String)))
+        result = await self.session.execute(_ROW_COLUMNS.where(_TABLE.c.id == wanted, _TABLE.c.agent_id == agent_id))
+        by_id = {row[0]: row for row in result.all()}
+        make = MessageRow._make
+        return [make(by_id[i]) for i in message_ids if i in by_id]
 
     async def between(
         self, agent_id: str, *, after: str | None, through: str | None, limit: int = 500

@@ -1,0 +1,114 @@
+"""A step converts its buffer to chat messages once: the compaction check before the call and the request share
+the conversion (`loop/buffer_chat.py`), and the request is the same as a conversion of its own."""
+
+from typing import Any
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memlet import ids
+from memlet.db import models as orm
+from memlet.llm import chat_format
+from memlet.llm.chat_format import to_openai_messages
+from memlet.loop import buffer_chat
+from memlet.loop.agent_state import LoopRepository
+from memlet.loop.buffer_chat import BufferChat
+from memlet.loop.chat_request import build_chat_request, inner_thoughts_in_kwargs, tool_return_limit
+from memlet.loop.compaction_plan import Prompt
+from memlet.loop.llm_call import stored_system_text
+from memlet.messages.repository import MessageRepository
+from tests.mock_llm import Reply
+from tests.service.loop_factories import LoopEnv, loop_env, make_agent
+
+__all__ = ["loop_env"]
+
+
+async def test_a_step_converts_its_buffer_once(
+    loop_env: LoopEnv, mock_llm: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = await loop_env.agent()
+    mock_llm.script(Reply.text("one"))
+    await loop_env.send(agent, "hi")
+    calls: list[int] = []
+    real = chat_format.buffer_messages
+
+    def counting(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        calls.append(len(args[0]))
+        return real(*args, **kwargs)
+
+    # Every conversion path: to_openai_messages looks it up in chat_format, BufferChat in its own module.
+    monkeypatch.setattr(chat_format, "buffer_messages", counting)
+    monkeypatch.setattr(buffer_chat, "buffer_messages", counting)
+    mock_llm.script(Reply.text("two"))
+    await loop_env.send(agent, "again")
+    assert calls == [3]  # one step, one conversion: hi, one, again
+
+
+def _row(agent: orm.Agent, role: str, text: str, **fields: Any) -> orm.Message:
+    return orm.Message(
+        id=ids.new_id(ids.Prefix.MESSAGE),
+        organization_id=agent.organization_id,
+        agent_id=agent.id,
+        role=role,
+        content=[{"type": "text", "text": text}],
+        run_id="run-1",
+        **fields,
+    )
+
+
+def _call(call_id: str, name: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": '{"x": 1}'}}
+
+
+CONFIGS = [
+    ("letta_v1_agent", {}, 128000),
+    ("letta_v1_agent", {"model": "o3-mini"}, 128000),  # the system prompt as `developer`
+    ("letta_v1_agent", {}, 8000),  # tool returns cut to 6,400 characters
+    ("memgpt_v2_agent", {"put_inner_thoughts_in_kwargs": True}, 128000),
+    ("memgpt_v2_agent", {"put_inner_thoughts_in_kwargs": False}, 128000),
+]
+
+
+@pytest.mark.parametrize(("agent_type", "llm", "window"), CONFIGS)
+async def test_the_shared_conversion_builds_the_same_request(
+    session: AsyncSession, agent_type: str, llm: dict[str, Any], window: int
+) -> None:
+    agent = await make_agent(session, agent_type=agent_type, llm=llm, context_window=window)
+    rows = [
+        _row(agent, "user", "hello"),
+        _row(agent, "assistant", "thinking it over", tool_calls=[_call("call-a", "f")]),
+        _row(agent, "approval", "", tool_calls=[_call("call-b", "g")]),  # a mixed response's second half
+        _row(agent, "tool", "x" * 7000, tool_call_id="call-a"),
+        _row(agent, "tool", "ok", tool_call_id="call-b"),
+        _row(agent, "system", "a system note"),
+        _row(agent, "summary", "what came before"),
+        _row(agent, "assistant", "done"),
+    ]
+    await MessageRepository(session).add(rows)
+    agent.message_ids = [*agent.message_ids, *(r.id for r in rows)]
+    await session.flush()
+    state = await LoopRepository(session).load_state(agent.id, agent.organization_id)
+    assert state is not None
+    pending = [_row(agent, "user", "and now?")]
+    system = stored_system_text(state)
+
+    chat = BufferChat()
+    assert Prompt(system, pending, [], agent.agent_type, chat).surely_under(state.messages[1:], 10**9)
+    shared = build_chat_request(state, system, pending, [], None, chat)
+    assert chat.conversions == (2 if agent_type == "memgpt_v2_agent" and not llm["put_inner_thoughts_in_kwargs"] else 1)
+    alone = build_chat_request(state, system, pending, [], None)
+    assert shared == alone
+    config = state.agent.llm_config
+    developer = config["model"] == "o3-mini"
+    assert shared.messages == to_openai_messages(
+        system,
+        [*state.messages[1:], *pending],
+        agent.agent_type,
+        inner_thoughts_in_kwargs=inner_thoughts_in_kwargs(state.agent),
+        system_role="developer" if developer else "system",
+        tool_return_limit=None if agent_type == "memgpt_v2_agent" else tool_return_limit(config),
+    )
+    roles = [m["role"] for m in shared.messages]
+    assert roles.count("developer") == (2 if developer else 0)
+    cut = "[truncated" in str(shared.messages)
+    assert cut == (window == 8000)

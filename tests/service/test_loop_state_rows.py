@@ -1,0 +1,79 @@
+"""The loop's in-context buffer is read as plain `MessageRow`s by a Core select (no ORM entity per message per
+step), in window order, with every column the ORM row has; a stale system message comes back rewritten."""
+
+from datetime import timedelta
+
+from sqlalchemy import update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memlet import ids
+from memlet.agents.system_message import refresh_if_stale
+from memlet.blocks.repository import BlockRepository
+from memlet.db import models as orm
+from memlet.db.base import utcnow
+from memlet.db.message_row import MessageRow
+from memlet.loop.agent_state import LoopRepository
+from memlet.messages.repository import MessageRepository
+from tests.service.loop_factories import make_agent
+from tests.service.test_turn_statements import orm_statements
+
+
+def test_the_row_has_every_column_of_the_table() -> None:
+    assert list(MessageRow._fields) == [c.key for c in orm.Message.__mapper__.column_attrs]
+
+
+async def _window(session: AsyncSession, agent: orm.Agent) -> list[str]:
+    rows = [
+        orm.Message(
+            id=ids.new_id(ids.Prefix.MESSAGE),
+            organization_id=agent.organization_id,
+            agent_id=agent.id,
+            role=role,
+            content=[{"type": "text", "text": f"{role} {i}"}],
+            tool_calls=[{"id": "call-1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]
+            if role == "assistant"
+            else None,
+            tool_call_id="call-1" if role == "tool" else None,
+            run_id="run-1",
+        )
+        for i, role in enumerate(["user", "assistant", "tool"])
+    ]
+    await MessageRepository(session).add(rows)
+    # Window order is not insertion order: the load must follow message_ids.
+    agent.message_ids = [*agent.message_ids, rows[2].id, rows[0].id, rows[1].id]
+    await session.flush()
+    return agent.message_ids
+
+
+async def test_in_context_rows_skip_the_orm_and_match_its_rows(session: AsyncSession) -> None:
+    agent = await make_agent(session)
+    window = await _window(session, agent)
+    other = await make_agent(session)  # another agent's message in the list is skipped, as by_ids does
+    repo = LoopRepository(session)
+    with orm_statements(session) as seen:
+        rows = await repo.messages.in_context(agent.id, [*window, other.message_ids[0], "message-unknown"])
+    assert seen == []
+    assert all(type(r) is MessageRow for r in rows)
+    entities = await repo.messages.by_ids(agent.id, window)
+    assert [r.id for r in rows] == window
+    assert [r._asdict() for r in rows] == [{f: getattr(e, f) for f in MessageRow._fields} for e in entities]
+
+    state = await repo.load_state(agent.id, agent.organization_id)
+    assert state is not None and state.messages == rows
+
+
+async def test_a_stale_system_message_comes_back_rewritten(session: AsyncSession) -> None:
+    agent = await make_agent(session, blocks={"human": "Name: Sam"})
+    state = await LoopRepository(session).load_state(agent.id, agent.organization_id)
+    assert state is not None
+    system = state.messages[0]
+    assert await refresh_if_stale(session, agent, state.blocks, system) is system  # nothing changed
+
+    later = utcnow() + timedelta(seconds=5)
+    block = state.blocks[0]
+    await session.execute(update(orm.Block).where(orm.Block.id == block.id).values(value="Name: Ada", updated_at=later))
+    blocks = await BlockRepository(session).of_agent(agent.id)
+    fresh = await refresh_if_stale(session, agent, blocks, system)
+    assert type(fresh) is MessageRow and fresh.id == system.id
+    text = fresh.content[0]["text"] if fresh.content else ""
+    assert "Name: Ada" in text and "Name: Ada" not in str(system.content)
