@@ -1,4 +1,5 @@
-"""Route dispatch cost: µs from the app's router to the matched endpoint's handler, for hot and cold paths.
+"""Route dispatch cost: µs from the app's router to the matched endpoint's handler, for hot and cold paths
+(process CPU time, the best of 5 rounds).
 
     .venv/bin/python bench/bench_routing.py [--n 20000]
 
@@ -9,6 +10,7 @@ and looked up by path shape (`api/route_index.py`). A miss (404, 405) still walk
 """
 
 import argparse
+import asyncio
 import sys
 import time
 from pathlib import Path
@@ -25,6 +27,7 @@ from memlet.config import Settings
 
 AGENT = "agent-3f6c2a57-8d0e-4b8a-9d5e-1a2b3c4d5e6f"
 RUN = "run-3f6c2a57-8d0e-4b8a-9d5e-1a2b3c4d5e6f"
+ROUNDS = 5
 PATHS = [
     ("hot", "POST", f"/v1/agents/{AGENT}/messages"),
     ("hot", "POST", f"/v1/agents/{AGENT}/messages/stream"),
@@ -91,10 +94,35 @@ def dispatch_us(app: Any, method: str, path: str, n: int) -> tuple[float, str]:
     with mock.patch.object(APIRoute, "handle", handle):
         once()
         what = answered[-1]
-        started = time.perf_counter()
-        for _ in range(n):
-            once()
-        return (time.perf_counter() - started) / n * 1e6, what
+        best = float("inf")
+        for _ in range(ROUNDS):  # the best round: other load on a shared machine only ever adds time
+            started = time.process_time()
+            for _ in range(n // ROUNDS):
+                once()
+            best = min(best, (time.process_time() - started) / (n // ROUNDS) * 1e6)
+        return best, what
+
+
+def stack_us(app: Any, method: str, path: str, n: int) -> float:
+    """Mean µs of one request through the whole app (every middleware, the router, a handler answering 200 "{}")."""
+
+    async def handle(route: APIRoute, scope: Any, receive: Any, send: Any) -> None:
+        headers = [(b"content-type", b"application/json"), (b"content-length", b"2")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    async def send(message: Any) -> None:
+        return None
+
+    async def many(count: int) -> float:
+        started = time.process_time()
+        for _ in range(count):
+            await app(_scope(app, method, path), _receive, send)
+        return (time.process_time() - started) / count * 1e6
+
+    with mock.patch.object(APIRoute, "handle", handle):
+        asyncio.run(many(10))  # builds the middleware stack
+        return min(asyncio.run(many(n // ROUNDS)) for _ in range(ROUNDS))
 
 
 def main() -> None:
@@ -106,6 +134,10 @@ def main() -> None:
     for kind, method, path in PATHS:
         us, what = dispatch_us(app, method, path, args.n)
         print(f"{kind:5} {method:6} {path:70} {us:7.1f}  {what}", flush=True)
+    method, path = PATHS[0][1:]
+    print(
+        f"whole app (middleware + router + a no-op handler), {method} {path}: {stack_us(app, method, path, args.n):.1f} µs"
+    )
 
 
 if __name__ == "__main__":
