@@ -33,15 +33,15 @@ def recording_cost_us(n: int = 100_000) -> float:
     """What one send records: a request, an LLM call, a run and a lock wait."""
 
     class Route:
-        path_format = "/agents/{agent_id}/messages"
+        path_format = "/v1/agents/{agent_id}/messages"
 
     scope = {"path": "/v1/agents/agent-1/messages", "route": Route(), "path_params": {"agent_id": "agent-1"}}
     started = time.perf_counter()
     for _ in range(n):
         t = time.perf_counter()
-        route = metrics.route_template(scope)
-        metrics.HTTP_REQUESTS.labels("POST", route, "200").inc()
-        metrics.HTTP_LATENCY.labels("POST", route).observe(time.perf_counter() - t)
+        count, latency = metrics.http_series("POST", metrics.route_template(scope), 200)
+        count.inc()
+        latency.observe(time.perf_counter() - t)
         with metrics.llm_call("openai"):
             pass
         metrics.run_finished("completed", "end_turn")

@@ -95,6 +95,8 @@ def serve(args: argparse.Namespace) -> int:
         _say(f"serving the Letta API on http://{host}:{port}  (docs: http://{host}:{port}/docs)")
         # Open requests get the shutdown grace too; the lifespan then stops whatever runs are left (runs.worker).
         grace = max(1, round(settings.shutdown_grace_s))
+        # uvicorn's "auto" loop and parser are uvloop and httptools (uvicorn[standard]). Its access log is never
+        # shown at the "warning" level, so it is off: each request would still format the line to drop it.
         if args.workers > 1:
             # Workers re-read settings from the environment: hand them the database URI and the real bind address.
             os.environ.update(MEMLET_PG_URI=uri, MEMLET_HOST=host, MEMLET_PORT=str(port))
@@ -108,6 +110,7 @@ def serve(args: argparse.Namespace) -> int:
                     port=port,
                     workers=args.workers,
                     log_level="warning",
+                    access_log=False,
                     timeout_graceful_shutdown=grace,
                 )
             finally:
@@ -117,7 +120,12 @@ def serve(args: argparse.Namespace) -> int:
             from memlet.app import create_app
 
             uvicorn.run(
-                create_app(settings), host=host, port=port, log_level="warning", timeout_graceful_shutdown=grace
+                create_app(settings),
+                host=host,
+                port=port,
+                log_level="warning",
+                access_log=False,
+                timeout_graceful_shutdown=grace,
             )
     return 0
 

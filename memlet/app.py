@@ -12,6 +12,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from memlet import __version__, ids, metrics
 from memlet.agents.system_message import rebuild_prompt
+from memlet.api import route_index
 from memlet.api.middleware import (
     BodyLimitMiddleware,
     LoopbackHostMiddleware,
@@ -40,7 +41,7 @@ from memlet.loop.deps import LoopDeps, default_llm_for
 from memlet.passages.embedder import Embedder
 from memlet.passages.message_indexer import MessageIndexer
 from memlet.providers.catalog import load_catalog
-from memlet.routes import build_v1_router
+from memlet.routes import add_v1_routes
 from memlet.sleeptime.lifecycle import SleeptimeLifecycle
 from memlet.tool_exec.status import sandbox_status
 from memlet.tools.bootstrap import upsert_base_tools
@@ -184,7 +185,8 @@ def create_app(settings: Settings) -> FastAPI:
         strict_content_type=True,
     )
     app.state.settings = settings
-    app.include_router(build_v1_router())
+    add_v1_routes(app.router)
+    route_index.install(app.router)
 
     @app.get("/", include_in_schema=False)
     async def root() -> RedirectResponse:

@@ -190,23 +190,21 @@ class RequestIdMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = dict(scope.get("headers") or [])
-        rid = headers.get(b"x-request-id", b"").decode("latin-1")[:64] or uuid.uuid4().hex
+        given = b""
+        for key, value in scope.get("headers") or ():  # the last one, as dict(headers) had it
+            if key == b"x-request-id":
+                given = value
+        rid = given[:64].decode("latin-1") or uuid.uuid4().hex
         token = request_id_var.set(rid)
         started = time.perf_counter()
 
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":
                 message.setdefault("headers", []).append((b"x-request-id", rid.encode("latin-1")))
-                self.log.debug(
-                    "request",
-                    extra=log_fields(
-                        method=scope["method"],
-                        path=scope["path"],
-                        status=message["status"],
-                        ms=round((time.perf_counter() - started) * 1000, 2),
-                    ),
-                )
+                if self.log.isEnabledFor(logging.DEBUG):
+                    ms = round((time.perf_counter() - started) * 1000, 2)
+                    fields = log_fields(method=scope["method"], path=scope["path"], status=message["status"], ms=ms)
+                    self.log.debug("request", extra=fields)
             await send(message)
 
         try:

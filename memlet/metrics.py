@@ -15,6 +15,7 @@ variable PROMETHEUS_MULTIPROC_DIR to an empty directory shared by the workers: c
 summed over all of them; the pool gauges always describe the worker that answered the scrape.
 """
 
+import functools
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -141,28 +142,24 @@ class MetricsMiddleware:
         try:
             await self.app(scope, receive, recording_send)
         finally:
-            route = route_template(scope)
             method = scope["method"] if scope["method"] in _METHODS else "other"
-            HTTP_REQUESTS.labels(method, route, str(status)).inc()
-            HTTP_LATENCY.labels(method, route).observe(time.perf_counter() - started)
+            count, latency = http_series(method, route_template(scope), status)
+            count.inc()
+            latency.observe(time.perf_counter() - started)
+
+
+@functools.cache
+def http_series(method: str, route: str, status: int) -> tuple[Counter, Histogram]:
+    """The request counter and latency histogram of one (method, route template, status): ``labels()`` takes a
+    lock and hashes the labels on every call. Bounded: route templates, not paths."""
+    return HTTP_REQUESTS.labels(method, route, str(status)), HTTP_LATENCY.labels(method, route)
 
 
 def route_template(scope: Scope) -> str:
-    """The matched route's path template with every router prefix, e.g. ``/v1/agents/{agent_id}``.
-
-    Newer FastAPI versions keep an included router's routes unprefixed, so the prefix is recovered from the
-    request path: the path ends with the template filled with the request's own path parameters.
-    """
-    route = scope.get("route")
-    template = getattr(route, "path_format", None) or getattr(route, "path", None)
-    if not isinstance(template, str) or not template:
-        return "unmatched"
-    try:
-        concrete = template.format(**scope.get("path_params", {}))
-    except (KeyError, IndexError, ValueError):
-        return template
-    path: str = scope.get("path", "")
-    return path[: len(path) - len(concrete)] + template if path.endswith(concrete) else template
+    """The matched route's path template, e.g. ``/v1/agents/{agent_id}`` (the app's routes sit flat, each with
+    its whole path: `memlet.routes.add_v1_routes`)."""
+    template = getattr(scope.get("route"), "path_format", None)
+    return template if isinstance(template, str) and template else "unmatched"
 
 
 def _pool_metrics(engine: AsyncEngine | None) -> bytes:

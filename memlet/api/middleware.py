@@ -33,6 +33,15 @@ async def _send_json(
     await send({"type": "http.response.body", "body": payload})
 
 
+def header(scope: Scope, name: bytes) -> bytes | None:
+    """The last value of header `name` (lower case), as ``dict(headers)`` would give, without building the dict."""
+    found = None
+    for key, value in scope.get("headers") or ():
+        if key == name:
+            found = bytes(value)
+    return found
+
+
 def host_name(host: str) -> str:
     """The name part of a Host header: ``[::1]:8283`` -> ``[::1]``, ``localhost:8283`` -> ``localhost``."""
     if host.startswith("["):
@@ -52,7 +61,7 @@ class LoopbackHostMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            host = dict(scope.get("headers") or []).get(b"host")
+            host = header(scope, b"host")
             if host is not None and not is_loopback_host(host_name(host.decode("latin-1"))):
                 detail = "Invalid Host header: this server listens on loopback and answers only localhost names"
                 await _send_json(send, 400, {"detail": detail})
@@ -71,12 +80,11 @@ class PasswordAuthMiddleware:
         self.password = password.encode()
 
     def _authorized(self, scope: Scope) -> bool:
-        headers = dict(scope.get("headers") or [])
-        auth = headers.get(b"authorization", b"")
+        auth = header(scope, b"authorization") or b""
         scheme, _, token = auth.partition(b" ")
         if scheme.lower() == b"bearer" and hmac.compare_digest(token.strip(), self.password):
             return True
-        bare = headers.get(b"x-bare-password", b"")
+        bare = header(scope, b"x-bare-password") or b""
         scheme, _, token = bare.partition(b" ")
         return scheme.lower() == b"password" and hmac.compare_digest(token.strip(), self.password)
 
@@ -98,25 +106,36 @@ class BodyLimitMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        length = dict(scope.get("headers") or []).get(b"content-length")
-        too_big = {"detail": f"Request body exceeds the maximum size of {self.max_bytes} bytes"}
+        length = header(scope, b"content-length")
         if length is not None and length.isdigit() and int(length) > self.max_bytes:
-            await _send_json(send, 413, too_big)
+            await _send_json(send, 413, self._too_big())
+            return
+        if header(scope, b"transfer-encoding") is None:
+            # No chunked body: the server reads at most Content-Length bytes (checked above), or none without it.
+            await self.app(scope, receive, send)
             return
         received = 0
-        started = False
+        started = over = replaced = False
 
         async def guarded_receive() -> Message:
-            nonlocal received
+            nonlocal received, over
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.max_bytes:
+                    over = True
                     raise _BodyTooLarge
             return message
 
         async def tracking_send(message: Message) -> None:
-            nonlocal started
+            nonlocal started, replaced
+            if replaced:  # the rest of the app's own answer to the failed read
+                return
+            if over and not started and message["type"] == "http.response.start":
+                # FastAPI answers a failed body read itself (400, "error parsing the body"): send the 413 instead.
+                started = replaced = True
+                await _send_json(send, 413, self._too_big())
+                return
             started = started or message["type"] == "http.response.start"
             await send(message)
 
@@ -124,7 +143,10 @@ class BodyLimitMiddleware:
             await self.app(scope, guarded_receive, tracking_send)
         except _BodyTooLarge:
             if not started:
-                await _send_json(send, 413, too_big)
+                await _send_json(send, 413, self._too_big())
+
+    def _too_big(self) -> dict[str, str]:
+        return {"detail": f"Request body exceeds the maximum size of {self.max_bytes} bytes"}
 
 
 class _BodyTooLarge(Exception):

@@ -16,6 +16,7 @@ from typing import Self, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from memlet.db.engine import single_read
 from memlet.log import get_logger
 from memlet.runs.repository import RunRepository
 
@@ -48,7 +49,7 @@ class _Poller:
                     groups.setdefault(maker, []).append(run_id)
             for maker, run_ids in groups.items():
                 try:
-                    async with maker() as session:
+                    async with single_read(maker) as session:  # one SELECT: no BEGIN and ROLLBACK around it
                         cancelled = await RunRepository(session).cancelled_among(run_ids)
                 except Exception:  # a failed poll is retried; the step-boundary check still reads the rows
                     log.warning("could not read the runs' status", extra={"run_ids": run_ids})

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from memlet.db.engine import single_read
 from memlet.log import get_logger
 from memlet.runs.chunk_repository import Chunk, RunChunkRepository
 from memlet.runs.repository import TERMINAL_STATUSES, RunRepository
@@ -57,19 +58,33 @@ class ChunkWatch:
 
 
 class _Poller:
+    """The watches of one event loop by run. A run's readers are looked at only when its log's last seq_id changed
+    since the poll before, or it has a new reader: 1,000 idle readers cost a dictionary lookup per run a tick."""
+
     def __init__(self, maker: async_sessionmaker[AsyncSession]) -> None:
         self.maker = maker
-        self.watches: set[ChunkWatch] = set()
+        self.by_run: dict[str, set[ChunkWatch]] = {}
+        self.seen: dict[str, int] = {}  # each run's last seq_id at the poll before
+        self.fresh: set[str] = set()  # runs with a reader added since the poll before
         self.task: asyncio.Task[None] | None = None
 
     def add(self, watch: ChunkWatch) -> None:
-        self.watches.add(watch)
+        self.by_run.setdefault(watch.run_id, set()).add(watch)
+        self.fresh.add(watch.run_id)
         if self.task is None or self.task.done():
             self.task = asyncio.create_task(self._run())
 
+    def discard(self, watch: ChunkWatch) -> None:
+        watches = self.by_run.get(watch.run_id)
+        if watches is not None:
+            watches.discard(watch)
+            if not watches:
+                del self.by_run[watch.run_id]
+                self.seen.pop(watch.run_id, None)
+
     async def _run(self) -> None:
         tick = 0
-        while self.watches:
+        while self.by_run:
             await asyncio.sleep(POLL_S)
             tick += 1
             try:
@@ -78,30 +93,40 @@ class _Poller:
                 log.warning("could not read the followed runs' chunk logs", exc_info=True)
 
     async def _poll(self, *, check_status: bool) -> None:
-        watches = list(self.watches)
-        run_ids = list({w.run_id for w in watches})
+        run_ids = list(self.by_run)
         if not run_ids:
             return
-        async with self.maker() as session:
+        fresh, self.fresh = self.fresh, set()
+        # Each read is one SELECT, atomic alone: autocommit spares the BEGIN and ROLLBACK around them, which were
+        # most of an idle poll's cost (10 polls a second for any number of idle streams).
+        async with single_read(self.maker) as session:
             chunks = RunChunkRepository(session)
             last = await chunks.last_seq_ids(run_ids)
             behind: dict[str, int] = {}
-            for watch in watches:
-                if last.get(watch.run_id, 0) > watch.last:
-                    behind[watch.run_id] = min(behind.get(watch.run_id, watch.last), watch.last)
+            for run_id, top in last.items():
+                # Unchanged since the poll before, which woke every reader then behind: each reads on to there.
+                if self.seen.get(run_id) == top and run_id not in fresh:
+                    continue
+                self.seen[run_id] = top
+                low = min((w.last for w in self.by_run.get(run_id, ())), default=top)
+                if top > low:
+                    behind[run_id] = low
             shared = {r: (low, last[r]) for r, low in behind.items() if last[r] - low <= FAN_OUT_MAX}
             fetched = await chunks.between(shared) if shared else {}
             statuses = await RunRepository(session).statuses_of(run_ids) if check_status else None
-        for watch in watches:
-            if watch.run_id in behind:
-                watch.pending = [c for c in fetched.get(watch.run_id, []) if c.seq_id > watch.last]
-                watch.wake.set()
-            if statuses is not None:
-                status = statuses.get(watch.run_id)
-                ended = status is None or status in TERMINAL_STATUSES
-                watch.ended_checks = watch.ended_checks + 1 if ended else 0
-                if watch.ended_checks >= 2:  # the reader ends the stream itself if no final chunk comes
+        for run_id in behind:
+            for watch in self.by_run.get(run_id, ()):
+                if watch.last < last[run_id]:
+                    watch.pending = [c for c in fetched.get(run_id, []) if c.seq_id > watch.last]
                     watch.wake.set()
+        if statuses is not None:
+            for run_id in run_ids:
+                status = statuses.get(run_id)
+                ended = status is None or status in TERMINAL_STATUSES
+                for watch in self.by_run.get(run_id, ()):
+                    watch.ended_checks = watch.ended_checks + 1 if ended else 0
+                    if watch.ended_checks >= 2:  # the reader ends the stream itself if no final chunk comes
+                        watch.wake.set()
 
 
 _pollers: dict[tuple[asyncio.AbstractEventLoop, async_sessionmaker[AsyncSession]], _Poller] = {}
@@ -119,6 +144,6 @@ async def watching(maker: async_sessionmaker[AsyncSession], run_id: str, last: i
     try:
         yield watch
     finally:
-        poller.watches.discard(watch)
-        if not poller.watches:
+        poller.discard(watch)
+        if not poller.by_run:
             _pollers.pop(key, None)

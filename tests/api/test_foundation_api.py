@@ -1,6 +1,7 @@
 """The platform as a user meets it: health, OpenAPI, errors in Letta's shapes, auth, slashes, body limits."""
 
 import json
+from collections.abc import Iterator
 
 import httpx
 from letta_client import Letta
@@ -91,5 +92,16 @@ class TestBodyLimit:
             )
             assert response.status_code == 413
             assert "maximum size" in response.json()["detail"]
+
+            def chunks() -> Iterator[bytes]:  # no Content-Length: sent chunked, counted as it arrives
+                yield body[:600].encode()
+                yield body[600:].encode()
+
+            chunked = httpx.post(
+                f"{server.base_url}/v1/agents/", content=chunks(), headers={"content-type": "application/json"}
+            )
+            assert chunked.request.headers.get("transfer-encoding") == "chunked"
+            assert chunked.status_code == 413, chunked.text
+            assert "maximum size" in chunked.json()["detail"]
         finally:
             server.stop()
