@@ -23,8 +23,9 @@ print(json.dumps(sorted(name for name in sys.modules if name.split(".")[0] in {m
 """
 
 # Loaded on first use: an Anthropic model, an MCP server, a PDF upload, the tokenizer (~40 MB: compaction and the
-# context window count tokens). Never loaded by the server: the fuzzer, Alembic (migrations run in a child process).
-LAZY = ("anthropic", "mcp", "mcp_types", "pypdf", "tiktoken", "schemathesis", "alembic")
+# context window count tokens), cryptography (~7 MB: only with MEMLET_ENCRYPTION_KEY set). Never loaded by the
+# server: the fuzzer, Alembic (migrations run in a child process).
+LAZY = ("anthropic", "mcp", "mcp_types", "pypdf", "tiktoken", "cryptography", "schemathesis", "alembic")
 
 
 def _loaded_after(then: str = "") -> set[str]:
@@ -47,6 +48,7 @@ def test_building_the_app_imports_no_lazy_sdk() -> None:
             'from memlet.llm.client import client_for\nclient_for("anthropic", "http://127.0.0.1:1/v1", None, 5.0)',
             "anthropic",
         ),
+        ('from memlet.crypto import Keyring\nKeyring(("' + "A" * 43 + '=",))', "cryptography"),
         (
             "from memlet.folders.parsing import _pdf_text\ntry:\n    _pdf_text(b'not a pdf')\nexcept Exception:\n    pass",
             "pypdf",
