@@ -24,8 +24,19 @@ print(json.dumps(sorted(name for name in sys.modules if name.split(".")[0] in {m
 
 # Loaded on first use: an Anthropic model, an MCP server, a PDF upload, the tokenizer (~40 MB: compaction and the
 # context window count tokens), cryptography (~7 MB: only with MEMLET_ENCRYPTION_KEY set). Never loaded by the
-# server: the fuzzer, Alembic (migrations run in a child process).
-LAZY = ("anthropic", "mcp", "mcp_types", "pypdf", "tiktoken", "cryptography", "schemathesis", "alembic")
+# server: the fuzzer, Alembic (migrations run in a child process), httpx's command-line client (rich, pygments).
+LAZY = (
+    "anthropic",
+    "mcp",
+    "mcp_types",
+    "pypdf",
+    "tiktoken",
+    "cryptography",
+    "schemathesis",
+    "alembic",
+    "rich",
+    "pygments",
+)
 
 
 def _loaded_after(then: str = "") -> set[str]:
