@@ -23,8 +23,9 @@ print(json.dumps(sorted(name for name in sys.modules if name.split(".")[0] in {m
 """
 
 # Loaded on first use: an Anthropic model, an MCP server, a PDF upload, the tokenizer (~40 MB: compaction and the
-# context window count tokens), cryptography (~7 MB: only with MEMLET_ENCRYPTION_KEY set). Never loaded by the
-# server: the fuzzer, Alembic (migrations run in a child process), httpx's command-line client (rich, pygments).
+# context window count tokens), the grep tool's regex engine, cryptography (~7 MB: only with MEMLET_ENCRYPTION_KEY
+# set). Never loaded by the server: the fuzzer, Alembic (migrations run in a child process), httpx's command-line
+# client (rich, pygments).
 LAZY = (
     "anthropic",
     "mcp",
@@ -36,6 +37,7 @@ LAZY = (
     "alembic",
     "rich",
     "pygments",
+    "regex",
 )
 
 
@@ -59,6 +61,7 @@ def test_building_the_app_imports_no_lazy_sdk() -> None:
             'from memlet.llm.client import client_for\nclient_for("anthropic", "http://127.0.0.1:1/v1", None, 5.0)',
             "anthropic",
         ),
+        ("from memlet.loop.file_tools import _compile\n_compile('a+')", "regex"),
         ('from memlet.crypto import Keyring\nKeyring(("' + "A" * 43 + '=",))', "cryptography"),
         (
             "from memlet.folders.parsing import _pdf_text\ntry:\n    _pdf_text(b'not a pdf')\nexcept Exception:\n    pass",
