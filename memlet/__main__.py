@@ -7,6 +7,7 @@ import shutil
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -64,6 +65,32 @@ def _migrate(uri: str) -> None:
     _say(f"database schema up to date ({time.perf_counter() - started:.1f}s)")
 
 
+def _migrate_in_child(uri: str) -> int:
+    """Run the migrations in a forked child that exits afterwards: Alembic, the migration scripts and their metadata
+    (~8 MB) then never stay in the server's memory. Where there is no fork, they run in this process."""
+    if not hasattr(os, "fork"):
+        _migrate(uri)
+        return 0
+    # The server needs SQLAlchemy and asyncpg too: import them once here, so the child does not repeat the work.
+    import memlet.db.engine  # noqa: F401
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()  # no threads yet: the embedded Postgres is a separate process
+    if pid == 0:  # pragma: no cover - the child's coverage is not collected
+        code = 1
+        try:
+            _migrate(uri)
+            code = 0
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)  # never run the parent's exit handlers (they would stop the embedded Postgres)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
 def _metrics_dir(settings: Settings) -> Path:
     """Where the workers' metrics are summed: the configured directory emptied of a previous run's files, or a
     fresh temporary one."""
@@ -89,8 +116,9 @@ def serve(args: argparse.Namespace) -> int:
         return 2
     warn_at_startup(settings, os.geteuid() if hasattr(os, "geteuid") else None)
     with database(settings) as uri:
-        if settings.migrate_on_start:
-            _migrate(uri)
+        if settings.migrate_on_start and (code := _migrate_in_child(uri)):
+            _say(f"database migrations failed (exit code {code})")
+            return code
         settings = settings.model_copy(update={"pg_uri": uri})
         _say(f"serving the Letta API on http://{host}:{port}  (docs: http://{host}:{port}/docs)")
         # Open requests get the shutdown grace too; the lifespan then stops whatever runs are left (runs.worker).
@@ -111,6 +139,7 @@ def serve(args: argparse.Namespace) -> int:
                     workers=args.workers,
                     log_level="warning",
                     access_log=False,
+                    ws="none",  # no WebSocket routes: the websockets library (~1 MB) stays unloaded
                     timeout_graceful_shutdown=grace,
                 )
             finally:
@@ -125,6 +154,7 @@ def serve(args: argparse.Namespace) -> int:
                 port=port,
                 log_level="warning",
                 access_log=False,
+                ws="none",
                 timeout_graceful_shutdown=grace,
             )
     return 0

@@ -3,7 +3,6 @@
 from pathlib import Path
 from typing import Literal
 
-from cryptography.fernet import Fernet
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -139,6 +138,8 @@ class Settings(BaseSettings):
     def _valid_fernet_keys(cls, value: SecretStr | None) -> SecretStr | None:
         if value is None or not value.get_secret_value().strip():
             return None
+        from cryptography.fernet import Fernet  # only a server that encrypts loads cryptography (~7 MB)
+
         for key in value.get_secret_value().split(","):
             try:
                 Fernet(key.strip())

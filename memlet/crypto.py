@@ -10,13 +10,15 @@ Every value sealed or revealed here is remembered by the log masker, so it never
 """
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
-
-from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
 from memlet.config import Settings
 from memlet.errors import MemletError
 from memlet.log import remember_secret
+
+if TYPE_CHECKING:
+    from cryptography.fernet import MultiFernet
 
 PREFIX = "fernet:"
 
@@ -37,7 +39,11 @@ class Keyring:
     """Seals values for storage and reveals stored ones; without keys it stores plaintext."""
 
     def __init__(self, keys: tuple[str, ...] = ()) -> None:
-        self._fernet = MultiFernet([Fernet(k) for k in keys]) if keys else None
+        self._fernet: MultiFernet | None = None
+        if keys:  # cryptography (~7 MB) loads only on a server that encrypts
+            from cryptography import fernet
+
+            self._fernet = fernet.MultiFernet([fernet.Fernet(k) for k in keys])
 
     @property
     def enabled(self) -> bool:
@@ -59,6 +65,8 @@ class Keyring:
             return stored
         if self._fernet is None:
             raise SecretDecryptError(what, configured=False)
+        from cryptography.fernet import InvalidToken
+
         try:
             value = self._fernet.decrypt(stored[len(PREFIX) :].encode()).decode()
         except InvalidToken:

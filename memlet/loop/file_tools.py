@@ -9,10 +9,6 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-# `re` compatible, but a match can time out and runs without the GIL: a pattern with catastrophic backtracking
-# (`(a|aa)+$`) would otherwise hold the GIL and freeze the whole server long after the tool gave up on it.
-import regex
-
 from memlet.db import models as orm
 from memlet.errors import MemletError
 from memlet.folders import line_view
@@ -125,6 +121,11 @@ INCLUDE_TIMEOUT_S = 1.0
 def _compile(pattern: str, what: str = "regex pattern") -> Pattern:
     if len(pattern) > MAX_PATTERN_CHARS:
         raise ToolError(f"Pattern too complex: {len(pattern)} chars > {MAX_PATTERN_CHARS} limit")
+    # `re` compatible, but a match can time out and runs without the GIL: a pattern with catastrophic backtracking
+    # (`(a|aa)+$`) would otherwise hold the GIL and freeze the whole server long after the tool gave up on it.
+    # Imported here (~1.4 MB): only a server whose agents grep files loads it.
+    import regex
+
     try:
         return regex.compile(pattern, regex.IGNORECASE | regex.MULTILINE)
     except regex.error as exc:

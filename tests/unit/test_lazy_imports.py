@@ -4,6 +4,7 @@ Each check runs in a fresh interpreter, since this test process has long since i
 """
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,8 +22,23 @@ create_app(Settings(_env_file=None, pg_uri="postgresql://memlet@127.0.0.1:1/meml
 print(json.dumps(sorted(name for name in sys.modules if name.split(".")[0] in {modules!r})))
 """
 
-# Loaded on first use: an Anthropic model, an MCP server, a PDF upload. Never loaded by the server: the fuzzer.
-LAZY = ("anthropic", "mcp", "mcp_types", "pypdf", "schemathesis")
+# Loaded on first use: an Anthropic model, an MCP server, a PDF upload, the tokenizer (~40 MB: compaction and the
+# context window count tokens), the grep tool's regex engine, cryptography (~7 MB: only with MEMLET_ENCRYPTION_KEY
+# set). Never loaded by the server: the fuzzer, Alembic (migrations run in a child process), httpx's command-line
+# client (rich, pygments).
+LAZY = (
+    "anthropic",
+    "mcp",
+    "mcp_types",
+    "pypdf",
+    "tiktoken",
+    "cryptography",
+    "schemathesis",
+    "alembic",
+    "rich",
+    "pygments",
+    "regex",
+)
 
 
 def _loaded_after(then: str = "") -> set[str]:
@@ -45,6 +61,8 @@ def test_building_the_app_imports_no_lazy_sdk() -> None:
             'from memlet.llm.client import client_for\nclient_for("anthropic", "http://127.0.0.1:1/v1", None, 5.0)',
             "anthropic",
         ),
+        ("from memlet.loop.file_tools import _compile\n_compile('a+')", "regex"),
+        ('from memlet.crypto import Keyring\nKeyring(("' + "A" * 43 + '=",))', "cryptography"),
         (
             "from memlet.folders.parsing import _pdf_text\ntry:\n    _pdf_text(b'not a pdf')\nexcept Exception:\n    pass",
             "pypdf",
@@ -54,3 +72,37 @@ def test_building_the_app_imports_no_lazy_sdk() -> None:
 def test_first_use_imports_the_sdk(then: str, expected: str) -> None:
     """The lazy imports really happen where they are used (the check above is not vacuous)."""
     assert expected in _loaded_after(then)
+
+
+SERVE = """
+import json, sys, uvicorn
+from memlet import __main__ as cli
+seen = {}
+def run(app, **options):
+    seen.update(alembic=sorted(n for n in sys.modules if n.split(".")[0] == "alembic"), ws=options.get("ws"))
+uvicorn.run = run
+code = cli.main(["server", "--port", "1"])
+print(json.dumps({"code": code, **seen}))
+"""
+
+
+def test_server_migrates_in_a_child_process(pg_uri: str) -> None:
+    """`memlet server` applies the migrations, yet Alembic (~8 MB) never loads into the serving process."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMLET_")} | {"MEMLET_PG_URI": pg_uri}
+    result = subprocess.run(
+        [sys.executable, "-c", SERVE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "database schema up to date" in result.stderr  # the child did run them
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == {"code": 0, "alembic": [], "ws": "none"}
+
+
+def test_failed_migrations_stop_the_server() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMLET_")}
+    env["MEMLET_PG_URI"] = "postgresql://memlet@127.0.0.1:1/memlet"  # nothing listens on port 1
+    result = subprocess.run(
+        [sys.executable, "-c", SERVE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == {"code": 1}
+    assert "database migrations failed" in result.stderr
