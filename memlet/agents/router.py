@@ -4,7 +4,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 
-from memlet.agents.deps import AgentServiceDep
+from memlet.agents.deps import AgentReaderDep, AgentServiceDep
 from memlet.agents.page_json import encode_agents
 from memlet.agents.repository import AgentFilters
 from memlet.agents.schemas import AgentRelationship, AgentState, CreateAgent, UpdateAgent
@@ -54,7 +54,7 @@ LegacyIncludeQuery = Annotated[list[str] | None, Query(deprecated=True)]
 @router.get("/", operation_id="list_agents", response_model=list[AgentState])
 async def list_agents(
     request: Request,
-    service: AgentServiceDep,
+    service: AgentReaderDep,
     actor: ActorDep,
     filters: FiltersDep,
     before: str | None = None,

@@ -1,7 +1,11 @@
 """``GET /v1/agents/`` sends its page pre-encoded (memlet/agents/page_json.py): the same bytes as FastAPI's own
 serialization of ``list[AgentState]``, on agents with every relationship filled in."""
 
+from typing import Any
+
+import asyncpg
 import httpx
+import pytest
 from letta_client import Letta
 from pydantic import TypeAdapter
 
@@ -61,3 +65,19 @@ def test_the_page_is_byte_for_byte_what_fastapi_would_send(client: Letta, http: 
 def test_an_empty_page_is_an_empty_array(http: httpx.Client) -> None:
     response = http.get("/v1/agents/", params={"name": "nobody"})
     assert response.status_code == 200 and response.content == b"[]"
+
+
+def test_the_list_runs_without_begin_and_commit(http: httpx.Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its three SELECTs run in autocommit (agents/deps.py: get_agent_reader): no BEGIN/COMMIT round trips."""
+    assert http.post("/v1/agents/", json={"name": "one", "model": MODEL, "embedding": EMBEDDING}).status_code == 200
+    simple: list[str] = []
+    execute = asyncpg.Connection.execute
+
+    async def logged(self: asyncpg.Connection, query: str, *args: Any, **kwargs: Any) -> str:
+        simple.append(query.strip())
+        return await execute(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(asyncpg.Connection, "execute", logged)
+    response = http.get("/v1/agents/")
+    assert response.status_code == 200 and len(response.json()) == 1
+    assert not [q for q in simple if q.startswith(("BEGIN", "COMMIT"))], simple
