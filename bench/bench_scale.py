@@ -2,6 +2,7 @@
 100k messages of history, against a memlet server process. Rows are seeded with SQL (bench/seed.py).
 
     .venv/bin/python bench/bench_scale.py [--messages 100000] [--agents 100000] [--reps 40] [--turns 30]
+        [--only messages|turns|agents]
 
 Targets (issue #13): list messages p95 < 20 ms in both orders at any cursor position; list agents p95 < 30 ms;
 a turn at 100k messages within 10% of one at 1k. Letta 0.16.8 (../shared/letta/baseline.md): list messages
@@ -99,6 +100,21 @@ def list_agents(http: httpx.Client, pg_uri: str, template: str, total: int, reps
         print(timed(http, "/v1/agents/", params, reps, f"list agents limit=50 order={order}, {total} agents"))
         params["after"] = middle
         print(timed(http, "/v1/agents/", params, reps, f"list agents limit=50 order={order} after=<middle>"))
+    # Filters that match few of the agents: an index walk in created_at order that filters as it goes would read
+    # them all. Ten agents get a tag and a project first.
+    execute(
+        pg_uri,
+        "WITH few AS (SELECT id FROM agents ORDER BY created_at OFFSET 1000 LIMIT 10) "
+        "UPDATE agents SET project_id = 'project-bench' FROM few WHERE agents.id = few.id",
+    )
+    execute(
+        pg_uri,
+        "INSERT INTO agents_tags (agent_id, tag) SELECT id, 'bench-tag' FROM agents WHERE project_id = 'project-bench'",
+    )
+    execute(pg_uri, "ANALYZE agents; ANALYZE agents_tags")
+    some = {"name": "copy-77777", "query_text": "copy-7777", "tags": "bench-tag", "project_id": "project-bench"}
+    for key, value in some.items():
+        print(timed(http, "/v1/agents/", {"limit": 50, key: value}, reps, f"list agents limit=50 {key}={value}"))
     print("  plan, newest-first agents page after the middle agent:")
     sql = (
         "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) SELECT * FROM agents WHERE organization_id = $1 "
@@ -107,6 +123,17 @@ def list_agents(http: httpx.Client, pg_uri: str, template: str, total: int, reps
     )
     org = ids_at(pg_uri, "SELECT organization_id FROM agents WHERE id = $1", middle)[0]
     print("\n".join("    " + r for r in ids_at(pg_uri, sql, org, middle)))
+
+
+def execute(pg_uri: str, sql: str) -> None:
+    async def go() -> None:
+        conn = await asyncpg.connect(pg_uri)
+        try:
+            await conn.execute(sql)
+        finally:
+            await conn.close()
+
+    asyncio.run(go())
 
 
 def turns(http: httpx.Client, bench_pids: list[int], mock_url: str, small: str, large: str, n: int) -> None:
@@ -146,21 +173,29 @@ def main() -> None:
     parser.add_argument("--agents", type=int, default=100_000)
     parser.add_argument("--reps", type=int, default=40)
     parser.add_argument("--turns", type=int, default=30)
+    parser.add_argument("--only", choices=("messages", "turns", "agents"), help="run one part (default: all)")
     args = parser.parse_args()
+    run = {args.only} if args.only else {"messages", "turns", "agents"}
     with bench_server() as bench, httpx.Client(base_url=bench.base_url, timeout=120) as http:
         print(f"load average at start: {os.getloadavg()}")
         mock_url = bench.mock_url
         small = http.post("/v1/agents/", json={**AGENT, "name": "history-1k"}).raise_for_status().json()["id"]
         large = http.post("/v1/agents/", json={**AGENT, "name": "history-100k"}).raise_for_status().json()["id"]
-        add_history(bench.pg_uri, small, 1000)
-        add_history(bench.pg_uri, large, args.messages)
         PIDS[:] = [bench.server_pid, postmaster_pid(bench.pg_uri) or bench.server_pid]
-        list_messages(http, bench.pg_uri, large, args.messages, args.reps)
-        count = "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) SELECT message_count FROM agents WHERE id = $1"
-        print("  plan of the recall count a memory edit recompiles the system prompt with (trigger-kept counter):")
-        print("\n".join("    " + r for r in ids_at(bench.pg_uri, count, large)))
-        turns(http, PIDS, mock_url, small, large, args.turns)
-        list_agents(http, bench.pg_uri, small, args.agents, args.reps)
+        if run & {"messages", "turns"}:
+            add_history(bench.pg_uri, small, 1000)
+            add_history(bench.pg_uri, large, args.messages)
+        if "messages" in run:
+            list_messages(http, bench.pg_uri, large, args.messages, args.reps)
+            count = (
+                "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) SELECT message_count FROM agents WHERE id = $1"
+            )
+            print("  plan of the recall count a memory edit recompiles the system prompt with (trigger-kept counter):")
+            print("\n".join("    " + r for r in ids_at(bench.pg_uri, count, large)))
+        if "turns" in run:
+            turns(http, PIDS, mock_url, small, large, args.turns)
+        if "agents" in run:
+            list_agents(http, bench.pg_uri, small, args.agents, args.reps)
         print(f"load average at end: {os.getloadavg()}")
 
 

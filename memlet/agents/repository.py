@@ -6,19 +6,40 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import ARRAY, DateTime, Select, String, Table, delete, func, literal, select, update
+from sqlalchemy import (
+    ARRAY,
+    ColumnElement,
+    DateTime,
+    Select,
+    String,
+    Table,
+    delete,
+    exists,
+    func,
+    literal,
+    select,
+    update,
+)
 from sqlalchemy.dialects.postgresql import aggregate_order_by, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
 from memlet.db.locks import lock_key
-from memlet.db.pagination import Page, fetch_page
+from memlet.db.pagination import Page, fetch_page, paginate
 from memlet.db.sql import any_of, escape_like
 from memlet.errors import NotFoundError
 
 # The table itself, for the updates every turn runs: Core statements skip the ORM's bulk-update layer and its
 # identity-map synchronisation, which these short sessions never need.
 _AGENTS: Table = orm.Agent.__table__  # type: ignore[assignment]
+
+
+def _sort_column(sort_by: str) -> ColumnElement[Any]:
+    if sort_by == "last_run_completion":
+        # Agents that never ran sort first (NULL would drop out of the cursor comparison and break paging).
+        never = literal(datetime.min.replace(tzinfo=UTC), DateTime(timezone=True))
+        return func.coalesce(orm.Agent.last_run_completion, never)
+    return orm.Agent.created_at  # type: ignore[return-value]
 
 
 class AgentFilters:
@@ -94,11 +115,30 @@ class AgentFilters:
 
 @dataclass(frozen=True)
 class AgentLinks:
-    """What an agent links to by id: its tags (sorted), identities and folders (in attachment order)."""
+    """What an agent links to by id: its tags (sorted), identities and folders (in attachment order), and whether it
+    manages a group (most agents do not: their page then needs no group statement)."""
 
     tags: list[str]
     identity_ids: list[str]
     source_ids: list[str]
+    manages_group: bool = False
+
+
+def _link_columns(managers: bool) -> tuple[ColumnElement[Any], ...]:
+    """One array per link table and the manager flag, each a subquery on the agent row (for `links_for` and pages).
+
+    Without ``managers`` the flag is a constant false and `groups` is not read."""
+    a, t, i, s, g = orm.Agent, orm.AgentTag, orm.IdentityAgent, orm.SourceAgent, orm.Group
+    return (
+        func.array(select(t.tag).where(t.agent_id == a.id).order_by(t.tag).scalar_subquery()),
+        func.array(select(i.identity_id).where(i.agent_id == a.id).order_by(i.identity_id).scalar_subquery()),
+        func.array(select(s.source_id).where(s.agent_id == a.id).order_by(s.created_at, s.source_id).scalar_subquery()),
+        exists().where(g.manager_agent_id == a.id) if managers else literal(False),
+    )
+
+
+def _links(tags: Sequence[str], identity_ids: Sequence[str], source_ids: Sequence[str], manager: bool) -> AgentLinks:
+    return AgentLinks(list(tags), list(identity_ids), list(source_ids), bool(manager))
 
 
 class AgentRepository:
@@ -142,16 +182,22 @@ class AgentRepository:
         return list(await self.session.scalars(select(orm.Agent).where(orm.Agent.id.in_(agent_ids))))
 
     async def list_page(self, org_id: str, filters: AgentFilters, page: Page, *, sort_by: str) -> list[orm.Agent]:
-        # Agents that never ran sort first (NULL would drop out of the cursor comparison and break paging).
-        never = literal(datetime.min.replace(tzinfo=UTC), DateTime(timezone=True))
-        sort_col = (
-            func.coalesce(orm.Agent.last_run_completion, never)
-            if sort_by == "last_run_completion"
-            else orm.Agent.created_at
-        )
         return await fetch_page(
-            self.session, filters.apply(select(orm.Agent), org_id), page, sort_col=sort_col, id_col=orm.Agent.id
+            self.session,
+            filters.apply(select(orm.Agent), org_id),
+            page,
+            sort_col=_sort_column(sort_by),
+            id_col=orm.Agent.id,
         )
+
+    async def list_page_with_links(
+        self, org_id: str, filters: AgentFilters, page: Page, *, sort_by: str, managers: bool
+    ) -> list[tuple[orm.Agent, AgentLinks]]:
+        """A page of agents with their links, in one statement (what `list_page` and `links_for` read in two)."""
+        stmt = filters.apply(select(orm.Agent, *_link_columns(managers)), org_id)
+        paged, reverse = paginate(stmt, page, sort_col=_sort_column(sort_by), id_col=orm.Agent.id)
+        rows = [(agent, _links(*links)) for agent, *links in await self.session.execute(paged)]
+        return rows[::-1] if reverse else rows
 
     async def count(self, org_id: str, filters: AgentFilters) -> int:
         stmt = filters.apply(select(func.count()).select_from(orm.Agent), org_id)
@@ -161,21 +207,14 @@ class AgentRepository:
         await self.session.execute(delete(orm.Message).where(orm.Message.agent_id == agent_id))
         await self.session.execute(delete(orm.Agent).where(orm.Agent.id == agent_id))
 
-    async def links_for(self, agent_ids: Sequence[str]) -> dict[str, AgentLinks]:
-        """Tags, identity ids and folder ids of many agents in one statement (one array per link table)."""
+    async def links_for(self, agent_ids: Sequence[str], *, managers: bool = True) -> dict[str, AgentLinks]:
+        """Tags, identity ids, folder ids and the manager flag of many agents in one statement."""
         if not agent_ids:
             return {}
-        a, t, i, s = orm.Agent, orm.AgentTag, orm.IdentityAgent, orm.SourceAgent
-        stmt = select(
-            a.id,
-            func.array(select(t.tag).where(t.agent_id == a.id).order_by(t.tag).scalar_subquery()),
-            func.array(select(i.identity_id).where(i.agent_id == a.id).order_by(i.identity_id).scalar_subquery()),
-            func.array(
-                select(s.source_id).where(s.agent_id == a.id).order_by(s.created_at, s.source_id).scalar_subquery()
-            ),
-        ).where(a.id == any_of(agent_ids))
-        rows = await self.session.execute(stmt)
-        return {agent_id: AgentLinks(list(tags), list(idents), list(srcs)) for agent_id, tags, idents, srcs in rows}
+        rows = await self.session.execute(
+            select(orm.Agent.id, *_link_columns(managers)).where(orm.Agent.id == any_of(agent_ids))
+        )
+        return {agent_id: _links(*links) for agent_id, *links in rows}
 
     async def tags_for(self, agent_ids: Sequence[str]) -> dict[str, list[str]]:
         result: dict[str, list[str]] = defaultdict(list)

@@ -2,9 +2,10 @@
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query, Request, Response
 
-from memlet.agents.deps import AgentServiceDep
+from memlet.agents.deps import AgentReaderDep, AgentServiceDep
+from memlet.agents.page_json import encode_agents
 from memlet.agents.repository import AgentFilters
 from memlet.agents.schemas import AgentRelationship, AgentState, CreateAgent, UpdateAgent
 from memlet.agents.views import parse_include
@@ -53,7 +54,7 @@ LegacyIncludeQuery = Annotated[list[str] | None, Query(deprecated=True)]
 @router.get("/", operation_id="list_agents", response_model=list[AgentState])
 async def list_agents(
     request: Request,
-    service: AgentServiceDep,
+    service: AgentReaderDep,
     actor: ActorDep,
     filters: FiltersDep,
     before: str | None = None,
@@ -69,7 +70,9 @@ async def list_agents(
     """List agents, newest first by default, with filters and cursor pagination."""
     page = Page(before=before, after=after, limit=limit, order=resolve_order(order, ascending, "desc"))
     wanted = parse_include(include, include_relationships, sdk_v1=is_sdk_v1(request))
-    return await service.list_page(actor, filters, page, sort_by=sort_by or order_by, include=wanted)
+    states = await service.list_page(actor, filters, page, sort_by=sort_by or order_by, include=wanted)
+    # The bytes FastAPI would send for list[AgentState], with each shared tool encoded once (agents/page_json.py).
+    return Response(content=encode_agents(states), media_type="application/json")
 
 
 @router.post("/", operation_id="create_agent", response_model=AgentState)

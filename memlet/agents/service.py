@@ -11,7 +11,7 @@ from memlet.agents.catalog import Catalog
 from memlet.agents.initial_messages import initial_messages
 from memlet.agents.managed_group_hook import ManagedGroupLookup
 from memlet.agents.parts import CompactionSettings, Group
-from memlet.agents.repository import AgentFilters, AgentRepository
+from memlet.agents.repository import AgentFilters, AgentLinks, AgentRepository
 from memlet.agents.schemas import AgentState, CreateAgent, InternalTemplateAgentCreate, UpdateAgent
 from memlet.agents.sleeptime_hook import SleeptimeHook
 from memlet.agents.system_message import refresh_system_message
@@ -77,14 +77,20 @@ class AgentService:
         agent = await self.agents.get_or_404(actor.organization_id, agent_id)
         return agent
 
-    async def relations(self, agents: Sequence[orm.Agent], include: frozenset[str]) -> dict[str, AgentRelations]:
+    async def relations(
+        self,
+        agents: Sequence[orm.Agent],
+        include: frozenset[str],
+        links: Mapping[str, AgentLinks] | None = None,
+    ) -> dict[str, AgentRelations]:
         """Relationships for a page of agents: one query per relationship, never per agent.
 
-        Tags, identity ids and folder ids come in one statement; identity and folder rows are read only when some
-        agent of the page has any (most have none).
+        Tags, identity ids, folder ids and the manager flag come in one statement (or with the page, as ``links``);
+        identity, folder and group rows are read only when some agent of the page has any (most have none).
         """
         agent_ids = [a.id for a in agents]
-        links = await self.agents.links_for(agent_ids)
+        if links is None:
+            links = await self.agents.links_for(agent_ids, managers=MANAGED_GROUP in include)
         blocks = await self.blocks.for_agents(agent_ids) if "agent.blocks" in include else {}
         tools = await self.tools.for_agents(agent_ids) if "agent.tools" in include else {}
         with_identities = [i for i in agent_ids if i in links and links[i].identity_ids]
@@ -92,7 +98,8 @@ class AgentService:
         with_sources = [i for i in agent_ids if i in links and links[i].source_ids]
         folders = FolderRepository(self.session)
         sources = await folders.for_agents(with_sources) if with_sources and "agent.sources" in include else {}
-        groups = await self._managed_groups(agent_ids) if MANAGED_GROUP in include else {}
+        managers = [i for i in agent_ids if i in links and links[i].manages_group]
+        groups = await self._managed_groups(managers) if managers and MANAGED_GROUP in include else {}
         # Agents share tool rows: build each tool's public view once for the whole page.
         views: dict[str, Tool] = {}
         for rows in tools.values():
@@ -127,8 +134,11 @@ class AgentService:
     async def list_page(
         self, actor: Actor, filters: AgentFilters, page: Page, *, sort_by: str, include: frozenset[str]
     ) -> list[AgentState]:
-        rows = await self.agents.list_page(actor.organization_id, filters, page, sort_by=sort_by)
-        relations = await self.relations(rows, include)
+        page_rows = await self.agents.list_page_with_links(
+            actor.organization_id, filters, page, sort_by=sort_by, managers=MANAGED_GROUP in include
+        )
+        rows = [agent for agent, _ in page_rows]
+        relations = await self.relations(rows, include, {agent.id: links for agent, links in page_rows})
         return [agent_state(a, relations[a.id]) for a in rows]
 
     async def count(self, actor: Actor, filters: AgentFilters) -> int:

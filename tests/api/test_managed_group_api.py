@@ -76,9 +76,21 @@ def test_list_reads_the_groups_of_a_page_at_once(client: Letta, http: httpx.Clie
         expected = by_manager.get(agent.id)
         assert (agent.managed_group.model_dump() if agent.managed_group else None) == expected
     assert {a.id for a in large if a.managed_group} == {m.id for m in mains}
-    assert 0 < len(small_sql) == len(large_sql) <= 3
+    # The page's own statement (its manager flag), then the groups, their members and their shared blocks.
+    assert 0 < len(small_sql) == len(large_sql) <= 4
     # Without the include, no group is read at all.
     with statements() as seen:
         plain = client.agents.list(limit=6).items
     assert all(a.managed_group is None for a in plain)
     assert not [s for s in seen if "FROM groups" in s]
+
+
+def test_a_page_without_managers_reads_no_group_rows(client: Letta) -> None:
+    for i in range(3):
+        client.agents.create(name=f"plain{i}", model=MODEL, embedding=EMBEDDING)
+    with statements() as seen:
+        agents = client.agents.list(limit=3, include=[*INCLUDE, "agent.blocks", "agent.tools", "agent.tags"]).items
+    assert [a.managed_group for a in agents] == [None, None, None]
+    # The page with its links and manager flag, its blocks, its tools: no statement of its own for the groups.
+    assert len(seen) == 3, seen
+    assert not [s for s in seen if "DISTINCT ON (groups.manager_agent_id)" in s]

@@ -191,11 +191,12 @@ class TestListAndDelete:
         assert await names(AgentFilters(query_text="%"), Page(order="asc")) == []  # LIKE wildcards are literal
         assert await service.count(actor, AgentFilters(tags=["x"])) == 2
 
-    async def test_listing_reads_a_page_in_four_statements_whatever_its_size(
+    async def test_listing_reads_a_page_in_three_statements_whatever_its_size(
         self, service: AgentService, actor: Actor, session: AsyncSession
     ) -> None:
-        """Rows, links (tags, identity and folder ids), blocks and tools: one statement each, never one per agent;
-        identity and folder rows are read only when some agent of the page has any."""
+        """The rows with their links (tags, identity and folder ids, manager flag), blocks and tools: one statement
+        each, never one per agent; identity, folder and group rows are read only when some agent of the page has
+        any."""
         await ToolService(session).add_base_tools(actor)
         blocks = [{"label": "human", "value": "Bob"}, {"label": "persona", "value": "Sam"}]
 
@@ -219,8 +220,8 @@ class TestListAndDelete:
             assert sorted(t for s in states for t in s.tags) == sorted(f"t{i}" for i in range(size))
             return seen
 
-        assert len(await statements_for_page(2)) == 4
-        assert len(await statements_for_page(6)) == 4
+        assert len(await statements_for_page(2)) == 3
+        assert len(await statements_for_page(6)) == 3
 
     async def test_delete_removes_agent_and_its_messages(
         self, service: AgentService, actor: Actor, session: AsyncSession

@@ -12,7 +12,13 @@ class Agent(TimestampMixin, OrgScopedMixin, Base):
     """An agent. Model/embedding configs, rules and settings are JSONB documents in Letta's wire shapes."""
 
     __tablename__ = "agents"
-    __table_args__ = (Index("ix_agents_org_created", "organization_id", "created_at", "id"),)
+    __table_args__ = (
+        Index("ix_agents_org_created", "organization_id", "created_at", "id"),
+        # List filters at scale (migration 2026-11-23_agent_list_indexes, which also adds a trigram index on name
+        # for query_text where the server has pg_trgm).
+        Index("ix_agents_org_name_created", "organization_id", "name", "created_at", "id"),
+        Index("ix_agents_org_project_created", "organization_id", "project_id", "created_at", "id"),
+    )
 
     id: Mapped[str] = mapped_column(String, primary_key=True)
     name: Mapped[str] = mapped_column(String)

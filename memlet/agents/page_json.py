@@ -1,0 +1,42 @@
+"""A page of agents as JSON bytes, each tool encoded once however many agents of the page hold it.
+
+A page of 50 agents is ~640 KB, most of it the tools' JSON schemas, and the agents of a page share their tool rows
+(`AgentService.relations` builds one `Tool` per row). Each agent is encoded by pydantic in two parts, the fields
+before ``tools`` and the fields after, and its tools' bytes go between them; the result is byte for byte what
+``TypeAdapter(list[AgentState]).dump_json(states, by_alias=True)`` (FastAPI's response serialization) gives.
+"""
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel
+
+from memlet.agents.schemas import AgentState
+from memlet.tools.schemas import Tool
+
+_FIELDS = list(AgentState.model_fields)
+_AT = _FIELDS.index("tools")
+_HEAD = set(_FIELDS[:_AT])
+_TAIL = set(_FIELDS[_AT + 1 :])
+_KEY = b'"' + (AgentState.model_fields["tools"].serialization_alias or "tools").encode() + b'":['
+
+
+def _encode(model: BaseModel, include: set[str] | None = None) -> bytes:
+    return model.__pydantic_serializer__.to_json(model, include=include, by_alias=True)
+
+
+def encode_agents(states: Sequence[AgentState]) -> bytes:
+    """``states`` as a JSON array, as FastAPI would send ``list[AgentState]``."""
+    tools: dict[int, bytes] = {}  # by id(): the page's agents share their Tool objects
+
+    def tool_json(tool: Tool) -> bytes:
+        encoded = tools.get(id(tool))
+        if encoded is None:
+            encoded = tools[id(tool)] = _encode(tool)
+        return encoded
+
+    parts = []
+    for state in states:
+        head, tail = _encode(state, _HEAD), _encode(state, _TAIL)
+        listed = b",".join(tool_json(t) for t in state.tools)
+        parts.append(b"".join((head[:-1], b",", _KEY, listed, b"],", tail[1:])))
+    return b"[" + b",".join(parts) + b"]"
