@@ -23,6 +23,7 @@ import anyio
 import httpx2
 import orjson
 
+from memlet.llm.json_text import InvalidJSON, decode_json
 from memlet.llm.sse import ServerEvent, SSEDecoder
 from memlet.llm.wire_errors import (
     ProviderConnectionError,
@@ -84,8 +85,8 @@ def encode_json(body: Any) -> bytes:
 def decode_body(response: httpx2.Response) -> Any:
     """The JSON of a 200 body; its text when it is not JSON (the caller reports it as unusable)."""
     try:
-        return orjson.loads(response.content)
-    except orjson.JSONDecodeError:
+        return decode_json(response.content)
+    except InvalidJSON:
         return response.text
 
 
@@ -180,8 +181,8 @@ class EventStream:
 
 def _decoded(event: ServerEvent) -> dict[str, Any]:
     try:
-        data = orjson.loads(event.data)
-    except orjson.JSONDecodeError:
+        data = decode_json(event.data)
+    except InvalidJSON:
         data = None
     if not isinstance(data, dict):
         raise ProviderResponseError(f"Unparsable stream event: {event.data[:200].decode('utf-8', 'replace')}")

@@ -14,7 +14,7 @@ itself: a status error names the code and, when the body is JSON with an error m
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
+from memlet.llm.json_text import InvalidJSON, decode_json
 
 STREAM_ERROR_MESSAGE = "An error occurred during streaming"
 
@@ -61,8 +61,8 @@ def status_error(status_code: int, text: str, headers: Mapping[str, str]) -> Pro
     text = text.strip()
     body: Any = text
     try:
-        body = orjson.loads(text)
-    except orjson.JSONDecodeError:
+        body = decode_json(text)
+    except InvalidJSON:
         pass
     else:
         error = body.get("error", body) if isinstance(body, dict) else None

@@ -179,6 +179,17 @@ class TestMalformedStreams:
         with pytest.raises(LLMEmptyResponseError):
             await client.chat(request())
 
+    async def test_a_lone_surrogate_escape_is_read_not_refused(
+        self, mock: MockLLM, client: OpenAICompatibleClient
+    ) -> None:
+        """orjson refuses "\\ud800"; the model's text still arrives (memlet cleans it before storing it)."""
+        mock.script(Reply.raw(chunk("before\ud800after", "stop"), "data: [DONE]\n\n"))
+        assert (await client.chat(request())).content == "before\ud800after"
+        message = {"role": "assistant", "content": "x\ud800"}
+        body = {"id": "c1", "model": "m", "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+        mock.script(Reply.raw(json.dumps(body), content_type="application/json"))
+        assert (await client.chat(request(stream=False))).content == "x\ud800"
+
     @pytest.mark.parametrize(
         ("body", "content_type"),
         [("plain words", "text/plain"), ("{truncated", "application/json"), ('{"choices": []}', "application/json")],
