@@ -27,6 +27,7 @@ from memlet.db.engine import create_engine, create_sessionmaker, create_turn_eng
 from memlet.errors import MemletError
 from memlet.exposure import is_loopback_host, refuse_unsafe_exposure
 from memlet.folders.processing import FileProcessor
+from memlet.gc_tuning import freeze_startup_objects
 from memlet.groups.views import managed_groups
 from memlet.hardening import make_undumpable
 from memlet.log import (
@@ -91,6 +92,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     indexer = MessageIndexer(app.state.sessionmaker, embedder, settings.message_embedding_interval_s)
     if settings.embed_messages:
         indexer.start()
+    if settings.gc_freeze:
+        freeze_startup_objects()
     try:
         yield
     finally:

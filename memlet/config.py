@@ -33,6 +33,9 @@ class Settings(BaseSettings):
     # with each agent's embedding_config. Off by default, as in Letta OSS: one embedding call per message costs.
     embed_messages: bool = False
     message_embedding_interval_s: float = Field(default=1.0, gt=0)
+    # Exempt the objects alive after start-up from the garbage collector's full passes (memlet/gc_tuning.py). The
+    # tests turn it off: their servers share the pytest process, whose objects would be frozen with them.
+    gc_freeze: bool = True
 
     # Optional bearer-password auth (Letta: SECURE / LETTA_SERVER_SECURE + LETTA_SERVER_PASSWORD).
     server_password: SecretStr | None = Field(

@@ -77,6 +77,7 @@ def settings(pg_uri: str, mock_llm: "object") -> Settings:
         tool_timeout_s=10,
         shutdown_grace_s=5,  # LiveServer.stop waits 10 s for the server thread
         log_level="WARNING",
+        gc_freeze=False,  # the servers share this process: its test objects must stay collectable
     )
 
 
