@@ -12,6 +12,7 @@ from sqlalchemy import (
     Table,
     and_,
     any_,
+    bindparam,
     case,
     delete,
     func,
@@ -70,6 +71,30 @@ def _closing_values(end: RunEnd) -> dict[str, Any]:
             literal({"error": end.error}, JSONB)
         )
     return values
+
+
+def _prebuilt_progress(*, closing: bool) -> Any:
+    """The step commit's UPDATE of its run, built once (with `closing`, also the run's end as `_closing_values`
+    writes it, without an error): executed with parameters, SQLAlchemy reuses its memoized cache key."""
+    values: dict[str, Any] = {
+        "num_steps": bindparam("p_num_steps", type_=RUNS.c.num_steps.type),
+        "tools_used": bindparam("p_tools_used", type_=RUNS.c.tools_used.type),
+    }
+    if closing:
+        was_cancelled = RUNS.c.status == "cancelled"
+        end_status = bindparam("p_status", type_=RUNS.c.status.type)
+        end_stop = bindparam("p_stop_reason", type_=RUNS.c.stop_reason.type)
+        values.update(
+            status=case((was_cancelled, "cancelled"), else_=end_status),
+            stop_reason=case((was_cancelled, "cancelled"), else_=end_stop),
+            completed_at=bindparam("p_completed_at", type_=RUNS.c.completed_at.type),
+            total_duration_ns=bindparam("p_duration_ns", type_=RUNS.c.total_duration_ns.type),
+        )
+    return update(RUNS).where(RUNS.c.id == bindparam("p_run_id")).values(**values).returning(RUNS.c.status)
+
+
+_RECORD_PROGRESS = _prebuilt_progress(closing=False)
+_RECORD_PROGRESS_AND_CLOSE = _prebuilt_progress(closing=True)
 
 
 def lease_deadline(lease_s: float) -> Any:
@@ -215,12 +240,21 @@ class RunRepository:
     ) -> str | None:
         """Store the step count and tools used, and with `end` close the run in the same statement (a turn's last
         step); returns the run's status (a client may have cancelled it: a cancelled run stays cancelled)."""
-        values: dict[str, Any] = {"num_steps": num_steps, "tools_used": tools_used}
-        if end is not None:
-            values.update(_closing_values(end))
-        status: str | None = await self.session.scalar(
-            update(RUNS).where(RUNS.c.id == run_id).values(**values).returning(RUNS.c.status)
-        )
+        params: dict[str, Any] = {"p_run_id": run_id, "p_num_steps": num_steps, "p_tools_used": tools_used}
+        stmt = _RECORD_PROGRESS
+        if end is not None and end.error is not None:  # rare: the error merges into the metadata
+            values = {"num_steps": num_steps, "tools_used": tools_used, **_closing_values(end)}
+            stmt, params = update(RUNS).where(RUNS.c.id == run_id).values(**values).returning(RUNS.c.status), {}
+        elif end is not None:
+            stmt = _RECORD_PROGRESS_AND_CLOSE
+            params.update(
+                p_status=end.status,
+                p_stop_reason=end.stop_reason,
+                p_completed_at=datetime.now(UTC),
+                p_duration_ns=end.duration_ns,
+            )
+        conn = await self.session.connection()
+        status: str | None = await conn.scalar(stmt, params)
         return status
 
     async def finish(
