@@ -52,6 +52,9 @@ _APPEND_MESSAGE_IDS = (
 _APPEND_MESSAGE_IDS_AND_STOP = _APPEND_MESSAGE_IDS.values(
     last_stop_reason=bindparam("stop_reason", type_=_AGENTS.c.last_stop_reason.type)
 )
+# The agent by id within its organization (every step's load, and most routes).
+_FIND = select(orm.Agent).where(orm.Agent.id == bindparam("p_id"), orm.Agent.organization_id == bindparam("p_org"))
+_FIND_FOR_UPDATE = _FIND.with_for_update()
 _SET_LAST_STOP_REASON = (
     update(_AGENTS)
     .where(
@@ -185,10 +188,8 @@ class AgentRepository:
         return row
 
     async def find(self, org_id: str, agent_id: str, *, for_update: bool = False) -> orm.Agent | None:
-        stmt = select(orm.Agent).where(orm.Agent.id == agent_id, orm.Agent.organization_id == org_id)
-        if for_update:
-            stmt = stmt.with_for_update()
-        return await self.session.scalar(stmt)
+        stmt = _FIND_FOR_UPDATE if for_update else _FIND
+        return await self.session.scalar(stmt, {"p_id": agent_id, "p_org": org_id})
 
     async def in_deployment(self, org_id: str, deployment_id: str) -> list[orm.Agent]:
         """The agents a template deployment created, oldest first."""
