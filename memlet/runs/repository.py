@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import (
     ARRAY,
+    Float,
     Select,
     String,
     Table,
@@ -24,6 +25,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.elements import BindParameter
 
 from memlet.db import models as orm
 from memlet.db.base import utcnow
@@ -97,9 +99,34 @@ _RECORD_PROGRESS = _prebuilt_progress(closing=False)
 _RECORD_PROGRESS_AND_CLOSE = _prebuilt_progress(closing=True)
 
 
-def lease_deadline(lease_s: float) -> Any:
+def lease_deadline(lease_s: float | BindParameter[Any]) -> Any:
     """``now() + lease_s`` on the database's clock (workers' clocks may differ)."""
     return func.now() + func.make_interval(0, 0, 0, 0, 0, 0, lease_s)
+
+
+def _prebuilt_start(*, leased: bool) -> Any:
+    """`start_run`'s INSERT ... ON CONFLICT, built once (with `leased`, the worker's lease too)."""
+    lease: dict[str, Any] = {}
+    if leased:
+        lease = {
+            "worker_id": bindparam("p_worker_id", type_=RUNS.c.worker_id.type),
+            "lease_expires_at": lease_deadline(bindparam("p_lease_s", type_=Float)),
+        }
+    columns = ("id", "agent_id", "organization_id", "metadata", "request_config", "background", "conversation_id")
+    values = insert(RUNS).values(
+        status="running",
+        num_steps=0,
+        **{column: bindparam(f"p_{column}", type_=RUNS.c[column].type) for column in columns},
+        **lease,
+    )
+    return values.on_conflict_do_update(
+        index_elements=[RUNS.c.id],
+        set_={"status": case((RUNS.c.status == "created", "running"), else_=RUNS.c.status), **lease},
+    ).returning(RUNS.c.status)
+
+
+_START_RUN = _prebuilt_start(leased=False)
+_START_LEASED_RUN = _prebuilt_start(leased=True)
 
 
 class RunRepository:
@@ -196,26 +223,20 @@ class RunRepository:
         """Create the run as running, or promote the caller's created row; one statement. Returns the status
         (``cancelled`` when a client cancelled it before the loop started). With a ``worker_id`` the run is leased
         to that worker for ``lease_s``."""
-        lease: dict[str, Any] = {}
+        params: dict[str, Any] = {
+            "p_id": run_id,
+            "p_agent_id": agent_id,
+            "p_organization_id": organization_id,
+            "p_metadata": metadata,
+            "p_request_config": request_config,
+            "p_background": background,
+            "p_conversation_id": conversation_id,
+        }
+        stmt = _START_RUN
         if worker_id is not None:
-            lease = {"worker_id": worker_id, "lease_expires_at": lease_deadline(lease_s)}
-        values = insert(RUNS).values(
-            id=run_id,
-            agent_id=agent_id,
-            organization_id=organization_id,
-            status="running",
-            metadata=metadata,
-            request_config=request_config,
-            background=background,
-            num_steps=0,
-            conversation_id=conversation_id,
-            **lease,
-        )
-        stmt = values.on_conflict_do_update(
-            index_elements=[RUNS.c.id],
-            set_={"status": case((RUNS.c.status == "created", "running"), else_=RUNS.c.status), **lease},
-        ).returning(RUNS.c.status)
-        return str(await self.session.scalar(stmt))
+            stmt, params["p_worker_id"], params["p_lease_s"] = _START_LEASED_RUN, worker_id, lease_s
+        conn = await self.session.connection()
+        return str(await conn.scalar(stmt, params))
 
     async def cancelled_among(self, run_ids: Sequence[str]) -> list[str]:
         """Which of `run_ids` are cancelled (one statement for every run a process is watching)."""
