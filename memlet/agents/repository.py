@@ -8,11 +8,13 @@ from typing import Any
 
 from sqlalchemy import (
     ARRAY,
+    BigInteger,
     ColumnElement,
     DateTime,
     Select,
     String,
     Table,
+    bindparam,
     delete,
     exists,
     func,
@@ -32,6 +34,35 @@ from memlet.errors import NotFoundError
 # The table itself, for the updates every turn runs: Core statements skip the ORM's bulk-update layer and its
 # identity-map synchronisation, which these short sessions never need.
 _AGENTS: Table = orm.Agent.__table__  # type: ignore[assignment]
+
+# The statements of every step's commit, built once: SQLAlchemy memoizes a statement's cache key on the object, so
+# executing a prebuilt one skips building, coercing and cache-keying the same SQL on every call.
+_LOCK_FOR_COMMIT = (
+    select(func.pg_advisory_xact_lock(bindparam("key", type_=BigInteger)))
+    .select_from(_AGENTS)
+    .where(_AGENTS.c.id == bindparam("agent_id"))
+    .with_for_update(read=True, key_share=True)
+)
+_APPEND_MESSAGE_IDS = (
+    update(_AGENTS)
+    .where(_AGENTS.c.id == bindparam("agent_id"))
+    .values(message_ids=_AGENTS.c.message_ids.op("||")(bindparam("new_ids", type_=ARRAY(String))))
+    .returning(_AGENTS.c.message_ids)
+)
+_APPEND_MESSAGE_IDS_AND_STOP = _APPEND_MESSAGE_IDS.values(
+    last_stop_reason=bindparam("stop_reason", type_=_AGENTS.c.last_stop_reason.type)
+)
+# The agent by id within its organization (every step's load, and most routes).
+_FIND = select(orm.Agent).where(orm.Agent.id == bindparam("p_id"), orm.Agent.organization_id == bindparam("p_org"))
+_FIND_FOR_UPDATE = _FIND.with_for_update()
+_SET_LAST_STOP_REASON = (
+    update(_AGENTS)
+    .where(
+        _AGENTS.c.id == bindparam("agent_id"),
+        _AGENTS.c.last_stop_reason.is_distinct_from(bindparam("stop_reason", type_=_AGENTS.c.last_stop_reason.type)),
+    )
+    .values(last_stop_reason=bindparam("stop_reason"))
+)
 
 
 def _sort_column(sort_by: str) -> ColumnElement[Any]:
@@ -157,10 +188,8 @@ class AgentRepository:
         return row
 
     async def find(self, org_id: str, agent_id: str, *, for_update: bool = False) -> orm.Agent | None:
-        stmt = select(orm.Agent).where(orm.Agent.id == agent_id, orm.Agent.organization_id == org_id)
-        if for_update:
-            stmt = stmt.with_for_update()
-        return await self.session.scalar(stmt)
+        stmt = _FIND_FOR_UPDATE if for_update else _FIND
+        return await self.session.scalar(stmt, {"p_id": agent_id, "p_org": org_id})
 
     async def in_deployment(self, org_id: str, deployment_id: str) -> list[orm.Agent]:
         """The agents a template deployment created, oldest first."""
@@ -265,13 +294,9 @@ class AgentRepository:
     async def lock_for_commit(self, agent_id: str) -> bool:
         """Take the agent's transaction lock and hold its row against a concurrent delete (``FOR KEY SHARE``), in one
         statement; False when the agent is gone (a turn's rows then have nowhere to go)."""
-        stmt = (
-            select(func.pg_advisory_xact_lock(lock_key(agent_id)))
-            .select_from(_AGENTS)
-            .where(_AGENTS.c.id == agent_id)
-            .with_for_update(read=True, key_share=True)
-        )
-        return (await self.session.execute(stmt)).first() is not None
+        conn = await self.session.connection()
+        result = await conn.execute(_LOCK_FOR_COMMIT, {"key": lock_key(agent_id), "agent_id": agent_id})
+        return result.first() is not None
 
     async def reload(self, agent_id: str) -> orm.Agent | None:
         """Re-read the agent row (fresh message_ids), replacing what the session holds."""
@@ -280,11 +305,8 @@ class AgentRepository:
         )
 
     async def set_last_stop_reason(self, agent_id: str, stop_reason: str) -> None:
-        await self.session.execute(
-            update(_AGENTS)
-            .where(_AGENTS.c.id == agent_id, _AGENTS.c.last_stop_reason.is_distinct_from(stop_reason))
-            .values(last_stop_reason=stop_reason)
-        )
+        conn = await self.session.connection()
+        await conn.execute(_SET_LAST_STOP_REASON, {"agent_id": agent_id, "stop_reason": stop_reason})
 
     async def remove_message_ids(self, agent_id: str, message_ids: Sequence[str]) -> None:
         """Take ids out of the agent's in-context list in one statement, keeping the order of the rest."""
@@ -307,12 +329,10 @@ class AgentRepository:
     ) -> list[str]:
         """Append to the agent's in-context list atomically, and record the last stop reason when a turn ends with
         this write; returns the whole list."""
-        values: dict[str, Any] = {
-            "message_ids": _AGENTS.c.message_ids.op("||")(literal(list(message_ids), ARRAY(String)))
-        }
+        params: dict[str, Any] = {"agent_id": agent_id, "new_ids": list(message_ids)}
+        stmt = _APPEND_MESSAGE_IDS
         if last_stop_reason is not None:
-            values["last_stop_reason"] = last_stop_reason
-        result = await self.session.scalar(
-            update(_AGENTS).where(_AGENTS.c.id == agent_id).values(**values).returning(_AGENTS.c.message_ids)
-        )
+            stmt, params["stop_reason"] = _APPEND_MESSAGE_IDS_AND_STOP, last_stop_reason
+        conn = await self.session.connection()
+        result = await conn.scalar(stmt, params)
         return list(result or [])

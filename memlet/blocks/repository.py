@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import ARRAY, Select, String, cast, delete, func, or_, select, update
+from sqlalchemy import ARRAY, Select, String, bindparam, cast, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 from sqlalchemy.sql.elements import ColumnElement
@@ -18,6 +18,15 @@ from memlet.db.sql import any_of, escape_like
 def _contains(column: InstrumentedAttribute[Any], text: str) -> ColumnElement[bool]:
     """Case-insensitive substring match; `%` and `_` in the text are literal, not wildcards."""
     return column.ilike(f"%{escape_like(text)}%", escape="\\")
+
+
+# The agent's blocks in attachment order (every step's load): built once, its cache key memoized.
+_OF_AGENT = (
+    select(orm.Block)
+    .join(orm.BlockAgent, orm.BlockAgent.block_id == orm.Block.id)
+    .where(orm.BlockAgent.agent_id == bindparam("p_agent_id"))
+    .order_by(orm.BlockAgent.position, orm.Block.created_at)
+)
 
 
 @dataclass(frozen=True)
@@ -256,12 +265,7 @@ class BlockRepository:
 
     async def of_agent(self, agent_id: str) -> list[orm.Block]:
         """The agent's blocks in attachment order."""
-        rows = await self.session.scalars(
-            select(orm.Block)
-            .join(orm.BlockAgent, orm.BlockAgent.block_id == orm.Block.id)
-            .where(orm.BlockAgent.agent_id == agent_id)
-            .order_by(orm.BlockAgent.position, orm.Block.created_at)
-        )
+        rows = await self.session.scalars(_OF_AGENT, {"p_agent_id": agent_id})
         return list(rows)
 
     async def save_for_agent(self, agent_id: str, block: orm.Block) -> None:

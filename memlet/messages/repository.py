@@ -8,7 +8,21 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ARRAY, Select, String, Table, any_, delete, func, insert, literal, literal_column, select, update
+from sqlalchemy import (
+    ARRAY,
+    Select,
+    String,
+    Table,
+    any_,
+    bindparam,
+    delete,
+    func,
+    insert,
+    literal,
+    literal_column,
+    select,
+    update,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnClause, ColumnElement
@@ -42,6 +56,10 @@ def _row_column(field: str) -> ColumnElement[Any]:
 
 
 _ROW_COLUMNS = select(*(_row_column(field) for field in MessageRow._fields))
+# Built once (every step runs it): executed with parameters, its cache key is memoized on the object.
+_IN_CONTEXT = _ROW_COLUMNS.where(
+    _TABLE.c.id == any_(bindparam("ids", type_=ARRAY(String))), _TABLE.c.agent_id == bindparam("agent_id")
+)
 
 
 class MessageRepository:
@@ -140,7 +158,8 @@ class MessageRepository:
             row.created_at = row.created_at or now
             row.updated_at = row.updated_at or row.created_at
             values.append({column: getattr(row, key) for key, column in _MESSAGE_COLUMNS})
-        result = await self.session.execute(_INSERT, values)
+        conn = await self.session.connection()  # a Core INSERT: no ORM execution layer
+        result = await conn.execute(_INSERT, values)
         sequence: dict[str, int] = dict(result.tuples().all())
         for row in rows:
             row.sequence_id = sequence[row.id]
@@ -158,8 +177,8 @@ class MessageRepository:
         """`by_ids` as plain read-only rows, for the loop's in-context buffer (a Core select: no ORM entities)."""
         if not message_ids:
             return []
-        wanted = any_(literal(list(message_ids), ARRAY(String)))
-        result = await self.session.execute(_ROW_COLUMNS.where(_TABLE.c.id == wanted, _TABLE.c.agent_id == agent_id))
+        conn = await self.session.connection()
+        result = await conn.execute(_IN_CONTEXT, {"ids": list(message_ids), "agent_id": agent_id})
         by_id = {row[0]: row for row in result.all()}
         make = MessageRow._make
         return [make(by_id[i]) for i in message_ids if i in by_id]

@@ -7,11 +7,13 @@ from typing import Any
 
 from sqlalchemy import (
     ARRAY,
+    Float,
     Select,
     String,
     Table,
     and_,
     any_,
+    bindparam,
     case,
     delete,
     func,
@@ -23,6 +25,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.elements import BindParameter
 
 from memlet.db import models as orm
 from memlet.db.base import utcnow
@@ -72,9 +75,58 @@ def _closing_values(end: RunEnd) -> dict[str, Any]:
     return values
 
 
-def lease_deadline(lease_s: float) -> Any:
+def _prebuilt_progress(*, closing: bool) -> Any:
+    """The step commit's UPDATE of its run, built once (with `closing`, also the run's end as `_closing_values`
+    writes it, without an error): executed with parameters, SQLAlchemy reuses its memoized cache key."""
+    values: dict[str, Any] = {
+        "num_steps": bindparam("p_num_steps", type_=RUNS.c.num_steps.type),
+        "tools_used": bindparam("p_tools_used", type_=RUNS.c.tools_used.type),
+    }
+    if closing:
+        was_cancelled = RUNS.c.status == "cancelled"
+        end_status = bindparam("p_status", type_=RUNS.c.status.type)
+        end_stop = bindparam("p_stop_reason", type_=RUNS.c.stop_reason.type)
+        values.update(
+            status=case((was_cancelled, "cancelled"), else_=end_status),
+            stop_reason=case((was_cancelled, "cancelled"), else_=end_stop),
+            completed_at=bindparam("p_completed_at", type_=RUNS.c.completed_at.type),
+            total_duration_ns=bindparam("p_duration_ns", type_=RUNS.c.total_duration_ns.type),
+        )
+    return update(RUNS).where(RUNS.c.id == bindparam("p_run_id")).values(**values).returning(RUNS.c.status)
+
+
+_RECORD_PROGRESS = _prebuilt_progress(closing=False)
+_RECORD_PROGRESS_AND_CLOSE = _prebuilt_progress(closing=True)
+
+
+def lease_deadline(lease_s: float | BindParameter[Any]) -> Any:
     """``now() + lease_s`` on the database's clock (workers' clocks may differ)."""
     return func.now() + func.make_interval(0, 0, 0, 0, 0, 0, lease_s)
+
+
+def _prebuilt_start(*, leased: bool) -> Any:
+    """`start_run`'s INSERT ... ON CONFLICT, built once (with `leased`, the worker's lease too)."""
+    lease: dict[str, Any] = {}
+    if leased:
+        lease = {
+            "worker_id": bindparam("p_worker_id", type_=RUNS.c.worker_id.type),
+            "lease_expires_at": lease_deadline(bindparam("p_lease_s", type_=Float)),
+        }
+    columns = ("id", "agent_id", "organization_id", "metadata", "request_config", "background", "conversation_id")
+    values = insert(RUNS).values(
+        status="running",
+        num_steps=0,
+        **{column: bindparam(f"p_{column}", type_=RUNS.c[column].type) for column in columns},
+        **lease,
+    )
+    return values.on_conflict_do_update(
+        index_elements=[RUNS.c.id],
+        set_={"status": case((RUNS.c.status == "created", "running"), else_=RUNS.c.status), **lease},
+    ).returning(RUNS.c.status)
+
+
+_START_RUN = _prebuilt_start(leased=False)
+_START_LEASED_RUN = _prebuilt_start(leased=True)
 
 
 class RunRepository:
@@ -171,26 +223,20 @@ class RunRepository:
         """Create the run as running, or promote the caller's created row; one statement. Returns the status
         (``cancelled`` when a client cancelled it before the loop started). With a ``worker_id`` the run is leased
         to that worker for ``lease_s``."""
-        lease: dict[str, Any] = {}
+        params: dict[str, Any] = {
+            "p_id": run_id,
+            "p_agent_id": agent_id,
+            "p_organization_id": organization_id,
+            "p_metadata": metadata,
+            "p_request_config": request_config,
+            "p_background": background,
+            "p_conversation_id": conversation_id,
+        }
+        stmt = _START_RUN
         if worker_id is not None:
-            lease = {"worker_id": worker_id, "lease_expires_at": lease_deadline(lease_s)}
-        values = insert(RUNS).values(
-            id=run_id,
-            agent_id=agent_id,
-            organization_id=organization_id,
-            status="running",
-            metadata=metadata,
-            request_config=request_config,
-            background=background,
-            num_steps=0,
-            conversation_id=conversation_id,
-            **lease,
-        )
-        stmt = values.on_conflict_do_update(
-            index_elements=[RUNS.c.id],
-            set_={"status": case((RUNS.c.status == "created", "running"), else_=RUNS.c.status), **lease},
-        ).returning(RUNS.c.status)
-        return str(await self.session.scalar(stmt))
+            stmt, params["p_worker_id"], params["p_lease_s"] = _START_LEASED_RUN, worker_id, lease_s
+        conn = await self.session.connection()
+        return str(await conn.scalar(stmt, params))
 
     async def cancelled_among(self, run_ids: Sequence[str]) -> list[str]:
         """Which of `run_ids` are cancelled (one statement for every run a process is watching)."""
@@ -215,12 +261,21 @@ class RunRepository:
     ) -> str | None:
         """Store the step count and tools used, and with `end` close the run in the same statement (a turn's last
         step); returns the run's status (a client may have cancelled it: a cancelled run stays cancelled)."""
-        values: dict[str, Any] = {"num_steps": num_steps, "tools_used": tools_used}
-        if end is not None:
-            values.update(_closing_values(end))
-        status: str | None = await self.session.scalar(
-            update(RUNS).where(RUNS.c.id == run_id).values(**values).returning(RUNS.c.status)
-        )
+        params: dict[str, Any] = {"p_run_id": run_id, "p_num_steps": num_steps, "p_tools_used": tools_used}
+        stmt = _RECORD_PROGRESS
+        if end is not None and end.error is not None:  # rare: the error merges into the metadata
+            values = {"num_steps": num_steps, "tools_used": tools_used, **_closing_values(end)}
+            stmt, params = update(RUNS).where(RUNS.c.id == run_id).values(**values).returning(RUNS.c.status), {}
+        elif end is not None:
+            stmt = _RECORD_PROGRESS_AND_CLOSE
+            params.update(
+                p_status=end.status,
+                p_stop_reason=end.stop_reason,
+                p_completed_at=datetime.now(UTC),
+                p_duration_ns=end.duration_ns,
+            )
+        conn = await self.session.connection()
+        status: str | None = await conn.scalar(stmt, params)
         return status
 
     async def finish(

@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Float, Select, String, Text, case, cast, delete, func, literal, null, select
+from sqlalchemy import Float, Select, String, Text, bindparam, case, cast, delete, func, literal, null, select
 from sqlalchemy.dialects.postgresql import ARRAY, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -19,6 +19,15 @@ _TOOLS = orm.Tool.__table__
 # Columns an upsert never overwrites: the row's identity and who made it.
 _KEEP_ON_UPSERT = frozenset({"id", "organization_id", "name", "created_at", "created_by_id"})
 _UNIQUE_NAME = ["organization_id", "name"]
+
+
+# The agent's tools in attachment order (every step's load): built once, its cache key memoized.
+_OF_AGENT = (
+    select(orm.Tool)
+    .join(orm.ToolAgent, orm.ToolAgent.tool_id == orm.Tool.id)
+    .where(orm.ToolAgent.agent_id == bindparam("p_agent_id"))
+    .order_by(orm.ToolAgent.position, orm.Tool.name)
+)
 
 
 @dataclass(frozen=True)
@@ -294,10 +303,5 @@ class ToolRepository:
 
     async def of_agent(self, agent_id: str) -> list[orm.Tool]:
         """The agent's tools in attachment order."""
-        rows = await self.session.scalars(
-            select(orm.Tool)
-            .join(orm.ToolAgent, orm.ToolAgent.tool_id == orm.Tool.id)
-            .where(orm.ToolAgent.agent_id == agent_id)
-            .order_by(orm.ToolAgent.position, orm.Tool.name)
-        )
+        rows = await self.session.scalars(_OF_AGENT, {"p_agent_id": agent_id})
         return list(rows)
