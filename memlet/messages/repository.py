@@ -8,7 +8,21 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ARRAY, Select, String, Table, any_, delete, func, insert, literal, literal_column, select, update
+from sqlalchemy import (
+    ARRAY,
+    Select,
+    String,
+    Table,
+    any_,
+    delete,
+    func,
+    insert,
+    literal,
+    literal_column,
+    select,
+    union_all,
+    update,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnClause, ColumnElement
@@ -218,13 +232,13 @@ class MessageRepository:
     ) -> list[orm.Message]:
         """Messages matching `query`, best first; every message in scope, newest first, when there is no query.
 
-        The text ranking: full-text matches first (any query word as a word prefix, through the GIN index
-        `ix_messages_search_tsv`, best `ts_rank` first, newest first on ties), then, only if those do not fill
+        The text ranking, one statement: full-text matches first (any query word as a word prefix, through the GIN
+        index `ix_messages_search_tsv`, best `ts_rank` first, newest first on ties), then, only if those do not fill
         `limit`, messages holding the query as a case-insensitive substring (Letta's own text search), newest
         first. Scoped to `agent_id` and/or `organization_id`; `roles` defaults to user and assistant
         (conversation_search's default). Calls to conversation_search itself are never results, as in Letta.
         """
-        stmt = select(M).where(M.role.in_(list(roles or ["user", "assistant"])))
+        stmt = select(M).where(M.role.in_(list(roles or ["user", "assistant"])), _NOT_SEARCH_CALL)
         if agent_id is not None:
             stmt = stmt.where(M.agent_id == agent_id)
         if organization_id is not None:
@@ -236,23 +250,35 @@ class MessageRepository:
         if end is not None:
             stmt = stmt.where(M.created_at <= end)
         if not query:
-            return await self._searched(stmt.order_by(M.sequence_id.desc()), limit)
-        rows: list[orm.Message] = []
+            return list(await self.session.scalars(stmt.order_by(M.sequence_id.desc()).limit(limit)))
+        # One statement for both rankings: the full-text matches (through the GIN index), best `ts_rank` first;
+        # then, only when they do not fill `limit` (a one-time filter), the substring-only matches, newest first.
+        substring = _TEXT.ilike(f"%{escape_like(query)}%")
         terms = tsquery_terms(query)
-        if terms:
-            tsq = func.to_tsquery(_SIMPLE, terms)
-            best = func.ts_rank(_TSVECTOR, tsq).desc()
-            rows = await self._searched(stmt.where(_TSVECTOR.op("@@")(tsq)).order_by(best, M.sequence_id.desc()), limit)
-        if len(rows) < limit:
-            substring = stmt.where(_TEXT.ilike(f"%{escape_like(query)}%"))
-            if rows:
-                substring = substring.where(M.id.not_in([r.id for r in rows]))
-            rows += await self._searched(substring.order_by(M.sequence_id.desc()), limit - len(rows))
-        return rows
-
-    async def _searched(self, stmt: Select[Any], limit: int) -> list[orm.Message]:
-        rows = [r for r in await self.session.scalars(stmt.limit(limit * 4)) if not _is_search_call(r)]
-        return rows[:limit]
+        if not terms:
+            return list(await self.session.scalars(stmt.where(substring).order_by(M.sequence_id.desc()).limit(limit)))
+        tsq = func.to_tsquery(_SIMPLE, terms)
+        best = (func.ts_rank(_TSVECTOR, tsq).desc(), M.sequence_id.desc())
+        fts = (
+            stmt.where(_TSVECTOR.op("@@")(tsq))
+            .with_only_columns(M.id, func.row_number().over(order_by=best).label("pos"))
+            .order_by(*best)
+            .limit(limit)
+            .cte("fts")
+        )
+        rest = (
+            stmt.where(
+                substring,
+                M.id.not_in(select(fts.c.id)),
+                select(func.count()).select_from(fts).scalar_subquery() < limit,
+            )
+            .with_only_columns(M.id, (limit + func.row_number().over(order_by=M.sequence_id.desc())).label("pos"))
+            .order_by(M.sequence_id.desc())
+            .limit(limit)
+        )
+        ranked = union_all(select(fts.c.id, fts.c.pos), rest).subquery("ranked")
+        found = select(M).join(ranked, ranked.c.id == M.id).order_by(ranked.c.pos).limit(limit)
+        return list(await self.session.scalars(found))
 
 
 def tsquery_terms(query: str) -> str:
@@ -265,10 +291,10 @@ _SIMPLE: ColumnClause[Any] = literal_column("'simple'::regconfig")
 # The searchable text and its tsvector, spelled exactly as the migration `2026-11-23_message_search.py` indexes it.
 _TEXT = func.memlet_message_text(M.role, M.content, M.tool_calls)
 _TSVECTOR = func.to_tsvector(_SIMPLE, _TEXT)
-
-
-def _is_search_call(row: orm.Message) -> bool:
-    return any((c.get("function") or {}).get("name") == "conversation_search" for c in row.tool_calls or [])
+# Calls to conversation_search are never results: no tool call of the message names it.
+_NOT_SEARCH_CALL = func.coalesce(
+    M.tool_calls.op("@>")(literal([{"function": {"name": "conversation_search"}}], JSONB)), False
+).is_(False)
 
 
 def _filtered(stmt: Select[Any], *, group_id: str | None = None, conversation_id: str | None = None) -> Select[Any]:
