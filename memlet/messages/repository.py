@@ -6,14 +6,17 @@ Every listing orders by ``sequence_id`` and counts stored rows (not public views
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from functools import lru_cache
+from typing import Any, Literal, NamedTuple
 
 from sqlalchemy import (
     ARRAY,
+    Integer,
     Select,
     String,
     Table,
     any_,
+    bindparam,
     delete,
     func,
     insert,
@@ -238,47 +241,80 @@ class MessageRepository:
         first. Scoped to `agent_id` and/or `organization_id`; `roles` defaults to user and assistant
         (conversation_search's default). Calls to conversation_search itself are never results, as in Letta.
         """
-        stmt = select(M).where(M.role.in_(list(roles or ["user", "assistant"])), _NOT_SEARCH_CALL)
-        if agent_id is not None:
-            stmt = stmt.where(M.agent_id == agent_id)
-        if organization_id is not None:
-            stmt = stmt.where(M.organization_id == organization_id)
-        if conversation_id is not None:
-            stmt = stmt.where(M.conversation_id == conversation_id)
-        if start is not None:
-            stmt = stmt.where(M.created_at >= start)
-        if end is not None:
-            stmt = stmt.where(M.created_at <= end)
-        if not query:
-            return list(await self.session.scalars(stmt.order_by(M.sequence_id.desc()).limit(limit)))
-        # One statement for both rankings: the full-text matches (through the GIN index), best `ts_rank` first;
-        # then, only when they do not fill `limit` (a one-time filter), the substring-only matches, newest first.
-        substring = _TEXT.ilike(f"%{escape_like(query)}%")
-        terms = tsquery_terms(query)
-        if not terms:
-            return list(await self.session.scalars(stmt.where(substring).order_by(M.sequence_id.desc()).limit(limit)))
-        tsq = func.to_tsquery(_SIMPLE, terms)
-        best = (func.ts_rank(_TSVECTOR, tsq).desc(), M.sequence_id.desc())
-        fts = (
-            stmt.where(_TSVECTOR.op("@@")(tsq))
-            .with_only_columns(M.id, func.row_number().over(order_by=best).label("pos"))
-            .order_by(*best)
-            .limit(limit)
-            .cte("fts")
+        terms = tsquery_terms(query) if query else ""
+        shape = _SearchShape(
+            agent_id is not None,
+            organization_id is not None,
+            conversation_id is not None,
+            start is not None,
+            end is not None,
+            "ranked" if terms else "substring" if query else "all",
         )
-        rest = (
-            stmt.where(
-                substring,
-                M.id.not_in(select(fts.c.id)),
-                select(func.count()).select_from(fts).scalar_subquery() < limit,
-            )
-            .with_only_columns(M.id, (limit + func.row_number().over(order_by=M.sequence_id.desc())).label("pos"))
-            .order_by(M.sequence_id.desc())
-            .limit(limit)
+        params = {
+            "roles": list(roles or ["user", "assistant"]),
+            "agent_id": agent_id,
+            "organization_id": organization_id,
+            "conversation_id": conversation_id,
+            "start": start,
+            "end": end,
+            "limit": limit,
+            "terms": terms,
+            "pattern": f"%{escape_like(query)}%" if query else "",
+        }
+        return list(await self.session.scalars(_search_statement(shape), params))
+
+
+class _SearchShape(NamedTuple):
+    agent: bool
+    organization: bool
+    conversation: bool
+    start: bool
+    end: bool
+    kind: Literal["all", "substring", "ranked"]
+
+
+@lru_cache(maxsize=64)
+def _search_statement(shape: _SearchShape) -> Select[Any]:
+    """`MessageRepository.search`'s statement for one combination of filters, built once: its values are bound."""
+    stmt = select(M).where(M.role.in_(bindparam("roles", expanding=True)), _NOT_SEARCH_CALL)
+    for present, column, name in (
+        (shape.agent, M.agent_id, "agent_id"),
+        (shape.organization, M.organization_id, "organization_id"),
+        (shape.conversation, M.conversation_id, "conversation_id"),
+    ):
+        if present:
+            stmt = stmt.where(column == bindparam(name))
+    if shape.start:
+        stmt = stmt.where(M.created_at >= bindparam("start"))
+    if shape.end:
+        stmt = stmt.where(M.created_at <= bindparam("end"))
+    limit = bindparam("limit", type_=Integer)
+    if shape.kind == "all":
+        return stmt.order_by(M.sequence_id.desc()).limit(limit)
+    substring = _TEXT.ilike(bindparam("pattern", type_=String))
+    if shape.kind == "substring":
+        return stmt.where(substring).order_by(M.sequence_id.desc()).limit(limit)
+    # Both rankings in one statement: the full-text matches (through the GIN index), best `ts_rank` first; then,
+    # only when they do not fill `limit` (a one-time filter), the substring-only matches, newest first.
+    tsq = func.to_tsquery(_SIMPLE, bindparam("terms", type_=String))
+    best = (func.ts_rank(_TSVECTOR, tsq).desc(), M.sequence_id.desc())
+    fts = (
+        stmt.where(_TSVECTOR.op("@@")(tsq))
+        .with_only_columns(M.id, func.row_number().over(order_by=best).label("pos"))
+        .order_by(*best)
+        .limit(limit)
+        .cte("fts")
+    )
+    rest = (
+        stmt.where(
+            substring, M.id.not_in(select(fts.c.id)), select(func.count()).select_from(fts).scalar_subquery() < limit
         )
-        ranked = union_all(select(fts.c.id, fts.c.pos), rest).subquery("ranked")
-        found = select(M).join(ranked, ranked.c.id == M.id).order_by(ranked.c.pos).limit(limit)
-        return list(await self.session.scalars(found))
+        .with_only_columns(M.id, (limit + func.row_number().over(order_by=M.sequence_id.desc())).label("pos"))
+        .order_by(M.sequence_id.desc())
+        .limit(limit)
+    )
+    ranked = union_all(select(fts.c.id, fts.c.pos), rest).subquery("ranked")
+    return select(M).join(ranked, ranked.c.id == M.id).order_by(ranked.c.pos).limit(limit)
 
 
 def tsquery_terms(query: str) -> str:
