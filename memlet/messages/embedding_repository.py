@@ -7,10 +7,11 @@ the partial HNSW index `ix_message_embeddings_N` is defined, so the planner uses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from pgvector.sqlalchemy import Vector
-from sqlalchemy import ColumnElement, Select, cast, exists, func, literal_column, select, text
+from sqlalchemy import ColumnElement, Select, bindparam, cast, exists, func, literal_column, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -121,13 +122,10 @@ class MessageEmbeddingRepository:
         """The embedding_configs (one per model and dimension) of the scope's agents that have embedded messages.
 
         One indexed probe per agent (`ix_message_embeddings_agent_id`); with embeddings off it finds nothing."""
-        stmt = select(A.embedding_config).where(A.embedding_config.is_not(None), exists().where(E.agent_id == A.id))
-        if scope.agent_id is not None:
-            stmt = stmt.where(A.id == scope.agent_id)
-        if scope.organization_id is not None:
-            stmt = stmt.where(A.organization_id == scope.organization_id)
+        stmt = _configs_statement(scope.agent_id is not None, scope.organization_id is not None)
+        params = {"agent_id": scope.agent_id, "organization_id": scope.organization_id}
         found: dict[tuple[str, int], dict[str, Any]] = {}
-        for config in await self.session.scalars(stmt):
+        for config in await self.session.scalars(stmt, params):
             key = (str(config.get("embedding_model")), int(config.get("embedding_dim") or 0))
             found.setdefault(key, config)
         return list(found.values())
@@ -142,3 +140,14 @@ class MessageEmbeddingRepository:
         if len(rows) < limit:  # the index's candidates were filtered away: rank the scope's vectors exactly
             rows = (await self.session.execute(_exact_statement(scope, model, vector, limit))).all()
         return [(row[0], float(row[1])) for row in rows]
+
+
+@lru_cache(maxsize=4)
+def _configs_statement(by_agent: bool, by_organization: bool) -> Select[Any]:
+    """`configs_in_scope`'s statement, built once per scope shape (its values are bound)."""
+    stmt = select(A.embedding_config).where(A.embedding_config.is_not(None), exists().where(E.agent_id == A.id))
+    if by_agent:
+        stmt = stmt.where(A.id == bindparam("agent_id"))
+    if by_organization:
+        stmt = stmt.where(A.organization_id == bindparam("organization_id"))
+    return stmt

@@ -6,10 +6,12 @@ Every listing orders by ``sequence_id`` and counts stored rows (not public views
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from functools import lru_cache
+from typing import Any, Literal, NamedTuple
 
 from sqlalchemy import (
     ARRAY,
+    Integer,
     Select,
     String,
     Table,
@@ -21,6 +23,7 @@ from sqlalchemy import (
     literal,
     literal_column,
     select,
+    union_all,
     update,
 )
 from sqlalchemy.dialects.postgresql import JSONB
@@ -237,41 +240,86 @@ class MessageRepository:
     ) -> list[orm.Message]:
         """Messages matching `query`, best first; every message in scope, newest first, when there is no query.
 
-        The text ranking: full-text matches first (any query word as a word prefix, through the GIN index
-        `ix_messages_search_tsv`, best `ts_rank` first, newest first on ties), then, only if those do not fill
+        The text ranking, one statement: full-text matches first (any query word as a word prefix, through the GIN
+        index `ix_messages_search_tsv`, best `ts_rank` first, newest first on ties), then, only if those do not fill
         `limit`, messages holding the query as a case-insensitive substring (Letta's own text search), newest
         first. Scoped to `agent_id` and/or `organization_id`; `roles` defaults to user and assistant
         (conversation_search's default). Calls to conversation_search itself are never results, as in Letta.
         """
-        stmt = select(M).where(M.role.in_(list(roles or ["user", "assistant"])))
-        if agent_id is not None:
-            stmt = stmt.where(M.agent_id == agent_id)
-        if organization_id is not None:
-            stmt = stmt.where(M.organization_id == organization_id)
-        if conversation_id is not None:
-            stmt = stmt.where(M.conversation_id == conversation_id)
-        if start is not None:
-            stmt = stmt.where(M.created_at >= start)
-        if end is not None:
-            stmt = stmt.where(M.created_at <= end)
-        if not query:
-            return await self._searched(stmt.order_by(M.sequence_id.desc()), limit)
-        rows: list[orm.Message] = []
-        terms = tsquery_terms(query)
-        if terms:
-            tsq = func.to_tsquery(_SIMPLE, terms)
-            best = func.ts_rank(_TSVECTOR, tsq).desc()
-            rows = await self._searched(stmt.where(_TSVECTOR.op("@@")(tsq)).order_by(best, M.sequence_id.desc()), limit)
-        if len(rows) < limit:
-            substring = stmt.where(_TEXT.ilike(f"%{escape_like(query)}%"))
-            if rows:
-                substring = substring.where(M.id.not_in([r.id for r in rows]))
-            rows += await self._searched(substring.order_by(M.sequence_id.desc()), limit - len(rows))
-        return rows
+        terms = tsquery_terms(query) if query else ""
+        shape = _SearchShape(
+            agent_id is not None,
+            organization_id is not None,
+            conversation_id is not None,
+            start is not None,
+            end is not None,
+            "ranked" if terms else "substring" if query else "all",
+        )
+        params = {
+            "roles": list(roles or ["user", "assistant"]),
+            "agent_id": agent_id,
+            "organization_id": organization_id,
+            "conversation_id": conversation_id,
+            "start": start,
+            "end": end,
+            "limit": limit,
+            "terms": terms,
+            "pattern": f"%{escape_like(query)}%" if query else "",
+        }
+        return list(await self.session.scalars(_search_statement(shape), params))
 
-    async def _searched(self, stmt: Select[Any], limit: int) -> list[orm.Message]:
-        rows = [r for r in await self.session.scalars(stmt.limit(limit * 4)) if not _is_search_call(r)]
-        return rows[:limit]
+
+class _SearchShape(NamedTuple):
+    agent: bool
+    organization: bool
+    conversation: bool
+    start: bool
+    end: bool
+    kind: Literal["all", "substring", "ranked"]
+
+
+@lru_cache(maxsize=64)
+def _search_statement(shape: _SearchShape) -> Select[Any]:
+    """`MessageRepository.search`'s statement for one combination of filters, built once: its values are bound."""
+    stmt = select(M).where(M.role.in_(bindparam("roles", expanding=True)), _NOT_SEARCH_CALL)
+    for present, column, name in (
+        (shape.agent, M.agent_id, "agent_id"),
+        (shape.organization, M.organization_id, "organization_id"),
+        (shape.conversation, M.conversation_id, "conversation_id"),
+    ):
+        if present:
+            stmt = stmt.where(column == bindparam(name))
+    if shape.start:
+        stmt = stmt.where(M.created_at >= bindparam("start"))
+    if shape.end:
+        stmt = stmt.where(M.created_at <= bindparam("end"))
+    limit = bindparam("limit", type_=Integer)
+    if shape.kind == "all":
+        return stmt.order_by(M.sequence_id.desc()).limit(limit)
+    substring = _TEXT.ilike(bindparam("pattern", type_=String))
+    if shape.kind == "substring":
+        return stmt.where(substring).order_by(M.sequence_id.desc()).limit(limit)
+    # Both rankings in one statement: the full-text matches (through the GIN index), best `ts_rank` first; then,
+    # only when they do not fill `limit` (a one-time filter), the substring-only matches, newest first.
+    tsq = func.to_tsquery(_SIMPLE, bindparam("terms", type_=String))
+    best = (func.ts_rank(_TSVECTOR, tsq).desc(), M.sequence_id.desc())
+    fts = (
+        stmt.where(_TSVECTOR.op("@@")(tsq))
+        .with_only_columns(M.id, func.row_number().over(order_by=best).label("pos"))
+        .order_by(*best)
+        .limit(limit)
+        .cte("fts")
+    )
+    rest = (
+        stmt.where(
+            substring, M.id.not_in(select(fts.c.id)), select(func.count()).select_from(fts).scalar_subquery() < limit
+        )
+        .with_only_columns(M.id, (limit + func.row_number().over(order_by=M.sequence_id.desc())).label("pos"))
+        .order_by(M.sequence_id.desc())
+        .limit(limit)
+    )
+    ranked = union_all(select(fts.c.id, fts.c.pos), rest).subquery("ranked")
+    return select(M).join(ranked, ranked.c.id == M.id).order_by(ranked.c.pos).limit(limit)
 
 
 def tsquery_terms(query: str) -> str:
@@ -284,10 +332,10 @@ _SIMPLE: ColumnClause[Any] = literal_column("'simple'::regconfig")
 # The searchable text and its tsvector, spelled exactly as the migration `2026-11-23_message_search.py` indexes it.
 _TEXT = func.memlet_message_text(M.role, M.content, M.tool_calls)
 _TSVECTOR = func.to_tsvector(_SIMPLE, _TEXT)
-
-
-def _is_search_call(row: orm.Message) -> bool:
-    return any((c.get("function") or {}).get("name") == "conversation_search" for c in row.tool_calls or [])
+# Calls to conversation_search are never results: no tool call of the message names it.
+_NOT_SEARCH_CALL = func.coalesce(
+    M.tool_calls.op("@>")(literal([{"function": {"name": "conversation_search"}}], JSONB)), False
+).is_(False)
 
 
 def _filtered(stmt: Select[Any], *, group_id: str | None = None, conversation_id: str | None = None) -> Select[Any]:

@@ -25,9 +25,9 @@ AGENT = {
     "memory_blocks": [{"label": "human", "value": "The human's name is Bob."}, {"label": "persona", "value": "Sam"}],
 }
 ONE_STEP_STATEMENTS, ONE_STEP_ROUND_TRIPS = 13, 17
-# 30 round trips, plus one: the tool runs in tasks its cancel race spawns, and whether one of them ends a session
+# 29 round trips, plus one: the tool runs in tasks its cancel race spawns, and whether one of them ends a session
 # (a ROLLBACK) inside the measured window varies from run to run.
-TWO_STEP_STATEMENTS, TWO_STEP_ROUND_TRIPS = 22, 31
+TWO_STEP_STATEMENTS, TWO_STEP_ROUND_TRIPS = 21, 30
 _CANCEL_POLL = "FROM runs WHERE runs.id = ANY"  # the shared poller's one statement for every run in flight
 
 
