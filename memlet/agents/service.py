@@ -15,7 +15,14 @@ from memlet.agents.repository import AgentFilters, AgentLinks, AgentRepository
 from memlet.agents.schemas import AgentState, CreateAgent, InternalTemplateAgentCreate, UpdateAgent
 from memlet.agents.sleeptime_hook import SleeptimeHook
 from memlet.agents.system_message import refresh_system_message
-from memlet.agents.views import ALL_RELATIONSHIPS, DEFAULT_RELATIONSHIPS, MANAGED_GROUP, AgentRelations, agent_state
+from memlet.agents.views import (
+    ALL_RELATIONSHIPS,
+    DEFAULT_RELATIONSHIPS,
+    MANAGED_GROUP,
+    AgentRelations,
+    ConfigMemo,
+    agent_state,
+)
 from memlet.blocks.repository import BlockRepository
 from memlet.blocks.service import new_block
 from memlet.crypto import PREFIX
@@ -139,7 +146,8 @@ class AgentService:
         )
         rows = [agent for agent, _ in page_rows]
         relations = await self.relations(rows, include, {agent.id: links for agent, links in page_rows})
-        return [agent_state(a, relations[a.id]) for a in rows]
+        memo = ConfigMemo()
+        return [agent_state(a, relations[a.id], memo) for a in rows]
 
     async def count(self, actor: Actor, filters: AgentFilters) -> int:
         return await self.agents.count(actor.organization_id, filters)

@@ -4,6 +4,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+from pydantic import BaseModel
 from sqlalchemy import inspect
 
 from memlet.agents.parts import AgentEnvironmentVariable, Group
@@ -13,6 +15,7 @@ from memlet.db import models as orm
 from memlet.db.base import Base
 from memlet.folders.schemas import Source
 from memlet.identities.schemas import Identity
+from memlet.providers.schemas import EmbeddingConfig, LLMConfig
 from memlet.tools.schemas import Tool
 
 MANAGED_GROUP = "agent.managed_group"
@@ -94,7 +97,24 @@ def source_of(row: orm.Source) -> Source:
     )
 
 
-def agent_state(agent: orm.Agent, rel: AgentRelations) -> AgentState:
+class ConfigMemo:
+    """The agents of a page usually hold equal ``llm_config`` and ``embedding_config`` values: each distinct one is
+    validated once per page and the page's ``AgentState``s share it (they are only serialized, never changed)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[type, bytes], BaseModel] = {}
+
+    def __call__(self, model: type[BaseModel], value: dict[str, Any] | None) -> Any:
+        if not value:
+            return value
+        key = (model, orjson.dumps(value))  # key order too: equal keys give byte-equal JSON
+        found = self._seen.get(key)
+        if found is None:
+            found = self._seen[key] = model.model_validate(value)
+        return found
+
+
+def agent_state(agent: orm.Agent, rel: AgentRelations, memo: ConfigMemo | None = None) -> AgentState:
     inc = rel.include
     a = loaded(agent)
     blocks = [block_view(b) for b in rel.blocks] if "agent.blocks" in inc else []
@@ -113,8 +133,8 @@ def agent_state(agent: orm.Agent, rel: AgentRelations) -> AgentState:
             "message_ids": a["message_ids"] or [],
             "system": a["system"],
             "agent_type": a["agent_type"],
-            "llm_config": llm,
-            "embedding_config": a["embedding_config"],
+            "llm_config": memo(LLMConfig, llm) if memo else llm,
+            "embedding_config": memo(EmbeddingConfig, a["embedding_config"]) if memo else a["embedding_config"],
             "model": llm.get("handle"),
             "embedding": (a["embedding_config"] or {}).get("handle"),
             "model_settings": a["model_settings"],
