@@ -1,19 +1,15 @@
 """SQL for the runs table: the loop's writes and the routes' reads. Never commits; callers own the transactions."""
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
     ARRAY,
-    Float,
     Select,
     String,
-    Table,
     and_,
     any_,
-    bindparam,
     case,
     delete,
     func,
@@ -25,7 +21,6 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.sql.elements import BindParameter
 
 from memlet.db import models as orm
 from memlet.db.base import utcnow
@@ -33,11 +28,17 @@ from memlet.db.pagination import Page, fetch_page
 from memlet.db.sql import any_of
 from memlet.errors import NotFoundError
 from memlet.runs.filters import RunFilters as RunFilters  # re-exported: its callers import it from here
+from memlet.runs.run_statements import (
+    RECORD_PROGRESS,
+    RECORD_PROGRESS_AND_CLOSE,
+    RUNS,
+    START_LEASED_RUN,
+    START_RUN,
+    RunEnd,
+    closing_values,
+    lease_deadline,
+)
 from memlet.runs.schemas import ACTIVE_STATUSES
-
-# The table itself, for the statements every turn runs (start, progress, finish): Core statements skip the ORM's
-# bulk-update layer and its identity-map synchronisation, which these short sessions never need.
-RUNS: Table = orm.Run.__table__  # type: ignore[assignment]
 
 # (attribute, column) of every column of a run, for the INSERT of `add_for_agent`.
 _RUN_COLUMNS = tuple((attr.key, attr.columns[0].key) for attr in orm.Run.__mapper__.column_attrs)
@@ -46,87 +47,6 @@ TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 
 
 ACTIVE_RUN_STATUSES = ("created", "running")
-
-
-@dataclass(frozen=True)
-class RunEnd:
-    """How a run ends: its status and stop reason (unless a client cancelled it first), how long it took, and
-    the error that ended it."""
-
-    status: str
-    stop_reason: str
-    duration_ns: int | None = None
-    error: dict[str, Any] | None = None
-
-
-def _closing_values(end: RunEnd) -> dict[str, Any]:
-    """The columns that close a run; a run already cancelled by a client stays cancelled."""
-    was_cancelled = RUNS.c.status == "cancelled"
-    values: dict[str, Any] = {
-        "status": case((was_cancelled, "cancelled"), else_=end.status),
-        "stop_reason": case((was_cancelled, "cancelled"), else_=end.stop_reason),
-        "completed_at": datetime.now(UTC),
-        "total_duration_ns": end.duration_ns,
-    }
-    if end.error is not None:
-        values["metadata"] = func.coalesce(RUNS.c.metadata, literal({}, JSONB)).op("||")(
-            literal({"error": end.error}, JSONB)
-        )
-    return values
-
-
-def _prebuilt_progress(*, closing: bool) -> Any:
-    """The step commit's UPDATE of its run, built once (with `closing`, also the run's end as `_closing_values`
-    writes it, without an error): executed with parameters, SQLAlchemy reuses its memoized cache key."""
-    values: dict[str, Any] = {
-        "num_steps": bindparam("p_num_steps", type_=RUNS.c.num_steps.type),
-        "tools_used": bindparam("p_tools_used", type_=RUNS.c.tools_used.type),
-    }
-    if closing:
-        was_cancelled = RUNS.c.status == "cancelled"
-        end_status = bindparam("p_status", type_=RUNS.c.status.type)
-        end_stop = bindparam("p_stop_reason", type_=RUNS.c.stop_reason.type)
-        values.update(
-            status=case((was_cancelled, "cancelled"), else_=end_status),
-            stop_reason=case((was_cancelled, "cancelled"), else_=end_stop),
-            completed_at=bindparam("p_completed_at", type_=RUNS.c.completed_at.type),
-            total_duration_ns=bindparam("p_duration_ns", type_=RUNS.c.total_duration_ns.type),
-        )
-    return update(RUNS).where(RUNS.c.id == bindparam("p_run_id")).values(**values).returning(RUNS.c.status)
-
-
-_RECORD_PROGRESS = _prebuilt_progress(closing=False)
-_RECORD_PROGRESS_AND_CLOSE = _prebuilt_progress(closing=True)
-
-
-def lease_deadline(lease_s: float | BindParameter[Any]) -> Any:
-    """``now() + lease_s`` on the database's clock (workers' clocks may differ)."""
-    return func.now() + func.make_interval(0, 0, 0, 0, 0, 0, lease_s)
-
-
-def _prebuilt_start(*, leased: bool) -> Any:
-    """`start_run`'s INSERT ... ON CONFLICT, built once (with `leased`, the worker's lease too)."""
-    lease: dict[str, Any] = {}
-    if leased:
-        lease = {
-            "worker_id": bindparam("p_worker_id", type_=RUNS.c.worker_id.type),
-            "lease_expires_at": lease_deadline(bindparam("p_lease_s", type_=Float)),
-        }
-    columns = ("id", "agent_id", "organization_id", "metadata", "request_config", "background", "conversation_id")
-    values = insert(RUNS).values(
-        status="running",
-        num_steps=0,
-        **{column: bindparam(f"p_{column}", type_=RUNS.c[column].type) for column in columns},
-        **lease,
-    )
-    return values.on_conflict_do_update(
-        index_elements=[RUNS.c.id],
-        set_={"status": case((RUNS.c.status == "created", "running"), else_=RUNS.c.status), **lease},
-    ).returning(RUNS.c.status)
-
-
-_START_RUN = _prebuilt_start(leased=False)
-_START_LEASED_RUN = _prebuilt_start(leased=True)
 
 
 class RunRepository:
@@ -232,9 +152,9 @@ class RunRepository:
             "p_background": background,
             "p_conversation_id": conversation_id,
         }
-        stmt = _START_RUN
+        stmt = START_RUN
         if worker_id is not None:
-            stmt, params["p_worker_id"], params["p_lease_s"] = _START_LEASED_RUN, worker_id, lease_s
+            stmt, params["p_worker_id"], params["p_lease_s"] = START_LEASED_RUN, worker_id, lease_s
         conn = await self.session.connection()
         return str(await conn.scalar(stmt, params))
 
@@ -262,12 +182,12 @@ class RunRepository:
         """Store the step count and tools used, and with `end` close the run in the same statement (a turn's last
         step); returns the run's status (a client may have cancelled it: a cancelled run stays cancelled)."""
         params: dict[str, Any] = {"p_run_id": run_id, "p_num_steps": num_steps, "p_tools_used": tools_used}
-        stmt = _RECORD_PROGRESS
+        stmt = RECORD_PROGRESS
         if end is not None and end.error is not None:  # rare: the error merges into the metadata
-            values = {"num_steps": num_steps, "tools_used": tools_used, **_closing_values(end)}
+            values = {"num_steps": num_steps, "tools_used": tools_used, **closing_values(end)}
             stmt, params = update(RUNS).where(RUNS.c.id == run_id).values(**values).returning(RUNS.c.status), {}
         elif end is not None:
-            stmt = _RECORD_PROGRESS_AND_CLOSE
+            stmt = RECORD_PROGRESS_AND_CLOSE
             params.update(
                 p_status=end.status,
                 p_stop_reason=end.stop_reason,
@@ -291,7 +211,7 @@ class RunRepository:
     ) -> None:
         """Close the run in one statement; a run already cancelled by a client stays cancelled."""
         end = RunEnd(status=status, stop_reason=stop_reason, duration_ns=duration_ns, error=error)
-        values = {"num_steps": num_steps, "tools_used": tools_used, **_closing_values(end)}
+        values = {"num_steps": num_steps, "tools_used": tools_used, **closing_values(end)}
         await self.session.execute(update(RUNS).where(RUNS.c.id == run_id).values(**values))
 
     async def add_metadata(self, run_id: str, values: dict[str, Any]) -> None:

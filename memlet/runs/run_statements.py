@@ -1,0 +1,97 @@
+"""The runs table's statements every turn runs (start, progress, close), built once with bind parameters, so
+executing them reuses SQLAlchemy's memoized cache key; and how a run's end is written."""
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Float, Table, bindparam, case, func, literal, update
+from sqlalchemy.dialects.postgresql import JSONB, insert
+from sqlalchemy.sql.elements import BindParameter
+
+from memlet.db import models as orm
+
+# The table itself: Core statements skip the ORM's bulk-update layer and its identity-map synchronisation, which
+# these short sessions never need.
+RUNS: Table = orm.Run.__table__  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    """How a run ends: its status and stop reason (unless a client cancelled it first), how long it took, and
+    the error that ended it."""
+
+    status: str
+    stop_reason: str
+    duration_ns: int | None = None
+    error: dict[str, Any] | None = None
+
+
+def closing_values(end: RunEnd) -> dict[str, Any]:
+    """The columns that close a run; a run already cancelled by a client stays cancelled."""
+    was_cancelled = RUNS.c.status == "cancelled"
+    values: dict[str, Any] = {
+        "status": case((was_cancelled, "cancelled"), else_=end.status),
+        "stop_reason": case((was_cancelled, "cancelled"), else_=end.stop_reason),
+        "completed_at": datetime.now(UTC),
+        "total_duration_ns": end.duration_ns,
+    }
+    if end.error is not None:
+        values["metadata"] = func.coalesce(RUNS.c.metadata, literal({}, JSONB)).op("||")(
+            literal({"error": end.error}, JSONB)
+        )
+    return values
+
+
+def _prebuilt_progress(*, closing: bool) -> Any:
+    """The step commit's UPDATE of its run, built once (with `closing`, also the run's end as `closing_values`
+    writes it, without an error): executed with parameters, SQLAlchemy reuses its memoized cache key."""
+    values: dict[str, Any] = {
+        "num_steps": bindparam("p_num_steps", type_=RUNS.c.num_steps.type),
+        "tools_used": bindparam("p_tools_used", type_=RUNS.c.tools_used.type),
+    }
+    if closing:
+        was_cancelled = RUNS.c.status == "cancelled"
+        end_status = bindparam("p_status", type_=RUNS.c.status.type)
+        end_stop = bindparam("p_stop_reason", type_=RUNS.c.stop_reason.type)
+        values.update(
+            status=case((was_cancelled, "cancelled"), else_=end_status),
+            stop_reason=case((was_cancelled, "cancelled"), else_=end_stop),
+            completed_at=bindparam("p_completed_at", type_=RUNS.c.completed_at.type),
+            total_duration_ns=bindparam("p_duration_ns", type_=RUNS.c.total_duration_ns.type),
+        )
+    return update(RUNS).where(RUNS.c.id == bindparam("p_run_id")).values(**values).returning(RUNS.c.status)
+
+
+RECORD_PROGRESS = _prebuilt_progress(closing=False)
+RECORD_PROGRESS_AND_CLOSE = _prebuilt_progress(closing=True)
+
+
+def lease_deadline(lease_s: float | BindParameter[Any]) -> Any:
+    """``now() + lease_s`` on the database's clock (workers' clocks may differ)."""
+    return func.now() + func.make_interval(0, 0, 0, 0, 0, 0, lease_s)
+
+
+def _prebuilt_start(*, leased: bool) -> Any:
+    """`start_run`'s INSERT ... ON CONFLICT, built once (with `leased`, the worker's lease too)."""
+    lease: dict[str, Any] = {}
+    if leased:
+        lease = {
+            "worker_id": bindparam("p_worker_id", type_=RUNS.c.worker_id.type),
+            "lease_expires_at": lease_deadline(bindparam("p_lease_s", type_=Float)),
+        }
+    columns = ("id", "agent_id", "organization_id", "metadata", "request_config", "background", "conversation_id")
+    values = insert(RUNS).values(
+        status="running",
+        num_steps=0,
+        **{column: bindparam(f"p_{column}", type_=RUNS.c[column].type) for column in columns},
+        **lease,
+    )
+    return values.on_conflict_do_update(
+        index_elements=[RUNS.c.id],
+        set_={"status": case((RUNS.c.status == "created", "running"), else_=RUNS.c.status), **lease},
+    ).returning(RUNS.c.status)
+
+
+START_RUN = _prebuilt_start(leased=False)
+START_LEASED_RUN = _prebuilt_start(leased=True)
