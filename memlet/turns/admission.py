@@ -9,6 +9,7 @@ round trips. Otherwise it is read first, so the errors keep their order.
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from sqlalchemy import bindparam
 from sqlalchemy.exc import IntegrityError
 
 from memlet import ids
@@ -24,6 +25,11 @@ from memlet.providers.catalog import ModelCatalog
 from memlet.runs.repository import RunRepository
 from memlet.turns.registry import TurnRegistry
 from memlet.turns.send_request import AfterTurn, DuplicateRequestError, request_config
+
+# The run's INSERT that checks its agent (type and sleeptime group) in the same statement; built once.
+_INSERT_FOR_AGENT = RunRepository.insert_for_agent(
+    GroupRepository.agent_type_and_sleeptime_group_query(bindparam("p_org"), bindparam("p_agent"))
+)
 
 
 class SendAdmission:
@@ -162,9 +168,9 @@ class SendAdmission:
                 async with self.deps.sessionmaker() as session, session.begin():
                     await RunRepository(session).add(run)
                 return
-            agent = GroupRepository.agent_type_and_sleeptime_group_query(self.actor.organization_id, agent_id)
+            agent = {"p_org": self.actor.organization_id, "p_agent": agent_id}
             async with single_statement(self.deps.sessionmaker) as session:
-                found = await RunRepository(session).add_for_agent(run, agent)
+                found = await RunRepository(session).add_for_agent(run, _INSERT_FOR_AGENT, agent)
         except IntegrityError as exc:
             if "ux_runs_active_request" in str(exc.orig):
                 raise DuplicateRequestError() from exc

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from sqlalchemy import event, text
+from sqlalchemy import bindparam, event, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import ORMExecuteState
 
@@ -117,6 +117,10 @@ class TestSingleRead:
             async with single_read(async_sessionmaker(bind=await session.connection())):
                 pass
 
+_INSERT_FOR_AGENT = RunRepository.insert_for_agent(
+    GroupRepository.agent_type_and_sleeptime_group_query(bindparam("p_org"), bindparam("p_agent"))
+)
+
 
 class TestRunInsertThatChecksItsAgent:
     """`RunRepository.add_for_agent`: the agent check and the run's INSERT of a send in one statement."""
@@ -141,8 +145,8 @@ class TestRunInsertThatChecksItsAgent:
         runs = RunRepository(session)
         by_orm, checked = self._run(agent), self._run(agent)
         await runs.add(by_orm)
-        query = GroupRepository.agent_type_and_sleeptime_group_query(agent.organization_id, agent.id)
-        assert await runs.add_for_agent(checked, query) == ("letta_v1_agent", None)
+        params = {"p_org": agent.organization_id, "p_agent": agent.id}
+        assert await runs.add_for_agent(checked, _INSERT_FOR_AGENT, params) == ("letta_v1_agent", None)
         columns = [c.name for c in orm.Run.__table__.columns if c.name not in ("id", "created_at", "updated_at")]
         listed = ", ".join(columns)
         rows = (
@@ -160,8 +164,8 @@ class TestRunInsertThatChecksItsAgent:
         runs = RunRepository(session)
         for org_id, agent_id in (("org-other", agent.id), (agent.organization_id, "agent-unknown")):
             run = self._run(agent)
-            query = GroupRepository.agent_type_and_sleeptime_group_query(org_id, agent_id)
-            assert await runs.add_for_agent(run, query) is None
+            params = {"p_org": org_id, "p_agent": agent_id}
+            assert await runs.add_for_agent(run, _INSERT_FOR_AGENT, params) is None
             assert await runs.status_of(run.id) is None
 
 
