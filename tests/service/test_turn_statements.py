@@ -117,6 +117,7 @@ class TestSingleRead:
             async with single_read(async_sessionmaker(bind=await session.connection())):
                 pass
 
+
 _INSERT_FOR_AGENT = RunRepository.insert_for_agent(
     GroupRepository.agent_type_and_sleeptime_group_query(bindparam("p_org"), bindparam("p_agent"))
 )
