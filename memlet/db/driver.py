@@ -68,17 +68,19 @@ def orm_insert_values(obj: Any, columns: Sequence[tuple[str, Any]]) -> dict[str,
 
 
 class DriverSQL:
-    """One Core statement as asyncpg SQL text, compiled on first use with the engine's dialect (its JSON
+    """One Core statement as asyncpg SQL text, compiled on first use with each engine's dialect (its JSON
     serializer): the text, and per ``$n`` how to get its value from a dict of the bind parameters by name."""
 
     def __init__(self, statement: ClauseElement) -> None:
         self.statement = statement
-        self._compiled: tuple[str, tuple[_Binder, ...]] | None = None
+        # Per dialect (one per engine): its JSON serializer is part of the bind processors.
+        self._compiled: dict[Dialect, tuple[str, tuple[_Binder, ...]]] = {}
 
     def compiled(self, dialect: Dialect) -> tuple[str, tuple[_Binder, ...]]:
-        if self._compiled is None:
-            self._compiled = self._compile(dialect)
-        return self._compiled
+        compiled = self._compiled.get(dialect)
+        if compiled is None:
+            compiled = self._compiled[dialect] = self._compile(dialect)
+        return compiled
 
     def _compile(self, dialect: Dialect) -> tuple[str, tuple[_Binder, ...]]:
         if not isinstance(dialect, PGDialect_asyncpg):
