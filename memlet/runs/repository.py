@@ -111,18 +111,20 @@ class RunRepository:
         written = insert(RUNS).from_select([column.key for _, column in _RUN_COLUMNS], row.select_from(found))
         return DriverSQL(select(found).add_cte(written.cte("written")))
 
+    @staticmethod
     async def add_for_agent(
-        self, run: orm.Run, statement: DriverSQL, agent_params: dict[str, Any]
+        driver: Driver, run: orm.Run, statement: DriverSQL, agent_params: dict[str, Any]
     ) -> tuple[Any, ...] | None:
         """Insert `run` in the statement that reads its agent (`insert_for_agent`, with `agent_params`): the run is
         written only when that row exists. Returns the row, or None (nothing written). One statement, where a check
-        of the agent and then the INSERT took two and a transaction; atomic by itself, so it can run in
-        autocommit. Columns not set on `run` get their defaults, as the ORM gives them."""
+        of the agent and then the INSERT took two and a transaction; atomic by itself, so it runs with no
+        transaction (`memlet.db.driver.lone_statements`). Columns not set on `run` get their defaults, as the ORM
+        gives them."""
         run.created_at = run.created_at or utcnow()
         run.updated_at = run.updated_at or run.created_at
         values = orm_insert_values(run, _RUN_COLUMNS)
         params = {f"v_{column}": value for column, value in values.items()} | agent_params
-        found_row = await (await driver_of(self.session)).fetchrow(statement, params)
+        found_row = await driver.fetchrow(statement, params)
         return tuple(found_row) if found_row is not None else None
 
     async def delete(self, run_id: str) -> None:

@@ -2,7 +2,7 @@
 URL (400), a turn slot (429), then the run row (status created). `SendService` builds on it.
 
 On the usual path (no model to resolve, no callback URL, a free slot) the agent is checked by the run's INSERT
-itself (`RunRepository.add_for_agent`): one statement in autocommit, where a read and then a transaction took four
+itself (`RunRepository.add_for_agent`): one statement with no transaction, where a read and then a transaction took four
 round trips. Otherwise it is read first, so the errors keep their order.
 """
 
@@ -15,7 +15,8 @@ from sqlalchemy.exc import IntegrityError
 from memlet import ids
 from memlet.actor import Actor
 from memlet.db import models as orm
-from memlet.db.engine import single_read, single_statement
+from memlet.db.driver import lone_statements
+from memlet.db.engine import single_read
 from memlet.errors import NotFoundError
 from memlet.groups.repository import GroupRepository
 from memlet.loop.deps import LoopDeps
@@ -169,8 +170,8 @@ class SendAdmission:
                     await RunRepository(session).add(run)
                 return
             agent = {"p_org": self.actor.organization_id, "p_agent": agent_id}
-            async with single_statement(self.deps.sessionmaker) as session:
-                found = await RunRepository(session).add_for_agent(run, _INSERT_FOR_AGENT, agent)
+            async with lone_statements(self.deps.sessionmaker) as driver:  # no transaction: one statement
+                found = await RunRepository.add_for_agent(driver, run, _INSERT_FOR_AGENT, agent)
         except IntegrityError as exc:
             if "ux_runs_active_request" in str(exc.orig):
                 raise DuplicateRequestError() from exc

@@ -14,6 +14,7 @@ from memlet import ids
 from memlet.agents.repository import AgentRepository
 from memlet.config import Settings
 from memlet.db import models as orm
+from memlet.db.driver import driver_of
 from memlet.db.engine import async_url, autocommit_read, create_turn_engine, single_read
 from memlet.groups.repository import GroupRepository
 from memlet.messages.repository import MessageRepository
@@ -147,7 +148,10 @@ class TestRunInsertThatChecksItsAgent:
         by_orm, checked = self._run(agent), self._run(agent)
         await runs.add(by_orm)
         params = {"p_org": agent.organization_id, "p_agent": agent.id}
-        assert await runs.add_for_agent(checked, _INSERT_FOR_AGENT, params) == ("letta_v1_agent", None)
+        assert await runs.add_for_agent(await driver_of(session), checked, _INSERT_FOR_AGENT, params) == (
+            "letta_v1_agent",
+            None,
+        )
         columns = [c.name for c in orm.Run.__table__.columns if c.name not in ("id", "created_at", "updated_at")]
         listed = ", ".join(columns)
         rows = (
@@ -166,7 +170,7 @@ class TestRunInsertThatChecksItsAgent:
         for org_id, agent_id in (("org-other", agent.id), (agent.organization_id, "agent-unknown")):
             run = self._run(agent)
             params = {"p_org": org_id, "p_agent": agent_id}
-            assert await runs.add_for_agent(run, _INSERT_FOR_AGENT, params) is None
+            assert await runs.add_for_agent(await driver_of(session), run, _INSERT_FOR_AGENT, params) is None
             assert await runs.status_of(run.id) is None
 
 
