@@ -136,7 +136,8 @@ class Driver:
         """The rows (asyncpg Records) of `sql` with `params` (bind parameters by name)."""
         text, args = self._bound(sql, params)
         try:
-            return list(await self._raw.fetch(text, *args))
+            async with self._adapted._execute_mutex:  # one statement at a time on a connection, as in SQLAlchemy
+                return list(await self._raw.fetch(text, *args))
         except Exception as error:
             await self._raise(error, text, args)
             raise  # unreachable: _raise always raises
