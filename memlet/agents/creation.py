@@ -12,6 +12,7 @@ from memlet.agents.catalog import Catalog
 from memlet.agents.initial_messages import initial_messages
 from memlet.agents.managed_group_hook import ManagedGroupLookup
 from memlet.agents.model_configs import ModelConfigs
+from memlet.agents.new_agent_repository import NewAgentRepository
 from memlet.agents.parts import CompactionSettings, Group
 from memlet.agents.repository import AgentRepository
 from memlet.agents.schemas import AgentState, CreateAgent, InternalTemplateAgentCreate
@@ -195,12 +196,9 @@ class AgentCreator:
                 ),
             }
         ]
-        await self.agents.add(agent)
-        await self.blocks.add_many(new_blocks)
-        await self.blocks.attach(agent.id, blocks, start=0)
-        await self.tools.attach(agent.id, [t.id for t in tools], start=0)
-        await self.agents.set_tags(agent.id, tags, replace=False)
-        await self.agents.set_identities(agent.id, identity_ids, replace=False)
+        await NewAgentRepository(self.session).insert(
+            agent, new_blocks, blocks, [t.id for t in tools], tags, identity_ids
+        )
         await MessageRepository(self.session).add(messages)
         relations = AgentRelations(blocks=blocks, tools=tools, tags=tags, identities=identities, secrets=secrets)
         if req.enable_sleeptime and self.sleeptime is not None:
