@@ -53,7 +53,9 @@ _COLUMNS: dict[type[Base], tuple[tuple[str, Any], ...]] = {}
 
 def _column_values(row: Base) -> dict[str, Any]:
     """The row's value of every mapped column by column name. A column the caller left unset gets its Python-side
-    default (or None), set on the row too, as a flush would: the response is then built from complete rows."""
+    default (or None), set on the row too, as a flush would: the response is then built from complete rows. (An
+    unset JSONB column with no default would hold JSON null where a flush left SQL NULL; the create path sets every
+    JSONB column of the agent, and a block's are never None.)"""
     model = type(row)
     columns = _COLUMNS.get(model)
     if columns is None:
