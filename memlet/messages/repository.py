@@ -185,7 +185,7 @@ class MessageRepository:
         else:
             conn = await self.session.connection()  # a Core INSERT: no ORM execution layer
             result = await conn.execute(_INSERT, values)
-            sequence = dict(result.tuples().all())
+            sequence = {row[0]: row[1] for row in result}
         for row in rows:
             row.sequence_id = sequence[row.id]
 
