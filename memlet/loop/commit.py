@@ -26,7 +26,8 @@ from memlet.loop.deps import OnFinish
 from memlet.loop.response import StepContext, StepResult
 from memlet.loop.summarizer import summary_text
 from memlet.messages.schemas import StoredMessage
-from memlet.runs.repository import RunEnd, RunRepository
+from memlet.runs.repository import RunRepository
+from memlet.runs.run_statements import RunEnd
 from memlet.runs.step_repository import StepRepository
 
 

@@ -18,7 +18,8 @@ from memlet.loop.commit import Closing
 from memlet.loop.deps import LoopDeps, RunOptions
 from memlet.loop.response import StepContext, StepResult
 from memlet.messages.schemas import StopReasonType, run_status_for
-from memlet.runs.repository import RunEnd, RunRepository
+from memlet.runs.repository import RunRepository
+from memlet.runs.run_statements import RunEnd
 from memlet.runs.step_repository import StepRepository
 from memlet.tools.solver import ToolRulesSolver
 
