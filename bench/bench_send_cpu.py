@@ -10,7 +10,9 @@ grows with the agent's in-context buffer, so runs are only comparable at the sam
 `conversation_search` call followed by a reply (the same script as `trace_sql.py`), and a memory edit
 (`memory_insert` into the human block, the default letta_v1_agent's memory tool, then a reply): the edit rewrites
 the block and the system message. A two-step agent gains four messages a send where a one-step one gains two,
-so after `--sends` sends its buffer is twice as long: part of the ratio is that longer buffer.
+so after `--sends` sends its buffer is twice as long: part of the ratio is that longer buffer. So each run also
+measures the shapes on one agent, alternating a one-step send with each two-step shape (`paired`): every shape then
+meets the same history, and the CPU between the two reads around a send is that send's.
 """
 
 import argparse
@@ -70,10 +72,7 @@ def measure(bench: Bench, http: httpx.Client, sends: int, *, shape: str) -> tupl
     walls = []
     for i in range(sends):
         if steps == 2:
-            # Scripting the mock is a request to another process; it is not timed, and costs memlet nothing.
-            httpx.post(
-                f"{bench.mock_url.removesuffix('/v1')}/_mock/script", json={"replies": TWO_STEPS[shape]}
-            ).raise_for_status()
+            _script(bench, shape)
         started = time.perf_counter()
         body = send(http, agent_id, f"hello {i}")
         walls.append(time.perf_counter() - started)
@@ -82,6 +81,29 @@ def measure(bench: Bench, http: httpx.Client, sends: int, *, shape: str) -> tupl
     walls.sort()
     per = 1000 / sends
     return (server_after - server_before) * per, (pg_after - pg_before) * per, walls[len(walls) // 2] * 1000
+
+
+def _script(bench: Bench, shape: str) -> None:
+    # Scripting the mock is a request to another process; it is not timed, and costs memlet nothing.
+    url = f"{bench.mock_url.removesuffix('/v1')}/_mock/script"
+    httpx.post(url, json={"replies": TWO_STEPS[shape]}).raise_for_status()
+
+
+def paired(bench: Bench, http: httpx.Client, sends: int, shapes: list[str]) -> dict[str, tuple[float, float]]:
+    """(server CPU ms, Postgres CPU ms) per send of each shape, the shapes sent in turn to one new agent."""
+    agent_id = http.post("/v1/agents/", json={**AGENT, "name": "cpu-paired"}).json()["id"]
+    spent = {shape: [0.0, 0.0] for shape in shapes}
+    for i in range(sends):
+        for shape in shapes:
+            if shape != "one":
+                _script(bench, shape)
+            server_before, pg_before = bench.cpu_seconds()
+            body = send(http, agent_id, f"hello {i}")
+            server_after, pg_after = bench.cpu_seconds()
+            assert body["usage"]["step_count"] == (1 if shape == "one" else 2), body["usage"]
+            spent[shape][0] += server_after - server_before
+            spent[shape][1] += pg_after - pg_before
+    return {shape: (server * 1000 / sends, pg * 1000 / sends) for shape, (server, pg) in spent.items()}
 
 
 def main() -> None:
@@ -109,6 +131,14 @@ def main() -> None:
                 print(
                     f"run {run}, {titles[shape]:<15}: server CPU {server:6.2f} ms + Postgres CPU {pg:5.2f} ms"
                     f" = {total:6.2f} ms per send{ratio}   wall p50 {p50:5.1f} ms"
+                )
+            costs = paired(bench, http, args.sends // 2, shapes)
+            one_total = sum(costs["one"])
+            for shape, (server, pg) in costs.items():
+                ratio = f"  ({(server + pg) / one_total:.2f}x one step)" if shape != "one" else ""
+                print(
+                    f"run {run}, paired {titles[shape]:<15}: server CPU {server:6.2f} ms + Postgres CPU {pg:5.2f} ms"
+                    f" = {server + pg:6.2f} ms per send{ratio}"
                 )
 
 
