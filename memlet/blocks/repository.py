@@ -11,6 +11,8 @@ from sqlalchemy.orm import InstrumentedAttribute
 from sqlalchemy.sql.elements import ColumnElement
 
 from memlet.db import models as orm
+from memlet.db.base import utcnow
+from memlet.db.driver import DriverSQL, driver_of
 from memlet.db.pagination import Page, fetch_page
 from memlet.db.sql import any_of, escape_like
 
@@ -26,6 +28,31 @@ _OF_AGENT = (
     .join(orm.BlockAgent, orm.BlockAgent.block_id == orm.Block.id)
     .where(orm.BlockAgent.agent_id == bindparam("p_agent_id"))
     .order_by(orm.BlockAgent.position, orm.Block.created_at)
+)
+
+
+# A memory edit's write of one block, one statement: its value, label and description (with the updated_at the
+# ORM's onupdate would set), and the label copy on its attachment only when that label differs (a rename).
+_SAVED_BLOCK = (
+    update(orm.Block)
+    .where(orm.Block.id == bindparam("block_id"))
+    .values(
+        value=bindparam("value"),
+        label=bindparam("label"),
+        description=bindparam("description"),
+        updated_at=bindparam("updated_at"),
+    )
+    .returning(orm.Block.id)
+    .cte("saved")
+)
+_SAVE_FOR_AGENT = DriverSQL(
+    update(orm.BlockAgent)
+    .where(
+        orm.BlockAgent.block_id.in_(select(_SAVED_BLOCK.c.id)),
+        orm.BlockAgent.agent_id == bindparam("agent_id"),
+        orm.BlockAgent.block_label != bindparam("label"),
+    )
+    .values(block_label=bindparam("label"))
 )
 
 
@@ -269,17 +296,16 @@ class BlockRepository:
         return list(rows)
 
     async def save_for_agent(self, agent_id: str, block: orm.Block) -> None:
-        """Write a block's value, label and description (and the label copy on its attachment)."""
-        await self.session.execute(
-            update(orm.Block)
-            .where(orm.Block.id == block.id)
-            .values(value=block.value, label=block.label, description=block.description)
-        )
-        await self.session.execute(
-            update(orm.BlockAgent)
-            .where(orm.BlockAgent.block_id == block.id, orm.BlockAgent.agent_id == agent_id)
-            .values(block_label=block.label)
-        )
+        """Write a block's value, label and description (and the label copy on its attachment), one statement."""
+        params = {
+            "block_id": block.id,
+            "agent_id": agent_id,
+            "value": block.value,
+            "label": block.label,
+            "description": block.description,
+            "updated_at": utcnow(),
+        }
+        await (await driver_of(self.session)).fetch(_SAVE_FOR_AGENT, params)
 
     async def attach_new(self, agent_id: str, block: orm.Block, position: int) -> None:
         """Insert a new block and attach it to the agent at `position`."""

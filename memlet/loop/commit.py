@@ -109,13 +109,17 @@ async def commit_step(
         if ctx.conversation_id is not None:
             message_ids = await _commit_to_conversation(session, ctx, new_ids)
         elif ctx.tool_ctx.memory_changed:
+            # Read after the INSERT of the messages: its message counter is current, so it is passed on as is.
             agent = await repo.agents.reload(ctx.agent.id)
             if agent is None:
                 return Committed([], [], None, closed=False)
-            agent.message_ids = [*(agent.message_ids or []), *new_ids]
-            await session.flush()
             await _write_memory(session, agent.id, ctx.tool_ctx)
-            await refresh_system_message(session, agent, update_timestamp=True, with_rules=True)
+            with session.no_autoflush:  # message_ids and system_compiled_at go out in one UPDATE of the agent
+                agent.message_ids = [*(agent.message_ids or []), *new_ids]
+                await refresh_system_message(
+                    session, agent, update_timestamp=True, with_rules=True, message_count=agent.message_count
+                )
+            await session.flush()
             message_ids = list(agent.message_ids)
         else:
             message_ids = await repo.agents.append_message_ids(ctx.agent.id, new_ids, last_stop_reason=last_stop)

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import ARRAY, ColumnElement, Select, String, cast, delete, func, literal_column, select, text
+from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import defer
 
@@ -166,10 +167,11 @@ class PassageRepository:
         """How many passages the agent's archives hold, and their distinct tags (sorted): the prompt's lines."""
         archives = select(orm.ArchiveAgent.archive_id).where(orm.ArchiveAgent.agent_id == agent_id)
         scope = [P.organization_id == org_id, P.archive_id.in_(archives)]
-        count = await self.session.scalar(select(func.count()).select_from(P).where(*scope))
-        tag = func.unnest(P.tags).label("tag")
-        tags = await self.session.scalars(select(tag).where(*scope).distinct().order_by(tag))
-        return int(count or 0), list(tags)
+        count = select(func.count()).select_from(P).where(*scope).scalar_subquery()
+        distinct = select(func.unnest(P.tags).label("tag")).where(*scope).distinct().subquery()
+        tags = select(func.array_agg(aggregate_order_by(distinct.c.tag, distinct.c.tag))).scalar_subquery()
+        row = (await self.session.execute(select(count, tags))).one()  # one statement: the count and the tags
+        return int(row[0] or 0), list(row[1] or [])
 
     async def embedding_bytes(self, org_id: str) -> int:
         """Bytes of the organization's stored vectors (4 per dimension)."""

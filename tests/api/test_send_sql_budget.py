@@ -28,6 +28,10 @@ ONE_STEP_STATEMENTS, ONE_STEP_ROUND_TRIPS = 13, 17
 # 27 round trips, plus one: the tool runs in tasks its cancel race spawns, and whether one of them ends a session
 # (a ROLLBACK) inside the measured window varies from run to run.
 TWO_STEP_STATEMENTS, TWO_STEP_ROUND_TRIPS = 21, 28
+# A memory edit (memory_insert, then a reply): the edit step's commit writes the block and its attachment label in one
+# statement, reads the archival count and tags in one, and writes message_ids with system_compiled_at in one UPDATE
+# (33 statements / 41 round trips before); plus one round trip of slack as above.
+MEMORY_EDIT_STATEMENTS, MEMORY_EDIT_ROUND_TRIPS = 29, 38
 # Create agent: the tool lookup, the agent with its blocks and links (one statement of CTEs), the system message;
 # between BEGIN and COMMIT.
 CREATE_STATEMENTS, CREATE_ROUND_TRIPS = 3, 5
@@ -141,3 +145,15 @@ class TestSendSqlBudget:
         statements, control = trace.of_run(response.json()["messages"][0]["run_id"])
         assert len(statements) <= TWO_STEP_STATEMENTS, _listing(statements)
         assert len(statements) + len(control) <= TWO_STEP_ROUND_TRIPS, _listing([*statements, *control])
+
+    def test_memory_edit_send(self, server: LiveServer, http: httpx.Client, agent_id: str, mock_llm: MockLLM) -> None:
+        edit = Reply.tool_call("memory_insert", {"label": "human", "new_string": "Likes tea."})
+        mock_llm.script(edit, Reply.text("noted"))
+        with recorded(server) as trace:
+            response = send(http, agent_id)
+        assert response.json()["usage"]["step_count"] == 2
+        human = http.get(f"/v1/agents/{agent_id}/core-memory/blocks/human").json()
+        assert "Likes tea." in human["value"]
+        statements, control = trace.of_run(response.json()["messages"][0]["run_id"])
+        assert len(statements) <= MEMORY_EDIT_STATEMENTS, _listing(statements)
+        assert len(statements) + len(control) <= MEMORY_EDIT_ROUND_TRIPS, _listing([*statements, *control])

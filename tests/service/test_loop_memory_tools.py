@@ -7,7 +7,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from memlet.db import models as orm
 from memlet.loop.agent_state import LoopRepository
@@ -39,6 +39,13 @@ def tool_returns(rows: list[orm.Message]) -> list[dict[str, Any]]:
 async def stored_blocks(env: LoopEnv, agent_id: str) -> dict[str, tuple[str, str | None]]:
     async with env.sessionmaker() as session:
         return {b.label: (b.value, b.description) for b in await LoopRepository(session).blocks.of_agent(agent_id)}
+
+
+async def attachment_labels(env: LoopEnv, agent_id: str) -> list[str]:
+    """The label copies on the agent's `blocks_agents` rows, sorted."""
+    async with env.sessionmaker() as session:
+        rows = await session.scalars(select(orm.BlockAgent.block_label).where(orm.BlockAgent.agent_id == agent_id))
+        return sorted(rows)
 
 
 async def run_tool(env: LoopEnv, mock_llm: Any, agent: orm.Agent, name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -183,6 +190,13 @@ class TestOmniMemoryTool:
         assert (await stored_blocks(loop_env, agent.id))["user"] == ("Name: Sam", "Who I talk to.")
         assert last_prompt(mock_llm)["user"] == {"description": "Who I talk to.", "value": "Name: Sam"}
         assert "human" not in last_prompt(mock_llm)
+        assert await attachment_labels(loop_env, agent.id) == ["persona", "user"]  # the copy follows the rename
+
+    async def test_edit_keeps_the_attachment_label(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await agent_with(loop_env, "memory_insert")
+        await run_tool(loop_env, mock_llm, agent, "memory_insert", {"label": "human", "new_string": "Likes tea."})
+        assert "Likes tea." in (await stored_blocks(loop_env, agent.id))["human"][0]
+        assert await attachment_labels(loop_env, agent.id) == ["human", "persona"]
 
     async def test_missing_path_fails_without_changes(self, loop_env: LoopEnv, mock_llm) -> None:
         agent = await agent_with(loop_env, "memory")
