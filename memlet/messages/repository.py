@@ -34,6 +34,7 @@ from memlet.db import models as orm
 from memlet.db.base import utcnow
 from memlet.db.message_row import MessageRow
 from memlet.db.pagination import Page, fetch_page
+from memlet.db.raw_reads import RawQuery
 from memlet.db.sql import escape_like
 from memlet.errors import NotFoundError
 
@@ -59,9 +60,12 @@ def _row_column(field: str) -> ColumnElement[Any]:
 
 
 _ROW_COLUMNS = select(*(_row_column(field) for field in MessageRow._fields))
-# Built once (every step runs it): executed with parameters, its cache key is memoized on the object.
-_IN_CONTEXT = _ROW_COLUMNS.where(
-    _TABLE.c.id == any_(bindparam("ids", type_=ARRAY(String))), _TABLE.c.agent_id == bindparam("agent_id")
+# Every step runs it: compiled once and run on the driver, its rows made into `MessageRow`s with no SQLAlchemy
+# `Row` in between.
+_IN_CONTEXT = RawQuery(
+    _ROW_COLUMNS.where(
+        _TABLE.c.id == any_(bindparam("ids", type_=ARRAY(String))), _TABLE.c.agent_id == bindparam("agent_id")
+    )
 )
 
 
@@ -177,12 +181,12 @@ class MessageRepository:
         return [by_id[i] for i in message_ids if i in by_id]
 
     async def in_context(self, agent_id: str, message_ids: Sequence[str]) -> list[MessageRow]:
-        """`by_ids` as plain read-only rows, for the loop's in-context buffer (a Core select: no ORM entities)."""
+        """`by_ids` as plain read-only rows, for the loop's in-context buffer (on the driver: no ORM entities, no
+        SQLAlchemy rows)."""
         if not message_ids:
             return []
-        conn = await self.session.connection()
-        result = await conn.execute(_IN_CONTEXT, {"ids": list(message_ids), "agent_id": agent_id})
-        by_id = {row[0]: row for row in result.all()}
+        rows = await _IN_CONTEXT.fetch(self.session, ids=list(message_ids), agent_id=agent_id)
+        by_id = {row[0]: row for row in rows}
         make = MessageRow._make
         return [make(by_id[i]) for i in message_ids if i in by_id]
 

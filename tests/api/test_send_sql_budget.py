@@ -24,10 +24,10 @@ AGENT = {
     "embedding": "openai/text-embedding-3-small",
     "memory_blocks": [{"label": "human", "value": "The human's name is Bob."}, {"label": "persona", "value": "Sam"}],
 }
-ONE_STEP_STATEMENTS, ONE_STEP_ROUND_TRIPS = 13, 17
-# 29 round trips, plus one: the tool runs in tasks its cancel race spawns, and whether one of them ends a session
+ONE_STEP_STATEMENTS, ONE_STEP_ROUND_TRIPS = 11, 15
+# 27 round trips, plus one: the tool runs in tasks its cancel race spawns, and whether one of them ends a session
 # (a ROLLBACK) inside the measured window varies from run to run.
-TWO_STEP_STATEMENTS, TWO_STEP_ROUND_TRIPS = 21, 30
+TWO_STEP_STATEMENTS, TWO_STEP_ROUND_TRIPS = 19, 28
 _CANCEL_POLL = "FROM runs WHERE runs.id = ANY"  # the shared poller's one statement for every run in flight
 
 
@@ -80,14 +80,28 @@ def recorded(server: LiveServer) -> Iterator[Trace]:
         trace.control.append((_task_name(), query))
         return await execute(self, query, *args, **kwargs)
 
+    # Statements run on the driver directly (`memlet.db.raw_reads`): SQLAlchemy's events never see them.
+    reads = {name: getattr(asyncpg.Connection, name) for name in ("fetch", "fetchrow")}
+
+    def driver_read(original: Any) -> Any:
+        async def counted(self: asyncpg.Connection, query: str, *args: Any, **kwargs: Any) -> Any:
+            trace.statements.append((_task_name(), query))
+            return await original(self, query, *args, **kwargs)
+
+        return counted
+
     engines = [app.state.engine.sync_engine, app.state.turn_engine.sync_engine]
     for engine in engines:
         event.listen(engine, "before_cursor_execute", record)
     asyncpg.Connection.execute = counting  # type: ignore[method-assign]
+    for name, original in reads.items():
+        setattr(asyncpg.Connection, name, driver_read(original))
     try:
         yield trace
     finally:
         asyncpg.Connection.execute = execute  # type: ignore[method-assign]
+        for name, original in reads.items():
+            setattr(asyncpg.Connection, name, original)
         for engine in engines:
             event.remove(engine, "before_cursor_execute", record)
 
