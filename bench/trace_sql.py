@@ -47,34 +47,12 @@ def transaction_control(log: list[str]) -> Iterator[None]:
         asyncpg.Connection.execute = execute  # type: ignore[method-assign]
 
 
-@contextmanager
-def driver_reads(log: list[str]) -> Iterator[None]:
-    """Log the statements run on asyncpg directly (`memlet.db.raw_reads`), which SQLAlchemy's events never see."""
-    originals = {name: getattr(asyncpg.Connection, name) for name in ("fetch", "fetchrow")}
-
-    def logging(original: Any) -> Any:
-        async def logged(self: asyncpg.Connection, query: str, *args: Any, **kwargs: Any) -> Any:
-            log.append(" ".join(query.split())[:160])
-            return await original(self, query, *args, **kwargs)
-
-        return logged
-
-    for name, original in originals.items():
-        setattr(asyncpg.Connection, name, logging(original))
-    try:
-        yield
-    finally:
-        for name, original in originals.items():
-            setattr(asyncpg.Connection, name, original)
-
-
 def statement_counts(*, verbose: bool = False) -> dict[str, tuple[int, int]]:
     """(statements, round trips) per request."""
     log: list[str] = []
     with (
         in_process() as (server, _),
         transaction_control(log),
-        driver_reads(log),
         httpx.Client(base_url=server.base_url, timeout=60) as http,
     ):
         app = server.server.config.app  # type: ignore[attr-defined]

@@ -14,7 +14,7 @@ from sqlalchemy.sql.selectable import ScalarSelect
 
 from memlet.db import models as orm
 from memlet.db.pagination import Page, fetch_page
-from memlet.db.raw_reads import RowShape
+from memlet.db.row_shape import RowShape
 from memlet.db.sql import any_of, escape_like
 
 

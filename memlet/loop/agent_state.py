@@ -1,7 +1,7 @@
 """What one step of the loop reads and writes, through the domain repositories (the loop owns no SQL).
 
-Loading is two statements on the driver (`db/raw_reads`): the agent with its blocks and tools
-(`AgentRepository.find_with_memory`), then the in-context messages; in a conversation, two more (the conversation
+Loading is two statements on the driver (`db/driver`; rows made detached ORM instances by `db/row_shape`): the
+agent with its blocks and tools (`AgentRepository.find_with_memory`), then the in-context messages; in a conversation, two more (the conversation
 and its isolated blocks). The agent, blocks and tools are detached ORM instances that never enter the session:
 memory edits are written back by explicit statements (`loop/commit._write_memory`). The in-context messages are
 plain read-only `MessageRow`s: the loop reads all of them every step and writes none back.

@@ -32,9 +32,9 @@ from sqlalchemy.sql.elements import ColumnClause, ColumnElement
 
 from memlet.db import models as orm
 from memlet.db.base import utcnow
+from memlet.db.driver import DriverSQL, driver_of
 from memlet.db.message_row import MessageRow
 from memlet.db.pagination import Page, fetch_page
-from memlet.db.raw_reads import RawQuery
 from memlet.db.sql import escape_like
 from memlet.errors import NotFoundError
 
@@ -45,6 +45,20 @@ _MESSAGE_COLUMNS = tuple((c.key, c.columns[0].key) for c in M.__mapper__.column_
 # A Core insert on the table, not the ORM entity: one compiled statement for any number of rows, which SQLAlchemy's
 # insertmanyvalues sends as a single INSERT ... VALUES ... RETURNING, with no ORM bulk-persistence layer per call.
 _INSERT = insert(_TABLE).returning(_TABLE.c.id, _TABLE.c.sequence_id)
+# A step writes a handful of rows: up to this many, one prebuilt INSERT ... VALUES per row count, run on the driver
+# connection (`memlet.db.driver`), with the values Core would send (a None in a JSONB column is JSON null, as there).
+_DRIVER_MAX_ROWS = 8
+
+
+@lru_cache(maxsize=_DRIVER_MAX_ROWS)
+def _insert_rows(count: int) -> DriverSQL:
+    rows: list[dict[str, Any]] = [
+        {column: bindparam(f"r{i}_{column}", type_=_TABLE.c[column].type) for _, column in _MESSAGE_COLUMNS}
+        for i in range(count)
+    ]
+    return DriverSQL(insert(_TABLE).values(rows).returning(_TABLE.c.id, _TABLE.c.sequence_id))
+
+
 # The in-context load: the table's columns in `MessageRow`'s order, for the ids of one array parameter (not
 # `IN ($1, ..., $n)`: one statement text whatever the window's length, so asyncpg's prepared statement and
 # Postgres' plan are reused turn after turn instead of made anew). The ids are joined `WITH ORDINALITY`, so the rows
@@ -62,12 +76,12 @@ def _row_column(field: str) -> ColumnElement[Any]:
 
 
 _ROW_COLUMNS = select(*(_row_column(field) for field in MessageRow._fields))
-# Every step runs it: compiled once and run on the driver, its rows made into `MessageRow`s with no SQLAlchemy
+# Every step runs it: run on the driver (`memlet.db.driver`), its rows made into `MessageRow`s with no SQLAlchemy
 # `Row` in between.
 _WINDOW = (
     func.unnest(bindparam("ids", type_=ARRAY(String))).table_valued("id", with_ordinality="n").render_derived(name="w")
 )
-_IN_CONTEXT = RawQuery(
+_IN_CONTEXT = DriverSQL(
     _ROW_COLUMNS.join_from(_WINDOW, _TABLE, _TABLE.c.id == _WINDOW.c.id)
     .where(_TABLE.c.agent_id == bindparam("agent_id"))
     .order_by(_WINDOW.c.n)
@@ -170,9 +184,16 @@ class MessageRepository:
             row.created_at = row.created_at or now
             row.updated_at = row.updated_at or row.created_at
             values.append({column: getattr(row, key) for key, column in _MESSAGE_COLUMNS})
-        conn = await self.session.connection()  # a Core INSERT: no ORM execution layer
-        result = await conn.execute(_INSERT, values)
-        sequence: dict[str, int] = dict(result.tuples().all())
+        if len(rows) <= _DRIVER_MAX_ROWS:
+            params = {
+                f"r{i}_{column}": value for i, row_values in enumerate(values) for column, value in row_values.items()
+            }
+            written = await (await driver_of(self.session)).fetch(_insert_rows(len(rows)), params)
+            sequence: dict[str, int] = {record[0]: record[1] for record in written}
+        else:
+            conn = await self.session.connection()  # a Core INSERT: no ORM execution layer
+            result = await conn.execute(_INSERT, values)
+            sequence = {row[0]: row[1] for row in result}
         for row in rows:
             row.sequence_id = sequence[row.id]
 
@@ -190,7 +211,8 @@ class MessageRepository:
         SQLAlchemy rows)."""
         if not message_ids:
             return []
-        rows = await _IN_CONTEXT.fetch(self.session, ids=list(message_ids), agent_id=agent_id)
+        driver = await driver_of(self.session)
+        rows = await driver.fetch(_IN_CONTEXT, {"ids": list(message_ids), "agent_id": agent_id})
         make = MessageRow._make
         return [make(row) for row in rows]
 

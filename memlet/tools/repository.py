@@ -14,7 +14,7 @@ from sqlalchemy.sql.selectable import ScalarSelect
 from memlet.db import models as orm
 from memlet.db.base import utcnow
 from memlet.db.pagination import Page, fetch_page
-from memlet.db.raw_reads import RowShape
+from memlet.db.row_shape import RowShape
 from memlet.db.sql import any_of, escape_like
 from memlet.errors import NotFoundError
 
@@ -44,6 +44,13 @@ def agent_tools_array(agent_id: ColumnElement[str]) -> ScalarSelect[Any]:
         .where(orm.ToolAgent.agent_id == agent_id)
         .scalar_subquery()
     )
+
+
+# An organization's tools by name (every agent's creation looks up its base tools): one statement text whatever the
+# number of names, built once.
+_BY_NAMES = select(orm.Tool).where(
+    orm.Tool.name == func.any(bindparam("p_names", type_=ARRAY(String))), orm.Tool.organization_id == bindparam("p_org")
+)
 
 
 @dataclass(frozen=True)
@@ -166,9 +173,7 @@ class ToolRepository:
     async def by_names(self, org_id: str, names: Sequence[str]) -> list[orm.Tool]:
         if not names:
             return []
-        rows = await self.session.scalars(
-            select(orm.Tool).where(orm.Tool.name.in_(names), orm.Tool.organization_id == org_id)
-        )
+        rows = await self.session.scalars(_BY_NAMES, {"p_names": list(names), "p_org": org_id})
         return list(rows)
 
     async def list_tools(self, org_id: str, filters: ToolFilters, page: Page) -> list[orm.Tool]:

@@ -28,6 +28,9 @@ ONE_STEP_STATEMENTS, ONE_STEP_ROUND_TRIPS = 11, 15
 # 27 round trips, plus one: the tool runs in tasks its cancel race spawns, and whether one of them ends a session
 # (a ROLLBACK) inside the measured window varies from run to run.
 TWO_STEP_STATEMENTS, TWO_STEP_ROUND_TRIPS = 19, 28
+# Create agent: the tool lookup, the agent with its blocks and links (one statement of CTEs), the system message;
+# between BEGIN and COMMIT.
+CREATE_STATEMENTS, CREATE_ROUND_TRIPS = 3, 5
 _CANCEL_POLL = "FROM runs WHERE runs.id = ANY"  # the shared poller's one statement for every run in flight
 
 
@@ -46,6 +49,12 @@ class Trace:
 
     statements: list[tuple[str, str]] = field(default_factory=list)
     control: list[tuple[str, str]] = field(default_factory=list)
+
+    def of_request(self) -> tuple[list[str], list[str]]:
+        """What a request that starts no run sent: its handler's ("Task-<n>", less the shared cancel poller)."""
+        pollers = {task for task, sql in self.statements if _CANCEL_POLL in " ".join(sql.split())}
+        statements = [sql for task, sql in self.statements if task.startswith("Task-") and task not in pollers]
+        return statements, [sql for task, sql in self.control if task.startswith("Task-") and task not in pollers]
 
     def of_run(self, run_id: str) -> tuple[list[str], list[str]]:
         """What the send of `run_id` sent: its request handler ("Task-<n>", less the shared cancel poller, which
@@ -80,28 +89,14 @@ def recorded(server: LiveServer) -> Iterator[Trace]:
         trace.control.append((_task_name(), query))
         return await execute(self, query, *args, **kwargs)
 
-    # Statements run on the driver directly (`memlet.db.raw_reads`): SQLAlchemy's events never see them.
-    reads = {name: getattr(asyncpg.Connection, name) for name in ("fetch", "fetchrow")}
-
-    def driver_read(original: Any) -> Any:
-        async def counted(self: asyncpg.Connection, query: str, *args: Any, **kwargs: Any) -> Any:
-            trace.statements.append((_task_name(), query))
-            return await original(self, query, *args, **kwargs)
-
-        return counted
-
     engines = [app.state.engine.sync_engine, app.state.turn_engine.sync_engine]
     for engine in engines:
         event.listen(engine, "before_cursor_execute", record)
     asyncpg.Connection.execute = counting  # type: ignore[method-assign]
-    for name, original in reads.items():
-        setattr(asyncpg.Connection, name, driver_read(original))
     try:
         yield trace
     finally:
         asyncpg.Connection.execute = execute  # type: ignore[method-assign]
-        for name, original in reads.items():
-            setattr(asyncpg.Connection, name, original)
         for engine in engines:
             event.remove(engine, "before_cursor_execute", record)
 
@@ -120,6 +115,16 @@ def send(http: httpx.Client, agent_id: str) -> httpx.Response:
 
 
 class TestSendSqlBudget:
+    def test_create_agent(self, server: LiveServer, http: httpx.Client) -> None:
+        # Warm-up (pools, caches) with a create, not a send: a send's background work could land in the window.
+        assert http.post("/v1/agents/", json=AGENT).status_code == 200
+        with recorded(server) as trace:
+            response = http.post("/v1/agents/", json=AGENT)
+        assert response.status_code == 200, response.text
+        statements, control = trace.of_request()
+        assert len(statements) <= CREATE_STATEMENTS, _listing(statements)
+        assert len(statements) + len(control) <= CREATE_ROUND_TRIPS, _listing([*statements, *control])
+
     def test_one_step_send(self, server: LiveServer, http: httpx.Client, agent_id: str) -> None:
         with recorded(server) as trace:
             response = send(http, agent_id)
