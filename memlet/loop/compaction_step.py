@@ -26,7 +26,7 @@ MAX_OVERFLOW_RETRIES = 3  # Letta retries a step that overflowed the provider's 
 @dataclass(frozen=True)
 class Site:
     """Where a compaction happens: the step it belongs to, the tools its prompt carries, the window, and the
-    step's buffer conversion (shared with the step's request)."""
+    turn's buffer conversion (shared with the step's request, `RunState.chat`)."""
 
     step_id: str
     tools: list[dict[str, Any]]
