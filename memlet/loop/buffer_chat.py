@@ -3,8 +3,9 @@ steps (each converted the whole buffer before, and the cost grows with the agent
 """
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import compress, count, repeat
 from typing import Any
 
 from memlet.db.message_row import MessageLike, MessageRow
@@ -58,15 +59,17 @@ def _reusable(last: _Conversion, rows: Sequence[MessageLike]) -> int:
     shortened so that the first old row left out added a message of its own (a row that adds none may be an
     approval that extended the message before it, or be followed by one)."""
     old = last.rows
-    keep = 0
-    for new_row, old_row in zip(rows, old, strict=False):
-        if new_row is not old_row or type(new_row) is not MessageRow:
-            break
-        keep += 1
+    keep = _first(map(operator.is_not, rows, old), min(len(rows), len(old)))
+    keep = _first(map(operator.is_not, map(type, old[:keep]), repeat(MessageRow)), keep)
     ends = last.ends
     while 0 < keep < len(old) and ends[keep] == ends[keep - 1]:
         keep -= 1
     return keep
+
+
+def _first(flags: Iterable[bool], default: int) -> int:
+    """The index of the first true flag (`default` when there is none), without a Python-level loop."""
+    return next(compress(count(), flags), default)
 
 
 def converted(
