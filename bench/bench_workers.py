@@ -6,10 +6,15 @@ Each configuration gets a fresh database and its own agents (one per client, as 
 phase c). Prints msg/s, the CPU per message of the memlet processes and of Postgres, and the ratio of two workers
 to one (target >= 1.7x). Letta 0.16.8 (../shared/letta/baseline.md, phase c): 2.03 msg/s with 20 clients.
 Two cores shared with other work cap what a second worker can add: the load average is printed beside each run.
+
+It also prints the CPU per message of the mock LLM and of this client, and the ceiling they set: one worker is one
+process (one core at most) and two workers share the machine's cores with Postgres, the mock and the client, so two
+workers can give at most min(2, cores x memlet / all) x the throughput of a single saturated worker.
 """
 
 import argparse
 import os
+import resource
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +35,11 @@ AGENT = {
 }
 
 
+def _own_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def throughput(workers: int, clients: int, per_client: int) -> float:
     with bench_server(workers) as bench, httpx.Client(base_url=bench.base_url, timeout=120) as http:
         agents = [http.post("/v1/agents/", json={**AGENT, "name": f"w{i}"}).json()["id"] for i in range(clients)]
@@ -46,17 +56,23 @@ def throughput(workers: int, clients: int, per_client: int) -> float:
             http.post(f"/v1/agents/{agent_id}/messages", json=warm_up).raise_for_status()
         pg = postmaster_pid(bench.pg_uri)
         server_before, pg_before = cpu_seconds(bench.server_pid), cpu_seconds(pg) if pg else 0.0
+        mock_before, client_before = cpu_seconds(bench.mock_pid), _own_cpu_s()
         started = time.perf_counter()
         with ThreadPoolExecutor(clients) as pool:
             sent = sum(pool.map(client_run, agents))
         wall = time.perf_counter() - started
         server_ms = (cpu_seconds(bench.server_pid) - server_before) / sent * 1000
         pg_ms = ((cpu_seconds(pg) - pg_before) if pg else 0.0) / sent * 1000
+        mock_ms = (cpu_seconds(bench.mock_pid) - mock_before) / sent * 1000
+        client_ms = (_own_cpu_s() - client_before) / sent * 1000
         rate = sent / wall
+        everything = server_ms + pg_ms + mock_ms + client_ms
+        ceiling = min(2.0, (os.cpu_count() or 1) * server_ms / everything)
         print(
             f"workers={workers}: {sent} msgs in {wall:6.1f} s = {rate:6.1f} msg/s "
             f"(Letta {LETTA_MSG_S} msg/s: {rate / LETTA_MSG_S:5.1f}x)  cpu/msg: memlet {server_ms:5.1f} ms "
-            f"+ postgres {pg_ms:5.1f} ms  load {os.getloadavg()[0]:.2f}",
+            f"+ postgres {pg_ms:5.1f} ms + mock {mock_ms:4.1f} ms + client {client_ms:4.1f} ms  "
+            f"load {os.getloadavg()[0]:.2f}; two workers can give at most {ceiling:.2f}x one saturated worker here",
             flush=True,
         )
         return rate

@@ -49,6 +49,7 @@ class Bench:
     pg_uri: str = ""
     pg_data: Path | None = None
     mock_url: str = ""  # the mock LLM's http://host:port/v1 (for tests.mock_llm.script_remote)
+    mock_pid: int = 0
 
     def cpu_seconds(self) -> tuple[float, float]:
         """CPU seconds used so far by the memlet server process and by the embedded Postgres."""
@@ -133,7 +134,9 @@ def bench_server(workers: int = 1) -> Iterator[Bench]:
         try:
             _wait_healthy(f"http://127.0.0.1:{mock_port}/v1/models", mock)
             _wait_healthy(f"http://127.0.0.1:{port}/v1/health/", server)
-            yield Bench(f"http://127.0.0.1:{port}", server.pid, uri, pg_data, f"http://127.0.0.1:{mock_port}/v1")
+            yield Bench(
+                f"http://127.0.0.1:{port}", server.pid, uri, pg_data, f"http://127.0.0.1:{mock_port}/v1", mock.pid
+            )
         finally:
             for proc in (server, mock):
                 proc.send_signal(signal.SIGINT)

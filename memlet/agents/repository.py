@@ -26,6 +26,7 @@ from sqlalchemy.dialects.postgresql import aggregate_order_by, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
+from memlet.db.driver import DriverSQL, driver_of
 from memlet.db.locks import lock_key
 from memlet.db.pagination import Page, fetch_page, paginate
 from memlet.db.sql import any_of, escape_like
@@ -37,25 +38,27 @@ _AGENTS: Table = orm.Agent.__table__  # type: ignore[assignment]
 
 # The statements of every step's commit, built once: SQLAlchemy memoizes a statement's cache key on the object, so
 # executing a prebuilt one skips building, coercing and cache-keying the same SQL on every call.
-_LOCK_FOR_COMMIT = (
+_LOCK_FOR_COMMIT = DriverSQL(
     select(func.pg_advisory_xact_lock(bindparam("key", type_=BigInteger)))
     .select_from(_AGENTS)
     .where(_AGENTS.c.id == bindparam("agent_id"))
     .with_for_update(read=True, key_share=True)
 )
-_APPEND_MESSAGE_IDS = (
+_APPEND = (
     update(_AGENTS)
     .where(_AGENTS.c.id == bindparam("agent_id"))
     .values(message_ids=_AGENTS.c.message_ids.op("||")(bindparam("new_ids", type_=ARRAY(String))))
     .returning(_AGENTS.c.message_ids)
 )
-_APPEND_MESSAGE_IDS_AND_STOP = _APPEND_MESSAGE_IDS.values(
-    last_stop_reason=bindparam("stop_reason", type_=_AGENTS.c.last_stop_reason.type)
+# The step commit's statements, run on the driver connection (`memlet.db.driver`).
+_APPEND_MESSAGE_IDS = DriverSQL(_APPEND)
+_APPEND_MESSAGE_IDS_AND_STOP = DriverSQL(
+    _APPEND.values(last_stop_reason=bindparam("stop_reason", type_=_AGENTS.c.last_stop_reason.type))
 )
 # The agent by id within its organization (every step's load, and most routes).
 _FIND = select(orm.Agent).where(orm.Agent.id == bindparam("p_id"), orm.Agent.organization_id == bindparam("p_org"))
 _FIND_FOR_UPDATE = _FIND.with_for_update()
-_SET_LAST_STOP_REASON = (
+_SET_LAST_STOP_REASON = DriverSQL(
     update(_AGENTS)
     .where(
         _AGENTS.c.id == bindparam("agent_id"),
@@ -294,9 +297,8 @@ class AgentRepository:
     async def lock_for_commit(self, agent_id: str) -> bool:
         """Take the agent's transaction lock and hold its row against a concurrent delete (``FOR KEY SHARE``), in one
         statement; False when the agent is gone (a turn's rows then have nowhere to go)."""
-        conn = await self.session.connection()
-        result = await conn.execute(_LOCK_FOR_COMMIT, {"key": lock_key(agent_id), "agent_id": agent_id})
-        return result.first() is not None
+        driver = await driver_of(self.session)
+        return await driver.fetchrow(_LOCK_FOR_COMMIT, {"key": lock_key(agent_id), "agent_id": agent_id}) is not None
 
     async def reload(self, agent_id: str) -> orm.Agent | None:
         """Re-read the agent row (fresh message_ids), replacing what the session holds."""
@@ -305,8 +307,8 @@ class AgentRepository:
         )
 
     async def set_last_stop_reason(self, agent_id: str, stop_reason: str) -> None:
-        conn = await self.session.connection()
-        await conn.execute(_SET_LAST_STOP_REASON, {"agent_id": agent_id, "stop_reason": stop_reason})
+        driver = await driver_of(self.session)
+        await driver.fetch(_SET_LAST_STOP_REASON, {"agent_id": agent_id, "stop_reason": stop_reason})
 
     async def remove_message_ids(self, agent_id: str, message_ids: Sequence[str]) -> None:
         """Take ids out of the agent's in-context list in one statement, keeping the order of the rest."""
@@ -333,6 +335,5 @@ class AgentRepository:
         stmt = _APPEND_MESSAGE_IDS
         if last_stop_reason is not None:
             stmt, params["stop_reason"] = _APPEND_MESSAGE_IDS_AND_STOP, last_stop_reason
-        conn = await self.session.connection()
-        result = await conn.scalar(stmt, params)
-        return list(result or [])
+        driver = await driver_of(self.session)
+        return list(await driver.fetchval(stmt, params) or [])

@@ -22,7 +22,7 @@ def async_url(uri: str) -> str:
     return url.set(drivername="postgresql+asyncpg").render_as_string(hide_password=False)
 
 
-def _json_dumps(value: Any) -> str:
+def json_text(value: Any) -> str:
     """JSONB text for a value. Requests with a NUL or a lone surrogate are refused at the edge, but a model's reply
     or a tool's output can hold them too, and Postgres cannot store either: NULs are dropped, lone surrogates
     become U+FFFD (the rare slow path, taken only when the fast dump fails or shows an escaped NUL)."""
@@ -81,7 +81,7 @@ def _engine(uri: str, application_name: str, *, pool_size: int, max_overflow: in
     return create_async_engine(
         async_url(uri),
         hide_parameters=True,
-        json_serializer=_json_dumps,
+        json_serializer=json_text,
         json_deserializer=orjson.loads,
         pool_size=pool_size,
         max_overflow=max_overflow,

@@ -2,8 +2,10 @@
 
 import hashlib
 
-from sqlalchemy import TextClause, text
+from sqlalchemy import BigInteger, bindparam, func, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+
+from memlet.db.driver import DriverSQL, driver_of
 
 
 def lock_key(agent_id: str) -> int:
@@ -16,23 +18,19 @@ async def agent_xact_lock(session: AsyncSession, agent_id: str) -> None:
     await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock_key(agent_id)})
 
 
-# Built once: each request takes and releases its lock, and a `text()` is coerced and cache-keyed when built.
-_TRY_LOCK = text("SELECT pg_try_advisory_lock(:k)")
-_UNLOCK = text("SELECT pg_advisory_unlock(:k)")
+# Built once, run on the driver connection: each request takes and releases its lock.
+_TRY_LOCK = DriverSQL(select(func.pg_try_advisory_lock(bindparam("k", type_=BigInteger))))
+_UNLOCK = DriverSQL(select(func.pg_advisory_unlock(bindparam("k", type_=BigInteger))))
 
 
-async def _autocommit_scalar(conn: AsyncConnection, statement: TextClause, key: int) -> bool:
-    """Run one session-lock statement in autocommit: no BEGIN and COMMIT round trips around it (a session lock
-    outlives transactions anyway). `conn` must have no transaction open; it is left with none, at its default
-    isolation level again, so the transactions that follow on it are ordinary ones."""
-    default = conn.default_isolation_level
-    await conn.execution_options(isolation_level="AUTOCOMMIT")
-    try:
-        result = await conn.execute(statement, {"k": key})
-        return bool(result.scalar())
-    finally:
-        await conn.commit()  # ends SQLAlchemy's own record of the statement; nothing is sent in autocommit
-        await conn.execution_options(isolation_level=default)
+async def _autocommit_scalar(conn: AsyncConnection, statement: DriverSQL, key: int) -> bool:
+    """Run one session-lock statement with no transaction: asyncpg sends a lone statement as it is, so it commits
+    by itself (a session lock outlives transactions anyway), with no BEGIN and COMMIT round trips and no change of
+    SQLAlchemy's isolation level. `conn` must have no transaction open; SQLAlchemy opens none for it either."""
+    if conn.in_transaction():
+        raise RuntimeError("a session lock statement needs a connection with no transaction open")
+    driver = await driver_of(conn)
+    return bool(await driver.fetchval(statement, {"k": key}))
 
 
 async def try_agent_session_lock(conn: AsyncConnection, agent_id: str) -> bool:

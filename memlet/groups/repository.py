@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Select, delete, func, or_, select, update
+from sqlalchemy import BindParameter, Select, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
@@ -176,9 +176,11 @@ class GroupRepository:
         return (row[0], row[1]) if row is not None else None
 
     @classmethod
-    def agent_type_and_sleeptime_group_query(cls, org_id: str, agent_id: str) -> Select[Any]:
+    def agent_type_and_sleeptime_group_query(
+        cls, org_id: str | BindParameter[str], agent_id: str | BindParameter[str]
+    ) -> Select[Any]:
         """The select behind `agent_type_and_sleeptime_group`, for a statement that checks the agent while it writes
-        (`RunRepository.add_for_agent`)."""
+        (`RunRepository.add_for_agent`); the ids may be bind parameters (a statement built once)."""
         return select(orm.Agent.agent_type, cls._active_sleeptime_group()).where(
             orm.Agent.id == agent_id, orm.Agent.organization_id == org_id
         )

@@ -77,12 +77,16 @@ def get_encoder() -> Encoder | None:
     try:
         import tiktoken
 
-        return tiktoken.Encoding(
+        encoding = tiktoken.Encoding(
             name="cl100k_base",
             pat_str=_PATTERN,
             mergeable_ranks=_read_ranks(_bundled_bpe_path()),
             special_tokens=_SPECIAL_TOKENS,
         )
+        # The Rust core holds its own copy of the 100k merge ranks. tiktoken keeps the Python dict only to pickle
+        # an unregistered encoding, which memlet never does: dropping it frees ~13 MB for the life of the process.
+        encoding._mergeable_ranks = None  # type: ignore[assignment]
+        return encoding
     except Exception:
         logger.warning("cl100k_base tokenizer unavailable; estimating token counts", exc_info=True)
         return None

@@ -26,7 +26,9 @@ from memlet.loop.deps import OnFinish
 from memlet.loop.response import StepContext, StepResult
 from memlet.loop.summarizer import summary_text
 from memlet.messages.schemas import StoredMessage
-from memlet.runs.repository import RunEnd, RunRepository
+from memlet.runs.repository import RunRepository
+from memlet.runs.run_statements import RunEnd
+from memlet.runs.step_repository import StepRepository
 
 
 async def _write_memory(session: AsyncSession, agent_id: str, tool_ctx: ToolContext) -> None:
@@ -102,7 +104,7 @@ async def commit_step(
         if not await repo.agents.lock_for_commit(ctx.agent.id):  # deleted during the turn
             raise NotFoundError("Agent", ctx.agent.id)
         if step is not None:
-            session.add(step)
+            await StepRepository(session).insert(step)
         await repo.messages.add(rows)
         if ctx.conversation_id is not None:
             message_ids = await _commit_to_conversation(session, ctx, new_ids)

@@ -6,7 +6,7 @@ from typing import Any
 
 from memlet import metrics
 from memlet.db import models as orm
-from memlet.db.engine import autocommit_read
+from memlet.db.driver import lone_statements
 from memlet.errors import LLMError, NotFoundError
 from memlet.llm.chat_format import is_v2
 from memlet.llm.client import LLMClient
@@ -19,7 +19,8 @@ from memlet.loop.commit import Closing
 from memlet.loop.deps import LoopDeps, RunOptions
 from memlet.loop.response import StepContext, StepResult
 from memlet.messages.schemas import StopReasonType, run_status_for
-from memlet.runs.repository import RunEnd, RunRepository
+from memlet.runs.repository import RunRepository
+from memlet.runs.run_statements import RunEnd
 from memlet.runs.step_repository import StepRepository
 from memlet.tools.solver import ToolRulesSolver
 
@@ -152,8 +153,8 @@ class RunState:
         """Whether a client cancelled the run. The first step uses the status read when the run started; later
         steps read it again, since a client may cancel while the previous step's messages are being delivered."""
         if fresh:
-            async with autocommit_read(self.deps.sessionmaker) as session:  # no BEGIN and ROLLBACK
-                self.run_status = await RunRepository(session).status_of(self.run_id)
+            async with lone_statements(self.deps.sessionmaker) as driver:  # no BEGIN and ROLLBACK
+                self.run_status = await RunRepository.status_via(driver, self.run_id)
         return self.run_status == "cancelled" or (self.watch is not None and self.watch.fired)
 
     def closing(self, stop_reason: str) -> Closing:

@@ -32,6 +32,7 @@ from sqlalchemy.sql.elements import ColumnClause, ColumnElement
 
 from memlet.db import models as orm
 from memlet.db.base import utcnow
+from memlet.db.driver import DriverSQL, driver_of
 from memlet.db.message_row import MessageRow
 from memlet.db.pagination import Page, fetch_page
 from memlet.db.sql import escape_like
@@ -44,6 +45,20 @@ _MESSAGE_COLUMNS = tuple((c.key, c.columns[0].key) for c in M.__mapper__.column_
 # A Core insert on the table, not the ORM entity: one compiled statement for any number of rows, which SQLAlchemy's
 # insertmanyvalues sends as a single INSERT ... VALUES ... RETURNING, with no ORM bulk-persistence layer per call.
 _INSERT = insert(_TABLE).returning(_TABLE.c.id, _TABLE.c.sequence_id)
+# A step writes a handful of rows: up to this many, one prebuilt INSERT ... VALUES per row count, run on the driver
+# connection (`memlet.db.driver`), with the values Core would send (a None in a JSONB column is JSON null, as there).
+_DRIVER_MAX_ROWS = 8
+
+
+@lru_cache(maxsize=_DRIVER_MAX_ROWS)
+def _insert_rows(count: int) -> DriverSQL:
+    rows: list[dict[str, Any]] = [
+        {column: bindparam(f"r{i}_{column}", type_=_TABLE.c[column].type) for _, column in _MESSAGE_COLUMNS}
+        for i in range(count)
+    ]
+    return DriverSQL(insert(_TABLE).values(rows).returning(_TABLE.c.id, _TABLE.c.sequence_id))
+
+
 # The in-context load: the table's columns in `MessageRow`'s order, by a list of ids. `= ANY($1::varchar[])`, not
 # `IN ($1, ..., $n)`: one statement text whatever the window's length, so asyncpg's prepared statement and
 # Postgres' plan are reused turn after turn instead of made anew.
@@ -161,9 +176,16 @@ class MessageRepository:
             row.created_at = row.created_at or now
             row.updated_at = row.updated_at or row.created_at
             values.append({column: getattr(row, key) for key, column in _MESSAGE_COLUMNS})
-        conn = await self.session.connection()  # a Core INSERT: no ORM execution layer
-        result = await conn.execute(_INSERT, values)
-        sequence: dict[str, int] = dict(result.tuples().all())
+        if len(rows) <= _DRIVER_MAX_ROWS:
+            params = {
+                f"r{i}_{column}": value for i, row_values in enumerate(values) for column, value in row_values.items()
+            }
+            written = await (await driver_of(self.session)).fetch(_insert_rows(len(rows)), params)
+            sequence: dict[str, int] = {record[0]: record[1] for record in written}
+        else:
+            conn = await self.session.connection()  # a Core INSERT: no ORM execution layer
+            result = await conn.execute(_INSERT, values)
+            sequence = {row[0]: row[1] for row in result}
         for row in rows:
             row.sequence_id = sequence[row.id]
 

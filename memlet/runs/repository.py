@@ -10,10 +10,10 @@ from sqlalchemy import (
     String,
     and_,
     any_,
+    bindparam,
     case,
     delete,
     func,
-    inspect,
     literal,
     or_,
     select,
@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
 from memlet.db.base import utcnow
+from memlet.db.driver import Driver, DriverSQL, driver_of, orm_insert_values
 from memlet.db.pagination import Page, fetch_page
 from memlet.db.sql import any_of
 from memlet.errors import NotFoundError
@@ -34,6 +35,7 @@ from memlet.runs.run_statements import (
     RUNS,
     START_LEASED_RUN,
     START_RUN,
+    STATUS_OF,
     RunEnd,
     closing_values,
     lease_deadline,
@@ -41,7 +43,7 @@ from memlet.runs.run_statements import (
 from memlet.runs.schemas import ACTIVE_STATUSES
 
 # (attribute, column) of every column of a run, for the INSERT of `add_for_agent`.
-_RUN_COLUMNS = tuple((attr.key, attr.columns[0].key) for attr in orm.Run.__mapper__.column_attrs)
+_RUN_COLUMNS = tuple((attr.key, attr.columns[0]) for attr in orm.Run.__mapper__.column_attrs)
 
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 
@@ -100,19 +102,29 @@ class RunRepository:
         self.session.add(run)
         await self.session.flush()
 
-    async def add_for_agent(self, run: orm.Run, agent: Select[Any]) -> tuple[Any, ...] | None:
-        """Insert `run` in the statement that reads `agent` (a select of at most one row about the run's agent):
-        the run is written only when that row exists. Returns the row, or None (nothing written). One statement,
-        where a check of the agent and then the INSERT took two and a transaction; atomic by itself, so it can run
-        in autocommit. Columns not set on `run` get their defaults, as the ORM gives them."""
+    @staticmethod
+    def insert_for_agent(agent: Select[Any]) -> DriverSQL:
+        """The statement of `add_for_agent` for `agent` (a select of at most one row about the run's agent, with
+        bind parameters): built once by its caller. Every column of a run is a parameter."""
+        found = agent.cte("agent")
+        row = select(*(bindparam(f"v_{column.key}", type_=column.type) for _, column in _RUN_COLUMNS))
+        written = insert(RUNS).from_select([column.key for _, column in _RUN_COLUMNS], row.select_from(found))
+        return DriverSQL(select(found).add_cte(written.cte("written")))
+
+    @staticmethod
+    async def add_for_agent(
+        driver: Driver, run: orm.Run, statement: DriverSQL, agent_params: dict[str, Any]
+    ) -> tuple[Any, ...] | None:
+        """Insert `run` in the statement that reads its agent (`insert_for_agent`, with `agent_params`): the run is
+        written only when that row exists. Returns the row, or None (nothing written). One statement, where a check
+        of the agent and then the INSERT took two and a transaction; atomic by itself, so it runs with no
+        transaction (`memlet.db.driver.lone_statements`). Columns not set on `run` get their defaults, as the ORM
+        gives them."""
         run.created_at = run.created_at or utcnow()
         run.updated_at = run.updated_at or run.created_at
-        state = inspect(run).dict
-        values = {column: state[key] for key, column in _RUN_COLUMNS if key in state}
-        found = agent.cte("agent")
-        row = select(*(literal(value, RUNS.c[column].type) for column, value in values.items())).select_from(found)
-        written = insert(RUNS).from_select(list(values), row).cte("written")
-        found_row = (await self.session.execute(select(found).add_cte(written))).first()
+        values = orm_insert_values(run, _RUN_COLUMNS)
+        params = {f"v_{column}": value for column, value in values.items()} | agent_params
+        found_row = await driver.fetchrow(statement, params)
         return tuple(found_row) if found_row is not None else None
 
     async def delete(self, run_id: str) -> None:
@@ -155,8 +167,8 @@ class RunRepository:
         stmt = START_RUN
         if worker_id is not None:
             stmt, params["p_worker_id"], params["p_lease_s"] = START_LEASED_RUN, worker_id, lease_s
-        conn = await self.session.connection()
-        return str(await conn.scalar(stmt, params))
+        driver = await driver_of(self.session)
+        return str(await driver.fetchval(stmt, params))
 
     async def cancelled_among(self, run_ids: Sequence[str]) -> list[str]:
         """Which of `run_ids` are cancelled (one statement for every run a process is watching)."""
@@ -173,7 +185,12 @@ class RunRepository:
         return {run_id: status for run_id, status in rows}
 
     async def status_of(self, run_id: str) -> str | None:
-        status: str | None = await self.session.scalar(select(orm.Run.status).where(orm.Run.id == run_id))
+        return await self.status_via(await driver_of(self.session), run_id)
+
+    @staticmethod
+    async def status_via(driver: Driver, run_id: str) -> str | None:
+        """The run's status, read through `driver` (a turn's locked connection, with no transaction open)."""
+        status: str | None = await driver.fetchval(STATUS_OF, {"p_run_id": run_id})
         return status
 
     async def record_progress(
@@ -185,8 +202,10 @@ class RunRepository:
         stmt = RECORD_PROGRESS
         if end is not None and end.error is not None:  # rare: the error merges into the metadata
             values = {"num_steps": num_steps, "tools_used": tools_used, **closing_values(end)}
-            stmt, params = update(RUNS).where(RUNS.c.id == run_id).values(**values).returning(RUNS.c.status), {}
-        elif end is not None:
+            closing = update(RUNS).where(RUNS.c.id == run_id).values(**values).returning(RUNS.c.status)
+            conn = await self.session.connection()
+            return await conn.scalar(closing)
+        if end is not None:
             stmt = RECORD_PROGRESS_AND_CLOSE
             params.update(
                 p_status=end.status,
@@ -194,8 +213,8 @@ class RunRepository:
                 p_completed_at=datetime.now(UTC),
                 p_duration_ns=end.duration_ns,
             )
-        conn = await self.session.connection()
-        status: str | None = await conn.scalar(stmt, params)
+        driver = await driver_of(self.session)
+        status: str | None = await driver.fetchval(stmt, params)
         return status
 
     async def finish(

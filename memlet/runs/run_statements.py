@@ -1,15 +1,16 @@
-"""The runs table's statements every turn runs (start, progress, close), built once with bind parameters, so
-executing them reuses SQLAlchemy's memoized cache key; and how a run's end is written."""
+"""The runs table's statements every turn runs (start, progress, close, the status check), built once with bind
+parameters and run on the driver connection (`memlet.db.driver`); and how a run's end is written."""
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Float, Table, bindparam, case, func, literal, update
+from sqlalchemy import Float, Table, bindparam, case, func, literal, select, update
 from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.sql.elements import BindParameter
 
 from memlet.db import models as orm
+from memlet.db.driver import DriverSQL
 
 # The table itself: Core statements skip the ORM's bulk-update layer and its identity-map synchronisation, which
 # these short sessions never need.
@@ -44,8 +45,8 @@ def closing_values(end: RunEnd) -> dict[str, Any]:
 
 
 def _prebuilt_progress(*, closing: bool) -> Any:
-    """The step commit's UPDATE of its run, built once (with `closing`, also the run's end as `closing_values`
-    writes it, without an error): executed with parameters, SQLAlchemy reuses its memoized cache key."""
+    """The step commit's UPDATE of its run (with `closing`, also the run's end as `closing_values`
+    writes it, without an error)."""
     values: dict[str, Any] = {
         "num_steps": bindparam("p_num_steps", type_=RUNS.c.num_steps.type),
         "tools_used": bindparam("p_tools_used", type_=RUNS.c.tools_used.type),
@@ -63,8 +64,8 @@ def _prebuilt_progress(*, closing: bool) -> Any:
     return update(RUNS).where(RUNS.c.id == bindparam("p_run_id")).values(**values).returning(RUNS.c.status)
 
 
-RECORD_PROGRESS = _prebuilt_progress(closing=False)
-RECORD_PROGRESS_AND_CLOSE = _prebuilt_progress(closing=True)
+RECORD_PROGRESS = DriverSQL(_prebuilt_progress(closing=False))
+RECORD_PROGRESS_AND_CLOSE = DriverSQL(_prebuilt_progress(closing=True))
 
 
 def lease_deadline(lease_s: float | BindParameter[Any]) -> Any:
@@ -93,5 +94,7 @@ def _prebuilt_start(*, leased: bool) -> Any:
     ).returning(RUNS.c.status)
 
 
-START_RUN = _prebuilt_start(leased=False)
-START_LEASED_RUN = _prebuilt_start(leased=True)
+START_RUN = DriverSQL(_prebuilt_start(leased=False))
+START_LEASED_RUN = DriverSQL(_prebuilt_start(leased=True))
+# A run's status, by id (a turn's check for a cancel between its steps).
+STATUS_OF = DriverSQL(select(RUNS.c.status).where(RUNS.c.id == bindparam("p_run_id")))

@@ -4,12 +4,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import Table, bindparam, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
+from memlet.db.driver import DriverSQL, driver_of, orm_insert_values
 from memlet.db.pagination import Page, fetch_page
 from memlet.errors import NotFoundError
+
+_STEPS: Table = orm.Step.__table__  # type: ignore[assignment]
+# (attribute, column) of every column of a step, and the step commit's INSERT of all of them.
+_STEP_COLUMNS = tuple((attr.key, attr.columns[0]) for attr in orm.Step.__mapper__.column_attrs)
+_INSERT_STEP = DriverSQL(insert(_STEPS).values({column: bindparam(column.key) for _, column in _STEP_COLUMNS}))
 
 
 @dataclass(frozen=True)
@@ -97,6 +103,13 @@ class StepRepository:
             )
         ).one()
         return TokenTotals(*(int(v) for v in row))
+
+    async def insert(self, step: orm.Step) -> None:
+        """Insert a new step row in one prebuilt statement on the driver connection, with the values the ORM's
+        INSERT would write (columns never set: their Python default, else SQL NULL, never JSON ``null``). The
+        object stays out of the session."""
+        driver = await driver_of(self.session)
+        await driver.fetch(_INSERT_STEP, orm_insert_values(step, _STEP_COLUMNS))
 
     async def merge_step(self, step: orm.Step) -> None:
         """Insert or update a step row built outside this session."""

@@ -28,6 +28,11 @@ _OF_AGENT = (
     .where(orm.ToolAgent.agent_id == bindparam("p_agent_id"))
     .order_by(orm.ToolAgent.position, orm.Tool.name)
 )
+# An organization's tools by name (every agent's creation looks up its base tools): one statement text whatever the
+# number of names, built once.
+_BY_NAMES = select(orm.Tool).where(
+    orm.Tool.name == func.any(bindparam("p_names", type_=ARRAY(String))), orm.Tool.organization_id == bindparam("p_org")
+)
 
 
 @dataclass(frozen=True)
@@ -150,9 +155,7 @@ class ToolRepository:
     async def by_names(self, org_id: str, names: Sequence[str]) -> list[orm.Tool]:
         if not names:
             return []
-        rows = await self.session.scalars(
-            select(orm.Tool).where(orm.Tool.name.in_(names), orm.Tool.organization_id == org_id)
-        )
+        rows = await self.session.scalars(_BY_NAMES, {"p_names": list(names), "p_org": org_id})
         return list(rows)
 
     async def list_tools(self, org_id: str, filters: ToolFilters, page: Page) -> list[orm.Tool]:

@@ -2,19 +2,21 @@
 URL (400), a turn slot (429), then the run row (status created). `SendService` builds on it.
 
 On the usual path (no model to resolve, no callback URL, a free slot) the agent is checked by the run's INSERT
-itself (`RunRepository.add_for_agent`): one statement in autocommit, where a read and then a transaction took four
+itself (`RunRepository.add_for_agent`): one statement with no transaction, where a read and then a transaction took four
 round trips. Otherwise it is read first, so the errors keep their order.
 """
 
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from sqlalchemy import bindparam
 from sqlalchemy.exc import IntegrityError
 
 from memlet import ids
 from memlet.actor import Actor
 from memlet.db import models as orm
-from memlet.db.engine import single_read, single_statement
+from memlet.db.driver import lone_statements
+from memlet.db.engine import single_read
 from memlet.errors import NotFoundError
 from memlet.groups.repository import GroupRepository
 from memlet.loop.deps import LoopDeps
@@ -24,6 +26,11 @@ from memlet.providers.catalog import ModelCatalog
 from memlet.runs.repository import RunRepository
 from memlet.turns.registry import TurnRegistry
 from memlet.turns.send_request import AfterTurn, DuplicateRequestError, request_config
+
+# The run's INSERT that checks its agent (type and sleeptime group) in the same statement; built once.
+_INSERT_FOR_AGENT = RunRepository.insert_for_agent(
+    GroupRepository.agent_type_and_sleeptime_group_query(bindparam("p_org"), bindparam("p_agent"))
+)
 
 
 class SendAdmission:
@@ -162,9 +169,9 @@ class SendAdmission:
                 async with self.deps.sessionmaker() as session, session.begin():
                     await RunRepository(session).add(run)
                 return
-            agent = GroupRepository.agent_type_and_sleeptime_group_query(self.actor.organization_id, agent_id)
-            async with single_statement(self.deps.sessionmaker) as session:
-                found = await RunRepository(session).add_for_agent(run, agent)
+            agent = {"p_org": self.actor.organization_id, "p_agent": agent_id}
+            async with lone_statements(self.deps.sessionmaker) as driver:  # no transaction: one statement
+                found = await RunRepository.add_for_agent(driver, run, _INSERT_FOR_AGENT, agent)
         except IntegrityError as exc:
             if "ux_runs_active_request" in str(exc.orig):
                 raise DuplicateRequestError() from exc

@@ -28,6 +28,9 @@ ONE_STEP_STATEMENTS, ONE_STEP_ROUND_TRIPS = 13, 17
 # 29 round trips, plus one: the tool runs in tasks its cancel race spawns, and whether one of them ends a session
 # (a ROLLBACK) inside the measured window varies from run to run.
 TWO_STEP_STATEMENTS, TWO_STEP_ROUND_TRIPS = 21, 30
+# Create agent: the tool lookup, the agent with its blocks and links (one statement of CTEs), the system message;
+# between BEGIN and COMMIT.
+CREATE_STATEMENTS, CREATE_ROUND_TRIPS = 3, 5
 _CANCEL_POLL = "FROM runs WHERE runs.id = ANY"  # the shared poller's one statement for every run in flight
 
 
@@ -46,6 +49,12 @@ class Trace:
 
     statements: list[tuple[str, str]] = field(default_factory=list)
     control: list[tuple[str, str]] = field(default_factory=list)
+
+    def of_request(self) -> tuple[list[str], list[str]]:
+        """What a request that starts no run sent: its handler's ("Task-<n>", less the shared cancel poller)."""
+        pollers = {task for task, sql in self.statements if _CANCEL_POLL in " ".join(sql.split())}
+        statements = [sql for task, sql in self.statements if task.startswith("Task-") and task not in pollers]
+        return statements, [sql for task, sql in self.control if task.startswith("Task-") and task not in pollers]
 
     def of_run(self, run_id: str) -> tuple[list[str], list[str]]:
         """What the send of `run_id` sent: its request handler ("Task-<n>", less the shared cancel poller, which
@@ -106,6 +115,16 @@ def send(http: httpx.Client, agent_id: str) -> httpx.Response:
 
 
 class TestSendSqlBudget:
+    def test_create_agent(self, server: LiveServer, http: httpx.Client) -> None:
+        # Warm-up (pools, caches) with a create, not a send: a send's background work could land in the window.
+        assert http.post("/v1/agents/", json=AGENT).status_code == 200
+        with recorded(server) as trace:
+            response = http.post("/v1/agents/", json=AGENT)
+        assert response.status_code == 200, response.text
+        statements, control = trace.of_request()
+        assert len(statements) <= CREATE_STATEMENTS, _listing(statements)
+        assert len(statements) + len(control) <= CREATE_ROUND_TRIPS, _listing([*statements, *control])
+
     def test_one_step_send(self, server: LiveServer, http: httpx.Client, agent_id: str) -> None:
         with recorded(server) as trace:
             response = send(http, agent_id)

@@ -13,7 +13,7 @@ from memlet.agents.repository import AgentFilters
 from memlet.agents.schemas import CreateAgent, UpdateAgent
 from memlet.agents.service import AgentService
 from memlet.agents.system_message import rebuild_prompt
-from memlet.agents.views import DEFAULT_RELATIONSHIPS
+from memlet.agents.views import ALL_RELATIONSHIPS, DEFAULT_RELATIONSHIPS
 from memlet.blocks.schemas import CreateBlock
 from memlet.blocks.service import BlockService
 from memlet.config import Settings
@@ -115,6 +115,44 @@ class TestCreate:
             "memory_insert",
             "memory_replace",
         }
+
+    async def test_response_equals_a_fresh_read_of_what_was_stored(
+        self, service: AgentService, actor: Actor, session: AsyncSession
+    ) -> None:
+        """The create response is built from the rows it wrote, without reading them back (one statement of CTEs
+        writes the agent, its blocks and links): every field must match what a fresh read of the stored rows gives."""
+        await ToolService(session).add_base_tools(actor)
+        shared = await BlockService(session, rebuild_prompt).create(actor, CreateBlock(label="shared", value="s"))
+        identity = orm.Identity(
+            id=ids.new_id(ids.Prefix.IDENTITY),
+            identifier_key="k",
+            name="n",
+            identity_type="user",
+            organization_id=actor.organization_id,
+        )
+        session.add(identity)
+        await session.flush()
+        state = await service.create(
+            actor,
+            request(
+                include_base_tools=True,
+                memory_blocks=[
+                    {"label": "human", "value": "Bob", "metadata": {"m": 1}},
+                    {"label": "notes", "value": ""},
+                ],
+                block_ids=[shared.id],
+                identity_ids=[identity.id, identity.id],
+                tags=["z", "a"],
+                metadata={"k": [1]},
+                secrets={"KEY": "v"},
+                response_format={"type": "json_object"},
+                timezone="Europe/Paris",
+            ),
+        )
+        session.expunge_all()
+        again = await service.get_state(actor, state.id, ALL_RELATIONSHIPS)
+        assert again.model_dump() == state.model_dump()
+        assert [b.label for b in again.blocks] == ["human", "notes", "shared"] and again.identity_ids == [identity.id]
 
 
 class TestRead:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from sqlalchemy import event, text
+from sqlalchemy import bindparam, event, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import ORMExecuteState
 
@@ -14,6 +14,7 @@ from memlet import ids
 from memlet.agents.repository import AgentRepository
 from memlet.config import Settings
 from memlet.db import models as orm
+from memlet.db.driver import driver_of
 from memlet.db.engine import async_url, autocommit_read, create_turn_engine, single_read
 from memlet.groups.repository import GroupRepository
 from memlet.messages.repository import MessageRepository
@@ -118,6 +119,11 @@ class TestSingleRead:
                 pass
 
 
+_INSERT_FOR_AGENT = RunRepository.insert_for_agent(
+    GroupRepository.agent_type_and_sleeptime_group_query(bindparam("p_org"), bindparam("p_agent"))
+)
+
+
 class TestRunInsertThatChecksItsAgent:
     """`RunRepository.add_for_agent`: the agent check and the run's INSERT of a send in one statement."""
 
@@ -141,8 +147,11 @@ class TestRunInsertThatChecksItsAgent:
         runs = RunRepository(session)
         by_orm, checked = self._run(agent), self._run(agent)
         await runs.add(by_orm)
-        query = GroupRepository.agent_type_and_sleeptime_group_query(agent.organization_id, agent.id)
-        assert await runs.add_for_agent(checked, query) == ("letta_v1_agent", None)
+        params = {"p_org": agent.organization_id, "p_agent": agent.id}
+        assert await runs.add_for_agent(await driver_of(session), checked, _INSERT_FOR_AGENT, params) == (
+            "letta_v1_agent",
+            None,
+        )
         columns = [c.name for c in orm.Run.__table__.columns if c.name not in ("id", "created_at", "updated_at")]
         listed = ", ".join(columns)
         rows = (
@@ -160,8 +169,8 @@ class TestRunInsertThatChecksItsAgent:
         runs = RunRepository(session)
         for org_id, agent_id in (("org-other", agent.id), (agent.organization_id, "agent-unknown")):
             run = self._run(agent)
-            query = GroupRepository.agent_type_and_sleeptime_group_query(org_id, agent_id)
-            assert await runs.add_for_agent(run, query) is None
+            params = {"p_org": org_id, "p_agent": agent_id}
+            assert await runs.add_for_agent(await driver_of(session), run, _INSERT_FOR_AGENT, params) is None
             assert await runs.status_of(run.id) is None
 
 

@@ -36,6 +36,30 @@ class TestCountTokens:
         # tiktoken's encode() raises on "<|endoftext|>"; a user may well type it.
         assert tokens.count_tokens("<|endoftext|>") > 1
 
+    def test_encoder_keeps_no_python_copy_of_the_ranks_and_counts_as_a_full_one(self, fresh_encoder: None) -> None:
+        """The served encoder drops tiktoken's Python dict of merge ranks (~13 MB; the Rust core has its own): its
+        tokens are exactly those of an encoder that keeps it."""
+        import tiktoken
+
+        served = tokens.get_encoder()
+        assert served is not None and served._mergeable_ranks is None  # type: ignore[attr-defined]
+        full = tiktoken.Encoding(
+            name="cl100k_base_full",
+            pat_str=tokens._PATTERN,
+            mergeable_ranks=tokens._read_ranks(tokens._bundled_bpe_path()),
+            special_tokens=tokens._SPECIAL_TOKENS,
+        )
+        texts = [
+            "Hello, world!",
+            "def f(x):\n    return {'k': [1, 2, 3]}  # code\n\n\t",
+            "ünïcödé — 日本語のテキスト, 😀🚀 emoji, Ελληνικά, русский",
+            "<|endoftext|> <|fim_prefix|> special-token text",
+            "  many    spaces\r\n and 1234567890 digits " * 50,
+            json.dumps({"tool": "memory_replace", "args": {"old": "x" * 300, "new": "y"}}),
+        ]
+        for text in texts:
+            assert served.encode_ordinary(text) == full.encode_ordinary(text)
+
     def test_counts_offline_with_empty_cache_dir(self, tmp_path: Path) -> None:
         # A fresh interpreter with sockets disabled and an empty tiktoken cache: the count must still be exact,
         # so it can only come from the bundled file, and nothing may be written to the cache.
