@@ -70,6 +70,11 @@ def statement_counts(*, verbose: bool = False) -> dict[str, tuple[int, int]]:
             server_mock.script(Reply.tool_call("conversation_search", {"query": "tea"}), Reply.text("found it"))
             return http.post(f"/v1/agents/{agent_id}/messages", json=say)
 
+        def memory_edit() -> httpx.Response:
+            edit = Reply.tool_call("memory_insert", {"label": "human", "new_string": "Likes tea."})
+            server_mock.script(edit, Reply.text("noted"))
+            return http.post(f"/v1/agents/{agent_id}/messages", json=say)
+
         server_mock = app.state.mock_llm
         counts: dict[str, tuple[int, int]] = {}
         for title, call in (
@@ -77,6 +82,7 @@ def statement_counts(*, verbose: bool = False) -> dict[str, tuple[int, int]]:
             ("list agents limit=50", lambda: http.get("/v1/agents/", params={"limit": 50})),
             ("send message, 1 step", lambda: http.post(f"/v1/agents/{agent_id}/messages", json=say)),
             ("send message, 2 steps (tool call)", two_steps),
+            ("send message, 2 steps (memory edit)", memory_edit),
         ):
             log.clear()
             call().raise_for_status()

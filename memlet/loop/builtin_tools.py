@@ -9,6 +9,7 @@ changes. Every function raises `ToolError` (or `MemoryEditError`) with the text 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
+from functools import partial
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -17,11 +18,12 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from memlet import ids
 from memlet.actor import Actor
 from memlet.db import models as orm
+from memlet.db.engine import autocommit_read
 from memlet.errors import MemletError
 from memlet.loop import memory_edits as edits
 from memlet.loop.agent_messaging import AgentMessenger
 from memlet.loop.memory_patch import apply_hunks, check_patch, is_multi_block, parse_operations
-from memlet.messages.embedding_repository import MessageScope
+from memlet.messages.embedding_repository import MessageEmbeddingRepository, MessageScope
 from memlet.messages.hybrid import hybrid_search
 from memlet.messages.search_fields import search_result_fields
 from memlet.passages.embedder import Embedder
@@ -309,16 +311,21 @@ async def conversation_search(
     rows: list[orm.Message] = []
     if wanted:
         scope = MessageScope(roles=wanted, agent_id=ctx.agent.id, start=start, end=end)
-        async with ctx.sessionmaker() as session:
-            hits = await hybrid_search(
-                session,
-                ctx.embedder,
-                query=query,
-                mode="hybrid",
-                scope=scope,
-                limit=limit or 5,
-                org_id=ctx.actor.organization_id,
+        search = partial(
+            hybrid_search, embedder=ctx.embedder, query=query, mode="hybrid", scope=scope, limit=limit or 5
+        )
+        org_id = ctx.actor.organization_id
+        # Without vectors in scope the search is one SELECT, run in autocommit (no BEGIN and ROLLBACK); the vector
+        # ranking needs a transaction for its `SET LOCAL hnsw.ef_search`.
+        async with autocommit_read(ctx.sessionmaker) as session:
+            configs = (
+                await MessageEmbeddingRepository(session).configs_in_scope(scope) if query and ctx.embedder else []
             )
+            if not configs:
+                hits = await search(session, org_id=org_id, configs=[])
+        if configs:
+            async with ctx.sessionmaker() as session:
+                hits = await search(session, org_id=org_id, configs=configs)
         rows = [hit.row for hit in hits]
     if not rows:
         return {"message": "No results found.", "results": []}

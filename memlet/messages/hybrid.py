@@ -59,11 +59,19 @@ def _searchable(rows: list[orm.Message]) -> list[tuple[orm.Message, dict[str, An
 
 
 async def _vector_rankings(
-    session: AsyncSession, embedder: QueryEmbedder, query: str, scope: MessageScope, org_id: str | None, limit: int
+    session: AsyncSession,
+    embedder: QueryEmbedder,
+    query: str,
+    scope: MessageScope,
+    org_id: str | None,
+    limit: int,
+    configs: list[dict[str, Any]] | None,
 ) -> list[list[orm.Message]]:
     repo = MessageEmbeddingRepository(session)
     rankings = []
-    for config in (await repo.configs_in_scope(scope))[:MAX_EMBEDDING_CONFIGS]:
+    if configs is None:
+        configs = await repo.configs_in_scope(scope)
+    for config in configs[:MAX_EMBEDDING_CONFIGS]:
         try:
             vector = (await embedder.embed_texts(config, [query], org_id=org_id))[0]
         except MemletError as exc:  # the text ranking still answers
@@ -83,13 +91,17 @@ async def hybrid_search(
     scope: MessageScope,
     limit: int,
     org_id: str | None = None,
+    configs: list[dict[str, Any]] | None = None,
 ) -> list[Hit]:
-    """The best `limit` searchable messages in `scope` for `query` (see the module docstring)."""
+    """The best `limit` searchable messages in `scope` for `query` (see the module docstring).
+
+    `configs`: the scope's embedding configs (`MessageEmbeddingRepository.configs_in_scope`) when the caller has
+    read them already; None reads them here."""
     texts = MessageRepository(session)
     fetch = limit * _OVERFETCH
     rankings: list[list[orm.Message]] = []
     if query and embedder is not None and mode != "fts":
-        rankings = await _vector_rankings(session, embedder, query, scope, org_id, fetch)
+        rankings = await _vector_rankings(session, embedder, query, scope, org_id, fetch, configs)
     text_rows: list[orm.Message] = []
     if mode != "vector" or not rankings:
         text_rows = await texts.search(

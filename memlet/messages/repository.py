@@ -26,7 +26,7 @@ from sqlalchemy import (
     union_all,
     update,
 )
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnClause, ColumnElement
 
@@ -359,9 +359,11 @@ def tsquery_terms(query: str) -> str:
 
 _WORD = re.compile(r"[^\W_]+")
 _SIMPLE: ColumnClause[Any] = literal_column("'simple'::regconfig")
-# The searchable text and its tsvector, spelled exactly as the migration `2026-11-23_message_search.py` indexes it.
-_TEXT = func.memlet_message_text(M.role, M.content, M.tool_calls)
-_TSVECTOR = func.to_tsvector(_SIMPLE, _TEXT)
+# The searchable text (`memlet_message_text`, migration `2026-11-23_message_search.py`) and its tsvector, as the
+# generated columns of `2026-11-23_message_search_columns.py` store them (GIN index on `search_tsv`). Not mapped on
+# the ORM entity: no other query reads them, and a loaded message would carry its text twice.
+_TEXT: ColumnClause[Any] = literal_column("messages.search_text", String)
+_TSVECTOR: ColumnClause[Any] = literal_column("messages.search_tsv", TSVECTOR)
 # Calls to conversation_search are never results: no tool call of the message names it.
 _NOT_SEARCH_CALL = func.coalesce(
     M.tool_calls.op("@>")(literal([{"function": {"name": "conversation_search"}}], JSONB)), False

@@ -25,9 +25,9 @@ AGENT = {
     "memory_blocks": [{"label": "human", "value": "The human's name is Bob."}, {"label": "persona", "value": "Sam"}],
 }
 ONE_STEP_STATEMENTS, ONE_STEP_ROUND_TRIPS = 11, 15
-# 27 round trips, plus one: the tool runs in tasks its cancel race spawns, and whether one of them ends a session
+# 25 round trips, plus one: the tool runs in tasks its cancel race spawns, and whether one of them ends a session
 # (a ROLLBACK) inside the measured window varies from run to run.
-TWO_STEP_STATEMENTS, TWO_STEP_ROUND_TRIPS = 19, 28
+TWO_STEP_STATEMENTS, TWO_STEP_ROUND_TRIPS = 19, 26
 # Create agent: the tool lookup, the agent with its blocks and links (one statement of CTEs), the system message;
 # between BEGIN and COMMIT.
 CREATE_STATEMENTS, CREATE_ROUND_TRIPS = 3, 5
