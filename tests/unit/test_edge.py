@@ -1,0 +1,61 @@
+"""What every request pays outside its handler, kept small (`bench/bench_http_overhead.py` measures it): one edge
+layer instead of five middlewares, a Host check parsed once per Host value, and no request session for routes that
+need only the actor."""
+
+import uuid
+
+from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute
+
+from memlet.api.deps import get_session
+from memlet.api.edge import EdgeMiddleware
+from memlet.api.middleware import foreign_host
+from memlet.app import create_app
+from memlet.config import Settings
+from memlet.log import new_request_id
+
+
+def _app() -> object:
+    return create_app(Settings(_env_file=None, pg_uri="postgresql://unused/unused"))  # type: ignore[call-arg]
+
+
+def _calls(dependant: Dependant) -> set[object]:
+    found = {dependant.call}
+    for sub in dependant.dependencies:
+        found |= _calls(sub)
+    return found
+
+
+def _route(app: object, operation_id: str) -> APIRoute:
+    routes = app.router.routes  # type: ignore[attr-defined]
+    [route] = [r for r in routes if isinstance(r, APIRoute) and r.operation_id == operation_id]
+    return route
+
+
+def test_one_edge_layer() -> None:
+    assert [m.cls for m in _app().user_middleware] == [EdgeMiddleware]  # type: ignore[attr-defined]
+
+
+def test_the_actor_opens_no_request_session() -> None:
+    """A send needs only the actor and its own sessions: a request session cost ~70 µs of CPU without a statement.
+    The list of agents reads through its own autocommit session."""
+    app = _app()
+    for operation_id in ("send_message", "create_agent_message_stream", "list_agents"):
+        assert get_session not in _calls(_route(app, operation_id).dependant), operation_id
+
+
+def test_request_ids_are_uuid4_hex() -> None:
+    ids = {new_request_id() for _ in range(1000)}
+    assert len(ids) == 1000
+    for rid in ids:
+        parsed = uuid.UUID(hex=rid)
+        assert (parsed.hex, parsed.version, parsed.variant) == (rid, 4, uuid.RFC_4122)
+
+
+def test_host_check_is_remembered_per_host() -> None:
+    foreign_host.cache_clear()
+    assert not foreign_host(b"localhost:8283") and not foreign_host(b"[::1]:80") and not foreign_host(b"127.8.9.10")
+    assert foreign_host(b"evil.example") and foreign_host(b"127.0.0.1.nip.io")
+    assert not foreign_host(b"localhost:8283")
+    assert foreign_host.cache_info().hits == 1
+    assert foreign_host.cache_info().maxsize is not None  # bounded: the caller picks the Host
