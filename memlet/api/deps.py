@@ -48,9 +48,15 @@ async def get_actor(
         return DEFAULT_ACTOR
     if not ids.is_valid(user_id, ids.Prefix.USER):
         raise BadRequestError(f"Invalid user ID format: {user_id}")
+    if (known := request.scope.get(_ACTOR_KEY)) is not None:  # called directly by another dependency too
+        return known  # type: ignore[no-any-return]
     async with request.app.state.sessionmaker() as session:
         org_id = await session.scalar(select(orm.User.organization_id).where(orm.User.id == user_id))
-    return Actor(user_id, org_id) if org_id else DEFAULT_ACTOR
+    actor = request.scope[_ACTOR_KEY] = Actor(user_id, org_id) if org_id else DEFAULT_ACTOR
+    return actor
+
+
+_ACTOR_KEY = "memlet.actor"
 
 
 UserIdHeader = Annotated[str | None, Header(convert_underscores=False)]

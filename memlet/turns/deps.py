@@ -4,7 +4,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from memlet.api.deps import ActorDep, SessionDep, UserIdHeader, get_actor
+from memlet.api.deps import SessionDep, UserIdHeader, get_actor
 from memlet.loop.runner import LoopDeps
 from memlet.turns.agent_messages import AgentMessageService
 from memlet.turns.agent_messaging import InProcessMessenger
@@ -45,8 +45,11 @@ async def get_send_service(request: Request, user_id: UserIdHeader = None) -> Se
     return SendService(deps, actor, state.run_worker.turns, catalog, sleeptime)
 
 
-async def get_agent_message_service(session: SessionDep, actor: ActorDep) -> AgentMessageService:
-    return AgentMessageService(session, actor)
+async def get_agent_message_service(
+    request: Request, session: SessionDep, user_id: UserIdHeader = None
+) -> AgentMessageService:
+    """The history routes' service (list messages is a hot one): the actor resolved here, one dependency less."""
+    return AgentMessageService(session, await get_actor(request, user_id))
 
 
 SendServiceDep = Annotated[SendService, Depends(get_send_service)]

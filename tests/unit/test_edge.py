@@ -71,3 +71,43 @@ def test_host_check_is_remembered_per_host() -> None:
     assert not foreign_host(b"localhost:8283")
     assert foreign_host.cache_info().hits == 1
     assert foreign_host.cache_info().maxsize is not None  # bounded: the caller picks the Host
+
+
+def test_list_messages_resolves_the_actor_in_its_service() -> None:
+    from memlet.api.validators import check_request_input
+    from memlet.turns.deps import get_agent_message_service
+
+    route = _route(_app(), "list_messages")
+    assert _calls(route.dependant) == {route.endpoint, check_request_input, get_agent_message_service, get_session}
+
+
+def test_a_named_user_is_looked_up_once_per_request() -> None:
+    """Dependencies that resolve the actor themselves share the lookup with the route's own ``ActorDep``."""
+    import asyncio
+    from types import SimpleNamespace
+    from typing import Any
+
+    from memlet.api.deps import get_actor
+
+    lookups: list[object] = []
+
+    class Session:
+        async def __aenter__(self) -> "Session":
+            return self
+
+        async def __aexit__(self, *_: object) -> None:
+            return None
+
+        async def scalar(self, statement: Any) -> str:
+            lookups.append(statement)
+            return "org-00000000-0000-4000-8000-000000000001"
+
+    request: Any = SimpleNamespace(scope={}, app=SimpleNamespace(state=SimpleNamespace(sessionmaker=Session)))
+    user = "user-00000000-0000-4000-8000-000000000002"
+
+    async def twice() -> tuple[Any, Any]:
+        return await get_actor(request, user), await get_actor(request, user)
+
+    first, second = asyncio.run(twice())
+    assert first == second and first.organization_id == "org-00000000-0000-4000-8000-000000000001"
+    assert len(lookups) == 1
