@@ -44,7 +44,7 @@ PATHS = [
     ("cold", "GET", "/v1/_internal_templates/deployment/dep-1"),
     ("cold", "POST", "/v1/tools/mcp/servers/srv/tools/t/execute"),
     ("miss", "GET", "/v1/nothing/here"),
-    ("miss", "GET", "/v1/agents"),  # 404 first; TrailingSlashMiddleware then retries /v1/agents/
+    ("miss", "GET", "/v1/agents"),  # 404 first; the edge (api/edge.py) then retries /v1/agents/
     ("miss", "PUT", f"/v1/runs/{RUN}/stream"),  # 405
 ]
 

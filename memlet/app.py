@@ -13,12 +13,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from memlet import __version__, ids, metrics
 from memlet.agents.system_message import rebuild_prompt
 from memlet.api import route_index
-from memlet.api.middleware import (
-    BodyLimitMiddleware,
-    LoopbackHostMiddleware,
-    PasswordAuthMiddleware,
-    TrailingSlashMiddleware,
-)
+from memlet.api.edge import EdgeMiddleware
 from memlet.bootstrap import ensure_defaults
 from memlet.config import Settings
 from memlet.crypto import settings_secrets
@@ -31,7 +26,6 @@ from memlet.gc_tuning import freeze_startup_objects
 from memlet.groups.views import managed_groups
 from memlet.hardening import make_undumpable
 from memlet.log import (
-    RequestIdMiddleware,
     configure_logging,
     get_logger,
     log_fields,
@@ -196,16 +190,16 @@ def create_app(settings: Settings) -> FastAPI:
         return RedirectResponse("/docs")
 
     install_error_handlers(app)
-    # Outermost first: request id, metrics, then Host check, size limit, auth, slash tolerance.
-    app.add_middleware(TrailingSlashMiddleware)
-    if settings.password:
-        app.add_middleware(PasswordAuthMiddleware, password=settings.password)
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
-    if is_loopback_host(settings.host):
-        app.add_middleware(LoopbackHostMiddleware)
+    # One layer: request id, metrics, then Host check, size limit, auth, slash tolerance (`api/edge.py`).
     if settings.metrics_enabled:
         metrics.install(app, settings.prometheus_multiproc_dir)
-    app.add_middleware(RequestIdMiddleware)
+    app.add_middleware(
+        EdgeMiddleware,
+        max_body_bytes=settings.max_body_bytes,
+        loopback_only=is_loopback_host(settings.host),
+        password=settings.password or None,
+        metrics=settings.metrics_enabled,
+    )
     return app
 
 

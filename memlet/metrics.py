@@ -1,4 +1,4 @@
-"""Prometheus metrics: named metric objects, tiny recording helpers, the ASGI middleware and `/metrics`.
+"""Prometheus metrics: named metric objects, tiny recording helpers (one per request too) and `/metrics`.
 
     memlet_http_requests_total{method,route,status}         requests by route template (never the raw path)
     memlet_http_request_duration_seconds{method,route}      until the last byte of the response
@@ -34,7 +34,7 @@ from prometheus_client import (
 )
 from prometheus_client.core import GaugeMetricFamily
 from sqlalchemy.ext.asyncio import AsyncEngine
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Scope
 
 from memlet.errors import LLMError
 
@@ -120,32 +120,13 @@ def timed_lock_wait() -> Iterator[None]:
     lock_waited(started, acquired=True)
 
 
-class MetricsMiddleware:
-    """Counts and times every HTTP request under its route template (``/v1/agents/{agent_id}``)."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        status = 500
-
-        async def recording_send(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, recording_send)
-        finally:
-            method = scope["method"] if scope["method"] in _METHODS else "other"
-            count, latency = http_series(method, route_template(scope), status)
-            count.inc()
-            latency.observe(time.perf_counter() - started)
+def record_request(scope: Scope, status: int, started: float) -> None:
+    """Counts and times one HTTP request under its route template (``/v1/agents/{agent_id}``); `status` is the one
+    it answered (500 when it failed before answering). Called by `memlet.api.edge` once the response is sent."""
+    method = scope["method"] if scope["method"] in _METHODS else "other"
+    count, latency = http_series(method, route_template(scope), status)
+    count.inc()
+    latency.observe(time.perf_counter() - started)
 
 
 @functools.cache
@@ -196,12 +177,11 @@ def render(engine: AsyncEngine | None, multiproc_dir: Path | None) -> bytes:
 
 
 def install(app: FastAPI, multiproc_dir: Path | None) -> None:
-    """Adds ``GET /metrics`` (behind the password middleware, like every route not listed as open)."""
+    """Adds ``GET /metrics`` (behind the password, like every route not listed as open); the app's edge middleware
+    records each request (`record_request`)."""
 
     @app.get("/metrics", include_in_schema=False)
     async def metrics(request: Request) -> Response:
         return Response(
             render(getattr(request.app.state, "engine", None), multiproc_dir), media_type=CONTENT_TYPE_LATEST
         )
-
-    app.add_middleware(MetricsMiddleware)

@@ -25,12 +25,15 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import aggregate_order_by, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from memlet.blocks.repository import BLOCK_ROWS, agent_blocks_array
 from memlet.db import models as orm
 from memlet.db.driver import DriverSQL, driver_of
 from memlet.db.locks import lock_key
 from memlet.db.pagination import Page, fetch_page, paginate
+from memlet.db.row_shape import RowShape
 from memlet.db.sql import any_of, escape_like
 from memlet.errors import NotFoundError
+from memlet.tools.repository import TOOL_ROWS, agent_tools_array
 
 # The table itself, for the updates every turn runs: Core statements skip the ORM's bulk-update layer and its
 # identity-map synchronisation, which these short sessions never need.
@@ -58,6 +61,28 @@ _APPEND_MESSAGE_IDS_AND_STOP = DriverSQL(
 # The agent by id within its organization (every step's load, and most routes).
 _FIND = select(orm.Agent).where(orm.Agent.id == bindparam("p_id"), orm.Agent.organization_id == bindparam("p_org"))
 _FIND_FOR_UPDATE = _FIND.with_for_update()
+_AGENT_ROWS = RowShape(orm.Agent)
+# The agent with its blocks and tools (every step's load): one statement on the driver, the blocks and tools as
+# arrays of rows in attachment order.
+_WITH_MEMORY = DriverSQL(
+    select(
+        *_AGENT_ROWS.columns,
+        agent_blocks_array(_AGENTS.c.id).label("blocks"),
+        agent_tools_array(_AGENTS.c.id).label("tools"),
+    ).where(_AGENTS.c.id == bindparam("agent_id"), _AGENTS.c.organization_id == bindparam("org_id"))
+)
+
+
+@dataclass
+class AgentWithMemory:
+    """An agent row with its blocks and tools in attachment order, all detached (read without a session's
+    identity map: writing one back takes an explicit statement, or `Session.add`)."""
+
+    agent: orm.Agent
+    blocks: list[orm.Block]
+    tools: list[orm.Tool]
+
+
 _SET_LAST_STOP_REASON = DriverSQL(
     update(_AGENTS)
     .where(
@@ -193,6 +218,17 @@ class AgentRepository:
     async def find(self, org_id: str, agent_id: str, *, for_update: bool = False) -> orm.Agent | None:
         stmt = _FIND_FOR_UPDATE if for_update else _FIND
         return await self.session.scalar(stmt, {"p_id": agent_id, "p_org": org_id})
+
+    async def find_with_memory(self, org_id: str, agent_id: str) -> AgentWithMemory | None:
+        """`find` with `BlockRepository.of_agent` and `ToolRepository.of_agent`, in one statement."""
+        driver = await driver_of(self.session)
+        row = await driver.fetchrow(_WITH_MEMORY, {"agent_id": agent_id, "org_id": org_id})
+        if row is None:
+            return None
+        width = len(_AGENT_ROWS)
+        return AgentWithMemory(
+            _AGENT_ROWS.detached(row), BLOCK_ROWS.detached_all(row[width]), TOOL_ROWS.detached_all(row[width + 1])
+        )
 
     async def in_deployment(self, org_id: str, deployment_id: str) -> list[orm.Agent]:
         """The agents a template deployment created, oldest first."""

@@ -7,7 +7,9 @@ so clients that cached the id still find it.
 from datetime import UTC, datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.attributes import set_committed_value
 
+from memlet.agents.repository import AgentRepository
 from memlet.blocks.repository import BlockRepository
 from memlet.db import models as orm
 from memlet.db.message_row import MessageRow
@@ -93,6 +95,10 @@ async def refresh_if_stale(
     newest = max((b.updated_at for b in blocks if b.updated_at is not None), default=None)
     if newest is None or system.updated_at is None or newest <= system.updated_at:
         return system
-    # As the agent's own memory edits rebuild it: a fresh timestamp and the tool-rule section.
-    await refresh_system_message(session, agent, update_timestamp=True, with_rules=True)
+    # As the agent's own memory edits rebuild it: a fresh timestamp and the tool-rule section. The loop's agent is
+    # detached (`AgentRepository.find_with_memory`): the recompile time is set on the session's own row, which the
+    # transaction writes, and copied onto the caller's.
+    stored = await AgentRepository(session).find(agent.organization_id, agent.id)
+    await refresh_system_message(session, stored or agent, update_timestamp=True, with_rules=True)
+    set_committed_value(agent, "system_compiled_at", (stored or agent).system_compiled_at)
     return next(iter(await MessageRepository(session).in_context(agent.id, [system.id])), system)

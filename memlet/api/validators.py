@@ -117,9 +117,10 @@ async def check_request_input(request: Request) -> None:
         for name, value in request.path_params.items()
         if isinstance(value, str) and (problem := text_problem(value))
     ]
-    for name, value in request.query_params.multi_items():
-        if problem := text_problem(name) or text_problem(value):
-            errors.append(_error(("query", _printable(name)), problem))
+    if request.scope.get("query_string"):  # most requests have none: no parse
+        for name, value in request.query_params.multi_items():
+            if problem := text_problem(name) or text_problem(value):
+                errors.append(_error(("query", _printable(name)), problem))
     if request.method in ("POST", "PUT", "PATCH") and _is_json(request.headers.get("content-type", "")):
         body = await _json_body(request)
         errors += [_error(("body", *loc), msg) for loc, msg in json_problems(body, (), 0)]

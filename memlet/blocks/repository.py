@@ -6,14 +6,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import ARRAY, Select, String, bindparam, cast, delete, func, or_, select, update
+from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.selectable import ScalarSelect
 
 from memlet.db import models as orm
 from memlet.db.base import utcnow
 from memlet.db.driver import DriverSQL, driver_of
 from memlet.db.pagination import Page, fetch_page
+from memlet.db.row_shape import RowShape
 from memlet.db.sql import any_of, escape_like
 
 
@@ -29,6 +32,19 @@ _OF_AGENT = (
     .where(orm.BlockAgent.agent_id == bindparam("p_agent_id"))
     .order_by(orm.BlockAgent.position, orm.Block.created_at)
 )
+BLOCK_ROWS = RowShape(orm.Block)
+
+
+def agent_blocks_array(agent_id: ColumnElement[str]) -> ScalarSelect[Any]:
+    """The agent's blocks in `of_agent`'s order as one array of `BLOCK_ROWS` rows (NULL without any), to read
+    with the agent in one statement."""
+    ordered = aggregate_order_by(BLOCK_ROWS.row(), orm.BlockAgent.position, orm.Block.created_at)
+    return (
+        select(func.array_agg(ordered))
+        .join_from(orm.BlockAgent, orm.Block, orm.BlockAgent.block_id == orm.Block.id)
+        .where(orm.BlockAgent.agent_id == agent_id)
+        .scalar_subquery()
+    )
 
 
 # A memory edit's write of one block, one statement: its value, label and description (with the updated_at the

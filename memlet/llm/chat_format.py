@@ -145,42 +145,66 @@ def to_openai_messages(
 
 
 def buffer_messages(
-    rows: Sequence[MessageLike], agent_type: str, *, inner_thoughts_in_kwargs: bool = True
+    rows: Sequence[MessageLike],
+    agent_type: str,
+    *,
+    inner_thoughts_in_kwargs: bool = True,
+    before: Sequence[dict[str, Any]] = (),
+    ends: list[int] | None = None,
 ) -> list[dict[str, Any]]:
     """The rows as chat messages, without the system prompt and before a request's own choices (the system
-    role, the tool-return cap): `request_messages` applies those. The conversion a step's compaction check and
-    its request share."""
+    role, the tool-return cap): `request_messages` applies those. The conversion a turn's compaction checks and
+    requests share (`loop/buffer_chat.py`).
+
+    `before`: the messages of the rows that come before `rows` (their own conversion), which the result starts
+    with; a row that continues the last message replaces it with a new dict, so `before` and its messages are
+    never changed. `ends` receives, for each row, the length of the result after it.
+    """
     v2 = is_v2(agent_type)
-    out: list[dict[str, Any]] = []
+    in_args = v2 and inner_thoughts_in_kwargs
+    out: list[dict[str, Any]] = list(before)
     for row in rows:
-        role, parts = row.role, row.content
-        if role == "tool":
-            out.extend(_tool_messages(row))
-        elif role == "user":
-            out.append({"role": "user", "content": user_content(parts)})
-        elif role in ("assistant", "approval"):
-            text = text_parts(parts)
-            tool_calls = row.tool_calls
-            if not tool_calls:
-                if role == "assistant" and text:
-                    out.append(_with_thinking({"role": "assistant", "content": text}, parts))
-                continue  # approval responses are represented by the tool rows that follow them
-            in_args = v2 and inner_thoughts_in_kwargs
-            thinking = text if in_args else None
-            content = None if in_args or not text else text
-            calls = _wire_calls(tool_calls, thinking)
-            last = out[-1] if out else None
-            if role == "approval" and last is not None and last["role"] == "assistant" and last.get("tool_calls"):
-                # A mixed response was stored as an assistant row plus an approval row; the model made it as
-                # one message, and the tool returns that follow answer both rows' calls.
-                last["tool_calls"] = [*last["tool_calls"], *calls]
-                continue
-            out.append(_with_thinking({"role": "assistant", "content": content, "tool_calls": calls}, parts))
-        elif role == "summary":
-            out.append({"role": "user", "content": text_parts(parts)})
-        elif role == "system":
-            out.append({"role": "system", "content": text_parts(parts)})
+        _append_row(out, row, in_args)
+        if ends is not None:
+            ends.append(len(out))
     return out
+
+
+def _append_row(out: list[dict[str, Any]], row: MessageLike, in_args: bool) -> None:
+    """Append one row's chat messages to `out` (`in_args`: a V2 agent's thoughts go back as an argument)."""
+    role, parts = row.role, row.content
+    if parts and len(parts) == 1 and (role == "user" or (role == "assistant" and not row.tool_calls)):
+        part = parts[0]  # the common row: one text part, no tool calls, no thinking
+        if part.get("type") == "text":
+            text = str(part.get("text", ""))
+            if role == "user" or text:
+                out.append({"role": role, "content": text})
+            return
+    if role == "tool":
+        out.extend(_tool_messages(row))
+    elif role == "user":
+        out.append({"role": "user", "content": user_content(parts)})
+    elif role in ("assistant", "approval"):
+        text = text_parts(parts)
+        tool_calls = row.tool_calls
+        if not tool_calls:
+            if role == "assistant" and text:
+                out.append(_with_thinking({"role": "assistant", "content": text}, parts))
+            return  # approval responses are represented by the tool rows that follow them
+        thinking = text if in_args else None
+        content = None if in_args or not text else text
+        calls = _wire_calls(tool_calls, thinking)
+        last = out[-1] if out else None
+        if role == "approval" and last is not None and last["role"] == "assistant" and last.get("tool_calls"):
+            # A mixed response was stored as an assistant row plus an approval row; the model made it as
+            # one message, and the tool returns that follow answer both rows' calls.
+            out[-1] = {**last, "tool_calls": [*last["tool_calls"], *calls]}
+            return
+        out.append(_with_thinking({"role": "assistant", "content": content, "tool_calls": calls}, parts))
+    elif role == "summary":
+        out.append({"role": "user", "content": text_parts(parts)})
+    elif role == "system":
+        out.append({"role": "system", "content": text_parts(parts)})
 
 
 def request_messages(

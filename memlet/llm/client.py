@@ -123,13 +123,14 @@ class OpenAICompatibleClient:
 
     async def chat(self, request: ChatRequest) -> ChatResult:
         """Run the request (streamed or not, per ``request.stream``) and return only the final result."""
-        return await final_result(self.stream_chat(request))
+        # The same stream, without a delta event built and relayed per chunk.
+        return await final_result(metered(self.provider, self._stream_chat(request, deltas=False)))
 
     def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
         """Yield deltas, then one ``ChatResult``; with ``stream=False`` only the result is yielded."""
         return metered(self.provider, self._stream_chat(request))
 
-    async def _stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
+    async def _stream_chat(self, request: ChatRequest, *, deltas: bool = True) -> AsyncGenerator[ChatEvent, None]:
         body = _wire_body(self.request_body(request))
         if not request.stream:
             completion = await with_retries(lambda: self._http.post("/chat/completions", body), self.retry)
@@ -137,7 +138,7 @@ class OpenAICompatibleClient:
             return
         body |= {"stream": True, "stream_options": {"include_usage": True}}
         stream, first = await with_retries(lambda: self._open_stream(body), self.retry)
-        events = relay(stream, first, StreamAssembler(), ProviderHTTPError, to_llm_error)
+        events = relay(stream, first, StreamAssembler(deltas=deltas), ProviderHTTPError, to_llm_error)
         async with contextlib.aclosing(events) as relayed:
             async for event in relayed:
                 yield event

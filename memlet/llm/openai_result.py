@@ -58,9 +58,14 @@ class _PartialCall:
 
 
 class StreamAssembler:
-    """Turns chat.completion.chunk objects into events and remembers enough to build the final result."""
+    """Turns chat.completion.chunk objects into events and remembers enough to build the final result.
 
-    def __init__(self) -> None:
+    Without `deltas` (a caller that wants the result only) `feed` returns no events: nothing is built or relayed
+    per chunk.
+    """
+
+    def __init__(self, *, deltas: bool = True) -> None:
+        self.deltas = deltas
         self.content: list[str] | None = None
         self.reasoning: list[str] = []
         self.calls: dict[int, _PartialCall] = {}
@@ -81,13 +86,14 @@ class StreamAssembler:
             delta = _dict(choice.get("delta"))
             if reasoning := _reasoning_of(delta):
                 self.reasoning.append(reasoning)
-                events.append(ReasoningDelta(reasoning))
+                if self.deltas:
+                    events.append(ReasoningDelta(reasoning))
             content = _text(delta.get("content"))
             if content is not None:
                 if self.content is None:
                     self.content = []
                 self.content.append(content)
-                if content:
+                if content and self.deltas:
                     events.append(ContentDelta(content))
             for position, tool_call in enumerate(delta.get("tool_calls") or ()):
                 if isinstance(tool_call, dict):
@@ -108,7 +114,7 @@ class StreamAssembler:
         if new_name:
             call.name = new_name
         call.arguments.append(fragment)
-        if new_name is None and not fragment:
+        if not self.deltas or (new_name is None and not fragment):
             return []
         return [ToolCallDelta(index=index, id=call.id, name=new_name, arguments=fragment)]
 

@@ -25,6 +25,15 @@ class SSEDecoder:
         self._event: str | None = None
 
     def feed(self, chunk: bytes) -> list[ServerEvent]:
+        if (
+            chunk[:6] == b"data: "
+            and chunk.find(b"\n", 6) == len(chunk) - 2
+            and chunk[-1:] == b"\n"
+            and not (self._pending or self._data or self._event)
+            and b"\r" not in chunk
+        ):
+            # The usual read of a provider stream: exactly one event of one data line (`data: {...}\n\n`).
+            return [ServerEvent(chunk[6:-2])]
         text = self._pending + chunk if self._pending else chunk
         # The complete lines end at the last LF, or at the last CR that is not the final byte (it may be a CRLF).
         end = max(text.rfind(b"\n"), text.rfind(b"\r", 0, len(text) - 1))

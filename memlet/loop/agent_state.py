@@ -1,8 +1,10 @@
 """What one step of the loop reads and writes, through the domain repositories (the loop owns no SQL).
 
-Loading is four queries (agent, blocks, tools, in-context messages); the loop then closes its transaction and
-works on these detached rows (sessions use expire_on_commit=False). The in-context messages are plain read-only
-`MessageRow`s: the loop reads all of them every step and writes none back.
+Loading is two statements on the driver (`db/driver`; rows made detached ORM instances by `db/row_shape`): the
+agent with its blocks and tools (`AgentRepository.find_with_memory`), then the in-context messages; in a conversation, two more (the conversation
+and its isolated blocks). The agent, blocks and tools are detached ORM instances that never enter the session:
+memory edits are written back by explicit statements (`loop/commit._write_memory`). The in-context messages are
+plain read-only `MessageRow`s: the loop reads all of them every step and writes none back.
 """
 
 from dataclasses import dataclass
@@ -46,10 +48,10 @@ class LoopRepository:
         self, agent_id: str, organization_id: str, conversation_id: str | None = None
     ) -> LoopState | None:
         """The agent and what its next step needs, or None for an unknown agent (or conversation)."""
-        agent = await self.agents.find(organization_id, agent_id)
-        if agent is None:
+        loaded = await self.agents.find_with_memory(organization_id, agent_id)
+        if loaded is None:
             return None
-        blocks = await self.blocks.of_agent(agent_id)
+        agent, blocks = loaded.agent, loaded.blocks
         conversation = None
         window = agent.message_ids or []
         if conversation_id is not None:
@@ -61,7 +63,7 @@ class LoopRepository:
         return LoopState(
             agent=agent,
             blocks=blocks,
-            tools=await self.tools.of_agent(agent_id),
+            tools=loaded.tools,
             messages=await self.messages.in_context(agent.id, window),
             conversation=conversation,
         )

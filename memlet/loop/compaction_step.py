@@ -26,7 +26,7 @@ MAX_OVERFLOW_RETRIES = 3  # Letta retries a step that overflowed the provider's 
 @dataclass(frozen=True)
 class Site:
     """Where a compaction happens: the step it belongs to, the tools its prompt carries, the window, and the
-    step's buffer conversion (shared with the step's request)."""
+    turn's buffer conversion (shared with the step's request, `RunState.chat`)."""
 
     step_id: str
     tools: list[dict[str, Any]]
@@ -37,6 +37,10 @@ class Site:
 async def _plan(run: RunState, state: LoopState, site: Site, *, force: bool, complete: bool) -> CompactionPlan | None:
     assert run.llm is not None
     agent, llm, window = state.agent, run.llm, site.window
+    prompt = Prompt(stored_system_text(state), run.pending, site.tools, agent.agent_type, site.chat)
+    rows, limit = state.messages[1:], prompt_budget(window, agent.llm_config.get("max_tokens"))
+    if not force and prompt.surely_under(rows, limit):
+        return None  # the common step: the prompt fits for sure (`plan_compaction` asks first too)
     settings = SummarizerSettings.from_stored(agent.compaction_settings)
     config = summarizer_llm_config(agent.llm_config, settings.model)
     model = str(config.get("model"))
@@ -50,10 +54,10 @@ async def _plan(run: RunState, state: LoopState, site: Site, *, force: bool, com
     return await plan_compaction(
         summarize_with=summarize_with,
         settings=settings,
-        prompt=Prompt(stored_system_text(state), run.pending, site.tools, agent.agent_type, site.chat),
-        rows=state.messages[1:],
+        prompt=prompt,
+        rows=rows,
         window=window,
-        limit=prompt_budget(window, agent.llm_config.get("max_tokens")),
+        limit=limit,
         complete=complete,
         force=force,
     )

@@ -221,12 +221,13 @@ async def call_llm(
     LLMEmptyResponseError propagates (Letta's OpenAI client raises it too: invalid_llm_response).
     """
     request = build_chat_request(state, system_text, pending, tools, tool_choice, chat)
+    if not stream_tokens:
+        result_box.append(_storable(await llm.chat(request)))  # the client then builds no per-chunk events
+        return
     try:
         async for event in llm.stream_chat(request):
             if isinstance(event, ChatResult):
                 result_box.append(_storable(event))
-            elif not stream_tokens:
-                continue
             elif isinstance(event, ReasoningDelta):
                 yield labels.reasoning(event.text)
             elif isinstance(event, ContentDelta):
@@ -237,7 +238,7 @@ async def call_llm(
                 for delta in labels.tool_call(event):
                     yield delta
     except LLMEmptyResponseError as exc:
-        if not (stream_tokens and _NO_CONTENT_STREAMED in str(exc.detail or exc)):
+        if _NO_CONTENT_STREAMED not in str(exc.detail or exc):
             raise
         result_box.append(ChatResult(content=None, tool_calls=[], finish_reason="stop", usage=Usage()))
 

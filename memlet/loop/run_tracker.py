@@ -12,6 +12,7 @@ from memlet.llm.chat_format import is_v2
 from memlet.llm.client import LLMClient
 from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopRepository, LoopState
+from memlet.loop.buffer_chat import BufferChat
 from memlet.loop.builtin_tools import ToolContext
 from memlet.loop.cancel_signal import CancelWatch, RunCancelled
 from memlet.loop.commit import Closing
@@ -70,6 +71,8 @@ class RunState:
     needs_reload: bool = False
     # The final event once the commit of the turn's last step closed the run (`closing`, `closed_by`).
     closed: ev.RunFinished | None = None
+    # The turn's buffer converted to chat messages, shared by its steps' compaction checks and requests.
+    chat: BufferChat = field(default_factory=BufferChat)
 
     async def next_state(self, state: LoopState) -> LoopState:
         """The state for the next step: the one in memory (kept current by each commit) unless a reload is due."""

@@ -61,7 +61,7 @@ async def llm_step(
     window = int(agent.llm_config.get("context_window") or DEFAULT_CONTEXT_WINDOW)
     step_id = ids.new_id(ids.Prefix.STEP)
     fresh: list[LoopState] = []
-    site = Site(step_id, tools, window)
+    site = Site(step_id, tools, window, run.chat)
     # The first step's input is not committed yet: the buffer then ends with a complete turn.
     async for event in compact(
         run, state, fresh, site, trigger="context_window_exceeded", force=False, complete=bool(run.pending)

@@ -6,12 +6,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Float, Select, String, Text, bindparam, case, cast, delete, func, literal, null, select
-from sqlalchemy.dialects.postgresql import ARRAY, insert
+from sqlalchemy.dialects.postgresql import ARRAY, aggregate_order_by, insert
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.selectable import ScalarSelect
 
 from memlet.db import models as orm
 from memlet.db.base import utcnow
 from memlet.db.pagination import Page, fetch_page
+from memlet.db.row_shape import RowShape
 from memlet.db.sql import any_of, escape_like
 from memlet.errors import NotFoundError
 
@@ -28,6 +31,21 @@ _OF_AGENT = (
     .where(orm.ToolAgent.agent_id == bindparam("p_agent_id"))
     .order_by(orm.ToolAgent.position, orm.Tool.name)
 )
+TOOL_ROWS = RowShape(orm.Tool)
+
+
+def agent_tools_array(agent_id: ColumnElement[str]) -> ScalarSelect[Any]:
+    """The agent's tools in `of_agent`'s order as one array of `TOOL_ROWS` rows (NULL without any), to read with
+    the agent in one statement."""
+    ordered = aggregate_order_by(TOOL_ROWS.row(), orm.ToolAgent.position, orm.Tool.name)
+    return (
+        select(func.array_agg(ordered))
+        .join_from(orm.ToolAgent, orm.Tool, orm.ToolAgent.tool_id == orm.Tool.id)
+        .where(orm.ToolAgent.agent_id == agent_id)
+        .scalar_subquery()
+    )
+
+
 # An organization's tools by name (every agent's creation looks up its base tools): one statement text whatever the
 # number of names, built once.
 _BY_NAMES = select(orm.Tool).where(

@@ -22,7 +22,7 @@ _SUMMARY_MARKER = "The following is a summary of the previous "
 async def context_window(
     session: AsyncSession, org_id: str, agent_id: str, conversation_id: str | None = None
 ) -> ContextWindowOverview:
-    """The context-window report for one agent (four queries: agent + buffer, blocks, tools, message count)."""
+    """The context-window report for one agent (three queries: the agent with its blocks and tools, its buffer, its message count)."""
     repo = LoopRepository(session)
     state = await repo.load_state_or_404(agent_id, org_id, conversation_id)
     agent, rows = state.agent, state.messages

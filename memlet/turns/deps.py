@@ -4,7 +4,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from memlet.api.deps import ActorDep, SessionDep, SessionmakerDep, SettingsDep
+from memlet.api.deps import SessionDep, UserIdHeader, get_actor
 from memlet.loop.runner import LoopDeps
 from memlet.turns.agent_messages import AgentMessageService
 from memlet.turns.agent_messaging import InProcessMessenger
@@ -12,13 +12,17 @@ from memlet.turns.batches import BatchService
 from memlet.turns.sending import SendService
 
 
-async def get_loop_deps(request: Request, settings: SettingsDep, sessionmaker: SessionmakerDep) -> LoopDeps:
-    """The loop's dependencies from the app: the LLM clients and the run worker are set up by `memlet.app.lifespan`."""
+async def get_loop_deps(request: Request) -> LoopDeps:
+    """The loop's dependencies from the app: the LLM clients and the run worker are set up by `memlet.app.lifespan`.
+
+    Read from the app's state directly (the settings and sessionmaker too), not through sub-dependencies: each
+    dependency costs FastAPI more per request than this whole function.
+    """
     state = request.app.state
     worker = getattr(state, "run_worker", None)
     deps = LoopDeps(
-        sessionmaker=sessionmaker,
-        settings=settings,
+        sessionmaker=state.sessionmaker,
+        settings=state.settings,
         llm_for=state.llm_for,
         turn_engine=getattr(state, "turn_engine", None),
         worker_id=worker.worker_id if worker is not None else None,
@@ -32,14 +36,20 @@ async def get_loop_deps(request: Request, settings: SettingsDep, sessionmaker: S
 LoopDepsDep = Annotated[LoopDeps, Depends(get_loop_deps)]
 
 
-async def get_send_service(request: Request, deps: LoopDepsDep, actor: ActorDep) -> SendService:
+async def get_send_service(request: Request, user_id: UserIdHeader = None) -> SendService:
+    """The send routes' one dependency: the loop's dependencies and the actor are built here, not as dependencies
+    of their own (FastAPI's work per dependency was most of what a send cost outside its turn)."""
     state = request.app.state
+    deps, actor = await get_loop_deps(request), await get_actor(request, user_id)
     catalog, sleeptime = getattr(state, "catalog", None), getattr(state, "sleeptime_runs", None)
     return SendService(deps, actor, state.run_worker.turns, catalog, sleeptime)
 
 
-async def get_agent_message_service(session: SessionDep, actor: ActorDep) -> AgentMessageService:
-    return AgentMessageService(session, actor)
+async def get_agent_message_service(
+    request: Request, session: SessionDep, user_id: UserIdHeader = None
+) -> AgentMessageService:
+    """The history routes' service (list messages is a hot one): the actor resolved here, one dependency less."""
+    return AgentMessageService(session, await get_actor(request, user_id))
 
 
 SendServiceDep = Annotated[SendService, Depends(get_send_service)]

@@ -18,7 +18,7 @@ import pytest
 from letta_client import Letta
 from pydantic import SecretStr
 
-from memlet.api.middleware import PasswordAuthMiddleware
+from memlet.api.edge import EdgeMiddleware
 from memlet.app import create_app
 from memlet.config import Settings
 from tests.api.test_cli_server import postgres_pids
@@ -81,7 +81,8 @@ class TestBlankPassword:
     ) -> None:
         monkeypatch.setenv("MEMLET_SERVER_PASSWORD", "   ")
         blank = Settings(_env_file=None, pg_uri=settings.pg_uri, log_level="WARNING")  # type: ignore[call-arg]
-        assert PasswordAuthMiddleware not in [m.cls for m in create_app(blank).user_middleware]
+        [edge] = [m for m in create_app(blank).user_middleware if m.cls is EdgeMiddleware]
+        assert edge.kwargs["password"] is None
         server = LiveServer(blank).start()
         try:
             assert httpx.get(f"{server.base_url}/v1/agents/").status_code == 200

@@ -24,14 +24,14 @@ AGENT = {
     "embedding": "openai/text-embedding-3-small",
     "memory_blocks": [{"label": "human", "value": "The human's name is Bob."}, {"label": "persona", "value": "Sam"}],
 }
-ONE_STEP_STATEMENTS, ONE_STEP_ROUND_TRIPS = 13, 17
-# 27 round trips, plus one: the tool runs in tasks its cancel race spawns, and whether one of them ends a session
+ONE_STEP_STATEMENTS, ONE_STEP_ROUND_TRIPS = 11, 15
+# 25 round trips, plus one: the tool runs in tasks its cancel race spawns, and whether one of them ends a session
 # (a ROLLBACK) inside the measured window varies from run to run.
-TWO_STEP_STATEMENTS, TWO_STEP_ROUND_TRIPS = 21, 28
+TWO_STEP_STATEMENTS, TWO_STEP_ROUND_TRIPS = 19, 26
 # A memory edit (memory_insert, then a reply): the edit step's commit writes the block and its attachment label in one
 # statement, reads the archival count and tags in one, and writes message_ids with system_compiled_at in one UPDATE
-# (33 statements / 41 round trips before); plus one round trip of slack as above.
-MEMORY_EDIT_STATEMENTS, MEMORY_EDIT_ROUND_TRIPS = 29, 38
+# (29 statements / 37 round trips before on main); plus one round trip of slack as above.
+MEMORY_EDIT_STATEMENTS, MEMORY_EDIT_ROUND_TRIPS = 25, 34
 # Create agent: the tool lookup, the agent with its blocks and links (one statement of CTEs), the system message;
 # between BEGIN and COMMIT.
 CREATE_STATEMENTS, CREATE_ROUND_TRIPS = 3, 5

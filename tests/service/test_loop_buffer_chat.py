@@ -44,6 +44,29 @@ async def test_a_step_converts_its_buffer_once(
     assert calls == [3]  # one step, one conversion: hi, one, again
 
 
+async def test_a_later_step_converts_only_the_rows_the_turn_added(
+    loop_env: LoopEnv, mock_llm: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = await loop_env.agent()
+    mock_llm.script(Reply.text("one"))
+    await loop_env.send(agent, "hi")
+    calls: list[int] = []
+    real = chat_format.buffer_messages
+
+    def counting(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        calls.append(len(args[0]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(buffer_chat, "buffer_messages", counting)
+    mock_llm.script(Reply.tool_call("conversation_search", {"query": "hi"}), Reply.text("found it"))
+    outcome = await loop_env.send(agent, "look it up")
+    assert outcome.final.stop_reason == "end_turn"
+    # Step 1: hi, one, look it up. Step 2: the committed input, the call and its return after the loaded rows.
+    assert calls == [3, 3]
+    second = mock_llm.requests[-1]["messages"]
+    assert [m["role"] for m in second] == ["system", "user", "assistant", "user", "assistant", "tool"]
+
+
 def _row(agent: orm.Agent, role: str, text: str, **fields: Any) -> orm.Message:
     return orm.Message(
         id=ids.new_id(ids.Prefix.MESSAGE),

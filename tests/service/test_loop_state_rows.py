@@ -1,19 +1,22 @@
-"""The loop's in-context buffer is read as plain `MessageRow`s by a Core select (no ORM entity per message per
-step), in window order, with every column the ORM row has; a stale system message comes back rewritten."""
+"""The loop's in-context buffer is read as plain `MessageRow`s on the driver (no ORM entity per message per step),
+in window order, with every column the ORM row has; the agent, its blocks and its tools in one statement as detached
+ORM rows equal to the session's; a stale system message comes back rewritten, its recompile time stored."""
 
 from datetime import timedelta
 
-from sqlalchemy import update
+from sqlalchemy import inspect, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
+from memlet.agents.repository import AgentRepository
 from memlet.agents.system_message import refresh_if_stale
 from memlet.blocks.repository import BlockRepository
 from memlet.db import models as orm
-from memlet.db.base import utcnow
+from memlet.db.base import Base, utcnow
 from memlet.db.message_row import MessageRow
 from memlet.loop.agent_state import LoopRepository
 from memlet.messages.repository import MessageRepository
+from memlet.tools.repository import ToolRepository
 from tests.service.loop_factories import make_agent
 from tests.service.test_turn_statements import orm_statements
 
@@ -77,3 +80,54 @@ async def test_a_stale_system_message_comes_back_rewritten(session: AsyncSession
     assert type(fresh) is MessageRow and fresh.id == system.id
     text = fresh.content[0]["text"] if fresh.content else ""
     assert "Name: Ada" in text and "Name: Ada" not in str(system.content)
+
+
+def _columns(row: Base) -> dict[str, object]:
+    return {attr.key: getattr(row, attr.key) for attr in inspect(type(row)).column_attrs}
+
+
+async def test_agent_blocks_and_tools_load_in_one_statement_as_detached_rows(session: AsyncSession) -> None:
+    agent = await make_agent(session, blocks={"persona": "I am Sam.", "human": "Name: Ada", "notes": "none"})
+    # Attachment order is the position, not the insertion or label order.
+    await session.execute(update(orm.BlockAgent).where(orm.BlockAgent.block_label == "persona").values(position=9))
+    repo = LoopRepository(session)
+    with orm_statements(session) as seen:
+        state = await repo.load_state(agent.id, agent.organization_id)
+    assert seen == []
+    assert state is not None
+    blocks = await BlockRepository(session).of_agent(agent.id)
+    tools = await ToolRepository(session).of_agent(agent.id)
+    assert [b.label for b in state.blocks] == ["human", "notes", "persona"] == [b.label for b in blocks]
+    stored = await AgentRepository(session).reload(agent.id)  # the row as it is now (triggers keep counters)
+    assert stored is not None and _columns(state.agent) == _columns(stored)
+    assert [_columns(b) for b in state.blocks] == [_columns(b) for b in blocks]
+    assert [_columns(t) for t in state.tools] == [_columns(t) for t in tools] and tools
+    for row in [state.agent, *state.blocks, *state.tools]:  # as if loaded by a session since closed
+        assert inspect(row).detached and not inspect(row).modified
+        assert row not in session
+    assert await repo.load_state(agent.id, "org-other") is None
+    assert await repo.load_state("agent-unknown", agent.organization_id) is None
+
+
+async def test_an_agent_without_blocks_or_tools_loads_empty_lists(session: AsyncSession) -> None:
+    agent = await make_agent(session, tools=[], blocks={})
+    state = await LoopRepository(session).load_state(agent.id, agent.organization_id)
+    assert state is not None and state.blocks == [] and state.tools == []
+
+
+async def test_a_stale_refresh_of_the_loaded_agent_stores_its_recompile_time(session: AsyncSession) -> None:
+    agent = await make_agent(session, blocks={"human": "Name: Sam"})
+    state = await LoopRepository(session).load_state(agent.id, agent.organization_id)
+    assert state is not None
+    before = state.agent.system_compiled_at
+    assert before is not None
+    later = utcnow() + timedelta(seconds=5)
+    block = state.blocks[0]
+    await session.execute(update(orm.Block).where(orm.Block.id == block.id).values(value="Name: Ada", updated_at=later))
+    blocks = await BlockRepository(session).of_agent(agent.id)
+    fresh = await refresh_if_stale(session, state.agent, blocks, state.messages[0])
+    assert "Name: Ada" in str(fresh.content)
+    await session.flush()
+    stored = await session.scalar(select(orm.Agent.system_compiled_at).where(orm.Agent.id == agent.id))
+    assert stored is not None and stored > before
+    assert state.agent.system_compiled_at == stored and not inspect(state.agent).modified

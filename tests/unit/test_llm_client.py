@@ -8,10 +8,12 @@ import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
 
 import pytest
 
 from memlet.errors import BadRequestError, LLMError
+from memlet.llm import openai_result
 from memlet.llm.client import (
     ChatRequest,
     ChatResult,
@@ -78,6 +80,27 @@ async def collect(llm: OpenAICompatibleClient, req: ChatRequest) -> list:
 
 
 class TestStreamChat:
+    async def test_chat_builds_no_delta_events(
+        self, mock: MockLLM, client: OpenAICompatibleClient, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        reply = Reply.tool_call("lookup", {"query": "tea"}, "call_1", content="Let me look.", reasoning="Hmm.")
+        mock.script(reply, reply)
+        streamed = (await collect(client, request(stream=True)))[-1]
+        built: list[object] = []
+        real = openai_result.ContentDelta  # accepts what the others are given: the recording only needs to run
+
+        def recording(*args: object, **kwargs: object) -> object:
+            built.append(args)
+            return real(*args, **kwargs)  # type: ignore[arg-type]
+
+        for event_type in ("ContentDelta", "ReasoningDelta", "ToolCallDelta"):
+            monkeypatch.setattr(openai_result, event_type, recording)
+        whole = await client.chat(request(stream=True))
+        assert built == []  # a caller that wants the result only gets no per-chunk events built
+        assert replace(whole, response_id=None) == replace(streamed, response_id=None)
+        assert whole.reasoning == "Hmm." and whole.content == "Let me look."
+        assert mock.requests[-1]["stream"] is True
+
     async def test_text_deltas_assemble_into_result(self, mock: MockLLM, client: OpenAICompatibleClient) -> None:
         mock.script(Reply.text("Hello there, how can I help you today?"))
         events = await collect(client, request())

@@ -44,6 +44,29 @@ class TestSSEDecoder:
         assert [e.data for e in events][-1] == b"[DONE]"
         assert json.loads(events[0].data)["choices"][0]["delta"]["content"] == "Hello"
 
+    @pytest.mark.parametrize(
+        "reads",
+        [
+            [b"data: {}\n\n", b"data: two\n\n"],  # one event per read (the short path)
+            [b"data: x\n", b"data: y\n\n"],  # a read that ends inside an event
+            [b"data: a\r\n\r\n", b"data:  b\n\n"],  # CRLF; a value that keeps its second space
+            [b"data: a", b"\n\n", b"data: \n\n"],  # a line split across reads; empty data
+            [b"event: e\n", b"data: z\n\n"],  # a named event
+        ],
+    )
+    def test_one_event_per_read_is_read_as_byte_by_byte(self, reads: list[bytes]) -> None:
+        decoder, split = SSEDecoder(), SSEDecoder()
+        events = [event for read in reads for event in decoder.feed(read)]
+        assert events == [event for byte in b"".join(reads) for event in split.feed(bytes([byte]))]
+        assert events
+
+    def test_a_read_of_one_data_event_skips_the_line_parser(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        def no_lines(*args: object) -> None:
+            raise AssertionError("parsed line by line")
+
+        monkeypatch.setattr(SSEDecoder, "_line", no_lines)
+        assert SSEDecoder().feed(b'data: {"a":1}\n\n') == [ServerEvent(b'{"a":1}')]
+
     def test_crlf_split_across_reads_is_one_line_end(self) -> None:
         decoder = SSEDecoder()
         # A CR ending one read and an LF starting the next is one line end, not an empty line ending the event.
