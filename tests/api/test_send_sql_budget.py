@@ -58,7 +58,12 @@ class Trace:
         """What a request that starts no run sent: its handler's ("Task-<n>", less the shared cancel poller)."""
         pollers = {task for task, sql in self.statements if _CANCEL_POLL in " ".join(sql.split())}
         statements = [sql for task, sql in self.statements if task.startswith("Task-") and task not in pollers]
-        return statements, [sql for task, sql in self.control if task.startswith("Task-") and task not in pollers]
+        # A task that sent only transaction control in the window (another request's session ending) did none of
+        # this request's work.
+        working = {task for task, _ in self.statements}
+        return statements, [
+            sql for task, sql in self.control if task.startswith("Task-") and task not in pollers and task in working
+        ]
 
     def of_run(self, run_id: str) -> tuple[list[str], list[str]]:
         """What the send of `run_id` sent: its request handler ("Task-<n>", less the shared cancel poller, which
@@ -76,7 +81,8 @@ class Trace:
             if ours(task, sql) and not (tried and "pg_try_advisory_lock" in sql):
                 tried = tried or "pg_try_advisory_lock" in sql
                 statements.append(sql)
-        return statements, [f"{sql} [{task}]" for task, sql in self.control if ours(task, sql)]
+        working = {task for task, _ in self.statements}
+        return statements, [f"{sql} [{task}]" for task, sql in self.control if ours(task, sql) and task in working]
 
 
 @contextmanager
