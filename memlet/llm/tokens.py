@@ -16,6 +16,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
+import orjson
+
 logger = logging.getLogger(__name__)
 
 _BPE_FILE = "cl100k_base.tiktoken"
@@ -99,6 +101,39 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text.encode("utf-8")) / _BYTES_PER_TOKEN * _SAFETY_MARGIN)
 
 
+class _CountMemo:
+    """Exact counts of texts already counted, by a 16-byte digest of the text (never the text itself, so the memo
+    stays small whatever the texts' length): a step counts its whole prompt, and the next step, the next turn and
+    the compaction check count the same messages again. Two generations bound it: when the young one is full it
+    becomes the old one (the previous old one is dropped), and a hit in the old one moves back to the young one.
+    Tied to one encoder: a new encoder starts an empty memo."""
+
+    def __init__(self, encoder: Encoder | None, entries: int) -> None:
+        self.encoder = encoder
+        self.entries = entries
+        self.young: dict[bytes, int] = {}
+        self.old: dict[bytes, int] = {}
+
+    def get(self, key: bytes) -> int | None:
+        count = self.young.get(key)
+        if count is None:
+            count = self.old.get(key)
+            if count is not None:
+                self.put(key, count)
+        return count
+
+    def put(self, key: bytes, count: int) -> None:
+        if len(self.young) >= self.entries:
+            self.old, self.young = self.young, {}
+        self.young[key] = count
+
+
+# Shorter texts cost about as much to count as to digest. 8,192 entries a generation: about 2 MB at most.
+_MEMO_MIN_CHARS = 48
+_MEMO_ENTRIES = 8192
+_memo = _CountMemo(None, _MEMO_ENTRIES)
+
+
 def count_tokens(text: str) -> int:
     """Count the cl100k_base tokens in `text`; special-token strings count as ordinary text."""
     if not text:
@@ -106,11 +141,28 @@ def count_tokens(text: str) -> int:
     encoder = get_encoder()
     if encoder is None:
         return estimate_tokens(text)
+    key = None
+    if len(text) >= _MEMO_MIN_CHARS:
+        memo = _memo_for(encoder)
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        known = memo.get(key)
+        if known is not None:
+            return known
     try:
-        return len(encoder.encode_ordinary(text))
+        count = len(encoder.encode_ordinary(text))
     except Exception:
         logger.warning("token counting failed; estimating", exc_info=True)
         return estimate_tokens(text)
+    if key is not None:
+        _memo_for(encoder).put(key, count)
+    return count
+
+
+def _memo_for(encoder: Encoder) -> _CountMemo:
+    global _memo
+    if _memo.encoder is not encoder:
+        _memo = _CountMemo(encoder, _MEMO_ENTRIES)
+    return _memo
 
 
 def _as_text(value: Any) -> str:
@@ -157,18 +209,42 @@ def count_message_tokens(messages: list[dict[str, Any]]) -> int:
         return 0
     total = _REPLY_PRIMING
     for message in messages:
-        total += _TOKENS_PER_MESSAGE
-        for key, value in message.items():
-            if value is None:
-                continue
-            if key == "content":
-                total += _content_tokens(value)
-            elif key == "tool_calls" and isinstance(value, list):
-                total += _tool_call_tokens(value)
-            else:
-                total += count_tokens(_as_text(value))
-                if key == "name":
-                    total += _TOKENS_PER_NAME
+        total += _memoized_message_tokens(message)
+    return total
+
+
+def _memoized_message_tokens(message: dict[str, Any]) -> int:
+    """`_message_tokens`, memoized by a digest of the message's JSON (a prompt's messages are counted again at
+    every step and every turn; digesting one costs a fraction of counting its strings, even memoized)."""
+    encoder = get_encoder()
+    if encoder is None:
+        return _message_tokens(message)
+    try:
+        text = orjson.dumps(message)
+    except TypeError:
+        return _message_tokens(message)  # not JSON (a caller's own object): counted as it is
+    memo = _memo_for(encoder)
+    key = hashlib.blake2b(text, digest_size=16, person=b"message").digest()
+    count = memo.get(key)
+    if count is None:
+        count = _message_tokens(message)
+        memo.put(key, count)
+    return count
+
+
+def _message_tokens(message: dict[str, Any]) -> int:
+    total = _TOKENS_PER_MESSAGE
+    for key, value in message.items():
+        if value is None:
+            continue
+        if key == "content":
+            total += _content_tokens(value)
+        elif key == "tool_calls" and isinstance(value, list):
+            total += _tool_call_tokens(value)
+        else:
+            total += count_tokens(_as_text(value))
+            if key == "name":
+                total += _TOKENS_PER_NAME
     return total
 
 

@@ -160,3 +160,95 @@ class TestCountToolsTokens:
 
     def test_no_tools_is_zero(self) -> None:
         assert tokens.count_tools_tokens([]) == 0
+
+
+class _CountingEncoder:
+    """The real encoder, counting the texts it is asked to encode."""
+
+    def __init__(self) -> None:
+        real = tokens.get_encoder()
+        assert real is not None
+        self.real = real
+        self.calls = 0
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        self.calls += 1
+        return self.real.encode_ordinary(text)
+
+
+class TestCountMemo:
+    """A prompt is counted again at every step and turn: counts of texts and messages seen before are remembered
+    (by a digest of their text, tied to one encoder), not encoded again."""
+
+    @pytest.fixture
+    def encoder(self, monkeypatch: pytest.MonkeyPatch) -> _CountingEncoder:
+        counting = _CountingEncoder()
+        monkeypatch.setattr(tokens, "get_encoder", lambda: counting)
+        return counting
+
+    def _prompt(self, n: int) -> list[dict[str, object]]:
+        return [
+            {"role": "user", "content": f"message {i}: " + "the quick brown fox " * 5, "name": "bob"}
+            if i % 2
+            else {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": f"call_{i}", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+            }
+            for i in range(n)
+        ]
+
+    def test_a_prompt_counted_again_is_not_encoded_again(self, encoder: _CountingEncoder) -> None:
+        prompt = self._prompt(50)
+        first = tokens.count_message_tokens(prompt)
+        assert encoder.calls > 50
+        encoder.calls = 0
+        again = [dict(m) for m in prompt]  # equal messages, other objects (the next turn's reload)
+        assert tokens.count_message_tokens(again) == first
+        assert encoder.calls == 0
+        assert tokens.count_message_tokens([*again, {"role": "user", "content": "one more"}]) > first
+        assert encoder.calls == 2  # only the new message's role and content
+
+    def test_memoized_counts_equal_fresh_ones(self, encoder: _CountingEncoder) -> None:
+        prompt = self._prompt(20)
+        tokens.count_message_tokens(prompt)
+        changed = [dict(m) for m in prompt]
+        changed[3]["content"] = str(changed[3]["content"]) + " and a lazy dog"
+        expected = tokens._REPLY_PRIMING + sum(tokens._message_tokens(m) for m in changed)
+        assert tokens.count_message_tokens(changed) == expected
+        long_text = "a longer text that is memoized by its digest " * 3
+        assert (
+            tokens.count_tokens(long_text)
+            == tokens.count_tokens(long_text)
+            == len(encoder.real.encode_ordinary(long_text))
+        )
+
+    def test_what_is_not_json_is_counted_without_the_memo(self, encoder: _CountingEncoder) -> None:
+        odd = {"role": "user", "content": "lone \ud800 surrogate"}
+        first = tokens.count_message_tokens([odd])
+        calls = encoder.calls
+        assert tokens.count_message_tokens([odd]) == first
+        assert encoder.calls == 2 * calls
+
+    def test_the_memo_is_bounded(self, encoder: _CountingEncoder, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(tokens, "_MEMO_ENTRIES", 16)
+        monkeypatch.setattr(tokens, "_memo", tokens._CountMemo(None, 16))
+        for i in range(200):
+            tokens.count_tokens(f"text number {i} long enough to be memoized by its digest")
+        memo = tokens._memo
+        assert memo.encoder is encoder
+        assert len(memo.young) <= 16 and len(memo.old) <= 16
+        encoder.calls = 0
+        tokens.count_tokens("text number 199 long enough to be memoized by its digest")
+        assert encoder.calls == 0  # the newest are kept
+        tokens.count_tokens("text number 0 long enough to be memoized by its digest")
+        assert encoder.calls == 1  # the oldest were dropped
+
+    def test_a_new_encoder_starts_an_empty_memo(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        text = "counted by one encoder, then asked of another one"
+        first, second = _CountingEncoder(), _CountingEncoder()
+        monkeypatch.setattr(tokens, "get_encoder", lambda: first)
+        tokens.count_tokens(text)
+        monkeypatch.setattr(tokens, "get_encoder", lambda: second)
+        tokens.count_tokens(text)
+        assert first.calls == 1 and second.calls == 1
