@@ -24,6 +24,9 @@ from memlet.runs.run_statements import RunEnd
 from memlet.runs.step_repository import StepRepository
 from memlet.tools.solver import ToolRulesSolver
 
+# How old a status read by the last commit may be for the next step to go on without reading it again.
+STATUS_CURRENT_S = 0.1
+
 
 def _empty_usage() -> dict[str, Any]:
     return {
@@ -65,8 +68,9 @@ class RunState:
     tools_used: list[str] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=_empty_usage)
     started: float = field(default_factory=time.monotonic)
-    # The run's status as last read in a write transaction (a client may cancel it between steps).
+    # The run's status as last read in a write transaction (a client may cancel it between steps), and when.
     run_status: str | None = None
+    status_read_at: float = 0.0
     # Set when a step changed what a plain append cannot describe (memory edits, compaction).
     needs_reload: bool = False
     # The final event once the commit of the turn's last step closed the run (`closing`, `closed_by`).
@@ -152,10 +156,20 @@ class RunState:
     async def cancelled(self, *, fresh: bool) -> bool:
         """Whether a client cancelled the run. The first step uses the status read when the run started; later
         steps read it again, since a client may cancel while the previous step's messages are being delivered."""
-        if fresh:
+        if fresh and not self._status_is_current():
             async with lone_statements(self.deps.sessionmaker) as driver:  # no BEGIN and ROLLBACK
-                self.run_status = await RunRepository.status_via(driver, self.run_id)
+                self.status_read(await RunRepository.status_via(driver, self.run_id))
         return self.run_status == "cancelled" or (self.watch is not None and self.watch.fired)
+
+    def status_read(self, status: str | None) -> None:
+        """Record the run's status as a statement just read it (a step's commit reads it back)."""
+        self.run_status = status
+        self.status_read_at = time.monotonic()
+
+    def _status_is_current(self) -> bool:
+        """A status read moments ago (by the step's own commit) is as fresh as a new read: a cancel from this
+        process fires the watch at once, and one from another process is seen by its poll within `POLL_S`."""
+        return self.watch is not None and time.monotonic() - self.status_read_at < STATUS_CURRENT_S
 
     def closing(self, stop_reason: str) -> Closing:
         """The run's end for the commit of the step that ends the turn normally (`commit_step` writes it)."""

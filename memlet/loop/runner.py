@@ -162,7 +162,7 @@ async def _resume(run: RunState, state: LoopState, approval: MessageLike) -> tup
     )
     if closing is not None and committed.closed:
         run.closed_by(closing)
-    run.run_status = committed.run_status
+    run.status_read(committed.run_status)
     return result, committed.messages
 
 

@@ -149,7 +149,7 @@ async def llm_step(
     if closing is not None and committed.closed:
         run.closed_by(closing)
     run.pending = []
-    run.run_status = committed.run_status
+    run.status_read(committed.run_status)
     if ctx.tool_ctx.memory_changed:
         run.needs_reload = True  # blocks and the system prompt changed: the next step reads them afresh
     else:

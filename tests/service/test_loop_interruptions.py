@@ -1,11 +1,15 @@
 """Cancellation and malformed LLM output through the agent loop (real Postgres, mock LLM)."""
 
+import asyncio
 from typing import Any
+
+from sqlalchemy import update
 
 from memlet import ids
 from memlet.db import models as orm
 from memlet.loop.cancel import CANCEL_DENIAL_REASON, cancel_runs
 from memlet.loop.events import MessagesCommitted, RunFailed, RunFinished
+from memlet.loop.run_tracker import STATUS_CURRENT_S
 from memlet.loop.runner import RunOptions, run_agent
 from memlet.messages.requests import MessageCreate
 from tests.mock_llm import Call, Reply
@@ -33,6 +37,24 @@ async def _collect(env: LoopEnv, agent: orm.Agent, run_id: str, text: str, on_co
 
 
 class TestCancellation:
+    async def test_a_cancel_from_another_process_between_steps_stops_the_next_step(
+        self, loop_env: LoopEnv, mock_llm
+    ) -> None:
+        """A cancel written by another process (no in-process signal) while the first step's messages were being
+        delivered: the step boundary reads the run again when its commit's read is no longer current."""
+        agent = await loop_env.agent()
+        run_id = ids.new_id(ids.Prefix.RUN)
+        mock_llm.script(Reply.tool_call("conversation_search", {"query": "x"}), Reply.text("never asked"))
+
+        async def cancel_elsewhere() -> None:
+            async with loop_env.sessionmaker() as session, session.begin():
+                await session.execute(update(orm.Run).where(orm.Run.id == run_id).values(status="cancelled"))
+            await asyncio.sleep(STATUS_CURRENT_S * 2)  # a slow stream reader
+
+        events = await _collect(loop_env, agent, run_id, "search", on_commit=cancel_elsewhere)
+        assert isinstance(events[-1], RunFinished) and events[-1].stop_reason == "cancelled"
+        assert len(mock_llm.requests) == 1
+
     async def test_cancel_mid_run_stops_at_next_step_and_agent_stays_usable(self, loop_env: LoopEnv, mock_llm) -> None:
         agent = await loop_env.agent()
         run_id = ids.new_id(ids.Prefix.RUN)
