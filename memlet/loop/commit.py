@@ -29,6 +29,7 @@ from memlet.messages.schemas import StoredMessage
 from memlet.runs.repository import RunRepository
 from memlet.runs.run_statements import RunEnd
 from memlet.runs.step_repository import StepRepository
+from memlet.runs.step_write import fits, write_step
 
 
 async def _write_memory(session: AsyncSession, agent_id: str, tool_ctx: ToolContext) -> None:
@@ -85,55 +86,89 @@ async def commit_step(
     """Append `pending` inputs plus the step's rows, extend message_ids, write memory edits, step and run rows;
     with `closing` (the turn ends with this step), close the run in the same statements.
 
-    The common path is five statements: the agent's xact lock taken with its row held against a concurrent delete
-    (a deleted agent raises NotFoundError), the step row, all messages in one INSERT, an
-    atomic append to message_ids (with the agent's last stop reason when the turn ends), and the run's progress
-    (its end too when the turn ends; it also reads back whether it was cancelled).
+    The common path (the agent's own thread, no memory edit) is two statements: the agent's xact lock taken with
+    its row held against a concurrent delete (a deleted agent raises NotFoundError), then one statement
+    (`runs.step_write`) writing the step row, all messages, an atomic append to message_ids (with the agent's last
+    stop reason when the turn ends) and the run's progress (its end too when the turn ends; it also reads back
+    whether it was cancelled). The other paths write the same rows one statement each.
     `ctx.agent.message_ids` is updated in place so the next step can go on without reloading.
     """
-    last_stop = closing.end.stop_reason if closing is not None else None
     for row in pending:
         row.step_id = ctx.step_id if step is not None else row.step_id
     rows = [*pending, *result.rows]
-    new_ids = [r.id for r in rows]
     if ctx.conversation_id is not None:
         for row in rows:
             row.conversation_id = ctx.conversation_id
+    end = closing.end if closing is not None else None
     async with maker() as session, session.begin():
-        repo = LoopRepository(session)
-        if not await repo.agents.lock_for_commit(ctx.agent.id):  # deleted during the turn
+        if not await LoopRepository(session).agents.lock_for_commit(ctx.agent.id):  # deleted during the turn
             raise NotFoundError("Agent", ctx.agent.id)
-        if step is not None:
-            await StepRepository(session).insert(step)
-        await repo.messages.add(rows)
-        if ctx.conversation_id is not None:
-            message_ids = await _commit_to_conversation(session, ctx, new_ids)
-        elif ctx.tool_ctx.memory_changed:
-            # Read after the INSERT of the messages: its message counter is current, so it is passed on as is.
-            agent = await repo.agents.reload(ctx.agent.id)
-            if agent is None:
-                return Committed([], [], None, closed=False)
-            await _write_memory(session, agent.id, ctx.tool_ctx)
-            with session.no_autoflush:  # message_ids and system_compiled_at go out in one UPDATE of the agent
-                agent.message_ids = [*(agent.message_ids or []), *new_ids]
-                await refresh_system_message(
-                    session, agent, update_timestamp=True, with_rules=True, message_count=agent.message_count
-                )
-            await session.flush()
-            message_ids = list(agent.message_ids)
+        if ctx.conversation_id is None and not ctx.tool_ctx.memory_changed and fits(rows, end):
+            written = await write_step(
+                session,
+                agent_id=ctx.agent.id,
+                run_id=ctx.run_id,
+                step=step,
+                rows=rows,
+                num_steps=num_steps,
+                tools_used=tools_used,
+                last_stop_reason=end.stop_reason if end is not None else None,
+                end=end,
+            )
+            message_ids, status = written.message_ids, written.run_status
         else:
-            message_ids = await repo.agents.append_message_ids(ctx.agent.id, new_ids, last_stop_reason=last_stop)
-        if last_stop is not None and (ctx.conversation_id is not None or ctx.tool_ctx.memory_changed):
-            await repo.agents.set_last_stop_reason(ctx.agent.id, last_stop)  # not written with message_ids above
-        end = closing.end if closing is not None else None
-        runs = RunRepository(session)
-        status = await runs.record_progress(ctx.run_id, num_steps=num_steps, tools_used=tools_used, end=end)
+            outcome = await _write_each(session, ctx, step, rows, num_steps, tools_used, end)
+            if outcome is None:  # the agent is gone
+                return Committed([], [], None, closed=False)
+            message_ids, status = outcome
         committed = [StoredMessage.model_validate(r) for r in result.rows]
         if closing is not None and closing.on_finish is not None:
             await closing.on_finish(session, closing.event, committed)
         if ctx.conversation_id is None:
             ctx.agent.message_ids = message_ids
     return Committed(committed, rows, status, closed=closing is not None)
+
+
+async def _write_each(
+    session: AsyncSession,
+    ctx: StepContext,
+    step: orm.Step | None,
+    rows: list[orm.Message],
+    num_steps: int,
+    tools_used: list[str],
+    end: RunEnd | None,
+) -> tuple[list[str], str | None] | None:
+    """`commit_step`'s writes one statement each (a conversation, memory edits, many rows, a run error): the new
+    message_ids and the run's status, or None when the agent is gone."""
+    repo = LoopRepository(session)
+    last_stop = end.stop_reason if end is not None else None
+    new_ids = [r.id for r in rows]
+    if step is not None:
+        await StepRepository(session).insert(step)
+    await repo.messages.add(rows)
+    if ctx.conversation_id is not None:
+        message_ids = await _commit_to_conversation(session, ctx, new_ids)
+    elif ctx.tool_ctx.memory_changed:
+        # Read after the INSERT of the messages: its message counter is current, so it is passed on as is.
+        agent = await repo.agents.reload(ctx.agent.id)
+        if agent is None:
+            return None
+        await _write_memory(session, agent.id, ctx.tool_ctx)
+        with session.no_autoflush:  # message_ids and system_compiled_at go out in one UPDATE of the agent
+            agent.message_ids = [*(agent.message_ids or []), *new_ids]
+            await refresh_system_message(
+                session, agent, update_timestamp=True, with_rules=True, message_count=agent.message_count
+            )
+        await session.flush()
+        message_ids = list(agent.message_ids)
+    else:
+        message_ids = await repo.agents.append_message_ids(ctx.agent.id, new_ids, last_stop_reason=last_stop)
+    if last_stop is not None and (ctx.conversation_id is not None or ctx.tool_ctx.memory_changed):
+        await repo.agents.set_last_stop_reason(ctx.agent.id, last_stop)  # not written with message_ids above
+    status = await RunRepository(session).record_progress(
+        ctx.run_id, num_steps=num_steps, tools_used=tools_used, end=end
+    )
+    return message_ids, status
 
 
 async def _commit_to_conversation(session: AsyncSession, ctx: StepContext, new_ids: list[str]) -> list[str]:

@@ -24,16 +24,19 @@ AGENT = {
     "embedding": "openai/text-embedding-3-small",
     "memory_blocks": [{"label": "human", "value": "The human's name is Bob."}, {"label": "persona", "value": "Sam"}],
 }
-ONE_STEP_STATEMENTS, ONE_STEP_ROUND_TRIPS = 11, 15
-# 24 round trips, plus one: the tool runs in tasks its cancel race spawns, and whether one of them ends a session
-# (a ROLLBACK) inside the measured window varies from run to run. The second step reads no run status of its own:
-# the first step's commit read it moments before (19 / 26 before).
-TWO_STEP_STATEMENTS, TWO_STEP_ROUND_TRIPS = 18, 25
+# A step's commit is the agent's xact lock and one statement writing its step row, messages, message_ids and run
+# (`runs.step_write`; 11 / 15 before).
+ONE_STEP_STATEMENTS, ONE_STEP_ROUND_TRIPS = 8, 12
+# 18 round trips, plus one: the tool runs in tasks its cancel race spawns, and whether one of them ends a session
+# (a ROLLBACK) inside the measured window varies from run to run. The second step reads no run status of its own
+# (the first step's commit read it moments before), and each step writes in one statement (19 / 26 before).
+TWO_STEP_STATEMENTS, TWO_STEP_ROUND_TRIPS = 12, 19
 # A memory edit (memory_insert, then a reply): the edit step's commit writes the block and its attachment label in one
 # statement, reads the archival count and tags in one, and writes message_ids with system_compiled_at in one UPDATE
 # (29 statements / 37 round trips before on main), and the second step reads no run status; plus one round trip of
 # slack as above.
-MEMORY_EDIT_STATEMENTS, MEMORY_EDIT_ROUND_TRIPS = 24, 33
+# The reply step writes in one statement (`runs.step_write`); the edit step keeps its statements.
+MEMORY_EDIT_STATEMENTS, MEMORY_EDIT_ROUND_TRIPS = 21, 30
 # Create agent: the tool lookup, the agent with its blocks and links (one statement of CTEs), the system message;
 # between BEGIN and COMMIT.
 CREATE_STATEMENTS, CREATE_ROUND_TRIPS = 3, 5

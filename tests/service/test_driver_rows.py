@@ -10,12 +10,16 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
+from memlet.agents.repository import AgentRepository
 from memlet.config import Settings
 from memlet.db import models as orm
 from memlet.db.engine import create_engine, create_sessionmaker
 from memlet.messages import repository as messages_repository
 from memlet.messages.repository import MessageRepository
+from memlet.runs.repository import RunRepository
+from memlet.runs.run_statements import RunEnd
 from memlet.runs.step_repository import StepRepository
+from memlet.runs.step_write import write_step
 from tests.service.loop_factories import make_agent
 
 
@@ -116,3 +120,76 @@ async def test_messages_are_the_rows_core_wrote(memlet_session: AsyncSession, mo
     first = await _columns(session, "messages", by_driver[0].id, skip)
     assert "\\u0000" not in first["content"][1] and "before" in first["content"][1]
     assert (await _columns(session, "messages", by_driver[1].id, skip))["content"] == (False, "null")  # JSON null
+
+
+async def test_the_one_statement_step_write_equals_the_four_statements(memlet_session: AsyncSession) -> None:
+    """`runs.step_write` (the step commit's one statement) writes the rows the four statements write: the step,
+    the messages (in list order), the agent's message_ids, last stop reason and message count, and the run's end."""
+    session = memlet_session
+    agent = await make_agent(session)
+    run_ids = [ids.new_id(ids.Prefix.RUN), ids.new_id(ids.Prefix.RUN)]
+    for run_id in run_ids:
+        session.add(orm.Run(id=run_id, organization_id=agent.organization_id, agent_id=agent.id, status="running"))
+    await session.flush()
+    end = RunEnd(status="completed", stop_reason="end_turn", duration_ns=1234)
+    one_step, one_rows = _step(agent, run_ids[0]), _messages(agent)
+    written = await write_step(
+        session,
+        agent_id=agent.id,
+        run_id=run_ids[0],
+        step=one_step,
+        rows=one_rows,
+        num_steps=2,
+        tools_used=["f"],
+        last_stop_reason="end_turn",
+        end=end,
+    )
+    four_step, four_rows = _step(agent, run_ids[1]), _messages(agent)
+    await StepRepository(session).insert(four_step)
+    await MessageRepository(session).add(four_rows)
+    appended = await AgentRepository(session).append_message_ids(
+        agent.id, [r.id for r in four_rows], last_stop_reason="end_turn"
+    )
+    status = await RunRepository(session).record_progress(run_ids[1], num_steps=2, tools_used=["f"], end=end)
+    assert written.run_status == status == "completed"
+    assert written.message_ids == appended[: len(written.message_ids)]
+    assert appended[-4:] == [r.id for r in (*one_rows, *four_rows)]
+    sequences = [r.sequence_id for r in (*one_rows, *four_rows)]
+    assert sequences == sorted(sequences) and len(set(sequences)) == 4
+    skip = ("id", "run_id", "created_at", "updated_at")
+    assert await _columns(session, "steps", one_step.id, skip) == await _columns(session, "steps", four_step.id, skip)
+    skip = ("id", "sequence_id", "created_at", "updated_at")
+    for one, four in zip(one_rows, four_rows, strict=True):
+        assert await _columns(session, "messages", one.id, skip) == await _columns(session, "messages", four.id, skip)
+    skip = ("id", "created_at", "updated_at", "completed_at")
+    assert await _columns(session, "runs", run_ids[0], skip) == await _columns(session, "runs", run_ids[1], skip)
+    stored = (
+        await session.execute(
+            text("SELECT message_ids, last_stop_reason, message_count FROM agents WHERE id = :id"), {"id": agent.id}
+        )
+    ).one()
+    assert (stored.message_ids, stored.last_stop_reason) == (appended, "end_turn")
+    counted = await session.scalar(text("SELECT count(*) FROM messages WHERE agent_id = :id"), {"id": agent.id})
+    assert stored.message_count == counted  # the count triggers ran for the one statement too
+
+
+async def test_a_cancelled_run_stays_cancelled_through_the_one_statement(memlet_session: AsyncSession) -> None:
+    session = memlet_session
+    agent = await make_agent(session)
+    run_id = ids.new_id(ids.Prefix.RUN)
+    session.add(orm.Run(id=run_id, organization_id=agent.organization_id, agent_id=agent.id, status="cancelled"))
+    await session.flush()
+    written = await write_step(
+        session,
+        agent_id=agent.id,
+        run_id=run_id,
+        step=None,
+        rows=_messages(agent)[:1],
+        num_steps=1,
+        tools_used=[],
+        last_stop_reason=None,
+        end=RunEnd(status="completed", stop_reason="end_turn"),
+    )
+    assert written.run_status == "cancelled"
+    run = (await session.execute(text("SELECT status, stop_reason FROM runs WHERE id = :id"), {"id": run_id})).one()
+    assert tuple(run) == ("cancelled", "cancelled")

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from memlet.db import models as orm
-from memlet.loop import step_cycle
+from memlet.loop import commit, step_cycle
 from memlet.loop.cancel import cancel_runs
 from memlet.loop.commit import commit_step
 from memlet.loop.events import RunFailed, RunFinished
@@ -128,7 +128,16 @@ class TestOtherEndsCloseTheRunOnTheirOwn:
                 raise RuntimeError("the disk is full")
             return await record_progress(self, run_id, **kwargs)
 
+        write_step = commit.write_step
+
+        async def failing_write(session: Any, **kwargs: Any) -> Any:
+            written = await write_step(session, **kwargs)
+            if kwargs.get("end") is not None:  # after the rows were sent: the rollback must undo them
+                raise RuntimeError("the disk is full")
+            return written
+
         monkeypatch.setattr(RunRepository, "record_progress", failing)
+        monkeypatch.setattr(commit, "write_step", failing_write)  # the common path's one statement
         mock_llm.script(Reply.text("hello"))
         out = await loop_env.send(agent, MessageCreate(role="user", content="hi"))
         assert isinstance(out.final, RunFailed) and separate_finishes == ["error"]

@@ -1,0 +1,159 @@
+"""A step's common commit in one statement: the step row, its messages, the agent's `message_ids` append (with its
+last stop reason when the turn ends) and the run's progress (with its end when the turn ends).
+
+These are the writes `StepRepository.insert`, `MessageRepository.add`, `AgentRepository.append_message_ids` and
+`RunRepository.record_progress` make one statement each, sent as data-modifying CTEs of one statement: one round
+trip instead of four. The caller holds the agent's xact lock in the same transaction (`lock_for_commit`), as for
+the four. Postgres runs every CTE of the statement whether or not the final SELECT reads it, on one snapshot; the
+messages' statement-level count triggers and the foreign key checks run at the end of the statement, once the
+step row and the messages are all written. The only SQL here that spans tables: the loop's hottest write.
+
+Used for up to `MAX_ROWS` messages, in the agent's own thread, without memory edits and without a run error
+(`loop/commit.py` keeps the four statements for the rest).
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import lru_cache
+from typing import Any
+
+from sqlalchemy import ARRAY, String, Table, bindparam, case, func, insert, select, update
+from sqlalchemy.dialects.postgresql import aggregate_order_by
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memlet.db import models as orm
+from memlet.db.base import utcnow
+from memlet.db.driver import DriverSQL, driver_of, orm_insert_values
+from memlet.runs.run_statements import RunEnd
+
+MAX_ROWS = 8
+
+_MESSAGES: Table = orm.Message.__table__  # type: ignore[assignment]
+_STEPS: Table = orm.Step.__table__  # type: ignore[assignment]
+_AGENTS: Table = orm.Agent.__table__  # type: ignore[assignment]
+_RUNS: Table = orm.Run.__table__  # type: ignore[assignment]
+_MESSAGE_COLUMNS = tuple(
+    (attr.key, attr.columns[0].key) for attr in orm.Message.__mapper__.column_attrs if attr.key != "sequence_id"
+)
+_STEP_COLUMNS = tuple((attr.key, attr.columns[0]) for attr in orm.Step.__mapper__.column_attrs)
+
+
+@dataclass(frozen=True)
+class StepWritten:
+    """What the statement read back: the agent's whole `message_ids` and the run's status (None: no such run)."""
+
+    message_ids: list[str]
+    run_status: str | None
+
+
+def _typed(name: str, table: Table, column: str) -> Any:
+    return bindparam(name, type_=table.c[column].type)
+
+
+@lru_cache(maxsize=4 * 2 * MAX_ROWS)
+def _statement(rows: int, with_step: bool, last_stop: bool, closing: bool) -> DriverSQL:
+    written = (
+        insert(_MESSAGES)
+        .values([{c: _typed(f"m{i}_{c}", _MESSAGES, c) for _, c in _MESSAGE_COLUMNS} for i in range(rows)])
+        .returning(_MESSAGES.c.id, _MESSAGES.c.sequence_id)
+        .cte("written")
+    )
+    agent_values: dict[str, Any] = {
+        "message_ids": _AGENTS.c.message_ids.op("||")(bindparam("a_new_ids", type_=ARRAY(String))),
+        "updated_at": _typed("a_updated_at", _AGENTS, "updated_at"),
+    }
+    if last_stop:
+        agent_values["last_stop_reason"] = _typed("a_stop_reason", _AGENTS, "last_stop_reason")
+    appended = (
+        update(_AGENTS)
+        .where(_AGENTS.c.id == bindparam("a_agent_id"))
+        .values(**agent_values)
+        .returning(_AGENTS.c.message_ids)
+        .cte("appended")
+    )
+    run_values: dict[str, Any] = {
+        "num_steps": _typed("r_num_steps", _RUNS, "num_steps"),
+        "tools_used": _typed("r_tools_used", _RUNS, "tools_used"),
+        "updated_at": _typed("r_updated_at", _RUNS, "updated_at"),
+    }
+    if closing:  # as `run_statements.closing_values`: a run a client cancelled stays cancelled
+        was_cancelled = _RUNS.c.status == "cancelled"
+        run_values.update(
+            status=case((was_cancelled, "cancelled"), else_=_typed("r_status", _RUNS, "status")),
+            stop_reason=case((was_cancelled, "cancelled"), else_=_typed("r_stop_reason", _RUNS, "stop_reason")),
+            completed_at=_typed("r_completed_at", _RUNS, "completed_at"),
+            total_duration_ns=_typed("r_duration_ns", _RUNS, "total_duration_ns"),
+        )
+    progressed = (
+        update(_RUNS)
+        .where(_RUNS.c.id == bindparam("r_run_id"))
+        .values(**run_values)
+        .returning(_RUNS.c.status)
+        .cte("progressed")
+    )
+    by_sequence = written.c.sequence_id
+    statement = select(
+        select(appended.c.message_ids).scalar_subquery(),
+        select(progressed.c.status).scalar_subquery(),
+        select(func.array_agg(aggregate_order_by(written.c.id, by_sequence))).scalar_subquery(),
+        select(func.array_agg(aggregate_order_by(by_sequence, by_sequence))).scalar_subquery(),
+    )
+    if with_step:
+        step = insert(_STEPS).values({c: _typed(f"s_{c.key}", _STEPS, c.key) for _, c in _STEP_COLUMNS})
+        statement = statement.add_cte(step.cte("stepped"))
+    return DriverSQL(statement)
+
+
+def fits(rows: Sequence[orm.Message], end: RunEnd | None) -> bool:
+    """Whether `write_step` takes these rows and this end (a run's error merges into its metadata elsewhere)."""
+    return 0 < len(rows) <= MAX_ROWS and (end is None or end.error is None)
+
+
+async def write_step(
+    session: AsyncSession,
+    *,
+    agent_id: str,
+    run_id: str,
+    step: orm.Step | None,
+    rows: Sequence[orm.Message],
+    num_steps: int,
+    tools_used: list[str],
+    last_stop_reason: str | None,
+    end: RunEnd | None,
+) -> StepWritten:
+    """Write the step row (unless None), `rows` (their `sequence_id` set from the database, in list order), append
+    their ids to the agent's `message_ids` and record the run's progress, in one statement (see `fits`)."""
+    now = utcnow()
+    params: dict[str, Any] = {
+        "a_agent_id": agent_id,
+        "a_new_ids": [row.id for row in rows],
+        "a_updated_at": now,
+        "a_stop_reason": last_stop_reason,
+        "r_run_id": run_id,
+        "r_num_steps": num_steps,
+        "r_tools_used": tools_used,
+        "r_updated_at": now,
+    }
+    for i, row in enumerate(rows):
+        row.created_at = row.created_at or now
+        row.updated_at = row.updated_at or row.created_at
+        for key, column in _MESSAGE_COLUMNS:
+            params[f"m{i}_{column}"] = getattr(row, key)
+    if step is not None:
+        for column, value in orm_insert_values(step, _STEP_COLUMNS).items():
+            params[f"s_{column}"] = value
+    if end is not None:
+        params.update(
+            r_status=end.status,
+            r_stop_reason=end.stop_reason,
+            r_completed_at=datetime.now(UTC),
+            r_duration_ns=end.duration_ns,
+        )
+    statement = _statement(len(rows), step is not None, last_stop_reason is not None, end is not None)
+    record = await (await driver_of(session)).fetchrow(statement, params)
+    message_ids, status, ids, sequences = record
+    sequence = dict(zip(ids or [], sequences or [], strict=True))
+    for row in rows:
+        row.sequence_id = sequence[row.id]
+    return StepWritten(list(message_ids or []), status)
