@@ -54,6 +54,7 @@ async def refresh_system_message(
     update_timestamp: bool,
     with_rules: bool = False,
     message_count: int | None = None,
+    blocks: list[orm.Block] | None = None,
 ) -> str:
     """Recompile the agent's system message and write it into `agent.message_ids[0]`; returns the text.
 
@@ -61,10 +62,12 @@ async def refresh_system_message(
     ones; the archival lines count the passages (and list the tags) of every archive attached to the agent.
     The "last recompiled" time moves only when `update_timestamp` is set (or was never set). `message_count` is the
     agent's stored message count when the caller's row is known to be current (else it is read). Runs in the caller's
-    transaction and never commits.
+    transaction and never commits. `blocks`: the agent's blocks as the caller has just read them in this
+    transaction (`BlockRepository.of_agent`), else they are read here.
     """
     messages = MessageRepository(session)
-    blocks = await BlockRepository(session).of_agent(agent.id)
+    if blocks is None:
+        blocks = await BlockRepository(session).of_agent(agent.id)
     total = message_count if message_count is not None else await messages.count_for_agent(agent.id)
     recall_count = max(total - len(agent.message_ids or []), 0)
     archival_count, archival_tags = await PassageRepository(session).agent_count_and_tags(

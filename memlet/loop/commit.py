@@ -60,16 +60,28 @@ class Closing:
     on_finish: OnFinish | None = None
 
 
+@dataclass(frozen=True)
+class Remembered:
+    """After a memory edit in the agent's own thread, the state its commit read back: the agent row (message_ids,
+    recompile time and message count current), its blocks in attachment order and the new system prompt text. The
+    next step goes on from them instead of reloading."""
+
+    agent: orm.Agent
+    blocks: list[orm.Block]
+    system_text: str
+
+
 @dataclass
 class Committed:
     """What one step's commit wrote: the step's own new messages (as public views need them), every row written
-    (inputs included, for the in-memory buffer), the run status read in the same transaction, and whether it
-    closed the run (its `Closing` was written)."""
+    (inputs included, for the in-memory buffer), the run status read in the same transaction, whether it
+    closed the run (its `Closing` was written), and after a memory edit in the agent's thread what it read back."""
 
     messages: list[StoredMessage]
     rows: list[orm.Message]
     run_status: str | None
     closed: bool = False
+    remembered: Remembered | None = None
 
 
 async def commit_step(
@@ -115,18 +127,18 @@ async def commit_step(
                 last_stop_reason=end.stop_reason if end is not None else None,
                 end=end,
             )
-            message_ids, status = written.message_ids, written.run_status
+            message_ids, status, remembered = written.message_ids, written.run_status, None
         else:
             outcome = await _write_each(session, ctx, step, rows, num_steps, tools_used, end)
             if outcome is None:  # the agent is gone
                 return Committed([], [], None, closed=False)
-            message_ids, status = outcome
+            message_ids, status, remembered = outcome
         committed = [StoredMessage.model_validate(r) for r in result.rows]
         if closing is not None and closing.on_finish is not None:
             await closing.on_finish(session, closing.event, committed)
         if ctx.conversation_id is None:
             ctx.agent.message_ids = message_ids
-    return Committed(committed, rows, status, closed=closing is not None)
+    return Committed(committed, rows, status, closed=closing is not None, remembered=remembered)
 
 
 async def _write_each(
@@ -137,15 +149,17 @@ async def _write_each(
     num_steps: int,
     tools_used: list[str],
     end: RunEnd | None,
-) -> tuple[list[str], str | None] | None:
+) -> tuple[list[str], str | None, Remembered | None] | None:
     """`commit_step`'s writes one statement each (a conversation, memory edits, many rows, a run error): the new
-    message_ids and the run's status, or None when the agent is gone."""
+    message_ids, the run's status and, after a memory edit in the agent's thread, what the next step needs; None
+    when the agent is gone."""
     repo = LoopRepository(session)
     last_stop = end.stop_reason if end is not None else None
     new_ids = [r.id for r in rows]
     if step is not None:
         await StepRepository(session).insert(step)
     await repo.messages.add(rows)
+    remembered = None
     if ctx.conversation_id is not None:
         message_ids = await _commit_to_conversation(session, ctx, new_ids)
     elif ctx.tool_ctx.memory_changed:
@@ -154,13 +168,20 @@ async def _write_each(
         if agent is None:
             return None
         await _write_memory(session, agent.id, ctx.tool_ctx)
+        blocks = await repo.blocks.of_agent(agent.id)
         with session.no_autoflush:  # message_ids and system_compiled_at go out in one UPDATE of the agent
             agent.message_ids = [*(agent.message_ids or []), *new_ids]
-            await refresh_system_message(
-                session, agent, update_timestamp=True, with_rules=True, message_count=agent.message_count
+            text = await refresh_system_message(
+                session,
+                agent,
+                update_timestamp=True,
+                with_rules=True,
+                message_count=agent.message_count,
+                blocks=blocks,
             )
         await session.flush()
         message_ids = list(agent.message_ids)
+        remembered = Remembered(agent, blocks, text)
     else:
         message_ids = await repo.agents.append_message_ids(ctx.agent.id, new_ids, last_stop_reason=last_stop)
     if last_stop is not None and (ctx.conversation_id is not None or ctx.tool_ctx.memory_changed):
@@ -168,7 +189,7 @@ async def _write_each(
     status = await RunRepository(session).record_progress(
         ctx.run_id, num_steps=num_steps, tools_used=tools_used, end=end
     )
-    return message_ids, status
+    return message_ids, status, remembered
 
 
 async def _commit_to_conversation(session: AsyncSession, ctx: StepContext, new_ids: list[str]) -> list[str]:

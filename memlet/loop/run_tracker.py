@@ -7,6 +7,7 @@ from typing import Any
 from memlet import metrics
 from memlet.db import models as orm
 from memlet.db.driver import lone_statements
+from memlet.db.message_row import MessageRow
 from memlet.errors import LLMError, NotFoundError
 from memlet.llm.chat_format import is_v2
 from memlet.llm.client import LLMClient
@@ -15,7 +16,7 @@ from memlet.loop.agent_state import LoopRepository, LoopState
 from memlet.loop.buffer_chat import BufferChat
 from memlet.loop.builtin_tools import ToolContext
 from memlet.loop.cancel_signal import CancelWatch, RunCancelled
-from memlet.loop.commit import Closing
+from memlet.loop.commit import Closing, Remembered
 from memlet.loop.deps import LoopDeps, RunOptions
 from memlet.loop.response import StepContext, StepResult
 from memlet.messages.schemas import StopReasonType, run_status_for
@@ -92,6 +93,16 @@ class RunState:
         if state is None:
             raise NotFoundError("Agent", self.agent_id)
         return self.apply_override(state)
+
+    def remember(self, state: LoopState, remembered: Remembered, rows: list[orm.Message]) -> None:
+        """Carry `state` past the commit of a memory edit in the agent's thread, in place, from what that commit
+        read back (the agent row, its blocks, the system prompt it wrote) instead of reloading it; the step's rows
+        join the buffer as after any step."""
+        state.agent = remembered.agent
+        self.apply_override(state)
+        state.blocks = remembered.blocks
+        state.messages[0] = state.messages[0]._replace(content=[{"type": "text", "text": remembered.system_text}])
+        state.messages.extend(MessageRow.of(row) for row in rows)
 
     def apply_override(self, state: LoopState) -> LoopState:
         """Swap in the request's llm_config override. The agent row is detached, so this never reaches the DB."""

@@ -150,8 +150,10 @@ async def llm_step(
         run.closed_by(closing)
     run.pending = []
     run.status_read(committed.run_status)
-    if ctx.tool_ctx.memory_changed:
-        run.needs_reload = True  # blocks and the system prompt changed: the next step reads them afresh
+    if committed.remembered is not None:
+        run.remember(state, committed.remembered, committed.rows)  # the edit's commit read the new state back
+    elif ctx.tool_ctx.memory_changed:
+        run.needs_reload = True  # blocks and the system prompt changed in a conversation: read them afresh
     else:
         state.messages.extend(MessageRow.of(row) for row in committed.rows)
     if committed.messages:

@@ -35,8 +35,9 @@ TWO_STEP_STATEMENTS, TWO_STEP_ROUND_TRIPS = 12, 19
 # statement, reads the archival count and tags in one, and writes message_ids with system_compiled_at in one UPDATE
 # (29 statements / 37 round trips before on main), and the second step reads no run status; plus one round trip of
 # slack as above.
-# The reply step writes in one statement (`runs.step_write`); the edit step keeps its statements.
-MEMORY_EDIT_STATEMENTS, MEMORY_EDIT_ROUND_TRIPS = 21, 30
+# The reply step writes in one statement (`runs.step_write`), and goes on from the state the edit's commit read back
+# instead of reloading the agent and its buffer (`commit.Remembered`); the edit step keeps its statements.
+MEMORY_EDIT_STATEMENTS, MEMORY_EDIT_ROUND_TRIPS = 19, 26
 # Create agent: the tool lookup, the agent with its blocks and links (one statement of CTEs), the system message;
 # between BEGIN and COMMIT.
 CREATE_STATEMENTS, CREATE_ROUND_TRIPS = 3, 5

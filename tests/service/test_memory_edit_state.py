@@ -1,0 +1,83 @@
+"""After a memory edit in the agent's own thread, the next step goes on from what the edit's commit read back
+(`commit.Remembered`, `RunState.remember`) instead of reloading the agent: that state must be the one a reload
+would read, and the next request must show the edit."""
+
+import copy
+from typing import Any
+
+import pytest
+
+from memlet import ids
+from memlet.db import models as orm
+from memlet.loop import run_tracker
+from memlet.loop.agent_state import LoopRepository, LoopState
+from memlet.loop.events import MessagesCommitted, RunFinished
+from memlet.loop.runner import RunOptions, run_agent
+from memlet.messages.requests import MessageCreate
+from tests.mock_llm import Reply
+from tests.service.loop_factories import LoopEnv, loop_env
+
+__all__ = ["loop_env"]
+
+_AGENT_FIELDS = ("id", "message_ids", "system_compiled_at", "message_count", "llm_config", "tool_rules", "system")
+_BLOCK_FIELDS = ("id", "label", "value", "description", "limit", "read_only", "hidden")
+
+
+def _agent(agent: orm.Agent) -> dict[str, Any]:
+    return {name: getattr(agent, name) for name in _AGENT_FIELDS}
+
+
+def _blocks(state: LoopState) -> list[dict[str, Any]]:
+    return [{name: getattr(block, name) for name in _BLOCK_FIELDS} for block in state.blocks]
+
+
+def _messages(state: LoopState) -> list[tuple[str, Any]]:
+    return [(row.id, row.content) for row in state.messages]
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        ("memory_insert", {"label": "human", "new_string": "Likes tea."}),
+        ("memory", {"command": "create", "path": "/memories/projects", "description": "Work.", "file_text": "x"}),
+        ("memory", {"command": "delete", "path": "/memories/human"}),
+    ],
+)
+async def test_the_state_after_a_memory_edit_is_the_state_a_reload_reads(
+    loop_env: LoopEnv, mock_llm, monkeypatch: pytest.MonkeyPatch, edit: tuple[str, dict[str, Any]]
+) -> None:
+    agent = await loop_env.agent(tools=["memory_insert", "memory"])
+    remembered: list[tuple[Any, ...]] = []
+    remember = run_tracker.RunState.remember
+
+    def recording(self: run_tracker.RunState, state: LoopState, *args: Any) -> None:
+        remember(self, state, *args)
+        snapshot = (_agent(state.agent), _blocks(state), [t.id for t in state.tools], _messages(state))
+        remembered.append(copy.deepcopy(snapshot))
+
+    monkeypatch.setattr(run_tracker.RunState, "remember", recording)
+    reloaded: list[LoopState] = []
+    mock_llm.script(Reply.tool_call(*edit), Reply.text("done"))
+    events = []
+    async for event in run_agent(
+        loop_env.deps,
+        agent_id=agent.id,
+        actor_org_id=agent.organization_id,
+        run_id=ids.new_id(ids.Prefix.RUN),
+        inputs=[MessageCreate(role="user", content="remember this")],
+        options=RunOptions(),
+    ):
+        events.append(event)
+        if isinstance(event, MessagesCommitted) and not reloaded:  # between the two steps: what a reload reads
+            async with loop_env.sessionmaker() as session:
+                fresh = await LoopRepository(session).load_state(agent.id, agent.organization_id)
+            assert fresh is not None
+            reloaded.append(fresh)
+    assert isinstance(events[-1], RunFinished) and events[-1].stop_reason == "end_turn"
+    [(agent_row, blocks, tools, messages)], [fresh] = remembered, reloaded
+    assert agent_row == _agent(fresh.agent)
+    assert blocks == _blocks(fresh)
+    assert tools == [t.id for t in fresh.tools]
+    assert messages == _messages(fresh)
+    system = mock_llm.requests[1]["messages"][0]["content"]
+    assert system == fresh.messages[0].content[0]["text"]  # the model was sent the recompiled prompt
