@@ -98,11 +98,11 @@ async def commit_step(
     """Append `pending` inputs plus the step's rows, extend message_ids, write memory edits, step and run rows;
     with `closing` (the turn ends with this step), close the run in the same statements.
 
-    The common path (the agent's own thread, no memory edit) is two statements: the agent's xact lock taken with
-    its row held against a concurrent delete (a deleted agent raises NotFoundError), then one statement
-    (`runs.step_write`) writing the step row, all messages, an atomic append to message_ids (with the agent's last
-    stop reason when the turn ends) and the run's progress (its end too when the turn ends; it also reads back
-    whether it was cancelled). The other paths write the same rows one statement each.
+    The common path (no memory edit) is two statements: the agent's xact lock taken with its row held against a
+    concurrent delete (a deleted agent raises NotFoundError), then one statement (`runs.step_write`) writing the
+    step row, all messages, an atomic append to the thread's message_ids (the agent's or the conversation's, with
+    the agent's last stop reason when the turn ends) and the run's progress (its end too when the turn ends; it
+    also reads back whether it was cancelled). The other paths write the same rows one statement each.
     `ctx.agent.message_ids` is updated in place so the next step can go on without reloading.
     """
     for row in pending:
@@ -115,10 +115,11 @@ async def commit_step(
     async with maker() as session, session.begin():
         if not await LoopRepository(session).agents.lock_for_commit(ctx.agent.id):  # deleted during the turn
             raise NotFoundError("Agent", ctx.agent.id)
-        if ctx.conversation_id is None and not ctx.tool_ctx.memory_changed and fits(rows, end):
+        if not ctx.tool_ctx.memory_changed and fits(rows, end):
             written = await write_step(
                 session,
                 agent_id=ctx.agent.id,
+                conversation_id=ctx.conversation_id,
                 run_id=ctx.run_id,
                 step=step,
                 rows=rows,

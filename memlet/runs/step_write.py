@@ -1,15 +1,18 @@
-"""A step's common commit in one statement: the step row, its messages, the agent's `message_ids` append (with its
-last stop reason when the turn ends) and the run's progress (with its end when the turn ends).
+"""A step's common commit in one statement: the step row, its messages, the append of their ids to the thread's
+window (the agent's `message_ids`, or a conversation's with its history links), the agent's last stop reason when
+the turn ends, and the run's progress (with its end when the turn ends).
 
-These are the writes `StepRepository.insert`, `MessageRepository.add`, `AgentRepository.append_message_ids` and
+These are the writes `StepRepository.insert`, `MessageRepository.add`, `AgentRepository.append_message_ids` (or
+`ConversationRepository.append_message_ids` and `AgentRepository.set_last_stop_reason`) and
 `RunRepository.record_progress` make one statement each, sent as data-modifying CTEs of one statement: one round
-trip instead of four. The caller holds the agent's xact lock in the same transaction (`lock_for_commit`), as for
-the four. Postgres runs every CTE of the statement whether or not the final SELECT reads it, on one snapshot; the
-messages' statement-level count triggers and the foreign key checks run at the end of the statement, once the
-step row and the messages are all written. The only SQL here that spans tables: the loop's hottest write.
+trip instead of four to six. The caller holds the agent's xact lock in the same transaction (`lock_for_commit`), as
+for the separate statements. Postgres runs every CTE of the statement whether or not the final SELECT reads it, on
+one snapshot; the messages' statement-level count triggers and the foreign key checks run at the end of the
+statement, once the step row, the messages and the links are all written. The only SQL here that spans tables:
+the loop's hottest write.
 
-Used for up to `MAX_ROWS` messages, in the agent's own thread, without memory edits and without a run error
-(`loop/commit.py` keeps the four statements for the rest).
+Used for up to `MAX_ROWS` messages, without memory edits and without a run error (`loop/commit.py` keeps the
+separate statements for the rest).
 """
 
 from collections.abc import Sequence
@@ -20,6 +23,7 @@ from typing import Any
 
 from sqlalchemy import ARRAY, String, Table, bindparam, case, func, insert, select, update
 from sqlalchemy.dialects.postgresql import aggregate_order_by
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
@@ -33,6 +37,8 @@ _MESSAGES: Table = orm.Message.__table__  # type: ignore[assignment]
 _STEPS: Table = orm.Step.__table__  # type: ignore[assignment]
 _AGENTS: Table = orm.Agent.__table__  # type: ignore[assignment]
 _RUNS: Table = orm.Run.__table__  # type: ignore[assignment]
+_CONVERSATIONS: Table = orm.Conversation.__table__  # type: ignore[assignment]
+_LINKS: Table = orm.ConversationMessage.__table__  # type: ignore[assignment]
 _MESSAGE_COLUMNS = tuple(
     (attr.key, attr.columns[0].key) for attr in orm.Message.__mapper__.column_attrs if attr.key != "sequence_id"
 )
@@ -41,7 +47,8 @@ _STEP_COLUMNS = tuple((attr.key, attr.columns[0]) for attr in orm.Step.__mapper_
 
 @dataclass(frozen=True)
 class StepWritten:
-    """What the statement read back: the agent's whole `message_ids` and the run's status (None: no such run)."""
+    """What the statement read back: the thread's whole window (the agent's or the conversation's `message_ids`) and
+    the run's status (None: no such run)."""
 
     message_ids: list[str]
     run_status: str | None
@@ -51,25 +58,49 @@ def _typed(name: str, table: Table, column: str) -> Any:
     return bindparam(name, type_=table.c[column].type)
 
 
-@lru_cache(maxsize=4 * 2 * MAX_ROWS)
-def _statement(rows: int, with_step: bool, last_stop: bool, closing: bool) -> DriverSQL:
+@lru_cache(maxsize=8 * 2 * MAX_ROWS)
+def _statement(rows: int, with_step: bool, last_stop: bool, closing: bool, conversation: bool) -> DriverSQL:
     written = (
         insert(_MESSAGES)
         .values([{c: _typed(f"m{i}_{c}", _MESSAGES, c) for _, c in _MESSAGE_COLUMNS} for i in range(rows)])
         .returning(_MESSAGES.c.id, _MESSAGES.c.sequence_id)
         .cte("written")
     )
-    agent_values: dict[str, Any] = {
-        "message_ids": _AGENTS.c.message_ids.op("||")(bindparam("a_new_ids", type_=ARRAY(String))),
-        "updated_at": _typed("a_updated_at", _AGENTS, "updated_at"),
-    }
-    if last_stop:
-        agent_values["last_stop_reason"] = _typed("a_stop_reason", _AGENTS, "last_stop_reason")
+    new_ids = bindparam("a_new_ids", type_=ARRAY(String))
+    side: list[Any] = []  # CTEs the final SELECT does not read
+    if conversation:
+        thread = _CONVERSATIONS
+        thread_id = bindparam("c_conversation_id", type_=String)
+        links = select(thread_id, func.unnest(new_ids))
+        side.append(
+            pg_insert(_LINKS)
+            .from_select(["conversation_id", "message_id"], links)
+            .on_conflict_do_nothing()
+            .cte("linked")
+        )
+        if last_stop:  # as `AgentRepository.set_last_stop_reason`
+            stop = _typed("a_stop_reason", _AGENTS, "last_stop_reason")
+            side.append(
+                update(_AGENTS)
+                .where(_AGENTS.c.id == bindparam("a_agent_id"), _AGENTS.c.last_stop_reason.is_distinct_from(stop))
+                .values(last_stop_reason=stop, updated_at=_typed("a_updated_at", _AGENTS, "updated_at"))
+                .cte("stopped")
+            )
+        thread_values: dict[str, Any] = {}
+    else:
+        thread, thread_id = _AGENTS, bindparam("a_agent_id")
+        thread_values = {}
+        if last_stop:
+            thread_values["last_stop_reason"] = _typed("a_stop_reason", _AGENTS, "last_stop_reason")
     appended = (
-        update(_AGENTS)
-        .where(_AGENTS.c.id == bindparam("a_agent_id"))
-        .values(**agent_values)
-        .returning(_AGENTS.c.message_ids)
+        update(thread)
+        .where(thread.c.id == thread_id)
+        .values(
+            message_ids=thread.c.message_ids.op("||")(new_ids),
+            updated_at=_typed("t_updated_at", thread, "updated_at"),
+            **thread_values,
+        )
+        .returning(thread.c.message_ids)
         .cte("appended")
     )
     run_values: dict[str, Any] = {
@@ -101,8 +132,8 @@ def _statement(rows: int, with_step: bool, last_stop: bool, closing: bool) -> Dr
     )
     if with_step:
         step = insert(_STEPS).values({c: _typed(f"s_{c.key}", _STEPS, c.key) for _, c in _STEP_COLUMNS})
-        statement = statement.add_cte(step.cte("stepped"))
-    return DriverSQL(statement)
+        side.insert(0, step.cte("stepped"))
+    return DriverSQL(statement.add_cte(*side) if side else statement)
 
 
 def fits(rows: Sequence[orm.Message], end: RunEnd | None) -> bool:
@@ -114,6 +145,7 @@ async def write_step(
     session: AsyncSession,
     *,
     agent_id: str,
+    conversation_id: str | None,
     run_id: str,
     step: orm.Step | None,
     rows: Sequence[orm.Message],
@@ -123,12 +155,15 @@ async def write_step(
     end: RunEnd | None,
 ) -> StepWritten:
     """Write the step row (unless None), `rows` (their `sequence_id` set from the database, in list order), append
-    their ids to the agent's `message_ids` and record the run's progress, in one statement (see `fits`)."""
+    their ids to the thread's window (the conversation's when `conversation_id` is given, else the agent's) and
+    record the run's progress, in one statement (see `fits`)."""
     now = utcnow()
     params: dict[str, Any] = {
         "a_agent_id": agent_id,
+        "c_conversation_id": conversation_id,
         "a_new_ids": [row.id for row in rows],
         "a_updated_at": now,
+        "t_updated_at": now,
         "a_stop_reason": last_stop_reason,
         "r_run_id": run_id,
         "r_num_steps": num_steps,
@@ -150,7 +185,9 @@ async def write_step(
             r_completed_at=datetime.now(UTC),
             r_duration_ns=end.duration_ns,
         )
-    statement = _statement(len(rows), step is not None, last_stop_reason is not None, end is not None)
+    statement = _statement(
+        len(rows), step is not None, last_stop_reason is not None, end is not None, conversation_id is not None
+    )
     record = await (await driver_of(session)).fetchrow(statement, params)
     message_ids, status, ids, sequences = record
     sequence = dict(zip(ids or [], sequences or [], strict=True))

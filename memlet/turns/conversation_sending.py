@@ -17,6 +17,7 @@ from memlet.actor import Actor
 from memlet.conversations.repository import ConversationRepository
 from memlet.conversations.service import Thread
 from memlet.db import models as orm
+from memlet.db.engine import single_read, single_statement
 from memlet.errors import AgentBusyError
 from memlet.loop.deps import LoopDeps
 from memlet.messages.requests import LettaRequest
@@ -46,7 +47,7 @@ class ConversationSendService(SendService):
         self.conversation_id = thread.conversation.id if thread.conversation else None
 
     async def _active_run(self) -> str | None:
-        async with self.deps.sessionmaker() as session:
+        async with single_read(self.deps.sessionmaker) as session:  # one SELECT: no BEGIN and ROLLBACK
             active = await RunRepository(session).active_in_thread(self.thread.agent.id, self.conversation_id, limit=1)
         return active[0] if active else None
 
@@ -72,7 +73,7 @@ class ConversationSendService(SendService):
         """A conversation's `last_message_at` is set when a request arrives (as in Letta, even if a 409 follows)."""
         if self.conversation_id is None:
             return
-        async with self.deps.sessionmaker() as session, session.begin():
+        async with single_statement(self.deps.sessionmaker) as session:  # one UPDATE: no BEGIN and COMMIT
             await ConversationRepository(session).touch(self.conversation_id, datetime.now(UTC))
 
     async def model_override(self, req: LettaRequest) -> dict[str, Any] | None:

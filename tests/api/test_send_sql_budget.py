@@ -41,6 +41,11 @@ MEMORY_EDIT_STATEMENTS, MEMORY_EDIT_ROUND_TRIPS = 19, 26
 # Create agent: the tool lookup, the agent with its blocks and links (one statement of CTEs), the system message;
 # between BEGIN and COMMIT.
 CREATE_STATEMENTS, CREATE_ROUND_TRIPS = 3, 5
+# A one-step send in a conversation (every Letta Code turn): the route resolves the conversation and the agent,
+# touches the conversation and checks the thread is idle (those two in autocommit), and the load reads the
+# conversation and its isolated blocks too; the step's commit is one statement as in the agent's thread
+# (`runs.step_write`). 20 statements / 31 round trips before; 23 round trips now, plus one of slack as above.
+CONVERSATION_STATEMENTS, CONVERSATION_ROUND_TRIPS = 15, 24
 _CANCEL_POLL = "FROM runs WHERE runs.id = ANY"  # the shared poller's one statement for every run in flight
 
 
@@ -169,3 +174,16 @@ class TestSendSqlBudget:
         statements, control = trace.of_run(response.json()["messages"][0]["run_id"])
         assert len(statements) <= MEMORY_EDIT_STATEMENTS, _listing(statements)
         assert len(statements) + len(control) <= MEMORY_EDIT_ROUND_TRIPS, _listing([*statements, *control])
+
+    def test_one_step_conversation_send(self, server: LiveServer, http: httpx.Client, agent_id: str) -> None:
+        conversation = http.post("/v1/conversations/", params={"agent_id": agent_id}, json={}).json()["id"]
+        path = f"/v1/conversations/{conversation}/messages"
+        body = {"messages": [{"role": "user", "content": "hi"}], "streaming": False}
+        warm = http.post(path, json=body)
+        assert warm.status_code == 200, warm.text
+        with recorded(server) as trace:
+            response = http.post(path, json=body)
+        assert response.status_code == 200, response.text
+        statements, control = trace.of_run(response.json()["messages"][0]["run_id"])
+        assert len(statements) <= CONVERSATION_STATEMENTS, _listing(statements)
+        assert len(statements) + len(control) <= CONVERSATION_ROUND_TRIPS, _listing([*statements, *control])

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memlet import ids
 from memlet.agents.repository import AgentRepository
 from memlet.config import Settings
+from memlet.conversations.repository import ConversationRepository
 from memlet.db import models as orm
 from memlet.db.engine import create_engine, create_sessionmaker
 from memlet.messages import repository as messages_repository
@@ -136,6 +137,7 @@ async def test_the_one_statement_step_write_equals_the_four_statements(memlet_se
     written = await write_step(
         session,
         agent_id=agent.id,
+        conversation_id=None,
         run_id=run_ids[0],
         step=one_step,
         rows=one_rows,
@@ -182,6 +184,7 @@ async def test_a_cancelled_run_stays_cancelled_through_the_one_statement(memlet_
     written = await write_step(
         session,
         agent_id=agent.id,
+        conversation_id=None,
         run_id=run_id,
         step=None,
         rows=_messages(agent)[:1],
@@ -193,3 +196,59 @@ async def test_a_cancelled_run_stays_cancelled_through_the_one_statement(memlet_
     assert written.run_status == "cancelled"
     run = (await session.execute(text("SELECT status, stop_reason FROM runs WHERE id = :id"), {"id": run_id})).one()
     assert tuple(run) == ("cancelled", "cancelled")
+
+
+async def test_the_one_statement_step_write_in_a_conversation(memlet_session: AsyncSession) -> None:
+    """In a conversation the one statement appends to the conversation's window, links the rows to its history and
+    records the agent's last stop reason, as `ConversationRepository.append_message_ids` and
+    `AgentRepository.set_last_stop_reason` do; the agent's own window is left alone."""
+    session = memlet_session
+    agent = await make_agent(session)
+    agent_window = list(agent.message_ids or [])
+    conversations = []
+    for _ in range(2):
+        conversation = orm.Conversation(
+            id=ids.new_id(ids.Prefix.CONVERSATION),
+            organization_id=agent.organization_id,
+            agent_id=agent.id,
+            message_ids=agent_window[:1],
+        )
+        session.add(conversation)
+        conversations.append(conversation.id)
+    run_id = ids.new_id(ids.Prefix.RUN)
+    session.add(orm.Run(id=run_id, organization_id=agent.organization_id, agent_id=agent.id, status="running"))
+    await session.flush()
+    one_rows, four_rows = _messages(agent), _messages(agent)
+    for rows, conversation_id in ((one_rows, conversations[0]), (four_rows, conversations[1])):
+        for row in rows:
+            row.conversation_id = conversation_id
+    written = await write_step(
+        session,
+        agent_id=agent.id,
+        conversation_id=conversations[0],
+        run_id=run_id,
+        step=None,
+        rows=one_rows,
+        num_steps=1,
+        tools_used=[],
+        last_stop_reason="end_turn",
+        end=None,
+    )
+    await MessageRepository(session).add(four_rows)
+    appended = await ConversationRepository(session).append_message_ids(conversations[1], [r.id for r in four_rows])
+    assert written.message_ids == [*agent_window[:1], *(r.id for r in one_rows)]
+    assert appended == [*agent_window[:1], *(r.id for r in four_rows)]
+    skip = ("id", "sequence_id", "created_at", "updated_at", "conversation_id")
+    for one, four in zip(one_rows, four_rows, strict=True):
+        assert await _columns(session, "messages", one.id, skip) == await _columns(session, "messages", four.id, skip)
+    linked = await session.execute(
+        text("SELECT conversation_id, message_id FROM conversation_messages WHERE message_id = ANY(:ids)"),
+        {"ids": [r.id for r in (*one_rows, *four_rows)]},
+    )
+    assert sorted(linked.all()) == sorted(
+        [(conversations[0], r.id) for r in one_rows] + [(conversations[1], r.id) for r in four_rows]
+    )
+    stored = (
+        await session.execute(text("SELECT message_ids, last_stop_reason FROM agents WHERE id = :id"), {"id": agent.id})
+    ).one()
+    assert (stored.message_ids, stored.last_stop_reason) == (agent_window, "end_turn")
