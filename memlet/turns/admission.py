@@ -16,7 +16,7 @@ from memlet import ids
 from memlet.actor import Actor
 from memlet.db import models as orm
 from memlet.db.driver import lone_statements
-from memlet.db.engine import single_read
+from memlet.db.engine import single_read, single_statement
 from memlet.errors import NotFoundError
 from memlet.groups.repository import GroupRepository
 from memlet.loop.deps import LoopDeps
@@ -166,7 +166,7 @@ class SendAdmission:
         agent_id = str(run.agent_id)
         try:
             if agent_id in self._agents:
-                async with self.deps.sessionmaker() as session, session.begin():
+                async with single_statement(self.deps.sessionmaker) as session:  # one INSERT: no BEGIN and COMMIT
                     await RunRepository(session).add(run)
                 return
             agent = {"p_org": self.actor.organization_id, "p_agent": agent_id}
