@@ -4,15 +4,33 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, ColumnElement, String, case, delete, func, literal, select, update
-from sqlalchemy.dialects.postgresql import ARRAY, insert
+from sqlalchemy import BigInteger, ColumnElement, String, bindparam, case, delete, func, literal, select, update
+from sqlalchemy.dialects.postgresql import ARRAY, aggregate_order_by, insert
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.attributes import set_committed_value
 
+from memlet.blocks.repository import BLOCK_ROWS
 from memlet.db import models as orm
+from memlet.db.driver import DriverSQL, driver_of
 from memlet.db.pagination import Page, fetch_page
+from memlet.db.row_shape import RowShape
 
 C = orm.Conversation
 M = orm.Message
+_CONVERSATION_ROWS = RowShape(orm.Conversation)
+# A turn's load of its conversation: the row and its isolated blocks (`blocks_of`'s order) in one statement on the
+# driver, built into detached ORM rows.
+_ISOLATED_BLOCKS = (
+    select(func.array_agg(aggregate_order_by(BLOCK_ROWS.row(), orm.ConversationBlock.block_label)))
+    .join_from(orm.ConversationBlock, orm.Block, orm.ConversationBlock.block_id == orm.Block.id)
+    .where(orm.ConversationBlock.conversation_id == C.id)
+    .scalar_subquery()
+)
+_WITH_BLOCKS = DriverSQL(
+    select(*_CONVERSATION_ROWS.columns, _ISOLATED_BLOCKS).where(
+        C.id == bindparam("conversation_id"), C.organization_id == bindparam("org_id")
+    )
+)
 _FAR_PAST = datetime.fromisoformat("0001-01-02T00:00:00+00:00")
 _FAR_FUTURE = datetime.fromisoformat("9999-12-30T00:00:00+00:00")
 
@@ -30,6 +48,16 @@ class ConversationRepository:
         if for_update:
             stmt = stmt.with_for_update()
         return await self.session.scalar(stmt.execution_options(populate_existing=True))
+
+    async def find_with_blocks(
+        self, org_id: str, conversation_id: str
+    ) -> tuple[orm.Conversation, list[orm.Block]] | None:
+        """`find` with `blocks_of`, in one statement (detached rows: they never enter the session)."""
+        driver = await driver_of(self.session)
+        row = await driver.fetchrow(_WITH_BLOCKS, {"conversation_id": conversation_id, "org_id": org_id})
+        if row is None:
+            return None
+        return _CONVERSATION_ROWS.detached(row), BLOCK_ROWS.detached_all(row[len(_CONVERSATION_ROWS)])
 
     async def delete(self, conversation_id: str) -> None:
         await self.session.execute(delete(C).where(C.id == conversation_id))
@@ -83,8 +111,15 @@ class ConversationRepository:
         return list(result or [])
 
     async def set_message_ids(self, conversation: orm.Conversation, message_ids: Sequence[str]) -> None:
-        conversation.message_ids = list(message_ids)
-        await self.session.flush()
+        """Replace the window, by statement: `conversation` may be a detached row (a turn's load)."""
+        window = list(message_ids)
+        await self.session.execute(
+            update(C)
+            .where(C.id == conversation.id)
+            .values(message_ids=window)
+            .execution_options(synchronize_session=False)
+        )
+        set_committed_value(conversation, "message_ids", window)
 
     async def touch(self, conversation_id: str, when: datetime) -> None:
         await self.session.execute(

@@ -55,11 +55,12 @@ class LoopRepository:
         conversation = None
         window = agent.message_ids or []
         if conversation_id is not None:
-            conversation = await self.conversations.find(organization_id, conversation_id)
-            if conversation is None or conversation.agent_id != agent_id:
+            found = await self.conversations.find_with_blocks(organization_id, conversation_id)
+            if found is None or found[0].agent_id != agent_id:
                 return None
+            conversation, isolated = found
             window = conversation.message_ids or []
-            blocks = with_isolated(blocks, await self.conversations.blocks_of(conversation_id))
+            blocks = with_isolated(blocks, isolated)
         return LoopState(
             agent=agent,
             blocks=blocks,

@@ -43,9 +43,9 @@ MEMORY_EDIT_STATEMENTS, MEMORY_EDIT_ROUND_TRIPS = 19, 26
 CREATE_STATEMENTS, CREATE_ROUND_TRIPS = 3, 5
 # A one-step send in a conversation (every Letta Code turn): the route resolves the conversation and the agent,
 # touches the conversation, checks the thread is idle and inserts the run (those three in autocommit), and the load
-# reads the conversation and its isolated blocks too; the step's commit is one statement as in the agent's thread
-# (`runs.step_write`). 20 statements / 31 round trips before; 21 round trips now, plus one of slack as above.
-CONVERSATION_STATEMENTS, CONVERSATION_ROUND_TRIPS = 15, 22
+# reads the conversation with its isolated blocks in one more statement; the step's commit is one statement as in
+# the agent's thread (`runs.step_write`). 20 statements / 31 round trips before; 14 / 20 now, plus one of slack.
+CONVERSATION_STATEMENTS, CONVERSATION_ROUND_TRIPS = 14, 21
 _CANCEL_POLL = "FROM runs WHERE runs.id = ANY"  # the shared poller's one statement for every run in flight
 
 

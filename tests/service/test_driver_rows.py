@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
 from memlet.agents.repository import AgentRepository
+from memlet.blocks.repository import BlockRepository
 from memlet.config import Settings
 from memlet.conversations.repository import ConversationRepository
 from memlet.db import models as orm
@@ -252,3 +253,39 @@ async def test_the_one_statement_step_write_in_a_conversation(memlet_session: As
         await session.execute(text("SELECT message_ids, last_stop_reason FROM agents WHERE id = :id"), {"id": agent.id})
     ).one()
     assert (stored.message_ids, stored.last_stop_reason) == (agent_window, "end_turn")
+
+
+async def test_a_conversation_and_its_isolated_blocks_in_one_statement(memlet_session: AsyncSession) -> None:
+    """`ConversationRepository.find_with_blocks` (a turn's load) gives the rows `find` and `blocks_of` give, as
+    detached rows; a window set on such a row is still written (`set_message_ids` writes by statement)."""
+    session = memlet_session
+    agent = await make_agent(session)
+    conversation_id = ids.new_id(ids.Prefix.CONVERSATION)
+    session.add(
+        orm.Conversation(
+            id=conversation_id, organization_id=agent.organization_id, agent_id=agent.id, message_ids=["m-1"]
+        )
+    )
+    await session.flush()
+    blocks = await BlockRepository(session).of_agent(agent.id)
+    assert len(blocks) >= 2
+    for block in blocks:
+        session.add(orm.ConversationBlock(conversation_id=conversation_id, block_id=block.id, block_label=block.label))
+    await session.flush()
+    repo = ConversationRepository(session)
+    assert await repo.find_with_blocks(agent.organization_id, "conv-00000000-0000-4000-8000-000000000000") is None
+    assert await repo.find_with_blocks("org-elsewhere", conversation_id) is None
+    found = await repo.find_with_blocks(agent.organization_id, conversation_id)
+    assert found is not None
+    conversation, isolated = found
+    stored = await repo.find(agent.organization_id, conversation_id)
+    assert stored is not None and conversation is not stored
+    for column in orm.Conversation.__table__.columns.keys():  # noqa: SIM118
+        assert getattr(conversation, column) == getattr(stored, column), column
+    expected = await repo.blocks_of(conversation_id)
+    assert [(b.id, b.label, b.value) for b in isolated] == [(b.id, b.label, b.value) for b in expected]
+    assert [b.label for b in isolated] == sorted(b.label for b in blocks)
+    session.expunge_all()
+    await repo.set_message_ids(conversation, ["m-2", "m-1"])
+    again = await repo.find(agent.organization_id, conversation_id)
+    assert again is not None and again.message_ids == ["m-2", "m-1"] == conversation.message_ids
