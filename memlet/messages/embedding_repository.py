@@ -16,6 +16,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
+from memlet.db.driver import DriverSQL, driver_of
 from memlet.db.models.passage import INDEXED_DIMS
 
 M, E, A = orm.Message, orm.MessageEmbedding, orm.Agent
@@ -125,7 +126,7 @@ class MessageEmbeddingRepository:
         stmt = _configs_statement(scope.agent_id is not None, scope.organization_id is not None)
         params = {"agent_id": scope.agent_id, "organization_id": scope.organization_id}
         found: dict[tuple[str, int], dict[str, Any]] = {}
-        for config in await self.session.scalars(stmt, params):
+        for (config,) in await (await driver_of(self.session)).fetch(stmt, params):
             key = (str(config.get("embedding_model")), int(config.get("embedding_dim") or 0))
             found.setdefault(key, config)
         return list(found.values())
@@ -143,11 +144,12 @@ class MessageEmbeddingRepository:
 
 
 @lru_cache(maxsize=4)
-def _configs_statement(by_agent: bool, by_organization: bool) -> Select[Any]:
-    """`configs_in_scope`'s statement, built once per scope shape (its values are bound)."""
+def _configs_statement(by_agent: bool, by_organization: bool) -> DriverSQL:
+    """`configs_in_scope`'s statement, built once per scope shape (its values are bound); run on the driver (every
+    `conversation_search` call asks it first)."""
     stmt = select(A.embedding_config).where(A.embedding_config.is_not(None), exists().where(E.agent_id == A.id))
     if by_agent:
         stmt = stmt.where(A.id == bindparam("agent_id"))
     if by_organization:
         stmt = stmt.where(A.organization_id == bindparam("organization_id"))
-    return stmt
+    return DriverSQL(stmt)

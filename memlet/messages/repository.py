@@ -35,6 +35,7 @@ from memlet.db.base import utcnow
 from memlet.db.driver import DriverSQL, driver_of
 from memlet.db.message_row import MessageRow
 from memlet.db.pagination import Page, fetch_page
+from memlet.db.row_shape import RowShape
 from memlet.db.sql import escape_like
 from memlet.errors import NotFoundError
 
@@ -296,7 +297,9 @@ class MessageRepository:
             "terms": terms,
             "pattern": f"%{escape_like(query)}%" if query else "",
         }
-        return list(await self.session.scalars(_search_statement(shape), params))
+        # On the driver: one statement, its rows made into detached entities with no ORM loading.
+        rows = await (await driver_of(self.session)).fetch(_search_statement(shape), params)
+        return [_SEARCH_ROWS.detached(row) for row in rows]
 
 
 class _SearchShape(NamedTuple):
@@ -308,10 +311,18 @@ class _SearchShape(NamedTuple):
     kind: Literal["all", "substring", "ranked"]
 
 
+_SEARCH_ROWS = RowShape(orm.Message)
+
+
 @lru_cache(maxsize=64)
-def _search_statement(shape: _SearchShape) -> Select[Any]:
+def _search_statement(shape: _SearchShape) -> DriverSQL:
     """`MessageRepository.search`'s statement for one combination of filters, built once: its values are bound."""
-    stmt = select(M).where(M.role.in_(bindparam("roles", expanding=True)), _NOT_SEARCH_CALL)
+    return DriverSQL(_search_select(shape))
+
+
+def _search_select(shape: _SearchShape) -> Select[Any]:
+    roles = any_(bindparam("roles", type_=ARRAY(String)))
+    stmt = select(*_SEARCH_ROWS.columns).where(M.role == roles, _NOT_SEARCH_CALL)
     for present, column, name in (
         (shape.agent, M.agent_id, "agent_id"),
         (shape.organization, M.organization_id, "organization_id"),
@@ -349,7 +360,7 @@ def _search_statement(shape: _SearchShape) -> Select[Any]:
         .limit(limit)
     )
     ranked = union_all(select(fts.c.id, fts.c.pos), rest).subquery("ranked")
-    return select(M).join(ranked, ranked.c.id == M.id).order_by(ranked.c.pos).limit(limit)
+    return select(*_SEARCH_ROWS.columns).join(ranked, ranked.c.id == M.id).order_by(ranked.c.pos).limit(limit)
 
 
 def tsquery_terms(query: str) -> str:

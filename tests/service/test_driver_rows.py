@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import inspect, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
@@ -289,3 +289,39 @@ async def test_a_conversation_and_its_isolated_blocks_in_one_statement(memlet_se
     await repo.set_message_ids(conversation, ["m-2", "m-1"])
     again = await repo.find(agent.organization_id, conversation_id)
     assert again is not None and again.message_ids == ["m-2", "m-1"] == conversation.message_ids
+
+
+async def test_a_message_search_reads_rows_on_the_driver(memlet_session: AsyncSession) -> None:
+    """`MessageRepository.search` (every `conversation_search`) runs on the driver: detached entities, no ORM
+    loading, equal column by column to the rows the ORM reads, in the ranking's order."""
+    session = memlet_session
+    agent = await make_agent(session)
+    texts = ["I like green tea", "teapots are nice", "coffee only", "tea? tea!"]
+    rows = [
+        orm.Message(
+            id=ids.new_id(ids.Prefix.MESSAGE),
+            organization_id=agent.organization_id,
+            agent_id=agent.id,
+            role="user",
+            content=[{"type": "text", "text": text}],
+        )
+        for text in texts
+    ]
+    await MessageRepository(session).add(rows)
+    found = await MessageRepository(session).search(
+        agent.id, query="tea", roles=["user"], start=None, end=None, limit=10
+    )
+    assert {r.id for r in found} == {rows[0].id, rows[1].id, rows[3].id}  # word prefixes: "tea", "teapots"
+    substring = await MessageRepository(session).search(
+        agent.id, query="pot", roles=["user"], start=None, end=None, limit=10
+    )
+    assert [r.id for r in substring] == [rows[1].id]  # no word starts with "pot": the substring fallback
+    found = [*found, *substring]
+    assert all(inspect(r).detached for r in found)
+    session.expunge_all()
+    by_orm = {
+        r.id: r for r in await session.scalars(select(orm.Message).where(orm.Message.id.in_([r.id for r in rows])))
+    }
+    for row in found:
+        for column in orm.Message.__mapper__.column_attrs.keys():  # noqa: SIM118
+            assert getattr(row, column) == getattr(by_orm[row.id], column), column
