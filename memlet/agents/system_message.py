@@ -56,14 +56,38 @@ async def refresh_system_message(
     message_count: int | None = None,
     blocks: list[orm.Block] | None = None,
 ) -> str:
-    """Recompile the agent's system message and write it into `agent.message_ids[0]`; returns the text.
+    """Recompile the agent's system message (`compile_system_message`) and write it into `agent.message_ids[0]`;
+    returns the text. Runs in the caller's transaction and never commits."""
+    text = await compile_system_message(
+        session,
+        agent,
+        update_timestamp=update_timestamp,
+        with_rules=with_rules,
+        message_count=message_count,
+        blocks=blocks,
+    )
+    if agent.message_ids:
+        await MessageRepository(session).set_content(agent.id, agent.message_ids[0], [{"type": "text", "text": text}])
+    return text
+
+
+async def compile_system_message(
+    session: AsyncSession,
+    agent: orm.Agent,
+    *,
+    update_timestamp: bool,
+    with_rules: bool = False,
+    message_count: int | None = None,
+    blocks: list[orm.Block] | None = None,
+) -> str:
+    """The agent's system message text as it is now; writes nothing but `agent.system_compiled_at` on the entity.
 
     Blocks come in attachment order; the recall count is every stored message of the agent minus the in-context
     ones; the archival lines count the passages (and list the tags) of every archive attached to the agent.
     The "last recompiled" time moves only when `update_timestamp` is set (or was never set). `message_count` is the
-    agent's stored message count when the caller's row is known to be current (else it is read). Runs in the caller's
-    transaction and never commits. `blocks`: the agent's blocks as the caller has just read them in this
-    transaction (`BlockRepository.of_agent`), else they are read here.
+    agent's stored message count when the caller's row is known to be current (else it is read); the recall count
+    is the same before and after a step's rows are appended to both. `blocks`: the agent's blocks as the caller
+    has just read them in this transaction (`BlockRepository.of_agent`), else they are read here.
     """
     messages = MessageRepository(session)
     if blocks is None:
@@ -75,7 +99,7 @@ async def refresh_system_message(
     )
     if update_timestamp or agent.system_compiled_at is None:
         agent.system_compiled_at = datetime.now(UTC)
-    text = system_message_text(
+    return system_message_text(
         agent,
         blocks,
         recall_count=recall_count,
@@ -85,9 +109,6 @@ async def refresh_system_message(
         with_rules=with_rules,
         directories=await directories_text(session, agent),
     )
-    if agent.message_ids:
-        await messages.set_content(agent.id, agent.message_ids[0], [{"type": "text", "text": text}])
-    return text
 
 
 async def refresh_if_stale(

@@ -11,9 +11,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm.attributes import set_committed_value
 
 from memlet import ids
-from memlet.agents.system_message import refresh_system_message
+from memlet.agents.system_message import compile_system_message, refresh_system_message
 from memlet.conversations.system_message import refresh_conversation_system_message
 from memlet.db import models as orm
 from memlet.db.locks import agent_xact_lock
@@ -29,7 +30,7 @@ from memlet.messages.schemas import StoredMessage
 from memlet.runs.repository import RunRepository
 from memlet.runs.run_statements import RunEnd
 from memlet.runs.step_repository import StepRepository
-from memlet.runs.step_write import fits, write_step
+from memlet.runs.step_write import SystemWrite, fits, write_step
 
 
 async def _write_memory(session: AsyncSession, agent_id: str, tool_ctx: ToolContext) -> None:
@@ -102,7 +103,9 @@ async def commit_step(
     concurrent delete (a deleted agent raises NotFoundError), then one statement (`runs.step_write`) writing the
     step row, all messages, an atomic append to the thread's message_ids (the agent's or the conversation's, with
     the agent's last stop reason when the turn ends) and the run's progress (its end too when the turn ends; it
-    also reads back whether it was cancelled). The other paths write the same rows one statement each.
+    also reads back whether it was cancelled). A memory edit in the agent's own thread writes its blocks and reads
+    what the system prompt shows first, then the same one statement rewrites the system message as well
+    (`_write_with_memory`). The other paths write the same rows one statement each.
     `ctx.agent.message_ids` is updated in place so the next step can go on without reloading.
     """
     for row in pending:
@@ -115,31 +118,98 @@ async def commit_step(
     async with maker() as session, session.begin():
         if not await LoopRepository(session).agents.lock_for_commit(ctx.agent.id):  # deleted during the turn
             raise NotFoundError("Agent", ctx.agent.id)
-        if not ctx.tool_ctx.memory_changed and fits(rows, end):
-            written = await write_step(
-                session,
-                agent_id=ctx.agent.id,
-                conversation_id=ctx.conversation_id,
-                run_id=ctx.run_id,
-                step=step,
-                rows=rows,
-                num_steps=num_steps,
-                tools_used=tools_used,
-                last_stop_reason=end.stop_reason if end is not None else None,
-                end=end,
-            )
-            message_ids, status, remembered = written.message_ids, written.run_status, None
+        if not fits(rows, end) or (ctx.tool_ctx.memory_changed and ctx.conversation_id is not None):
+            write = _write_each
         else:
-            outcome = await _write_each(session, ctx, step, rows, num_steps, tools_used, end)
-            if outcome is None:  # the agent is gone
-                return Committed([], [], None, closed=False)
-            message_ids, status, remembered = outcome
+            write = _write_with_memory if ctx.tool_ctx.memory_changed else _write_in_one
+        outcome = await write(session, ctx, step, rows, num_steps, tools_used, end)
+        if outcome is None:  # the agent is gone
+            return Committed([], [], None, closed=False)
+        message_ids, status, remembered = outcome
         committed = [StoredMessage.model_validate(r) for r in result.rows]
         if closing is not None and closing.on_finish is not None:
             await closing.on_finish(session, closing.event, committed)
         if ctx.conversation_id is None:
             ctx.agent.message_ids = message_ids
     return Committed(committed, rows, status, closed=closing is not None, remembered=remembered)
+
+
+# What a commit's writes leave: the thread's window, the run's status and, after a memory edit in the agent's own
+# thread, the state the next step goes on from; None when the agent is gone.
+Written = tuple[list[str], str | None, Remembered | None] | None
+
+
+async def _write_in_one(
+    session: AsyncSession,
+    ctx: StepContext,
+    step: orm.Step | None,
+    rows: list[orm.Message],
+    num_steps: int,
+    tools_used: list[str],
+    end: RunEnd | None,
+) -> Written:
+    """The common step (no memory edit): one statement (`runs.step_write`)."""
+    written = await write_step(
+        session,
+        agent_id=ctx.agent.id,
+        conversation_id=ctx.conversation_id,
+        run_id=ctx.run_id,
+        step=step,
+        rows=rows,
+        num_steps=num_steps,
+        tools_used=tools_used,
+        last_stop_reason=end.stop_reason if end is not None else None,
+        end=end,
+    )
+    return written.message_ids, written.run_status, None
+
+
+async def _write_with_memory(
+    session: AsyncSession,
+    ctx: StepContext,
+    step: orm.Step | None,
+    rows: list[orm.Message],
+    num_steps: int,
+    tools_used: list[str],
+    end: RunEnd | None,
+) -> Written:
+    """A memory edit in the agent's own thread: the edited blocks, then the step's one statement
+    (`runs.step_write`) with the recompiled system message in it; what the next step needs (None: the agent is
+    gone). The agent is read before the step's rows exist; they join both its message counter and its window, so
+    the prompt's recall count is the one it will have after them."""
+    repo = LoopRepository(session)
+    agent = await repo.agents.reload(ctx.agent.id)
+    if agent is None:
+        return None
+    await _write_memory(session, agent.id, ctx.tool_ctx)
+    blocks = await repo.blocks.of_agent(agent.id)
+    with session.no_autoflush:
+        text = await compile_system_message(
+            session, agent, update_timestamp=True, with_rules=True, message_count=agent.message_count, blocks=blocks
+        )
+    compiled_at = agent.system_compiled_at
+    assert compiled_at is not None
+    set_committed_value(agent, "system_compiled_at", compiled_at)  # written by the statement below, not a flush
+    last_stop = end.stop_reason if end is not None else None
+    written = await write_step(
+        session,
+        agent_id=agent.id,
+        conversation_id=None,
+        run_id=ctx.run_id,
+        step=step,
+        rows=rows,
+        num_steps=num_steps,
+        tools_used=tools_used,
+        last_stop_reason=last_stop,
+        end=end,
+        system=SystemWrite(agent.message_ids[0], text, compiled_at) if agent.message_ids else None,
+    )
+    # The entity as the statement left the row (its trigger counted the rows).
+    set_committed_value(agent, "message_ids", written.message_ids)
+    set_committed_value(agent, "message_count", (agent.message_count or 0) + len(rows))
+    if last_stop is not None:
+        set_committed_value(agent, "last_stop_reason", last_stop)
+    return written.message_ids, written.run_status, Remembered(agent, blocks, text)
 
 
 async def _write_each(
@@ -150,8 +220,9 @@ async def _write_each(
     num_steps: int,
     tools_used: list[str],
     end: RunEnd | None,
-) -> tuple[list[str], str | None, Remembered | None] | None:
-    """`commit_step`'s writes one statement each (a conversation, memory edits, many rows, a run error): the new
+) -> Written:
+    """`commit_step`'s writes one statement each (a memory edit in a conversation, more rows than one statement takes,
+    a run error): the new
     message_ids, the run's status and, after a memory edit in the agent's thread, what the next step needs; None
     when the agent is gone."""
     repo = LoopRepository(session)

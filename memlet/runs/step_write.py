@@ -11,8 +11,10 @@ one snapshot; the messages' statement-level count triggers and the foreign key c
 statement, once the step row, the messages and the links are all written. The only SQL here that spans tables:
 the loop's hottest write.
 
-Used for up to `MAX_ROWS` messages, without memory edits and without a run error (`loop/commit.py` keeps the
-separate statements for the rest).
+Used for up to `MAX_ROWS` messages and without a run error (`loop/commit.py` keeps the separate statements for the
+rest). After a memory edit in the agent's own thread the same statement also rewrites the system message and the
+agent's `system_compiled_at` (`SystemWrite`: the caller compiled the text in the transaction, after writing the
+blocks).
 """
 
 from collections.abc import Sequence
@@ -46,6 +48,15 @@ _STEP_COLUMNS = tuple((attr.key, attr.columns[0]) for attr in orm.Step.__mapper_
 
 
 @dataclass(frozen=True)
+class SystemWrite:
+    """The agent's recompiled system message: its row's id, its new text and the recompile time."""
+
+    message_id: str
+    text: str
+    compiled_at: datetime
+
+
+@dataclass(frozen=True)
 class StepWritten:
     """What the statement read back: the thread's whole window (the agent's or the conversation's `message_ids`) and
     the run's status (None: no such run)."""
@@ -58,8 +69,10 @@ def _typed(name: str, table: Table, column: str) -> Any:
     return bindparam(name, type_=table.c[column].type)
 
 
-@lru_cache(maxsize=8 * 2 * MAX_ROWS)
-def _statement(rows: int, with_step: bool, last_stop: bool, closing: bool, conversation: bool) -> DriverSQL:
+@lru_cache(maxsize=8 * 4 * MAX_ROWS)
+def _statement(
+    rows: int, with_step: bool, last_stop: bool, closing: bool, conversation: bool, system: bool = False
+) -> DriverSQL:
     written = (
         insert(_MESSAGES)
         .values([{c: _typed(f"m{i}_{c}", _MESSAGES, c) for _, c in _MESSAGE_COLUMNS} for i in range(rows)])
@@ -92,6 +105,17 @@ def _statement(rows: int, with_step: bool, last_stop: bool, closing: bool, conve
         thread_values = {}
         if last_stop:
             thread_values["last_stop_reason"] = _typed("a_stop_reason", _AGENTS, "last_stop_reason")
+        if system:  # as `refresh_system_message` and the agent's flush after it
+            thread_values["system_compiled_at"] = _typed("y_compiled_at", _AGENTS, "system_compiled_at")
+            side.append(
+                update(_MESSAGES)
+                .where(_MESSAGES.c.id == bindparam("y_message_id"), _MESSAGES.c.agent_id == thread_id)
+                .values(
+                    content=_typed("y_content", _MESSAGES, "content"),
+                    updated_at=_typed("y_updated_at", _MESSAGES, "updated_at"),
+                )
+                .cte("recompiled")
+            )
     appended = (
         update(thread)
         .where(thread.c.id == thread_id)
@@ -153,10 +177,13 @@ async def write_step(
     tools_used: list[str],
     last_stop_reason: str | None,
     end: RunEnd | None,
+    system: SystemWrite | None = None,
 ) -> StepWritten:
     """Write the step row (unless None), `rows` (their `sequence_id` set from the database, in list order), append
     their ids to the thread's window (the conversation's when `conversation_id` is given, else the agent's) and
-    record the run's progress, in one statement (see `fits`)."""
+    record the run's progress, in one statement (see `fits`); with `system` (the agent's thread only), rewrite
+    the agent's system message too."""
+    assert system is None or conversation_id is None
     now = utcnow()
     params: dict[str, Any] = {
         "a_agent_id": agent_id,
@@ -185,8 +212,20 @@ async def write_step(
             r_completed_at=datetime.now(UTC),
             r_duration_ns=end.duration_ns,
         )
+    if system is not None:
+        params.update(
+            y_message_id=system.message_id,
+            y_content=[{"type": "text", "text": system.text}],
+            y_updated_at=now,
+            y_compiled_at=system.compiled_at,
+        )
     statement = _statement(
-        len(rows), step is not None, last_stop_reason is not None, end is not None, conversation_id is not None
+        len(rows),
+        step is not None,
+        last_stop_reason is not None,
+        end is not None,
+        conversation_id is not None,
+        system is not None,
     )
     record = await (await driver_of(session)).fetchrow(statement, params)
     message_ids, status, ids, sequences = record

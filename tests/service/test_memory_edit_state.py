@@ -6,6 +6,7 @@ import copy
 from typing import Any
 
 import pytest
+from sqlalchemy import func, select
 
 from memlet import ids
 from memlet.db import models as orm
@@ -81,3 +82,35 @@ async def test_the_state_after_a_memory_edit_is_the_state_a_reload_reads(
     assert messages == _messages(fresh)
     system = mock_llm.requests[1]["messages"][0]["content"]
     assert system == fresh.messages[0].content[0]["text"]  # the model was sent the recompiled prompt
+
+
+async def test_a_memory_edit_that_ends_the_turn_writes_prompt_window_count_and_run_together(
+    loop_env: LoopEnv, mock_llm
+) -> None:
+    """The edit's step is the turn's last (max_steps=1): its one statement closes the run and writes the system
+    message, the window and the recompile time with it; the row's message counter matches the rows stored."""
+    agent = await loop_env.agent(tools=["memory_insert"])
+    async with loop_env.sessionmaker() as session:
+        before = await LoopRepository(session).load_state(agent.id, agent.organization_id)
+    assert before is not None
+    mock_llm.script(Reply.tool_call("memory_insert", {"label": "human", "new_string": "Likes green tea."}))
+    outcome = await loop_env.send(agent, "remember this", max_steps=1)
+    finished = outcome.events[-1]
+    assert isinstance(finished, RunFinished) and finished.stop_reason == "max_steps"
+    async with loop_env.sessionmaker() as session:
+        after = await LoopRepository(session).load_state(agent.id, agent.organization_id)
+        stored = await session.get(orm.Agent, agent.id)
+        run = await session.get(orm.Run, outcome.run_id)
+        counted = await session.scalar(
+            select(func.count()).select_from(orm.Message).where(orm.Message.agent_id == agent.id)
+        )
+    assert after is not None and stored is not None and run is not None
+    assert run.status == "completed" and run.stop_reason == "max_steps"
+    assert stored.last_stop_reason == "max_steps"
+    assert stored.message_count == counted
+    text = after.messages[0].content[0]["text"]
+    assert "Likes green tea." in text and "Likes green tea." not in before.messages[0].content[0]["text"]
+    assert after.messages[0].id == before.messages[0].id  # rewritten in place
+    assert after.agent.system_compiled_at > before.agent.system_compiled_at
+    assert [m.id for m in after.messages[: len(before.messages)]] == [m.id for m in before.messages]
+    assert len(after.messages) == len(before.messages) + 3  # the input, the call, its return
