@@ -221,10 +221,9 @@ async def _write_each(
     tools_used: list[str],
     end: RunEnd | None,
 ) -> Written:
-    """`commit_step`'s writes one statement each (a memory edit in a conversation, more rows than one statement takes,
-    a run error): the new
-    message_ids, the run's status and, after a memory edit in the agent's thread, what the next step needs; None
-    when the agent is gone."""
+    """`commit_step`'s writes one statement each (a memory edit in a conversation, more rows than one statement
+    takes, a run error): the new message_ids, the run's status and, after a memory edit in the agent's thread,
+    what the next step needs; None when the agent is gone."""
     repo = LoopRepository(session)
     last_stop = end.stop_reason if end is not None else None
     new_ids = [r.id for r in rows]
