@@ -2,6 +2,7 @@
 ``script_remote`` scripts one running in another process."""
 
 import argparse
+import contextlib
 import socket
 import threading
 import time
@@ -136,4 +137,6 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8999)
     args = parser.parse_args()
     print(f"mock LLM listening on http://{args.host}:{args.port}/v1", flush=True)
-    MockLLM(args.host, args.port).serve_forever()
+    # uvicorn shuts down gracefully on SIGINT, then raises it again: an ended mock is not an error.
+    with contextlib.suppress(KeyboardInterrupt):
+        MockLLM(args.host, args.port).serve_forever()
