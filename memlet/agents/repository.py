@@ -61,12 +61,12 @@ _APPEND_MESSAGE_IDS_AND_STOP = DriverSQL(
 # The agent by id within its organization (every step's load, and most routes).
 _FIND = select(orm.Agent).where(orm.Agent.id == bindparam("p_id"), orm.Agent.organization_id == bindparam("p_org"))
 _FIND_FOR_UPDATE = _FIND.with_for_update()
-_AGENT_ROWS = RowShape(orm.Agent)
+AGENT_ROWS = RowShape(orm.Agent)
 # The agent with its blocks and tools (every step's load): one statement on the driver, the blocks and tools as
 # arrays of rows in attachment order.
 _WITH_MEMORY = DriverSQL(
     select(
-        *_AGENT_ROWS.columns,
+        *AGENT_ROWS.columns,
         agent_blocks_array(_AGENTS.c.id).label("blocks"),
         agent_tools_array(_AGENTS.c.id).label("tools"),
     ).where(_AGENTS.c.id == bindparam("agent_id"), _AGENTS.c.organization_id == bindparam("org_id"))
@@ -225,9 +225,9 @@ class AgentRepository:
         row = await driver.fetchrow(_WITH_MEMORY, {"agent_id": agent_id, "org_id": org_id})
         if row is None:
             return None
-        width = len(_AGENT_ROWS)
+        width = len(AGENT_ROWS)
         return AgentWithMemory(
-            _AGENT_ROWS.detached(row), BLOCK_ROWS.detached_all(row[width]), TOOL_ROWS.detached_all(row[width + 1])
+            AGENT_ROWS.detached(row), BLOCK_ROWS.detached_all(row[width]), TOOL_ROWS.detached_all(row[width + 1])
         )
 
     async def in_deployment(self, org_id: str, deployment_id: str) -> list[orm.Agent]:

@@ -4,28 +4,74 @@ The system message is always `agent.message_ids[0]`; rewriting it keeps the same
 so clients that cached the id still find it.
 """
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from sqlalchemy import Table, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 
-from memlet.agents.repository import AgentRepository
-from memlet.blocks.repository import BlockRepository
+from memlet.agents.repository import AGENT_ROWS, AgentRepository
+from memlet.blocks.repository import BLOCK_ROWS, BlockRepository, agent_blocks_array
 from memlet.db import models as orm
+from memlet.db.driver import DriverSQL, driver_of
 from memlet.db.message_row import MessageRow
 from memlet.folders import line_view
 from memlet.folders.agent_files import file_limits
 from memlet.folders.file_agent_repository import FileAgentRepository
-from memlet.folders.repository import FolderRepository
+from memlet.folders.repository import FOLDER_ROWS, FolderRepository, agent_folders_array
 from memlet.messages.repository import MessageRepository
-from memlet.passages.repository import PassageRepository
+from memlet.passages.repository import PassageRepository, agent_passage_stats
 from memlet.prompt.directories import PromptFile, PromptFolder, render_directories
 from memlet.prompt.memory import system_message_text
 
 
-async def directories_text(session: AsyncSession, agent: orm.Agent) -> str:
-    """The agent's `<directories>` section: its folders and the file blocks of their files ("" without any)."""
-    folders = await FolderRepository(session).of_agent(agent.id)
+@dataclass(frozen=True)
+class PromptInputs:
+    """An agent row (detached) with what its system message shows besides it: its blocks in attachment order, the
+    passage count and tags of its archives, and its folders."""
+
+    agent: orm.Agent
+    blocks: list[orm.Block]
+    archival_count: int
+    archival_tags: list[str]
+    folders: list[orm.Source]
+
+
+def _prompt_inputs_statement() -> DriverSQL:
+    agents: Table = orm.Agent.__table__  # type: ignore[assignment]
+    count, tags = agent_passage_stats(agents.c.organization_id, agents.c.id)
+    return DriverSQL(
+        select(
+            *AGENT_ROWS.columns, agent_blocks_array(agents.c.id), count, tags, agent_folders_array(agents.c.id)
+        ).where(agents.c.id == bindparam("agent_id"))
+    )
+
+
+_PROMPT_INPUTS = _prompt_inputs_statement()
+
+
+async def read_prompt_inputs(session: AsyncSession, agent_id: str) -> PromptInputs | None:
+    """The agent and what its prompt shows, in one statement on the driver (None: no such agent)."""
+    row = await (await driver_of(session)).fetchrow(_PROMPT_INPUTS, {"agent_id": agent_id})
+    if row is None:
+        return None
+    width = len(AGENT_ROWS)
+    blocks, count, tags, folders = row[width], row[width + 1], row[width + 2], row[width + 3]
+    return PromptInputs(
+        AGENT_ROWS.detached(row),
+        BLOCK_ROWS.detached_all(blocks),
+        int(count or 0),
+        list(tags or []),
+        FOLDER_ROWS.detached_all(folders),
+    )
+
+
+async def directories_text(session: AsyncSession, agent: orm.Agent, folders: list[orm.Source] | None = None) -> str:
+    """The agent's `<directories>` section: its folders (read here unless given) and the file blocks of their
+    files ("" without any)."""
+    if folders is None:
+        folders = await FolderRepository(session).of_agent(agent.id)
     if not folders:
         return ""
     max_open, char_limit = file_limits(agent)
@@ -79,8 +125,11 @@ async def compile_system_message(
     with_rules: bool = False,
     message_count: int | None = None,
     blocks: list[orm.Block] | None = None,
+    inputs: PromptInputs | None = None,
 ) -> str:
     """The agent's system message text as it is now; writes nothing but `agent.system_compiled_at` on the entity.
+    `inputs`: what the prompt shows as the caller has just read it in this transaction (`read_prompt_inputs`)
+    instead of `blocks` (then nothing is read here but the file blocks of its folders, when it has any).
 
     Blocks come in attachment order; the recall count is every stored message of the agent minus the in-context
     ones; the archival lines count the passages (and list the tags) of every archive attached to the agent.
@@ -90,13 +139,18 @@ async def compile_system_message(
     has just read them in this transaction (`BlockRepository.of_agent`), else they are read here.
     """
     messages = MessageRepository(session)
-    if blocks is None:
+    if inputs is not None:
+        blocks = inputs.blocks
+    elif blocks is None:
         blocks = await BlockRepository(session).of_agent(agent.id)
     total = message_count if message_count is not None else await messages.count_for_agent(agent.id)
     recall_count = max(total - len(agent.message_ids or []), 0)
-    archival_count, archival_tags = await PassageRepository(session).agent_count_and_tags(
-        agent.organization_id, agent.id
-    )
+    if inputs is not None:
+        archival_count, archival_tags = inputs.archival_count, inputs.archival_tags
+    else:
+        archival_count, archival_tags = await PassageRepository(session).agent_count_and_tags(
+            agent.organization_id, agent.id
+        )
     if update_timestamp or agent.system_compiled_at is None:
         agent.system_compiled_at = datetime.now(UTC)
     return system_message_text(
@@ -107,7 +161,7 @@ async def compile_system_message(
         archival_tags=archival_tags,
         now=agent.system_compiled_at,
         with_rules=with_rules,
-        directories=await directories_text(session, agent),
+        directories=await directories_text(session, agent, inputs.folders if inputs is not None else None),
     )
 
 

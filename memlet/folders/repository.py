@@ -3,14 +3,25 @@
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import delete, func, select
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import ColumnElement, ScalarSelect, delete, func, select
+from sqlalchemy.dialects.postgresql import aggregate_order_by, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
 from memlet.db.pagination import Page, fetch_page
+from memlet.db.row_shape import RowShape
 
 S, SA, F = orm.Source, orm.SourceAgent, orm.FileMetadata
+FOLDER_ROWS = RowShape(orm.Source)
+
+
+def agent_folders_array(agent_id: ColumnElement[str]) -> ScalarSelect[Any]:
+    """The agent's folders in `FolderRepository.of_agent`'s order as one array of `FOLDER_ROWS` rows (NULL without
+    any), to read with other things in one statement."""
+    ordered = aggregate_order_by(FOLDER_ROWS.row(), SA.created_at, S.id)
+    return (
+        select(func.array_agg(ordered)).join_from(SA, S, SA.source_id == S.id).where(SA.agent_id == agent_id)
+    ).scalar_subquery()
 
 
 class FolderRepository:

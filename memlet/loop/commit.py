@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm.attributes import set_committed_value
 
 from memlet import ids
-from memlet.agents.system_message import compile_system_message, refresh_system_message
+from memlet.agents.system_message import compile_system_message, read_prompt_inputs, refresh_system_message
 from memlet.conversations.system_message import refresh_conversation_system_message
 from memlet.db import models as orm
 from memlet.db.locks import agent_xact_lock
@@ -173,23 +173,20 @@ async def _write_with_memory(
     tools_used: list[str],
     end: RunEnd | None,
 ) -> Written:
-    """A memory edit in the agent's own thread: the edited blocks, then the step's one statement
-    (`runs.step_write`) with the recompiled system message in it; what the next step needs (None: the agent is
-    gone). The agent is read before the step's rows exist; they join both its message counter and its window, so
-    the prompt's recall count is the one it will have after them."""
-    repo = LoopRepository(session)
-    agent = await repo.agents.reload(ctx.agent.id)
-    if agent is None:
+    """A memory edit in the agent's own thread: the edited blocks, the agent with what its prompt shows (one read),
+    then the step's one statement (`runs.step_write`) with the recompiled system message in it; what the next step
+    needs (None: the agent is gone). The agent is read before the step's rows exist; they join both its message
+    counter and its window, so the prompt's recall count is the one it will have after them."""
+    await _write_memory(session, ctx.agent.id, ctx.tool_ctx)  # the caller's lock holds the agent row
+    inputs = await read_prompt_inputs(session, ctx.agent.id)
+    if inputs is None:
         return None
-    await _write_memory(session, agent.id, ctx.tool_ctx)
-    blocks = await repo.blocks.of_agent(agent.id)
-    with session.no_autoflush:
-        text = await compile_system_message(
-            session, agent, update_timestamp=True, with_rules=True, message_count=agent.message_count, blocks=blocks
-        )
+    agent = inputs.agent  # detached: only the statement below writes it
+    text = await compile_system_message(
+        session, agent, update_timestamp=True, with_rules=True, message_count=agent.message_count, inputs=inputs
+    )
     compiled_at = agent.system_compiled_at
     assert compiled_at is not None
-    set_committed_value(agent, "system_compiled_at", compiled_at)  # written by the statement below, not a flush
     last_stop = end.stop_reason if end is not None else None
     written = await write_step(
         session,
@@ -205,11 +202,12 @@ async def _write_with_memory(
         system=SystemWrite(agent.message_ids[0], text, compiled_at) if agent.message_ids else None,
     )
     # The entity as the statement left the row (its trigger counted the rows).
+    set_committed_value(agent, "system_compiled_at", compiled_at)
     set_committed_value(agent, "message_ids", written.message_ids)
     set_committed_value(agent, "message_count", (agent.message_count or 0) + len(rows))
     if last_stop is not None:
         set_committed_value(agent, "last_stop_reason", last_stop)
-    return written.message_ids, written.run_status, Remembered(agent, blocks, text)
+    return written.message_ids, written.run_status, Remembered(agent, inputs.blocks, text)
 
 
 async def _write_each(

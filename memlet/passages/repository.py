@@ -13,7 +13,19 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pgvector.sqlalchemy import Vector
-from sqlalchemy import ARRAY, ColumnElement, Select, String, cast, delete, func, literal_column, select, text
+from sqlalchemy import (
+    ARRAY,
+    ColumnElement,
+    ScalarSelect,
+    Select,
+    String,
+    cast,
+    delete,
+    func,
+    literal_column,
+    select,
+    text,
+)
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import defer
@@ -165,12 +177,7 @@ class PassageRepository:
 
     async def agent_count_and_tags(self, org_id: str, agent_id: str) -> tuple[int, list[str]]:
         """How many passages the agent's archives hold, and their distinct tags (sorted): the prompt's lines."""
-        archives = select(orm.ArchiveAgent.archive_id).where(orm.ArchiveAgent.agent_id == agent_id)
-        scope = [P.organization_id == org_id, P.archive_id.in_(archives)]
-        count = select(func.count()).select_from(P).where(*scope).scalar_subquery()
-        distinct = select(func.unnest(P.tags).label("tag")).where(*scope).distinct().subquery()
-        tags = select(func.array_agg(aggregate_order_by(distinct.c.tag, distinct.c.tag))).scalar_subquery()
-        row = (await self.session.execute(select(count, tags))).one()  # one statement: the count and the tags
+        row = (await self.session.execute(select(*agent_passage_stats(org_id, agent_id)))).one()  # one statement
         return int(row[0] or 0), list(row[1] or [])
 
     async def embedding_bytes(self, org_id: str) -> int:
@@ -181,6 +188,19 @@ class PassageRepository:
             )
         )
         return int(total or 0)
+
+
+def agent_passage_stats(
+    org_id: str | ColumnElement[str], agent_id: str | ColumnElement[str]
+) -> tuple[ScalarSelect[Any], ScalarSelect[Any]]:
+    """How many passages the agent's archives hold and their distinct tags (sorted, NULL without any), as two
+    scalar subqueries to select with other things."""
+    archives = select(orm.ArchiveAgent.archive_id).where(orm.ArchiveAgent.agent_id == agent_id)
+    scope = [P.organization_id == org_id, P.archive_id.in_(archives)]
+    count = select(func.count()).select_from(P).where(*scope).scalar_subquery()
+    distinct = select(func.unnest(P.tags).label("tag")).where(*scope).distinct().subquery()
+    tags = select(func.array_agg(aggregate_order_by(distinct.c.tag, distinct.c.tag))).scalar_subquery()
+    return count, tags
 
 
 def func_quote(word: str) -> str:

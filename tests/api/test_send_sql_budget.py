@@ -36,10 +36,11 @@ TWO_STEP_STATEMENTS, TWO_STEP_ROUND_TRIPS = 12, 19
 # (29 statements / 37 round trips before on main), and the second step reads no run status; plus one round trip of
 # slack as above.
 # The reply step writes in one statement (`runs.step_write`), and goes on from the state the edit's commit read back
-# instead of reloading the agent and its buffer (`commit.Remembered`). The edit step's commit: the lock, the agent,
-# the block, what the prompt shows (blocks, archival count and tags, folders), then one statement writing the step,
-# the messages, message_ids, the system message and system_compiled_at, and the run (19 / 26 before).
-MEMORY_EDIT_STATEMENTS, MEMORY_EDIT_ROUND_TRIPS = 15, 22
+# instead of reloading the agent and its buffer (`commit.Remembered`). The edit step's commit: the lock, the block,
+# the agent with what its prompt shows (blocks, archival count and tags, folders) in one read, then one statement
+# writing the step, the messages, message_ids, the system message and system_compiled_at, and the run (19 / 26
+# before).
+MEMORY_EDIT_STATEMENTS, MEMORY_EDIT_ROUND_TRIPS = 12, 19
 # Create agent: the tool lookup, the agent with its blocks and links (one statement of CTEs), the system message;
 # between BEGIN and COMMIT.
 CREATE_STATEMENTS, CREATE_ROUND_TRIPS = 3, 5

@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import func, select
 
 from memlet import ids
+from memlet.agents.system_message import compile_system_message
 from memlet.db import models as orm
 from memlet.loop import run_tracker
 from memlet.loop.agent_state import LoopRepository, LoopState
@@ -114,3 +115,52 @@ async def test_a_memory_edit_that_ends_the_turn_writes_prompt_window_count_and_r
     assert after.agent.system_compiled_at > before.agent.system_compiled_at
     assert [m.id for m in after.messages[: len(before.messages)]] == [m.id for m in before.messages]
     assert len(after.messages) == len(before.messages) + 3  # the input, the call, its return
+
+
+async def test_the_one_read_prompt_of_a_memory_edit_is_the_prompt_separate_reads_compile(
+    loop_env: LoopEnv, mock_llm
+) -> None:
+    """The edit's commit reads the agent, its blocks, its archives' passage count and tags and its folders in one
+    statement (`read_prompt_inputs`); the prompt it wrote is the one `refresh_system_message` compiles from
+    separate reads, with a folder and tagged passages in it."""
+    agent = await loop_env.agent(tools=["memory_insert"])
+    org = agent.organization_id
+    folder_id, archive_id = ids.new_id(ids.Prefix.SOURCE), ids.new_id(ids.Prefix.ARCHIVE)
+    async with loop_env.sessionmaker() as session, session.begin():
+        session.add(
+            orm.Source(
+                id=folder_id,
+                organization_id=org,
+                name="folder-notes-q7",
+                description="Meeting notes.",
+                instructions="Read them first.",
+                embedding_config={"embedding_model": "text-embedding-3-small", "embedding_dim": 1536},
+            )
+        )
+        session.add(orm.Archive(id=archive_id, organization_id=org, name="archive"))
+        await session.flush()
+        session.add(orm.SourceAgent(agent_id=agent.id, source_id=folder_id))
+        session.add(orm.ArchiveAgent(agent_id=agent.id, archive_id=archive_id, is_owner=True))
+        for n, tags in enumerate((["tag-alpha", "tag-beta"], ["tag-beta"], [])):
+            session.add(
+                orm.Passage(
+                    id=ids.new_id(ids.Prefix.PASSAGE),
+                    organization_id=org,
+                    archive_id=archive_id,
+                    text=f"p{n}",
+                    tags=tags,
+                )
+            )
+    mock_llm.script(
+        Reply.tool_call("memory_insert", {"label": "human", "new_string": "Likes oolong."}), Reply.text("ok")
+    )
+    finished = (await loop_env.send(agent, "remember this")).events[-1]
+    assert isinstance(finished, RunFinished) and finished.stop_reason == "end_turn"
+    async with loop_env.sessionmaker() as session:
+        stored = (await LoopRepository(session).load_state(agent.id, org)).messages[0].content[0]["text"]
+    async with loop_env.sessionmaker() as session, session.begin():
+        fresh = await session.get(orm.Agent, agent.id)
+        assert fresh is not None
+        compiled = await compile_system_message(session, fresh, update_timestamp=False, with_rules=True)
+    assert all(s in stored for s in ("Likes oolong.", "folder-notes-q7", "tag-alpha", "tag-beta"))
+    assert stored == compiled
