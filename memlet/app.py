@@ -11,7 +11,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from memlet import __version__, ids, metrics
-from memlet.agents.system_message import rebuild_prompt
+from memlet.agents.system_message import rebuild_prompts
 from memlet.api import route_index
 from memlet.api.edge import EdgeMiddleware
 from memlet.bootstrap import ensure_defaults
@@ -78,9 +78,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     sleeptime_runs.start()
     # Uploads still pending, parsing or embedding when the server last stopped are processed again.
     # Lower domains (blocks, folders, files) rebuild agents' system messages through this hook.
-    app.state.rebuild_prompt = rebuild_prompt
+    app.state.rebuild_prompts = rebuild_prompts
     app.state.file_processor = files = FileProcessor(
-        app.state.sessionmaker, embedder, rebuild_prompt, settings.file_processing_concurrency
+        app.state.sessionmaker, embedder, rebuild_prompts, settings.file_processing_concurrency
     )
     await files.recover()
     indexer = MessageIndexer(app.state.sessionmaker, embedder, settings.message_embedding_interval_s)

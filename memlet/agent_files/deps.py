@@ -10,7 +10,7 @@ from memlet.api.deps import SessionDep, SettingsDep
 
 
 async def get_import_service(request: Request, session: SessionDep, settings: SettingsDep) -> ImportService:
-    return ImportService(session, request.app.state.catalog, request.app.state.rebuild_prompt, settings)
+    return ImportService(session, request.app.state.catalog, request.app.state.rebuild_prompts, settings)
 
 
 async def get_export_service(session: SessionDep) -> ExportService:

@@ -75,13 +75,13 @@ def _content(value: list[dict[str, Any]] | str | None) -> list[dict[str, Any]]:
 
 class ImportService:
     def __init__(
-        self, session: AsyncSession, catalog: Catalog, rebuild_prompt: PromptRebuilder, settings: Settings
+        self, session: AsyncSession, catalog: Catalog, rebuild_prompts: PromptRebuilder, settings: Settings
     ) -> None:
         self.session = session
         self.mcp = MCPLinker(MCPServerService(session, settings), MCPServerRepository(session))
         self.catalog = catalog
         self.agents = AgentService(session, catalog)
-        self.folders = FolderService(session, rebuild_prompt, catalog)  # type: ignore[arg-type]
+        self.folders = FolderService(session, rebuild_prompts, catalog)  # type: ignore[arg-type]
         self.blocks = BlockRepository(session)
         self.files = FileRepository(session)
         self.messages = MessageRepository(session)

@@ -4,67 +4,25 @@ The system message is always `agent.message_ids[0]`; rewriting it keeps the same
 so clients that cached the id still find it.
 """
 
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from sqlalchemy import Table, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 
-from memlet.agents.repository import AGENT_ROWS, AgentRepository
-from memlet.blocks.repository import BLOCK_ROWS, BlockRepository, agent_blocks_array
+from memlet.agents.prompt_content import PromptContent, prompt_contents
+from memlet.agents.repository import AgentRepository
+from memlet.blocks.repository import BlockRepository
 from memlet.db import models as orm
-from memlet.db.driver import DriverSQL, driver_of
 from memlet.db.message_row import MessageRow
 from memlet.folders import line_view
 from memlet.folders.agent_files import file_limits
 from memlet.folders.file_agent_repository import FileAgentRepository
-from memlet.folders.repository import FOLDER_ROWS, FolderRepository, agent_folders_array
+from memlet.folders.repository import FolderRepository
 from memlet.messages.repository import MessageRepository
-from memlet.passages.repository import PassageRepository, agent_passage_stats
+from memlet.passages.repository import PassageRepository
 from memlet.prompt.directories import PromptFile, PromptFolder, render_directories
 from memlet.prompt.memory import system_message_text
-
-
-@dataclass(frozen=True)
-class PromptInputs:
-    """An agent row (detached) with what its system message shows besides it: its blocks in attachment order, the
-    passage count and tags of its archives, and its folders."""
-
-    agent: orm.Agent
-    blocks: list[orm.Block]
-    archival_count: int
-    archival_tags: list[str]
-    folders: list[orm.Source]
-
-
-def _prompt_inputs_statement() -> DriverSQL:
-    agents: Table = orm.Agent.__table__  # type: ignore[assignment]
-    count, tags = agent_passage_stats(agents.c.organization_id, agents.c.id)
-    return DriverSQL(
-        select(
-            *AGENT_ROWS.columns, agent_blocks_array(agents.c.id), count, tags, agent_folders_array(agents.c.id)
-        ).where(agents.c.id == bindparam("agent_id"))
-    )
-
-
-_PROMPT_INPUTS = _prompt_inputs_statement()
-
-
-async def read_prompt_inputs(session: AsyncSession, agent_id: str) -> PromptInputs | None:
-    """The agent and what its prompt shows, in one statement on the driver (None: no such agent)."""
-    row = await (await driver_of(session)).fetchrow(_PROMPT_INPUTS, {"agent_id": agent_id})
-    if row is None:
-        return None
-    width = len(AGENT_ROWS)
-    blocks, count, tags, folders = row[width], row[width + 1], row[width + 2], row[width + 3]
-    return PromptInputs(
-        AGENT_ROWS.detached(row),
-        BLOCK_ROWS.detached_all(blocks),
-        int(count or 0),
-        list(tags or []),
-        FOLDER_ROWS.detached_all(folders),
-    )
 
 
 async def directories_text(session: AsyncSession, agent: orm.Agent, folders: list[orm.Source] | None = None) -> str:
@@ -85,12 +43,27 @@ async def directories_text(session: AsyncSession, agent: orm.Agent, folders: lis
     return render_directories(shown, files, max_open)
 
 
-async def rebuild_prompt(session: AsyncSession, agent: orm.Agent) -> None:
+async def rebuild_prompts(session: AsyncSession, agents: Sequence[orm.Agent]) -> None:
     """`PromptRebuilder` for lower domains: recompile after a memory change, keeping the recompile time.
 
-    The lower domains load the agents to rebuild in one query for the change, so the row's message counter is
-    current: it is used as is, with no query per agent."""
-    await refresh_system_message(session, agent, update_timestamp=False, message_count=agent.message_count)
+    The lower domains load the agents to rebuild in one query for the change, so each row's message counter is
+    current and used as is. What the prompts show is read for all of them in one statement, and the new texts
+    written in one: two statements whatever the number of agents (plus the file blocks of agents with folders).
+    """
+    if not agents:
+        return
+    await session.flush()  # the read below goes to the driver, past the session's autoflush
+    contents = await prompt_contents(session, [agent.id for agent in agents])
+    texts: list[tuple[str, str, str]] = []
+    for agent in agents:
+        content = contents.get(agent.id)
+        if content is None or not agent.message_ids:
+            continue
+        text = await compile_system_message(
+            session, agent, update_timestamp=False, message_count=agent.message_count, content=content
+        )
+        texts.append((agent.id, agent.message_ids[0], text))
+    await MessageRepository(session).set_system_texts(texts)
 
 
 async def refresh_system_message(
@@ -125,10 +98,10 @@ async def compile_system_message(
     with_rules: bool = False,
     message_count: int | None = None,
     blocks: list[orm.Block] | None = None,
-    inputs: PromptInputs | None = None,
+    content: PromptContent | None = None,
 ) -> str:
     """The agent's system message text as it is now; writes nothing but `agent.system_compiled_at` on the entity.
-    `inputs`: what the prompt shows as the caller has just read it in this transaction (`read_prompt_inputs`)
+    `content`: what the prompt shows as the caller has just read it in this transaction (`agents.prompt_content`),
     instead of `blocks` (then nothing is read here but the file blocks of its folders, when it has any).
 
     Blocks come in attachment order; the recall count is every stored message of the agent minus the in-context
@@ -139,14 +112,14 @@ async def compile_system_message(
     has just read them in this transaction (`BlockRepository.of_agent`), else they are read here.
     """
     messages = MessageRepository(session)
-    if inputs is not None:
-        blocks = inputs.blocks
+    if content is not None:
+        blocks = content.blocks
     elif blocks is None:
         blocks = await BlockRepository(session).of_agent(agent.id)
     total = message_count if message_count is not None else await messages.count_for_agent(agent.id)
     recall_count = max(total - len(agent.message_ids or []), 0)
-    if inputs is not None:
-        archival_count, archival_tags = inputs.archival_count, inputs.archival_tags
+    if content is not None:
+        archival_count, archival_tags = content.archival_count, content.archival_tags
     else:
         archival_count, archival_tags = await PassageRepository(session).agent_count_and_tags(
             agent.organization_id, agent.id
@@ -161,7 +134,7 @@ async def compile_system_message(
         archival_tags=archival_tags,
         now=agent.system_compiled_at,
         with_rules=with_rules,
-        directories=await directories_text(session, agent, inputs.folders if inputs is not None else None),
+        directories=await directories_text(session, agent, content.folders if content is not None else None),
     )
 
 

@@ -9,7 +9,7 @@ from memlet.blocks.service import BlockService
 
 
 async def get_block_service(request: Request, session: SessionDep) -> BlockService:
-    return BlockService(session, request.app.state.rebuild_prompt)
+    return BlockService(session, request.app.state.rebuild_prompts)
 
 
 BlockServiceDep = Annotated[BlockService, Depends(get_block_service)]

@@ -80,10 +80,10 @@ def _changes(update: BlockUpdate) -> dict[str, Any]:
 
 
 class BlockService:
-    def __init__(self, session: AsyncSession, rebuild_prompt: PromptRebuilder) -> None:
+    def __init__(self, session: AsyncSession, rebuild_prompts: PromptRebuilder) -> None:
         self.session = session
         self.blocks = BlockRepository(session)
-        self.rebuild_prompt = rebuild_prompt
+        self.rebuild_prompts = rebuild_prompts
 
     async def _row(self, actor: Actor, block_id: str, *, for_update: bool = False) -> orm.Block:
         row = await self.blocks.find(actor.organization_id, block_id, for_update=for_update)
@@ -99,8 +99,7 @@ class BlockService:
 
     async def _recompile(self, agents: Sequence[orm.Agent]) -> None:
         await self.session.flush()
-        for agent in agents:
-            await self.rebuild_prompt(self.session, agent)
+        await self.rebuild_prompts(self.session, agents)
 
     async def _apply(self, actor: Actor, row: orm.Block, update: BlockUpdate) -> Block:
         """Validate and apply a partial update, keep attachments' labels in step, recompile affected prompts."""

@@ -17,7 +17,7 @@ router = APIRouter(prefix="/agents", tags=["agents"])
 
 
 async def get_agent_file_service(request: Request, session: SessionDep) -> AgentFileService:
-    return AgentFileService(session, request.app.state.rebuild_prompt)
+    return AgentFileService(session, request.app.state.rebuild_prompts)
 
 
 AgentFileServiceDep = Annotated[AgentFileService, Depends(get_agent_file_service)]

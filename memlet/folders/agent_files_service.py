@@ -19,9 +19,9 @@ from memlet.prompt.rebuild import PromptRebuilder
 
 
 class AgentFileService:
-    def __init__(self, session: AsyncSession, rebuild_prompt: PromptRebuilder) -> None:
+    def __init__(self, session: AsyncSession, rebuild_prompts: PromptRebuilder) -> None:
         self.session = session
-        self.rebuild_prompt = rebuild_prompt
+        self.rebuild_prompts = rebuild_prompts
         self.rows = FileAgentRepository(session)
         self.files = FileRepository(session)
 
@@ -67,7 +67,7 @@ class AgentFileService:
         _, char_limit = file_limits(agent)
         view = line_view.truncate_view(line_view.window(text, meta.file_type, meta.file_name), True, char_limit)
         opened = await AgentFiles(self.session).open(agent, meta, view)
-        await self.rebuild_prompt(self.session, agent)
+        await self.rebuild_prompts(self.session, [agent])
         return opened.closed
 
     async def close(self, actor: Actor, agent_id: str, file_id: str) -> None:
@@ -75,10 +75,10 @@ class AgentFileService:
         if await self.rows.find_by_file(agent_id, file_id) is None:
             raise NotFoundError("File", file_id, message=f"File with id={file_id} is not attached to agent {agent_id}")
         await AgentFiles(self.session).close(agent_id, file_id)
-        await self.rebuild_prompt(self.session, agent)
+        await self.rebuild_prompts(self.session, [agent])
 
     async def close_all(self, actor: Actor, agent_id: str) -> list[str]:
         agent = await self._agent(actor, agent_id)
         closed = await AgentFiles(self.session).close_all_except(agent_id)
-        await self.rebuild_prompt(self.session, agent)
+        await self.rebuild_prompts(self.session, [agent])
         return closed

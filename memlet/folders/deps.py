@@ -11,11 +11,11 @@ from memlet.folders.service import FolderService
 
 
 async def get_folder_service(request: Request, session: SessionDep) -> FolderService:
-    return FolderService(session, request.app.state.rebuild_prompt, request.app.state.catalog)
+    return FolderService(session, request.app.state.rebuild_prompts, request.app.state.catalog)
 
 
 async def get_file_service(request: Request, session: SessionDep) -> FileService:
-    return FileService(session, request.app.state.rebuild_prompt)
+    return FileService(session, request.app.state.rebuild_prompts)
 
 
 async def get_file_processor(request: Request) -> FileProcessor:

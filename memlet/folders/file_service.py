@@ -40,12 +40,12 @@ class Accepted:
 
 
 class FileService:
-    def __init__(self, session: AsyncSession, rebuild_prompt: PromptRebuilder) -> None:
+    def __init__(self, session: AsyncSession, rebuild_prompts: PromptRebuilder) -> None:
         self.session = session
-        self.rebuild_prompt = rebuild_prompt
+        self.rebuild_prompts = rebuild_prompts
         self.files = FileRepository(session)
         self.file_agents = FileAgentRepository(session)
-        self.folders = FolderService(session, rebuild_prompt)
+        self.folders = FolderService(session, rebuild_prompts)
 
     async def accept_upload(
         self,
@@ -120,7 +120,5 @@ class FileService:
         agent_ids = await self.file_agents.agent_ids_of_file(row.id)
         await self.files.delete(row.id)
         await self.session.flush()
-        for agent_id in agent_ids:
-            agent = await self.session.get(orm.Agent, agent_id, with_for_update=True)
-            if agent is not None:
-                await self.rebuild_prompt(self.session, agent)
+        agents = [await self.session.get(orm.Agent, agent_id, with_for_update=True) for agent_id in agent_ids]
+        await self.rebuild_prompts(self.session, [agent for agent in agents if agent is not None])

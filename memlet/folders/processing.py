@@ -43,11 +43,11 @@ class FileProcessor:
         self,
         sessionmaker: async_sessionmaker[AsyncSession],
         embedder: Embedder | None,
-        rebuild_prompt: PromptRebuilder,
+        rebuild_prompts: PromptRebuilder,
         concurrency: int = 2,
     ) -> None:
         self.sessionmaker = sessionmaker
-        self.rebuild_prompt = rebuild_prompt
+        self.rebuild_prompts = rebuild_prompts
         self.embedder = embedder
         self.slots = asyncio.Semaphore(max(1, concurrency))
         self.tasks: set[asyncio.Task[None]] = set()
@@ -125,12 +125,13 @@ class FileProcessor:
         """Keep the parsed text and show the file to every agent of its folder (opened under their caps)."""
         async with self.sessionmaker() as session, session.begin():
             await FileRepository(session).set_text(row.id, text)
+            shown = []
             for agent_id in await FolderRepository(session).agent_ids(row.source_id):
                 agent = await session.get(orm.Agent, agent_id, with_for_update=True)
-                if agent is None:
-                    continue
-                await AgentFiles(session).attach(agent, [row], {row.id: text})
-                await self.rebuild_prompt(session, agent)
+                if agent is not None:
+                    await AgentFiles(session).attach(agent, [row], {row.id: text})
+                    shown.append(agent)
+            await self.rebuild_prompts(session, shown)
 
     async def _embed(self, actor: Actor, row: orm.FileMetadata, config: dict[str, Any], chunks: Sequence[str]) -> None:
         async with self.sessionmaker() as session, session.begin():

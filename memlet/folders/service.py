@@ -36,10 +36,10 @@ def folder_not_found(folder_id: str) -> NotFoundError:
 
 class FolderService:
     def __init__(
-        self, session: AsyncSession, rebuild_prompt: PromptRebuilder, catalog: ModelCatalog | None = None
+        self, session: AsyncSession, rebuild_prompts: PromptRebuilder, catalog: ModelCatalog | None = None
     ) -> None:
         self.session = session
-        self.rebuild_prompt = rebuild_prompt
+        self.rebuild_prompts = rebuild_prompts
         self.catalog = catalog
         self.folders = FolderRepository(session)
         self.files = FileRepository(session)
@@ -190,7 +190,5 @@ class FolderService:
 
     async def _recompile(self, agent_ids: Sequence[str]) -> None:
         await self.session.flush()
-        for agent_id in agent_ids:
-            agent = await self.session.get(orm.Agent, agent_id, with_for_update=True)
-            if agent is not None:
-                await self.rebuild_prompt(self.session, agent)
+        agents = [await self.session.get(orm.Agent, agent_id, with_for_update=True) for agent_id in agent_ids]
+        await self.rebuild_prompts(self.session, [agent for agent in agents if agent is not None])

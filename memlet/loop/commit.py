@@ -14,7 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm.attributes import set_committed_value
 
 from memlet import ids
-from memlet.agents.system_message import compile_system_message, read_prompt_inputs, refresh_system_message
+from memlet.agents.prompt_content import agent_with_prompt_content
+from memlet.agents.system_message import compile_system_message, refresh_system_message
 from memlet.conversations.system_message import refresh_conversation_system_message
 from memlet.db import models as orm
 from memlet.db.locks import agent_xact_lock
@@ -178,12 +179,12 @@ async def _write_with_memory(
     needs (None: the agent is gone). The agent is read before the step's rows exist; they join both its message
     counter and its window, so the prompt's recall count is the one it will have after them."""
     await _write_memory(session, ctx.agent.id, ctx.tool_ctx)  # the caller's lock holds the agent row
-    inputs = await read_prompt_inputs(session, ctx.agent.id)
-    if inputs is None:
+    found = await agent_with_prompt_content(session, ctx.agent.id)
+    if found is None:
         return None
-    agent = inputs.agent  # detached: only the statement below writes it
+    agent, content = found  # the agent detached: only the statement below writes it
     text = await compile_system_message(
-        session, agent, update_timestamp=True, with_rules=True, message_count=agent.message_count, inputs=inputs
+        session, agent, update_timestamp=True, with_rules=True, message_count=agent.message_count, content=content
     )
     compiled_at = agent.system_compiled_at
     assert compiled_at is not None
@@ -207,7 +208,7 @@ async def _write_with_memory(
     set_committed_value(agent, "message_count", (agent.message_count or 0) + len(rows))
     if last_stop is not None:
         set_committed_value(agent, "last_stop_reason", last_stop)
-    return written.message_ids, written.run_status, Remembered(agent, inputs.blocks, text)
+    return written.message_ids, written.run_status, Remembered(agent, content.blocks, text)
 
 
 async def _write_each(

@@ -257,6 +257,14 @@ class MessageRepository:
         """Rewrite one of the agent's own messages (never another agent's, whatever its message_ids say)."""
         await self.session.execute(update(M).where(M.id == message_id, M.agent_id == agent_id).values(content=content))
 
+    async def set_system_texts(self, texts: Sequence[tuple[str, str, str]]) -> None:
+        """Rewrite system messages as one text part each, `(agent_id, message_id, text)`, in one statement (each
+        only among its agent's own messages, as `set_content`)."""
+        if texts:
+            agent_ids, message_ids, bodies = (list(column) for column in zip(*texts, strict=True))
+            params = {"agent_ids": agent_ids, "message_ids": message_ids, "texts": bodies, "now": utcnow()}
+            await self.session.execute(_SET_SYSTEM_TEXTS, params)
+
     async def search(
         self,
         agent_id: str | None,
@@ -300,6 +308,26 @@ class MessageRepository:
         # On the driver: one statement, its rows made into detached entities with no ORM loading.
         rows = await (await driver_of(self.session)).fetch(_search_statement(shape), params)
         return [_SEARCH_ROWS.detached(row) for row in rows]
+
+
+_TEXTS = (
+    func.unnest(
+        bindparam("agent_ids", type_=ARRAY(String)),
+        bindparam("message_ids", type_=ARRAY(String)),
+        bindparam("texts", type_=ARRAY(String)),
+    )
+    .table_valued("agent_id", "message_id", "text")
+    .render_derived(name="system_texts")
+)
+_SET_SYSTEM_TEXTS = (
+    update(M)
+    .where(M.id == _TEXTS.c.message_id, M.agent_id == _TEXTS.c.agent_id)
+    .values(
+        content=func.jsonb_build_array(func.jsonb_build_object("type", "text", "text", _TEXTS.c.text)),
+        updated_at=bindparam("now"),
+    )
+    .execution_options(synchronize_session=False)
+)
 
 
 class _SearchShape(NamedTuple):

@@ -12,7 +12,7 @@ from memlet.actor import Actor
 from memlet.agents.repository import AgentFilters
 from memlet.agents.schemas import CreateAgent, UpdateAgent
 from memlet.agents.service import AgentService
-from memlet.agents.system_message import rebuild_prompt
+from memlet.agents.system_message import rebuild_prompts
 from memlet.agents.views import ALL_RELATIONSHIPS, DEFAULT_RELATIONSHIPS
 from memlet.blocks.schemas import CreateBlock
 from memlet.blocks.service import BlockService
@@ -96,7 +96,7 @@ class TestCreate:
             await service.create(actor, request(block_ids=[missing]))
 
     async def test_duplicate_block_label_409(self, service: AgentService, actor: Actor, session: AsyncSession) -> None:
-        shared = await BlockService(session, rebuild_prompt).create(actor, CreateBlock(label="human", value="shared"))
+        shared = await BlockService(session, rebuild_prompts).create(actor, CreateBlock(label="human", value="shared"))
         with pytest.raises(ConflictError, match="'human'"):
             await service.create(
                 actor, request(memory_blocks=[{"label": "human", "value": "own"}], block_ids=[shared.id])
@@ -122,7 +122,7 @@ class TestCreate:
         """The create response is built from the rows it wrote, without reading them back (one statement of CTEs
         writes the agent, its blocks and links): every field must match what a fresh read of the stored rows gives."""
         await ToolService(session).add_base_tools(actor)
-        shared = await BlockService(session, rebuild_prompt).create(actor, CreateBlock(label="shared", value="s"))
+        shared = await BlockService(session, rebuild_prompts).create(actor, CreateBlock(label="shared", value="s"))
         identity = orm.Identity(
             id=ids.new_id(ids.Prefix.IDENTITY),
             identifier_key="k",
@@ -191,7 +191,7 @@ class TestUpdate:
     async def test_block_ids_replace_attachments_and_prompt(
         self, service: AgentService, actor: Actor, session: AsyncSession
     ) -> None:
-        blocks = BlockService(session, rebuild_prompt)
+        blocks = BlockService(session, rebuild_prompts)
         old = await blocks.create(actor, CreateBlock(label="old", value="stale fact"))
         new = await blocks.create(actor, CreateBlock(label="new", value="fresh fact"))
         state = await service.create(actor, request(block_ids=[old.id]))

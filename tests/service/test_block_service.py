@@ -8,7 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
 from memlet.actor import Actor
-from memlet.agents.system_message import rebuild_prompt
+from memlet.agents.system_message import rebuild_prompts
 from memlet.blocks.repository import BlockFilters
 from memlet.blocks.schemas import BlockUpdate, CreateBlock
 from memlet.blocks.service import BlockService, ensure_unique_labels
@@ -28,7 +28,7 @@ async def actor(session: AsyncSession) -> Actor:
 
 @pytest.fixture
 def service(session: AsyncSession) -> BlockService:
-    return BlockService(session, rebuild_prompt)
+    return BlockService(session, rebuild_prompts)
 
 
 async def make_agent(session: AsyncSession, actor: Actor, name: str = "a") -> orm.Agent:
@@ -123,28 +123,37 @@ class TestModify:
             text = await system_text(session, agent)
             assert "fresh news" in text and "old news" not in text
 
-    async def test_agents_recompiled_with_one_agent_query(
+    async def test_agents_recompiled_with_statements_that_do_not_grow_with_the_agents(
         self, service: BlockService, actor: Actor, session: AsyncSession
     ) -> None:
+        """The agents of a block are read in one query, what their prompts show in one, and their system messages
+        written in one: an edit seen by three agents sends as many statements as one seen by one agent."""
         block = await service.create(actor, CreateBlock(label="team", value="v1"))
         agents = [await make_agent(session, actor, str(i)) for i in range(3)]
-        for agent in agents:
-            await service.attach(actor, agent.id, block.id)
-        statements: list[str] = []
         engine = session.bind.engine  # type: ignore[union-attr]
 
-        def record(*args: object) -> None:
-            statements.append(str(args[2]))
+        async def statements_of_an_edit(value: str) -> list[str]:
+            statements: list[str] = []
 
-        event.listen(engine.sync_engine, "before_cursor_execute", record)
-        try:
-            await service.modify(actor, block.id, BlockUpdate(value="v2"))
-        finally:
-            event.remove(engine.sync_engine, "before_cursor_execute", record)
-        agent_selects = [s for s in statements if s.lstrip().startswith("SELECT agents.")]
-        assert len(agent_selects) == 1
+            def record(*args: object) -> None:
+                statements.append(str(args[2]))
+
+            event.listen(engine.sync_engine, "before_cursor_execute", record)
+            try:
+                await service.modify(actor, block.id, BlockUpdate(value=value))
+            finally:
+                event.remove(engine.sync_engine, "before_cursor_execute", record)
+            return statements
+
+        await service.attach(actor, agents[0].id, block.id)
+        one = await statements_of_an_edit("v2")
+        for agent in agents[1:]:
+            await service.attach(actor, agent.id, block.id)
+        three = await statements_of_an_edit("v3")
+        assert len(three) == len(one)
+        assert len([s for s in three if s.lstrip().startswith("SELECT agents.id, agents.name")]) == 1
         for agent in agents:
-            assert "v2" in await system_text(session, agent)
+            assert "v3" in await system_text(session, agent)
 
     async def test_relabel_follows_attachments(
         self, service: BlockService, actor: Actor, session: AsyncSession

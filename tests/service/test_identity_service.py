@@ -8,7 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
 from memlet.actor import Actor
-from memlet.agents.system_message import rebuild_prompt
+from memlet.agents.system_message import rebuild_prompts
 from memlet.blocks.schemas import CreateBlock
 from memlet.blocks.service import BlockService
 from memlet.db import models as orm
@@ -61,7 +61,7 @@ class TestCreate:
         self, service: IdentityService, actor: Actor, session: AsyncSession
     ) -> None:
         agent_id = await make_agent(session, actor)
-        block = await BlockService(session, rebuild_prompt).create(actor, CreateBlock(label="human", value="Ann"))
+        block = await BlockService(session, rebuild_prompts).create(actor, CreateBlock(label="human", value="Ann"))
         made = await service.create(
             actor, create(agent_ids=[agent_id], block_ids=[block.id], properties=[prop("age", 42, "number")])
         )
@@ -148,7 +148,7 @@ class TestLinksAndDelete:
         self, service: IdentityService, actor: Actor, session: AsyncSession
     ) -> None:
         agent_id = await make_agent(session, actor)
-        block = await BlockService(session, rebuild_prompt).create(actor, CreateBlock(label="human", value="Ann"))
+        block = await BlockService(session, rebuild_prompts).create(actor, CreateBlock(label="human", value="Ann"))
         made = await service.create(actor, create())
         await service.attach_agent(actor, made.id, agent_id)
         await service.attach_agent(actor, made.id, agent_id)  # idempotent
@@ -172,14 +172,14 @@ class TestLinksAndDelete:
         self, service: IdentityService, actor: Actor, session: AsyncSession
     ) -> None:
         agent_id = await make_agent(session, actor)
-        block = await BlockService(session, rebuild_prompt).create(actor, CreateBlock(label="human", value="Ann"))
+        block = await BlockService(session, rebuild_prompts).create(actor, CreateBlock(label="human", value="Ann"))
         made = await service.create(actor, create(agent_ids=[agent_id], block_ids=[block.id]))
         await service.delete(actor, made.id)
         with pytest.raises(NotFoundError):
             await service.get(actor, made.id)
         assert await session.scalar(select(func.count()).where(orm.IdentityAgent.identity_id == made.id)) == 0
         assert await session.get(orm.Agent, agent_id) is not None
-        assert (await BlockService(session, rebuild_prompt).get(actor, block.id)).value == "Ann"
+        assert (await BlockService(session, rebuild_prompts).get(actor, block.id)).value == "Ann"
         with pytest.raises(NotFoundError):
             await service.delete(actor, made.id)
 

@@ -121,7 +121,7 @@ async def test_the_one_read_prompt_of_a_memory_edit_is_the_prompt_separate_reads
     loop_env: LoopEnv, mock_llm
 ) -> None:
     """The edit's commit reads the agent, its blocks, its archives' passage count and tags and its folders in one
-    statement (`read_prompt_inputs`); the prompt it wrote is the one `refresh_system_message` compiles from
+    statement (`agents.prompt_content`); the prompt it wrote is the one `refresh_system_message` compiles from
     separate reads, with a folder and tagged passages in it."""
     agent = await loop_env.agent(tools=["memory_insert"])
     org = agent.organization_id

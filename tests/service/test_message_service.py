@@ -12,7 +12,7 @@ from memlet import ids
 from memlet.actor import Actor
 from memlet.agents.schemas import AgentState, CreateAgent
 from memlet.agents.service import AgentService
-from memlet.agents.system_message import rebuild_prompt
+from memlet.agents.system_message import rebuild_prompts
 from memlet.blocks.service import BlockService
 from memlet.config import Settings
 from memlet.db import models as orm
@@ -167,7 +167,7 @@ class TestMessageCount:
         assert row is not None
         event.listen(engine.sync_engine, "before_cursor_execute", record)
         try:
-            await rebuild_prompt(session, row)
+            await rebuild_prompts(session, [row])
         finally:
             event.remove(engine.sync_engine, "before_cursor_execute", record)
         assert not [s for s in seen if "count(" in s and "FROM messages" in s], seen
@@ -231,7 +231,7 @@ class TestRecompile:
         session.expire_all()
         assert await system_text(session, agent.message_ids[0]) == before
         assert (
-            await BlockService(session, rebuild_prompt).get(actor, agent.blocks[0].id)
+            await BlockService(session, rebuild_prompts).get(actor, agent.blocks[0].id)
         ).value == "new fact"  # outer work kept
 
     async def test_unknown_agent_404(self, session: AsyncSession, actor: Actor) -> None:
