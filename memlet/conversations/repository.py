@@ -1,6 +1,7 @@
 """SQL for conversations, their history links and their isolated blocks. Never commits."""
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -31,6 +32,32 @@ _WITH_BLOCKS = DriverSQL(
         C.id == bindparam("conversation_id"), C.organization_id == bindparam("org_id")
     )
 )
+# What a conversation's own system prompt needs besides the agent's: the row, its isolated blocks, how many messages
+# its history links and the role of the first message of its window (its system message, normally).
+_PROMPT_PARTS = DriverSQL(
+    select(
+        *_CONVERSATION_ROWS.columns,
+        _ISOLATED_BLOCKS,
+        select(func.count())
+        .select_from(orm.ConversationMessage)
+        .where(orm.ConversationMessage.conversation_id == C.id)
+        .scalar_subquery(),
+        select(M.role).where(M.id == C.message_ids[1], M.agent_id == C.agent_id).scalar_subquery(),
+    ).where(C.id == bindparam("conversation_id"), C.organization_id == bindparam("org_id"))
+)
+
+
+@dataclass(frozen=True)
+class PromptParts:
+    """`ConversationRepository.prompt_parts`: the conversation (detached), its isolated blocks, its history count
+    and the role of its window's first message (None: an empty window)."""
+
+    conversation: orm.Conversation
+    isolated: list[orm.Block]
+    history_count: int
+    first_role: str | None
+
+
 _FAR_PAST = datetime.fromisoformat("0001-01-02T00:00:00+00:00")
 _FAR_FUTURE = datetime.fromisoformat("9999-12-30T00:00:00+00:00")
 
@@ -58,6 +85,16 @@ class ConversationRepository:
         if row is None:
             return None
         return _CONVERSATION_ROWS.detached(row), BLOCK_ROWS.detached_all(row[len(_CONVERSATION_ROWS)])
+
+    async def prompt_parts(self, org_id: str, conversation_id: str) -> PromptParts | None:
+        """What the conversation's own system prompt needs, in one statement on the driver."""
+        driver = await driver_of(self.session)
+        row = await driver.fetchrow(_PROMPT_PARTS, {"conversation_id": conversation_id, "org_id": org_id})
+        if row is None:
+            return None
+        width = len(_CONVERSATION_ROWS)
+        isolated, count, role = row[width], row[width + 1], row[width + 2]
+        return PromptParts(_CONVERSATION_ROWS.detached(row), BLOCK_ROWS.detached_all(isolated), int(count or 0), role)
 
     async def delete(self, conversation_id: str) -> None:
         await self.session.execute(delete(C).where(C.id == conversation_id))

@@ -10,9 +10,10 @@ from datetime import UTC, datetime
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
+from memlet.agents.prompt_content import PromptContent
 from memlet.agents.system_message import directories_text
 from memlet.blocks.repository import BlockRepository
-from memlet.conversations.repository import ConversationRepository, with_isolated
+from memlet.conversations.repository import ConversationRepository, PromptParts, with_isolated
 from memlet.db import models as orm
 from memlet.db.message_row import MessageRow
 from memlet.messages.repository import MessageRepository
@@ -38,6 +39,23 @@ async def conversation_system_text(session: AsyncSession, agent: orm.Agent, conv
         with_rules=True,
         conversation_id=conversation.id,
         directories=await directories_text(session, agent),
+    )
+
+
+def conversation_text_from(agent: orm.Agent, content: PromptContent, parts: PromptParts, directories: str) -> str:
+    """`conversation_system_text` from what the caller has just read (`agents.prompt_content`,
+    `ConversationRepository.prompt_parts`) in this transaction (pure)."""
+    window = parts.conversation.message_ids or []
+    return system_message_text(
+        agent,
+        with_isolated(content.blocks, parts.isolated),
+        recall_count=max(parts.history_count - len(window), 0),
+        archival_count=content.archival_count,
+        archival_tags=content.archival_tags,
+        now=datetime.now(UTC),
+        with_rules=True,
+        conversation_id=parts.conversation.id,
+        directories=directories,
     )
 
 

@@ -16,9 +16,10 @@ from memlet.loop.agent_state import LoopRepository, LoopState
 from memlet.loop.buffer_chat import BufferChat
 from memlet.loop.builtin_tools import ToolContext
 from memlet.loop.cancel_signal import CancelWatch, RunCancelled
-from memlet.loop.commit import Closing, Remembered
+from memlet.loop.commit import Closing
 from memlet.loop.deps import LoopDeps, RunOptions
 from memlet.loop.response import StepContext, StepResult
+from memlet.loop.step_writes import Remembered
 from memlet.messages.schemas import StopReasonType, run_status_for
 from memlet.runs.repository import RunRepository
 from memlet.runs.run_statements import RunEnd

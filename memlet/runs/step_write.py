@@ -11,10 +11,10 @@ one snapshot; the messages' statement-level count triggers and the foreign key c
 statement, once the step row, the messages and the links are all written. The only SQL here that spans tables:
 the loop's hottest write.
 
-Used for up to `MAX_ROWS` messages and without a run error (`loop/commit.py` keeps the separate statements for the
-rest). After a memory edit in the agent's own thread the same statement also rewrites the system message and the
-agent's `system_compiled_at` (`SystemWrite`: the caller compiled the text in the transaction, after writing the
-blocks).
+Used for up to `MAX_ROWS` messages and without a run error (`loop/step_writes.py` keeps the separate statements
+for the rest). After a memory edit the same statement also rewrites the system messages (the agent's, and in a
+conversation the conversation's own) and the agent's `system_compiled_at` (`SystemWrite`: the caller compiled the
+texts in the transaction, after writing the blocks).
 """
 
 from collections.abc import Sequence
@@ -49,10 +49,10 @@ _STEP_COLUMNS = tuple((attr.key, attr.columns[0]) for attr in orm.Step.__mapper_
 
 @dataclass(frozen=True)
 class SystemWrite:
-    """The agent's recompiled system message: its row's id, its new text and the recompile time."""
+    """Recompiled system messages, `(message id, new text)` (the agent's, and in a conversation the
+    conversation's own too), and the agent's new recompile time."""
 
-    message_id: str
-    text: str
+    texts: tuple[tuple[str, str], ...]
     compiled_at: datetime
 
 
@@ -91,12 +91,20 @@ def _statement(
             .on_conflict_do_nothing()
             .cte("linked")
         )
+        agent_values: dict[str, Any] = {}
+        agent_where: list[Any] = []
         if last_stop:  # as `AgentRepository.set_last_stop_reason`
             stop = _typed("a_stop_reason", _AGENTS, "last_stop_reason")
+            agent_values["last_stop_reason"] = stop
+            if not system:
+                agent_where.append(_AGENTS.c.last_stop_reason.is_distinct_from(stop))
+        if system:
+            agent_values["system_compiled_at"] = _typed("y_compiled_at", _AGENTS, "system_compiled_at")
+        if agent_values:  # one UPDATE of the agent row: a statement may modify a row only once
             side.append(
                 update(_AGENTS)
-                .where(_AGENTS.c.id == bindparam("a_agent_id"), _AGENTS.c.last_stop_reason.is_distinct_from(stop))
-                .values(last_stop_reason=stop, updated_at=_typed("a_updated_at", _AGENTS, "updated_at"))
+                .where(_AGENTS.c.id == bindparam("a_agent_id"), *agent_where)
+                .values(**agent_values, updated_at=_typed("a_updated_at", _AGENTS, "updated_at"))
                 .cte("stopped")
             )
         thread_values: dict[str, Any] = {}
@@ -107,15 +115,21 @@ def _statement(
             thread_values["last_stop_reason"] = _typed("a_stop_reason", _AGENTS, "last_stop_reason")
         if system:  # as `refresh_system_message` and the agent's flush after it
             thread_values["system_compiled_at"] = _typed("y_compiled_at", _AGENTS, "system_compiled_at")
-            side.append(
-                update(_MESSAGES)
-                .where(_MESSAGES.c.id == bindparam("y_message_id"), _MESSAGES.c.agent_id == thread_id)
-                .values(
-                    content=_typed("y_content", _MESSAGES, "content"),
-                    updated_at=_typed("y_updated_at", _MESSAGES, "updated_at"),
-                )
-                .cte("recompiled")
+    if system:  # as `MessageRepository.set_system_texts`
+        texts = (
+            func.unnest(bindparam("y_message_ids", type_=ARRAY(String)), bindparam("y_texts", type_=ARRAY(String)))
+            .table_valued("message_id", "text")
+            .render_derived(name="system_texts")
+        )
+        side.append(
+            update(_MESSAGES)
+            .where(_MESSAGES.c.id == texts.c.message_id, _MESSAGES.c.agent_id == bindparam("a_agent_id"))
+            .values(
+                content=func.jsonb_build_array(func.jsonb_build_object("type", "text", "text", texts.c.text)),
+                updated_at=_typed("y_updated_at", _MESSAGES, "updated_at"),
             )
+            .cte("recompiled")
+        )
     appended = (
         update(thread)
         .where(thread.c.id == thread_id)
@@ -181,9 +195,8 @@ async def write_step(
 ) -> StepWritten:
     """Write the step row (unless None), `rows` (their `sequence_id` set from the database, in list order), append
     their ids to the thread's window (the conversation's when `conversation_id` is given, else the agent's) and
-    record the run's progress, in one statement (see `fits`); with `system` (the agent's thread only), rewrite
-    the agent's system message too."""
-    assert system is None or conversation_id is None
+    record the run's progress, in one statement (see `fits`); with `system`, rewrite system messages and the
+    agent's recompile time too."""
     now = utcnow()
     params: dict[str, Any] = {
         "a_agent_id": agent_id,
@@ -214,8 +227,8 @@ async def write_step(
         )
     if system is not None:
         params.update(
-            y_message_id=system.message_id,
-            y_content=[{"type": "text", "text": system.text}],
+            y_message_ids=[message_id for message_id, _ in system.texts],
+            y_texts=[text for _, text in system.texts],
             y_updated_at=now,
             y_compiled_at=system.compiled_at,
         )

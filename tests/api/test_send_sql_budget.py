@@ -36,7 +36,7 @@ TWO_STEP_STATEMENTS, TWO_STEP_ROUND_TRIPS = 12, 19
 # (29 statements / 37 round trips before on main), and the second step reads no run status; plus one round trip of
 # slack as above.
 # The reply step writes in one statement (`runs.step_write`), and goes on from the state the edit's commit read back
-# instead of reloading the agent and its buffer (`commit.Remembered`). The edit step's commit: the lock, the block,
+# instead of reloading the agent and its buffer (`step_writes.Remembered`). The edit step's commit: the lock, the block,
 # the agent with what its prompt shows (blocks, archival count and tags, folders) in one read, then one statement
 # writing the step, the messages, message_ids, the system message and system_compiled_at, and the run (19 / 26
 # before).
@@ -49,6 +49,11 @@ CREATE_STATEMENTS, CREATE_ROUND_TRIPS = 3, 5
 # reads the conversation with its isolated blocks in one more statement; the step's commit is one statement as in
 # the agent's thread (`runs.step_write`). 20 statements / 31 round trips before; 14 / 20 now, plus one of slack.
 CONVERSATION_STATEMENTS, CONVERSATION_ROUND_TRIPS = 14, 21
+# A memory edit in a conversation, then a reply (Letta Code's memory tool): the edit's commit writes the block, reads
+# the agent with what its prompt shows and the conversation's prompt parts, then one statement writes the step, the
+# messages, the conversation's window and history links, both system messages and the run; the reply step reloads
+# (a conversation's blocks are isolated copies). 39 statements / 49 round trips before; 22 / 32 now, plus one.
+CONVERSATION_MEMORY_EDIT_STATEMENTS, CONVERSATION_MEMORY_EDIT_ROUND_TRIPS = 22, 33
 _CANCEL_POLL = "FROM runs WHERE runs.id = ANY"  # the shared poller's one statement for every run in flight
 
 
@@ -190,3 +195,22 @@ class TestSendSqlBudget:
         statements, control = trace.of_run(response.json()["messages"][0]["run_id"])
         assert len(statements) <= CONVERSATION_STATEMENTS, _listing(statements)
         assert len(statements) + len(control) <= CONVERSATION_ROUND_TRIPS, _listing([*statements, *control])
+
+    def test_memory_edit_in_a_conversation(
+        self, server: LiveServer, http: httpx.Client, agent_id: str, mock_llm: MockLLM
+    ) -> None:
+        conversation = http.post("/v1/conversations/", params={"agent_id": agent_id}, json={}).json()["id"]
+        path = f"/v1/conversations/{conversation}/messages"
+        body = {"messages": [{"role": "user", "content": "hi"}], "streaming": False}
+        assert http.post(path, json=body).status_code == 200  # warm-up
+        mock_llm.script(
+            Reply.tool_call("memory_insert", {"label": "human", "new_string": "Likes tea."}), Reply.text("ok")
+        )
+        with recorded(server) as trace:
+            response = http.post(path, json=body)
+        assert response.status_code == 200, response.text
+        assert response.json()["usage"]["step_count"] == 2
+        assert "Likes tea." in http.get(f"/v1/agents/{agent_id}/core-memory/blocks/human").json()["value"]
+        statements, control = trace.of_run(response.json()["messages"][0]["run_id"])
+        assert len(statements) <= CONVERSATION_MEMORY_EDIT_STATEMENTS, _listing(statements)
+        assert len(statements) + len(control) <= CONVERSATION_MEMORY_EDIT_ROUND_TRIPS, _listing([*statements, *control])

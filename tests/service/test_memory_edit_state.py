@@ -1,5 +1,5 @@
 """After a memory edit in the agent's own thread, the next step goes on from what the edit's commit read back
-(`commit.Remembered`, `RunState.remember`) instead of reloading the agent: that state must be the one a reload
+(`step_writes.Remembered`, `RunState.remember`) instead of reloading the agent: that state must be the one a reload
 would read, and the next request must show the edit."""
 
 import copy
@@ -10,11 +10,15 @@ from sqlalchemy import func, select
 
 from memlet import ids
 from memlet.agents.system_message import compile_system_message
+from memlet.blocks.repository import BlockRepository
+from memlet.conversations.repository import ConversationRepository
+from memlet.conversations.system_message import conversation_system_text, refresh_conversation_system_message
 from memlet.db import models as orm
 from memlet.loop import run_tracker
 from memlet.loop.agent_state import LoopRepository, LoopState
 from memlet.loop.events import MessagesCommitted, RunFinished
 from memlet.loop.runner import RunOptions, run_agent
+from memlet.messages.repository import MessageRepository
 from memlet.messages.requests import MessageCreate
 from tests.mock_llm import Reply
 from tests.service.loop_factories import LoopEnv, loop_env
@@ -164,3 +168,58 @@ async def test_the_one_read_prompt_of_a_memory_edit_is_the_prompt_separate_reads
         compiled = await compile_system_message(session, fresh, update_timestamp=False, with_rules=True)
     assert all(s in stored for s in ("Likes oolong.", "folder-notes-q7", "tag-alpha", "tag-beta"))
     assert stored == compiled
+
+
+def _without_recompile_time(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if "System prompt last recompiled" not in line)
+
+
+async def test_a_memory_edit_in_a_conversation_writes_both_prompts_as_separate_reads_compile_them(
+    loop_env: LoopEnv, mock_llm
+) -> None:
+    """A memory edit in a conversation writes the blocks, reads the agent with what its prompt shows and the
+    conversation's prompt parts, and rewrites both system messages in the step's one statement: the agent's (the
+    shared blocks) and the conversation's (its isolated copy of `human`). Each equals what the separate reads
+    compile (`refresh_system_message`, `conversation_system_text`), recall counts included."""
+    agent = await loop_env.agent(tools=["memory_insert"])
+    org = agent.organization_id
+    async with loop_env.sessionmaker() as session, session.begin():
+        stored_agent = await session.get(orm.Agent, agent.id)
+        assert stored_agent is not None
+        human = await BlockRepository(session).by_label(agent.id, "human")
+        assert human is not None
+        copy = orm.Block(
+            id=ids.new_id(ids.Prefix.BLOCK), organization_id=org, label="human", value=human.value, limit=human.limit
+        )
+        conversation = orm.Conversation(
+            id=ids.new_id(ids.Prefix.CONVERSATION), organization_id=org, agent_id=agent.id, message_ids=[]
+        )
+        session.add_all([copy, conversation])
+        await session.flush()
+        await ConversationRepository(session).link_blocks(conversation.id, [copy])
+        await refresh_conversation_system_message(session, stored_agent, conversation)
+    mock_llm.script(Reply.tool_call("memory_insert", {"label": "human", "new_string": "Likes oolong."}))
+    # The edit's step is the turn's last: the prompts read afterwards are those of the moment of its commit (a later
+    # step's rows would join the agent's recall count, which shows every message outside its own window).
+    sent = await loop_env.send(agent, "remember this", conversation_id=conversation.id, max_steps=1)
+    finished = sent.events[-1]
+    assert isinstance(finished, RunFinished) and finished.stop_reason == "max_steps"
+    async with loop_env.sessionmaker() as session, session.begin():
+        fresh = await session.get(orm.Agent, agent.id)
+        convo = await ConversationRepository(session).find(org, conversation.id)
+        assert fresh is not None and convo is not None and fresh.message_ids and convo.message_ids
+        agent_system, convo_system = await MessageRepository(session).by_ids(
+            agent.id, [fresh.message_ids[0], convo.message_ids[0]]
+        )
+        counted = await session.scalar(
+            select(func.count()).select_from(orm.Message).where(orm.Message.agent_id == agent.id)
+        )
+        expected_agent = await compile_system_message(session, fresh, update_timestamp=False, with_rules=True)
+        expected_convo = await conversation_system_text(session, fresh, convo)
+    stored_agent_text, stored_convo_text = (m.content[0]["text"] for m in (agent_system, convo_system))
+    assert fresh.message_count == counted
+    assert stored_agent_text == expected_agent
+    assert _without_recompile_time(stored_convo_text) == _without_recompile_time(expected_convo)
+    assert "Likes oolong." in stored_convo_text and "Likes oolong." not in stored_agent_text  # the isolated copy
+    assert f"CONVERSATION_ID: {conversation.id}" in stored_convo_text
+    assert fresh.system_compiled_at is not None and fresh.system_compiled_at > stored_agent.system_compiled_at

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from memlet.db import models as orm
-from memlet.loop import commit, step_cycle
+from memlet.loop import step_cycle, step_writes
 from memlet.loop.cancel import cancel_runs
 from memlet.loop.commit import commit_step
 from memlet.loop.events import RunFailed, RunFinished
@@ -128,7 +128,7 @@ class TestOtherEndsCloseTheRunOnTheirOwn:
                 raise RuntimeError("the disk is full")
             return await record_progress(self, run_id, **kwargs)
 
-        write_step = commit.write_step
+        write_step = step_writes.write_step
 
         async def failing_write(session: Any, **kwargs: Any) -> Any:
             written = await write_step(session, **kwargs)
@@ -137,7 +137,7 @@ class TestOtherEndsCloseTheRunOnTheirOwn:
             return written
 
         monkeypatch.setattr(RunRepository, "record_progress", failing)
-        monkeypatch.setattr(commit, "write_step", failing_write)  # the common path's one statement
+        monkeypatch.setattr(step_writes, "write_step", failing_write)  # the common path's one statement
         mock_llm.script(Reply.text("hello"))
         out = await loop_env.send(agent, MessageCreate(role="user", content="hi"))
         assert isinstance(out.final, RunFailed) and separate_finishes == ["error"]
