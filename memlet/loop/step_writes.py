@@ -25,7 +25,7 @@ from memlet.loop.response import StepContext
 from memlet.runs.repository import RunRepository
 from memlet.runs.run_statements import RunEnd
 from memlet.runs.step_repository import StepRepository
-from memlet.runs.step_write import SystemWrite, write_step
+from memlet.runs.step_write import StepWritten, SystemWrite, write_step
 
 
 async def write_memory(session: AsyncSession, agent_id: str, tool_ctx: ToolContext) -> None:
@@ -63,7 +63,7 @@ StepWriter = Callable[
 ]
 
 
-async def write_in_one(
+async def _one_statement(
     session: AsyncSession,
     ctx: StepContext,
     step: orm.Step | None,
@@ -71,9 +71,10 @@ async def write_in_one(
     num_steps: int,
     tools_used: list[str],
     end: RunEnd | None,
-) -> Written:
-    """The common step (no memory edit): one statement (`runs.step_write`)."""
-    written = await write_step(
+    system: SystemWrite | None = None,
+) -> StepWritten:
+    """`runs.step_write` for this step, in its thread (the agent's or the conversation's)."""
+    return await write_step(
         session,
         agent_id=ctx.agent.id,
         conversation_id=ctx.conversation_id,
@@ -84,7 +85,21 @@ async def write_in_one(
         tools_used=tools_used,
         last_stop_reason=end.stop_reason if end is not None else None,
         end=end,
+        system=system,
     )
+
+
+async def write_in_one(
+    session: AsyncSession,
+    ctx: StepContext,
+    step: orm.Step | None,
+    rows: list[orm.Message],
+    num_steps: int,
+    tools_used: list[str],
+    end: RunEnd | None,
+) -> Written:
+    """The common step (no memory edit): one statement (`runs.step_write`)."""
+    written = await _one_statement(session, ctx, step, rows, num_steps, tools_used, end)
     return written.message_ids, written.run_status, None
 
 
@@ -111,26 +126,14 @@ async def write_with_memory(
     )
     compiled_at = agent.system_compiled_at
     assert compiled_at is not None
-    last_stop = end.stop_reason if end is not None else None
-    written = await write_step(
-        session,
-        agent_id=agent.id,
-        conversation_id=None,
-        run_id=ctx.run_id,
-        step=step,
-        rows=rows,
-        num_steps=num_steps,
-        tools_used=tools_used,
-        last_stop_reason=last_stop,
-        end=end,
-        system=SystemWrite(((agent.message_ids[0], text),), compiled_at) if agent.message_ids else None,
-    )
+    system = SystemWrite(((agent.message_ids[0], text),), compiled_at) if agent.message_ids else None
+    written = await _one_statement(session, ctx, step, rows, num_steps, tools_used, end, system)
     # The entity as the statement left the row (its trigger counted the rows).
     set_committed_value(agent, "system_compiled_at", compiled_at)
     set_committed_value(agent, "message_ids", written.message_ids)
     set_committed_value(agent, "message_count", (agent.message_count or 0) + len(rows))
-    if last_stop is not None:
-        set_committed_value(agent, "last_stop_reason", last_stop)
+    if end is not None:
+        set_committed_value(agent, "last_stop_reason", end.stop_reason)
     return written.message_ids, written.run_status, Remembered(agent, content.blocks, text)
 
 
@@ -168,21 +171,9 @@ async def write_conversation_memory(
     assert agent.system_compiled_at is not None
     directories = await directories_text(session, agent, content.folders)
     conversation_text = conversation_text_from(agent, content, parts, directories)
-    written = await write_step(
-        session,
-        agent_id=agent.id,
-        conversation_id=ctx.conversation_id,
-        run_id=ctx.run_id,
-        step=step,
-        rows=rows,
-        num_steps=num_steps,
-        tools_used=tools_used,
-        last_stop_reason=end.stop_reason if end is not None else None,
-        end=end,
-        system=SystemWrite(
-            ((agent.message_ids[0], agent_text), (window[0], conversation_text)), agent.system_compiled_at
-        ),
-    )
+    texts = ((agent.message_ids[0], agent_text), (window[0], conversation_text))
+    system = SystemWrite(texts, agent.system_compiled_at)
+    written = await _one_statement(session, ctx, step, rows, num_steps, tools_used, end, system)
     return written.message_ids, written.run_status, None
 
 
