@@ -31,7 +31,8 @@ class Agent(TimestampMixin, OrgScopedMixin, Base):
     compaction_settings: Mapped[dict[str, Any] | None] = mapped_column(JSONB, default=None)
     response_format: Mapped[dict[str, Any] | None] = mapped_column(JSONB, default=None)
     tool_rules: Mapped[list[dict[str, Any]]] = mapped_column(JSONB, default=list)
-    # The in-context window: the system message first, then the buffer, oldest first.
+    # The in-context window: the system message first, then the buffer, oldest first. Stored uncompressed
+    # (`STORAGE EXTERNAL`, migration 2026_11_24_window_storage): every step rewrites it.
     message_ids: Mapped[list[str]] = mapped_column(ARRAY(String), default=list)
     metadata_: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSONB, default=None)
     secrets: Mapped[list[dict[str, Any]]] = mapped_column(JSONB, default=list)

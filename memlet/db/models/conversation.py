@@ -31,6 +31,7 @@ class Conversation(TimestampMixin, OrgScopedMixin, Base):
     archived: Mapped[bool] = mapped_column(Boolean, default=False)
     archived_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
     last_message_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    # Stored uncompressed, as the agent's (`STORAGE EXTERNAL`).
     message_ids: Mapped[list[str]] = mapped_column(ARRAY(String), default=list)
 
 
