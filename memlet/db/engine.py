@@ -115,16 +115,18 @@ async def single_statement(maker: async_sessionmaker[AsyncSession]) -> AsyncIter
 
 
 @asynccontextmanager
-async def autocommit_read(maker: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
-    """`single_read` for any sessionmaker: also one bound to a connection its caller keeps (a turn's locked
-    connection, which must have no transaction open), set back to its default isolation level when the block ends."""
+async def autocommit_session(maker: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
+    """A session in autocommit for statements that are each atomic by themselves (reads, or writes that need no
+    transaction around them), on any sessionmaker: also one bound to a connection its caller keeps (a turn's locked
+    connection, which must have no transaction open), set back to its default isolation level when the block ends.
+    No BEGIN and COMMIT round trips. Pending ORM changes are written only if the caller commits the session."""
     conn = maker.kw.get("bind")
     if isinstance(conn, AsyncEngine):
         async with single_read(maker) as session:
             yield session
         return
     if not isinstance(conn, AsyncConnection) or conn.in_transaction():
-        raise TypeError("autocommit_read needs an engine, or a connection with no transaction open")
+        raise TypeError("autocommit_session needs an engine, or a connection with no transaction open")
     default = conn.default_isolation_level
     await conn.execution_options(isolation_level="AUTOCOMMIT")
     try:

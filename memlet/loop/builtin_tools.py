@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from memlet import ids
 from memlet.actor import Actor
 from memlet.db import models as orm
-from memlet.db.engine import autocommit_read
+from memlet.db.engine import autocommit_session
 from memlet.errors import MemletError
 from memlet.loop import memory_edits as edits
 from memlet.loop.agent_messaging import AgentMessenger
@@ -317,7 +317,7 @@ async def conversation_search(
         org_id = ctx.actor.organization_id
         # Without vectors in scope the search is one SELECT, run in autocommit (no BEGIN and ROLLBACK); the vector
         # ranking needs a transaction for its `SET LOCAL hnsw.ef_search`.
-        async with autocommit_read(ctx.sessionmaker) as session:
+        async with autocommit_session(ctx.sessionmaker) as session:
             configs = (
                 await MessageEmbeddingRepository(session).configs_in_scope(scope) if query and ctx.embedder else []
             )

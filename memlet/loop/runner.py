@@ -22,6 +22,7 @@ from memlet import ids
 from memlet.agents.system_message import refresh_if_stale as refresh_agent_if_stale
 from memlet.conversations.system_message import refresh_if_stale
 from memlet.db import models as orm
+from memlet.db.engine import autocommit_session
 from memlet.db.message_row import MessageLike
 from memlet.errors import LLMError
 from memlet.llm.errors import LLMEmptyResponseError
@@ -105,8 +106,10 @@ async def _run_locked(
     options: RunOptions,
     watch: CancelWatch | None = None,
 ) -> AsyncIterator[ev.LoopEvent]:
-    # One transaction: load what the first step needs, check the input against a pending approval, start the run.
-    async with deps.sessionmaker() as session, session.begin():
+    # Load what the first step needs, check the input against a pending approval, start the run. In autocommit:
+    # each statement is atomic alone (the reads see what a transaction's would, under the turn's lock), so the
+    # BEGIN and COMMIT round trips are spared; the commit below writes a stale prompt's recompile time.
+    async with autocommit_session(deps.sessionmaker) as session:
         state = await LoopRepository(session).load_state_or_404(agent_id, org_id, options.conversation_id)
         if state.conversation is not None and state.messages:
             state.messages[0] = await refresh_if_stale(
@@ -133,6 +136,7 @@ async def _run_locked(
             lease_s=deps.settings.run_lease_s,
             conversation_id=options.conversation_id,
         )
+        await session.commit()
     if options.on_started is not None:
         await options.on_started()
     # After the transaction: the override must change the detached row only, never the stored agent.

@@ -25,12 +25,13 @@ AGENT = {
     "memory_blocks": [{"label": "human", "value": "The human's name is Bob."}, {"label": "persona", "value": "Sam"}],
 }
 # A step's commit is the agent's xact lock and one statement writing its step row, messages, message_ids and run
-# (`runs.step_write`; 11 / 15 before).
-ONE_STEP_STATEMENTS, ONE_STEP_ROUND_TRIPS = 8, 12
+# (`runs.step_write`; 11 / 15 before). The turn's load and run insert run in autocommit, without a BEGIN and COMMIT
+# around them (12 round trips before).
+ONE_STEP_STATEMENTS, ONE_STEP_ROUND_TRIPS = 8, 10
 # 18 round trips, plus one: the tool runs in tasks its cancel race spawns, and whether one of them ends a session
 # (a ROLLBACK) inside the measured window varies from run to run. The second step reads no run status of its own
 # (the first step's commit read it moments before), and each step writes in one statement (19 / 26 before).
-TWO_STEP_STATEMENTS, TWO_STEP_ROUND_TRIPS = 12, 19
+TWO_STEP_STATEMENTS, TWO_STEP_ROUND_TRIPS = 12, 17
 # A memory edit (memory_insert, then a reply): the edit step's commit writes the block and its attachment label in one
 # statement, reads the archival count and tags in one, and writes message_ids with system_compiled_at in one UPDATE
 # (29 statements / 37 round trips before on main), and the second step reads no run status; plus one round trip of
@@ -40,20 +41,22 @@ TWO_STEP_STATEMENTS, TWO_STEP_ROUND_TRIPS = 12, 19
 # the agent with what its prompt shows (blocks, archival count and tags, folders) in one read, then one statement
 # writing the step, the messages, message_ids, the system message and system_compiled_at, and the run (19 / 26
 # before).
-MEMORY_EDIT_STATEMENTS, MEMORY_EDIT_ROUND_TRIPS = 12, 19
+MEMORY_EDIT_STATEMENTS, MEMORY_EDIT_ROUND_TRIPS = 12, 17
 # Create agent: the tool lookup, the agent with its blocks and links (one statement of CTEs), the system message;
 # between BEGIN and COMMIT.
 CREATE_STATEMENTS, CREATE_ROUND_TRIPS = 3, 5
 # A one-step send in a conversation (every Letta Code turn): the route resolves the conversation and the agent,
 # touches the conversation, checks the thread is idle and inserts the run (those three in autocommit), and the load
 # reads the conversation with its isolated blocks in one more statement; the step's commit is one statement as in
-# the agent's thread (`runs.step_write`). 20 statements / 31 round trips before; 14 / 20 now, plus one of slack.
-CONVERSATION_STATEMENTS, CONVERSATION_ROUND_TRIPS = 14, 21
+# the agent's thread (`runs.step_write`). 20 statements / 31 round trips before; 14 / 18 now (the load in autocommit),
+# plus one of slack.
+CONVERSATION_STATEMENTS, CONVERSATION_ROUND_TRIPS = 14, 19
 # A memory edit in a conversation, then a reply (Letta Code's memory tool): the edit's commit writes the block, reads
 # the agent with what its prompt shows and the conversation's prompt parts, then one statement writes the step, the
 # messages, the conversation's window and history links, both system messages and the run; the reply step reloads
-# (a conversation's blocks are isolated copies). 39 statements / 49 round trips before; 22 / 32 now, plus one.
-CONVERSATION_MEMORY_EDIT_STATEMENTS, CONVERSATION_MEMORY_EDIT_ROUND_TRIPS = 22, 33
+# (a conversation's blocks are isolated copies). 39 statements / 49 round trips before; 22 / 29 now (the load in
+# autocommit), plus one.
+CONVERSATION_MEMORY_EDIT_STATEMENTS, CONVERSATION_MEMORY_EDIT_ROUND_TRIPS = 22, 30
 _CANCEL_POLL = "FROM runs WHERE runs.id = ANY"  # the shared poller's one statement for every run in flight
 
 

@@ -3,6 +3,7 @@ in window order, with every column the ORM row has; the agent, its blocks and it
 ORM rows equal to the session's; a stale system message comes back rewritten, its recompile time stored."""
 
 from datetime import timedelta
+from typing import Any
 
 from sqlalchemy import inspect, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -15,10 +16,15 @@ from memlet.db import models as orm
 from memlet.db.base import Base, utcnow
 from memlet.db.message_row import MessageRow
 from memlet.loop.agent_state import LoopRepository
+from memlet.loop.runner import RunOptions, run_agent
 from memlet.messages.repository import MessageRepository
+from memlet.messages.requests import MessageCreate
 from memlet.tools.repository import ToolRepository
-from tests.service.loop_factories import make_agent
+from tests.mock_llm import Reply
+from tests.service.loop_factories import LoopEnv, loop_env, make_agent
 from tests.service.test_turn_statements import orm_statements
+
+__all__ = ["loop_env"]
 
 
 def test_the_row_has_every_column_of_the_table() -> None:
@@ -131,3 +137,38 @@ async def test_a_stale_refresh_of_the_loaded_agent_stores_its_recompile_time(ses
     stored = await session.scalar(select(orm.Agent.system_compiled_at).where(orm.Agent.id == agent.id))
     assert stored is not None and stored > before
     assert state.agent.system_compiled_at == stored and not inspect(state.agent).modified
+
+
+async def test_a_turn_after_an_outside_block_edit_sends_and_stores_the_recompiled_prompt(
+    loop_env: LoopEnv, mock_llm: Any
+) -> None:
+    """The turn's load runs in autocommit (no transaction around it): the stale prompt's rewrite and its recompile
+    time must still be stored, and the model must be sent the new block."""
+    agent = await loop_env.agent(blocks={"human": "Name: Sam"})
+    async with loop_env.sessionmaker() as session, session.begin():
+        before = await session.scalar(select(orm.Agent.system_compiled_at).where(orm.Agent.id == agent.id))
+        later = utcnow() + timedelta(seconds=5)
+        await session.execute(
+            update(orm.Block)
+            .where(orm.Block.id.in_(select(orm.BlockAgent.block_id).where(orm.BlockAgent.agent_id == agent.id)))
+            .values(value="Name: Ada", updated_at=later)
+        )
+    mock_llm.script(Reply.text("hi"))
+    sent_before = len(mock_llm.requests)
+    async for _ in run_agent(
+        loop_env.deps,
+        agent_id=agent.id,
+        actor_org_id=agent.organization_id,
+        run_id=ids.new_id(ids.Prefix.RUN),
+        inputs=[MessageCreate(role="user", content="hello")],
+        options=RunOptions(),
+    ):
+        pass
+    sent = mock_llm.requests[sent_before:]
+    assert len(sent) == 1 and "Name: Ada" in str(sent[0]["messages"][0]["content"])
+    async with loop_env.sessionmaker() as session:
+        stored = await session.scalar(select(orm.Agent.system_compiled_at).where(orm.Agent.id == agent.id))
+        system_id = (await session.scalar(select(orm.Agent.message_ids).where(orm.Agent.id == agent.id)))[0]
+        text = await session.scalar(select(orm.Message.content).where(orm.Message.id == system_id))
+    assert before is not None and stored is not None and stored > before
+    assert "Name: Ada" in str(text)

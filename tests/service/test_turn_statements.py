@@ -15,7 +15,7 @@ from memlet.agents.repository import AgentRepository
 from memlet.config import Settings
 from memlet.db import models as orm
 from memlet.db.driver import driver_of
-from memlet.db.engine import async_url, autocommit_read, create_turn_engine, single_read
+from memlet.db.engine import async_url, autocommit_session, create_turn_engine, single_read
 from memlet.groups.repository import GroupRepository
 from memlet.messages.repository import MessageRepository
 from memlet.runs.repository import RunRepository
@@ -94,14 +94,14 @@ class TestSingleRead:
             await engine.dispose()
 
     async def test_on_a_kept_connection_then_transactional_again(self, pg_uri: str) -> None:
-        """`autocommit_read` on a connection its caller keeps (a turn's locked one): each statement is its own
+        """`autocommit_session` on a connection its caller keeps (a turn's locked one): each statement is its own
         transaction, and the connection is transactional again afterwards, with no transaction left open."""
         engine = create_async_engine(async_url(pg_uri))
         now = text("SELECT now()")
         try:
             async with engine.connect() as conn:
                 maker = async_sessionmaker(bind=conn)
-                async with autocommit_read(maker) as session:
+                async with autocommit_session(maker) as session:
                     first = await session.scalar(now)
                     await session.execute(text("SELECT pg_sleep(0.01)"))
                     assert await session.scalar(now) != first
