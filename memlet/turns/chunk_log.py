@@ -44,19 +44,43 @@ class ChunkLog:
         self._lock = asyncio.Lock()
         self._timer: asyncio.Task[None] | None = None
         self._flushed_at = 0.0
+        self._writes: set[asyncio.Task[None]] = set()  # `append`'s writes in flight
 
-    async def write(self, chunk: str) -> str:
-        """Number `chunk`, queue it for the log and return it as numbered."""
+    def _queue(self, chunk: str) -> tuple[str, bool]:
+        """Number `chunk` and buffer it; returns it as numbered, and whether the buffer is due to be written now
+        (the final chunk, one after a quiet spell, a full batch)."""
         self.seq += 1
         text = numbered(chunk, self.seq)
         final = chunk == DONE
         self._buffer.append(Chunk(seq_id=self.seq, data=text, final=final))
         quiet = len(self._buffer) == 1 and time.monotonic() - self._flushed_at >= FLUSH_DELAY_S
-        if final or quiet or len(self._buffer) >= FLUSH_CHUNKS:
+        return text, final or quiet or len(self._buffer) >= FLUSH_CHUNKS
+
+    async def write(self, chunk: str) -> str:
+        """Number `chunk`, log it (at once when it is due, else within `FLUSH_DELAY_S`) and return it as numbered."""
+        text, due = self._queue(chunk)
+        if due:
             await self.flush()
-        elif self._timer is None:
-            self._timer = asyncio.create_task(self._flush_soon(), name=f"chunk flush {self.run_id}")
+        else:
+            self._flush_later()
         return text
+
+    def append(self, chunk: str) -> str:
+        """`write` without waiting for the database: the write runs in a task of its own (in order: each batch
+        waits for the one before), so whoever hands the chunk on (a live reader) never waits for the log.
+        `close()` waits for every such write."""
+        text, due = self._queue(chunk)
+        if due:
+            task = asyncio.create_task(self.flush(), name=f"chunk write {self.run_id}")
+            self._writes.add(task)
+            task.add_done_callback(self._writes.discard)
+        else:
+            self._flush_later()
+        return text
+
+    def _flush_later(self) -> None:
+        if self._timer is None:
+            self._timer = asyncio.create_task(self._flush_soon(), name=f"chunk flush {self.run_id}")
 
     async def _flush_soon(self) -> None:
         await asyncio.sleep(FLUSH_DELAY_S)
@@ -84,6 +108,8 @@ class ChunkLog:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._timer
             self._timer = None
+        if self._writes:
+            await asyncio.gather(*self._writes)
         await self.flush()
 
 

@@ -66,12 +66,12 @@ class StreamPump:
             # The loop ended without its final event: close the stream the way Letta guarantees.
             incomplete = MemletError("Stream ended unexpectedly without a terminal event.")
             await self._emit(self.renderer.failure(incomplete, "error", "stream_incomplete"))
+        self.live.put_nowait(None)  # the response ends now; the log's last writes go on in the run's task
         await self.chunks.close()
-        self.live.put_nowait(None)
 
     async def _emit(self, chunks: list[str]) -> None:
         for chunk in chunks:
-            text = await self.chunks.write(chunk)
+            text = self.chunks.append(chunk)  # logged in a task of its own: the reader never waits for it
             if self._keep_live:
                 self.live.put_nowait(text)
 

@@ -1,6 +1,7 @@
 """The chunk log of streamed runs: batched appends, the ending a swept run's log gets, pruning after 3 hours."""
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -23,6 +24,8 @@ from memlet.turns import chunk_log
 from memlet.turns.chunk_log import ChunkLog, prune
 from memlet.turns.lifecycle import LOST_MESSAGE, sweep
 from memlet.turns.resume import follow, select_run, stream_selected
+from memlet.turns.stream_pump import END, StreamPump
+from memlet.turns.streaming import EventRenderer, ViewOptions
 from tests.service.loop_factories import LoopEnv, loop_env
 from tests.service.test_run_leases import LEASE_S, ME, POLICY, add_run
 
@@ -178,3 +181,34 @@ async def test_idle_readers_share_one_poll_and_all_wake_on_a_new_chunk(
     # The poller read the new chunks once for all 50 readers; none of them read the table itself.
     own_reads = [s for s in statements if s.startswith("SELECT run_chunks.seq_id, run_chunks.data")]
     assert len(own_reads) < 5, len(own_reads)
+
+
+async def test_a_live_reader_never_waits_for_the_log(
+    loop_env: LoopEnv, maker: async_sessionmaker[AsyncSession], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain stream's chunks go to its reader before their log write (a slow database delays no byte), the
+    response ends before the log's last write, and the log still holds every chunk, in order."""
+    run_id = await add_run(loop_env, await loop_env.agent())
+    original = RunChunkRepository.append
+
+    async def slow(self: RunChunkRepository, run: str, chunks: Any) -> None:
+        await asyncio.sleep(0.3)
+        await original(self, run, chunks)
+
+    monkeypatch.setattr(RunChunkRepository, "append", slow)
+    pump = StreamPump(
+        EventRenderer(run_id, ViewOptions(text_is_assistant=True)), ChunkLog(maker, run_id), include_pings=True
+    )
+    started = time.monotonic()
+    await pump.start()  # the first ping: logged at once, as a chunk after a quiet spell
+    ping = pump.live.get_nowait()
+    assert '"message_type":"ping"' in ping and '"seq_id":1' in ping
+    ending = asyncio.create_task(pump(END))  # the loop ended without its final event: an error tail, then [DONE]
+    live = [ping]
+    while (chunk := await pump.live.get()) is not None:
+        live.append(chunk)
+    assert time.monotonic() - started < 0.3, "the reader waited for a log write"
+    assert not ending.done()  # the log's writes are still going on in the run's task
+    await ending
+    assert live[-1] == chunk_log.DONE and len(live) == 4
+    assert [c async for c in follow(maker, run_id, starting_after=0)] == live
