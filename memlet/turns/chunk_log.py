@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from memlet.log import get_logger, log_fields
 from memlet.messages.schemas import LettaErrorMessage
 from memlet.runs.chunk_repository import Chunk, RunChunkRepository
+from memlet.turns.chunk_watch import delivered
 from memlet.turns.streaming import DONE, sse, sse_error, stop_reason
 
 log = get_logger("turns.chunk_log")
@@ -100,6 +101,7 @@ class ChunkLog:
                 log.exception("could not append stream chunks", extra=log_fields(run_id=self.run_id))
                 return
             self.final_written = self.final_written or batch[-1].final
+            delivered(self.run_id, batch)
 
     async def close(self) -> None:
         """Write what is buffered (the run's stream ended)."""

@@ -7,7 +7,8 @@ followed run. When runs grew by at most `FAN_OUT_MAX` chunks it reads those chun
 and hands them to every reader of the run (a hundred readers of one run cost one read, not a hundred); a reader
 further behind reads its own batches. Once a second the poller reads the statuses of the followed runs, so a
 reader notices a run that ended without a final chunk. Readers on other hosts see the same rows, so any process
-can serve a resume.
+can serve a resume. A writer in the same process hands its committed batches to the readers at once
+(`delivered`), so a background stream read where it runs waits for no tick.
 """
 
 import asyncio
@@ -40,12 +41,19 @@ class ChunkWatch:
         self.pending: list[Chunk] = []  # chunks the poller read for this reader, in order
 
     def take(self) -> list[Chunk]:
-        """The pending chunks if they follow `last` without a gap (else none: the reader reads the table)."""
+        """The pending chunks after `last`, in order, if they follow it without a gap (else none: the reader reads
+        the table). Chunks already read, or handed over twice (by the poller and by a local writer), are dropped."""
         pending, self.pending = self.pending, []
-        fresh = [c for c in pending if c.seq_id > self.last]
-        if fresh and fresh[0].seq_id == self.last + 1:
-            return fresh
-        return []
+        fresh: list[Chunk] = []
+        following = self.last + 1
+        for chunk in pending:
+            if chunk.seq_id < following:
+                continue
+            if chunk.seq_id > following:
+                return []
+            fresh.append(chunk)
+            following += 1
+        return fresh
 
     async def wait(self, seconds: float | None) -> bool:
         """Until the poller sees new chunks or the run ended (True), or `seconds` pass (False)."""
@@ -130,6 +138,25 @@ class _Poller:
 
 
 _pollers: dict[tuple[asyncio.AbstractEventLoop, async_sessionmaker[AsyncSession]], _Poller] = {}
+
+
+def delivered(run_id: str, chunks: list[Chunk]) -> None:
+    """A writer in this process committed `chunks` (one batch, in order) to `run_id`'s log: hand them to this
+    event loop's readers of the run at once, instead of at the poller's next tick (a background stream read in
+    the process that runs it waits for no poll). Readers elsewhere still learn of them from their poller."""
+    if not chunks:
+        return
+    loop = asyncio.get_running_loop()
+    top = chunks[-1].seq_id
+    for (owner, _), poller in _pollers.items():
+        if owner is not loop:
+            continue
+        for watch in poller.by_run.get(run_id, ()):
+            if watch.last < top:
+                watch.pending.extend(chunks)
+                watch.wake.set()
+        if run_id in poller.by_run and poller.seen.get(run_id, 0) < top:
+            poller.seen[run_id] = top  # every reader of the run is woken up to here: the poll need not again
 
 
 @contextlib.asynccontextmanager

@@ -18,9 +18,9 @@ from memlet.db import models as orm
 from memlet.db.embedded import EmbeddedPostgres
 from memlet.db.engine import create_engine, create_sessionmaker
 from memlet.errors import BadRequestError
-from memlet.runs.chunk_repository import RunChunkRepository
+from memlet.runs.chunk_repository import Chunk, RunChunkRepository
 from memlet.runs.schemas import RetrieveStreamRequest
-from memlet.turns import chunk_log
+from memlet.turns import chunk_log, chunk_watch
 from memlet.turns.chunk_log import ChunkLog, prune
 from memlet.turns.lifecycle import LOST_MESSAGE, sweep
 from memlet.turns.resume import follow, select_run, stream_selected
@@ -158,11 +158,13 @@ async def test_idle_readers_share_one_poll_and_all_wake_on_a_new_chunk(
     try:
         # Until every reader has read the empty log once and sleeps on the shared watch (slow on a loaded machine):
         # a quiet 0.2 s window. Readers polling on their own would never give one.
-        for _ in range(25):
+        for _ in range(100):
             statements.clear()
             await asyncio.sleep(0.2)
             if len(statements) <= 3:
                 break
+        else:
+            pytest.fail(f"the readers never went quiet: {statements[:3]}")
         statements.clear()
         await asyncio.sleep(1.05)
     finally:
@@ -212,3 +214,35 @@ async def test_a_live_reader_never_waits_for_the_log(
     await ending
     assert live[-1] == chunk_log.DONE and len(live) == 4
     assert [c async for c in follow(maker, run_id, starting_after=0)] == live
+
+
+async def test_a_reader_in_the_writers_process_gets_each_batch_without_a_poll(
+    loop_env: LoopEnv, maker: async_sessionmaker[AsyncSession], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A background stream read in the process that runs it: the writer hands each committed batch to the reader
+    at once (the poller, which would take up to 0.1 s a batch, never ticks here)."""
+    monkeypatch.setattr(chunk_watch, "POLL_S", 30.0)
+    run_id = await add_run(loop_env, await loop_env.agent(), background=True)
+    log = ChunkLog(maker, run_id)
+    written = [await log.write(f"data: {PING}\n\n")]  # before the reader: read from the table
+    reader = follow(maker, run_id, include_pings=False)
+    started = time.monotonic()
+    read = [await asyncio.wait_for(anext(reader), 2)]
+    written += [log.append(f"data: {PING}\n\n"), log.append(f"data: {PING}\n\n"), log.append(chunk_log.DONE)]
+    read += [await asyncio.wait_for(anext(reader), 2) for _ in range(3)]
+    await log.close()
+    assert read == written and read[-1] == chunk_log.DONE
+    assert time.monotonic() - started < 1.0
+    with pytest.raises(StopAsyncIteration):
+        await anext(reader)
+
+
+def test_a_watch_takes_chunks_handed_over_twice_once_and_none_after_a_gap() -> None:
+    def batch(*seq_ids: int) -> list[Chunk]:
+        return [Chunk(seq_id=s, data=f"c{s}", final=False) for s in seq_ids]
+
+    watch = chunk_watch.ChunkWatch("run-1", last=3)
+    watch.pending = [*batch(2, 4, 5), *batch(4, 5, 6)]  # the poller's read, then the writer's batch
+    assert [c.seq_id for c in watch.take()] == [4, 5, 6] and watch.pending == []
+    watch.pending = batch(6, 7)  # chunk 4 is missing: the reader reads the table instead
+    assert watch.take() == []
