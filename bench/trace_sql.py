@@ -1,4 +1,4 @@
-"""SQL statements (round trips) per request: create agent, list agents, and a send of one step and of two steps.
+"""SQL statements (round trips) per request: create agent, list agents, a send of one step and of two steps, and\na conversation turn as Letta Code sends it (streamed, tokens, in the background).
 
     .venv/bin/python bench/trace_sql.py [--quiet]
 
@@ -75,12 +75,20 @@ def statement_counts(*, verbose: bool = False) -> dict[str, tuple[int, int]]:
             server_mock.script(edit, Reply.text("noted"))
             return http.post(f"/v1/agents/{agent_id}/messages", json=say)
 
+        conversation_id = http.post("/v1/conversations/", params={"agent_id": agent_id}, json={}).json()["id"]
+        letta_code_turn = {**say, "streaming": True, "stream_tokens": True, "background": True, "include_pings": True}
+        http.post(f"/v1/conversations/{conversation_id}/messages", json=letta_code_turn)  # warm-up
+
         server_mock = app.state.mock_llm
         counts: dict[str, tuple[int, int]] = {}
         for title, call in (
             ("create agent (2 blocks)", lambda: http.post("/v1/agents/", json=AGENT)),
             ("list agents limit=50", lambda: http.get("/v1/agents/", params={"limit": 50})),
             ("send message, 1 step", lambda: http.post(f"/v1/agents/{agent_id}/messages", json=say)),
+            (
+                "conversation send, 1 step, background stream (Letta Code)",
+                lambda: http.post(f"/v1/conversations/{conversation_id}/messages", json=letta_code_turn),
+            ),
             ("send message, 2 steps (tool call)", two_steps),
             ("send message, 2 steps (memory edit)", memory_edit),
         ):

@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from memlet.db.engine import single_statement
 from memlet.log import get_logger, log_fields
 from memlet.messages.schemas import LettaErrorMessage
 from memlet.runs.chunk_repository import Chunk, RunChunkRepository
@@ -95,7 +96,8 @@ class ChunkLog:
             if not batch:
                 return
             try:
-                async with self.maker() as session, session.begin():
+                # One INSERT, atomic by itself: in autocommit, no BEGIN and COMMIT round trips around it.
+                async with single_statement(self.maker) as session:
                     await RunChunkRepository(session).append(self.run_id, batch)
             except Exception:
                 log.exception("could not append stream chunks", extra=log_fields(run_id=self.run_id))

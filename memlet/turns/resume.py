@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from memlet.actor import Actor
 from memlet.db import models as orm
+from memlet.db.engine import single_read
 from memlet.errors import BadRequestError, GoneError, NotFoundError
 from memlet.messages.schemas import LettaPing
 from memlet.runs.chunk_repository import RunChunkRepository
@@ -66,7 +67,7 @@ async def follow(
         while True:
             chunks = watch.take()
             if not chunks and woken:
-                async with maker() as session:
+                async with single_read(maker) as session:  # one SELECT: no BEGIN and ROLLBACK around it
                     chunks = await RunChunkRepository(session).after(run_id, last, batch_size)
             for chunk in chunks:
                 yield chunk.data

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memlet.db import models as orm
+from memlet.db.engine import single_read
 from memlet.errors import AgentBusyError, MemletError
 from memlet.log import get_logger
 from memlet.loop import events as ev
@@ -247,7 +248,7 @@ class SendService(SendAdmission):
     async def retried(self, agent_id: str, token: str) -> orm.Run | None:
         """The run an earlier request with the same otids started (within the stream retention), if any."""
         since = datetime.now(UTC) - RETENTION
-        async with self.deps.sessionmaker() as session:
+        async with single_read(self.deps.sessionmaker) as session:  # one SELECT: no BEGIN and ROLLBACK around it
             return await RunRepository(session).by_request(self.actor.organization_id, agent_id, token, since)
 
     def attach(self, run: orm.Run, req: LettaStreamingRequest) -> AsyncIterator[str]:

@@ -6,6 +6,7 @@ Only the request's own work is counted (`Trace.of_run`).
 """
 
 import asyncio
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -57,6 +58,11 @@ CONVERSATION_STATEMENTS, CONVERSATION_ROUND_TRIPS = 14, 19
 # (a conversation's blocks are isolated copies). 39 statements / 49 round trips before; 22 / 29 now (the load in
 # autocommit), plus one.
 CONVERSATION_MEMORY_EDIT_STATEMENTS, CONVERSATION_MEMORY_EDIT_ROUND_TRIPS = 22, 30
+# A Letta Code turn: a conversation send streamed in the background with token chunks. The one-step conversation
+# send's statements, the retry check (the request's otids), the run row the stream follows, its chunk log's two
+# writes and the reader's reads of it (a second one when the first raced the first write). The retry check, the
+# writes and the reads each one statement in autocommit: 18-19 / 28-30 round trips before, 19 / 23 now, plus one.
+LETTA_CODE_STATEMENTS, LETTA_CODE_ROUND_TRIPS = 19, 24
 _CANCEL_POLL = "FROM runs WHERE runs.id = ANY"  # the shared poller's one statement for every run in flight
 
 
@@ -89,14 +95,15 @@ class Trace:
 
     def of_run(self, run_id: str) -> tuple[list[str], list[str]]:
         """What the send of `run_id` sent: its request handler ("Task-<n>", less the shared cancel poller, which
-        is one too) and its turn task ("run <id>"). Named background tasks (the indexer, the run worker) and other
+        is one too), its turn task ("run <id>") and its chunk log's writes ("chunk write <id>") and a streamed response's reader. Named background tasks (the indexer, the run worker) and other
         runs' tasks (a callback still being retried) are not this send's work; nor are the lock's retries while the
         previous turn releases it (that is waiting, 50 ms apart)."""
 
         pollers = {task for task, sql in self.statements if _CANCEL_POLL in " ".join(sql.split())}
 
         def ours(task: str, _sql: str) -> bool:
-            return task == f"run {run_id}" or (task.startswith("Task-") and task not in pollers)
+            # The run's chunk-log writes run in tasks named after it; a stream's reader in the response's task.
+            return run_id in task or "StreamingResponse" in task or (task.startswith("Task-") and task not in pollers)
 
         statements, tried = [], False
         for task, sql in self.statements:
@@ -217,3 +224,24 @@ class TestSendSqlBudget:
         statements, control = trace.of_run(response.json()["messages"][0]["run_id"])
         assert len(statements) <= CONVERSATION_MEMORY_EDIT_STATEMENTS, _listing(statements)
         assert len(statements) + len(control) <= CONVERSATION_MEMORY_EDIT_ROUND_TRIPS, _listing([*statements, *control])
+
+    def test_letta_code_turn(self, server: LiveServer, http: httpx.Client, agent_id: str) -> None:
+        conversation = http.post("/v1/conversations/", params={"agent_id": agent_id}, json={}).json()["id"]
+        path = f"/v1/conversations/{conversation}/messages"
+        body = {"streaming": True, "stream_tokens": True, "background": True, "include_pings": True}
+
+        def turn(i: int) -> list[dict[str, Any]]:
+            message = {"role": "user", "content": "hi", "otid": f"otid-{conversation}-{i}"}
+            with http.stream("POST", path, json={**body, "messages": [message]}) as response:
+                assert response.status_code == 200, response.read()
+                lines = [line for line in response.iter_lines() if line.startswith("data: {")]
+            return [json.loads(line.removeprefix("data: ")) for line in lines]
+
+        turn(0)  # warm-up
+        with recorded(server) as trace:
+            events = turn(1)
+        assert [e["message_type"] for e in events][-2:] == ["stop_reason", "usage_statistics"]
+        run_id = next(e["run_id"] for e in events if e.get("run_id"))
+        statements, control = trace.of_run(run_id)
+        assert len(statements) <= LETTA_CODE_STATEMENTS, _listing(statements)
+        assert len(statements) + len(control) <= LETTA_CODE_ROUND_TRIPS, _listing([*statements, *control])
