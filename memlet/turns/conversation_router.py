@@ -72,6 +72,8 @@ async def send_conversation_message(
     """Send messages to a conversation (or, with `default` + `agent_id`, the agent's own thread); streams by default."""
     ensure_messages(body)
     ensure_streaming_options(body)
+    # Two reads (the conversation, its agent), each atomic alone: in autocommit, with no BEGIN and COMMIT around them.
+    await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
     thread = await conversations.thread(conversation_id, body.agent_id)
     await release(session)
     service = send_service(request, deps, actor, thread)

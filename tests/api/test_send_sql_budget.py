@@ -49,20 +49,21 @@ CREATE_STATEMENTS, CREATE_ROUND_TRIPS = 3, 5
 # A one-step send in a conversation (every Letta Code turn): the route resolves the conversation and the agent,
 # touches the conversation, checks the thread is idle and inserts the run (those three in autocommit), and the load
 # reads the conversation with its isolated blocks in one more statement; the step's commit is one statement as in
-# the agent's thread (`runs.step_write`). 20 statements / 31 round trips before; 14 / 18 now (the load in autocommit),
-# plus one of slack.
-CONVERSATION_STATEMENTS, CONVERSATION_ROUND_TRIPS = 14, 19
+# the agent's thread (`runs.step_write`). 20 statements / 31 round trips before; 14 / 16 now (the load and the
+# route's reads in autocommit), plus one of slack.
+CONVERSATION_STATEMENTS, CONVERSATION_ROUND_TRIPS = 14, 17
 # A memory edit in a conversation, then a reply (Letta Code's memory tool): the edit's commit writes the block, reads
 # the agent with what its prompt shows and the conversation's prompt parts, then one statement writes the step, the
 # messages, the conversation's window and history links, both system messages and the run; the reply step reloads
-# (a conversation's blocks are isolated copies). 39 statements / 49 round trips before; 22 / 29 now (the load in
-# autocommit), plus one.
-CONVERSATION_MEMORY_EDIT_STATEMENTS, CONVERSATION_MEMORY_EDIT_ROUND_TRIPS = 22, 30
+# (a conversation's blocks are isolated copies). 39 statements / 49 round trips before; 22 / 27 now (the load
+# and the route's reads in autocommit), plus one.
+CONVERSATION_MEMORY_EDIT_STATEMENTS, CONVERSATION_MEMORY_EDIT_ROUND_TRIPS = 22, 28
 # A Letta Code turn: a conversation send streamed in the background with token chunks. The one-step conversation
 # send's statements, the retry check (the request's otids), the run row the stream follows, its chunk log's two
-# writes and the reader's reads of it (a second one when the first raced the first write). The retry check, the
-# writes and the reads each one statement in autocommit: 18-19 / 28-30 round trips before, 19 / 23 now, plus one.
-LETTA_CODE_STATEMENTS, LETTA_CODE_ROUND_TRIPS = 19, 24
+# writes and the reader's reads of it (a second one when the first raced the first write). The route's two reads, the
+# retry check, the writes and the reads are each one statement in autocommit: 18-19 / 28-30 round trips before,
+# 19 / 21 now, plus one.
+LETTA_CODE_STATEMENTS, LETTA_CODE_ROUND_TRIPS = 19, 22
 _CANCEL_POLL = "FROM runs WHERE runs.id = ANY"  # the shared poller's one statement for every run in flight
 
 
