@@ -54,6 +54,10 @@ def main() -> None:
                 f"/v1/agents/{agent_id}/messages/stream",
                 {**message, "background": True, "include_pings": True},
             ),
+            "conversation, streamed": (
+                f"/v1/conversations/{conversation_id}/messages",
+                {**message, "streaming": True, "include_pings": True},
+            ),
             "conversation, background, tokens (Letta Code)": (
                 f"/v1/conversations/{conversation_id}/messages",
                 {**message, "streaming": True, "stream_tokens": True, "background": True, "include_pings": True},

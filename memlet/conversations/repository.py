@@ -5,7 +5,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, ColumnElement, String, bindparam, case, delete, func, literal, select, update
+from sqlalchemy import (
+    BigInteger,
+    ColumnElement,
+    Select,
+    String,
+    bindparam,
+    case,
+    delete,
+    func,
+    literal,
+    select,
+    update,
+)
 from sqlalchemy.dialects.postgresql import ARRAY, aggregate_order_by, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
@@ -158,13 +170,11 @@ class ConversationRepository:
         )
         set_committed_value(conversation, "message_ids", window)
 
-    async def touch(self, conversation_id: str, when: datetime) -> None:
-        await self.session.execute(
-            update(C)
-            .where(C.id == conversation_id)
-            .values(last_message_at=when)
-            .execution_options(synchronize_session=False)
-        )
+    async def touch(self, conversation_id: str, when: datetime, *, then: Select[Any]) -> list[str]:
+        """Set the conversation's `last_message_at` and run the read `then`, in one statement (the UPDATE as a
+        data-modifying CTE); the read's rows."""
+        touched = update(C).where(C.id == conversation_id).values(last_message_at=when).cte("touched")
+        return list(await self.session.scalars(then.add_cte(touched)))
 
     # History.
 

@@ -77,8 +77,7 @@ async def send_conversation_message(
     thread = await conversations.thread(conversation_id, body.agent_id)
     await release(session)
     service = send_service(request, deps, actor, thread)
-    await service.touch()
-    await service.ensure_idle()
+    await service.touch_and_ensure_idle()
     run_type = "send_conversation_message" if thread.conversation else "send_message"
     if not body.streaming:
         return await service.send(thread.agent.id, body, run_type)

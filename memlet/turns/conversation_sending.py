@@ -22,7 +22,7 @@ from memlet.errors import AgentBusyError
 from memlet.loop.deps import LoopDeps
 from memlet.messages.requests import LettaRequest
 from memlet.providers.catalog import ModelCatalog
-from memlet.runs.repository import RunRepository
+from memlet.runs.repository import RunRepository, active_in_thread
 from memlet.turns.registry import TurnRegistry
 from memlet.turns.send_request import AfterTurn
 from memlet.turns.sending import SendService
@@ -69,12 +69,16 @@ class ConversationSendService(SendService):
                     holder = await RunRepository(session).lock_holder(self.thread.agent.id, exclude=run.id)
             raise AgentBusyError(self.thread.key, holder) from None
 
-    async def touch(self) -> None:
-        """A conversation's `last_message_at` is set when a request arrives (as in Letta, even if a 409 follows)."""
+    async def touch_and_ensure_idle(self) -> None:
+        """A conversation's `last_message_at` is set when a request arrives (as in Letta, even if a 409 follows),
+        then `ensure_idle`: one statement, in autocommit (no BEGIN and COMMIT)."""
         if self.conversation_id is None:
-            return
-        async with single_statement(self.deps.sessionmaker) as session:  # one UPDATE: no BEGIN and COMMIT
-            await ConversationRepository(session).touch(self.conversation_id, datetime.now(UTC))
+            return await self.ensure_idle()
+        active = active_in_thread(self.thread.agent.id, self.conversation_id, limit=1)
+        async with single_statement(self.deps.sessionmaker) as session:
+            run_ids = await ConversationRepository(session).touch(self.conversation_id, datetime.now(UTC), then=active)
+        if run_ids:
+            raise AgentBusyError(self.thread.key, run_ids[0])
 
     async def model_override(self, req: LettaRequest) -> dict[str, Any] | None:
         """`override_model` wins; else the conversation's model and settings, keeping the agent's window."""

@@ -92,12 +92,16 @@ def test_busy_conversation_gets_409_with_the_run_id(client: Letta, http: httpx.C
         run = active_run(http, agent.id)
         assert run["conversation_id"] == conv.id
         for streaming in (False, True):
+            touched = client.conversations.retrieve(conv.id).last_message_at
             busy = http.post(
                 f"/v1/conversations/{conv.id}/messages",
                 json={"messages": [{"role": "user", "content": "me too"}], "streaming": streaming},
             )
             assert busy.status_code == 409, busy.text
             assert busy.json()["run_id"] == run["id"] and "CONFLICT" in busy.json()["detail"]
+            # As in Letta, a request that arrives marks the conversation's last message time, even when refused.
+            after = client.conversations.retrieve(conv.id).last_message_at
+            assert touched is not None and after is not None and after > touched
         # Another thread of the same agent has its own key: the default thread is not busy.
         assert send(http, "default", "meanwhile", agent_id=agent.id)["stop_reason"]["stop_reason"] == "end_turn"
         assert first.result()["stop_reason"]["stop_reason"] == "end_turn"

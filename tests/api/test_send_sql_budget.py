@@ -47,23 +47,23 @@ MEMORY_EDIT_STATEMENTS, MEMORY_EDIT_ROUND_TRIPS = 12, 17
 # between BEGIN and COMMIT.
 CREATE_STATEMENTS, CREATE_ROUND_TRIPS = 3, 5
 # A one-step send in a conversation (every Letta Code turn): the route resolves the conversation and the agent,
-# touches the conversation, checks the thread is idle and inserts the run (those three in autocommit), and the load
-# reads the conversation with its isolated blocks in one more statement; the step's commit is one statement as in
-# the agent's thread (`runs.step_write`). 20 statements / 31 round trips before; 14 / 16 now (the load and the
-# route's reads in autocommit), plus one of slack.
-CONVERSATION_STATEMENTS, CONVERSATION_ROUND_TRIPS = 14, 17
+# touches the conversation and checks the thread is idle (one statement), inserts the run (all in autocommit), and
+# the load reads the conversation with its isolated blocks in one more statement; the step's commit is one
+# statement as in the agent's thread (`runs.step_write`). 20 statements / 31 round trips before; 13 / 15 now (the
+# load and the route's reads in autocommit), plus one of slack.
+CONVERSATION_STATEMENTS, CONVERSATION_ROUND_TRIPS = 13, 16
 # A memory edit in a conversation, then a reply (Letta Code's memory tool): the edit's commit writes the block, reads
 # the agent with what its prompt shows and the conversation's prompt parts, then one statement writes the step, the
 # messages, the conversation's window and history links, both system messages and the run; the reply step reloads
-# (a conversation's blocks are isolated copies). 39 statements / 49 round trips before; 22 / 27 now (the load
+# (a conversation's blocks are isolated copies). 39 statements / 49 round trips before; 21 / 26 now (the load
 # and the route's reads in autocommit), plus one.
-CONVERSATION_MEMORY_EDIT_STATEMENTS, CONVERSATION_MEMORY_EDIT_ROUND_TRIPS = 22, 28
+CONVERSATION_MEMORY_EDIT_STATEMENTS, CONVERSATION_MEMORY_EDIT_ROUND_TRIPS = 21, 27
 # A Letta Code turn: a conversation send streamed in the background with token chunks. The one-step conversation
 # send's statements, the retry check (the request's otids), the run row the stream follows, its chunk log's two
-# writes and the reader's reads of it (a second one when the first raced the first write). The route's two reads, the
-# retry check, the writes and the reads are each one statement in autocommit: 18-19 / 28-30 round trips before,
-# 19 / 21 now, plus one.
-LETTA_CODE_STATEMENTS, LETTA_CODE_ROUND_TRIPS = 19, 22
+# writes and the reader's reads of it (a second one when the first raced the first write: one statement of slack).
+# The route's reads, the retry check, the writes and the reads are each one statement in autocommit: 18-19 / 28-30
+# round trips before, 18-19 / 20 now, plus one.
+LETTA_CODE_STATEMENTS, LETTA_CODE_ROUND_TRIPS = 19, 21
 _CANCEL_POLL = "FROM runs WHERE runs.id = ANY"  # the shared poller's one statement for every run in flight
 
 
@@ -96,9 +96,10 @@ class Trace:
 
     def of_run(self, run_id: str) -> tuple[list[str], list[str]]:
         """What the send of `run_id` sent: its request handler ("Task-<n>", less the shared cancel poller, which
-        is one too), its turn task ("run <id>") and its chunk log's writes ("chunk write <id>") and a streamed response's reader. Named background tasks (the indexer, the run worker) and other
-        runs' tasks (a callback still being retried) are not this send's work; nor are the lock's retries while the
-        previous turn releases it (that is waiting, 50 ms apart)."""
+        is one too), its turn task ("run <id>"), its chunk log's writes ("chunk write <id>") and a streamed
+        response's reader. Named background tasks (the indexer, the run worker) and other runs' tasks (a callback
+        still being retried) are not this send's work; nor are the lock's retries while the previous turn releases
+        it (that is waiting, 50 ms apart)."""
 
         pollers = {task for task, sql in self.statements if _CANCEL_POLL in " ".join(sql.split())}
 
