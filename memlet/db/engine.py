@@ -94,6 +94,13 @@ def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]
     return async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
 
 
+async def in_autocommit(session: AsyncSession) -> None:
+    """Run `session`'s statements in autocommit, each atomic by itself, with no BEGIN and COMMIT round trips. Call it
+    before the session's first statement, on a session bound to an engine (the connection's isolation level is
+    reset when it goes back to the pool)."""
+    await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+
+
 @asynccontextmanager
 async def single_read(maker: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
     """A session for one read-only statement, run in autocommit: a single SELECT is atomic by itself, so it needs
@@ -102,7 +109,7 @@ async def single_read(maker: async_sessionmaker[AsyncSession]) -> AsyncIterator[
     if not isinstance(maker.kw.get("bind"), AsyncEngine):
         raise TypeError("single_read needs a sessionmaker bound to an engine")
     async with maker() as session:
-        await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+        await in_autocommit(session)
         yield session
 
 

@@ -4,14 +4,12 @@ in-context loads by id and text search.
 Every listing orders by ``sequence_id`` and counts stored rows (not public views) toward ``limit``.
 """
 
-import re
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Literal, NamedTuple
+from typing import Any
 
 from sqlalchemy import (
     ARRAY,
-    Integer,
     Select,
     String,
     Table,
@@ -23,21 +21,20 @@ from sqlalchemy import (
     literal,
     literal_column,
     select,
-    union_all,
     update,
 )
-from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.sql.elements import ColumnClause, ColumnElement
+from sqlalchemy.sql.elements import ColumnElement
 
 from memlet.db import models as orm
 from memlet.db.base import utcnow
 from memlet.db.driver import DriverSQL, driver_of
 from memlet.db.message_row import MessageRow
 from memlet.db.pagination import Page, fetch_page
-from memlet.db.row_shape import RowShape
 from memlet.db.sql import escape_like
 from memlet.errors import NotFoundError
+from memlet.messages.search_sql import SEARCH_ROWS, SearchShape, search_statement, tsquery_terms
 
 M = orm.Message
 _TABLE: Table = M.__table__  # type: ignore[assignment]
@@ -286,7 +283,7 @@ class MessageRepository:
         (conversation_search's default). Calls to conversation_search itself are never results, as in Letta.
         """
         terms = tsquery_terms(query) if query else ""
-        shape = _SearchShape(
+        shape = SearchShape(
             agent_id is not None,
             organization_id is not None,
             conversation_id is not None,
@@ -306,8 +303,8 @@ class MessageRepository:
             "pattern": f"%{escape_like(query)}%" if query else "",
         }
         # On the driver: one statement, its rows made into detached entities with no ORM loading.
-        rows = await (await driver_of(self.session)).fetch(_search_statement(shape), params)
-        return [_SEARCH_ROWS.detached(row) for row in rows]
+        rows = await (await driver_of(self.session)).fetch(search_statement(shape), params)
+        return [SEARCH_ROWS.detached(row) for row in rows]
 
 
 _TEXTS = (
@@ -328,85 +325,6 @@ _SET_SYSTEM_TEXTS = (
     )
     .execution_options(synchronize_session=False)
 )
-
-
-class _SearchShape(NamedTuple):
-    agent: bool
-    organization: bool
-    conversation: bool
-    start: bool
-    end: bool
-    kind: Literal["all", "substring", "ranked"]
-
-
-_SEARCH_ROWS = RowShape(orm.Message)
-
-
-@lru_cache(maxsize=64)
-def _search_statement(shape: _SearchShape) -> DriverSQL:
-    """`MessageRepository.search`'s statement for one combination of filters, built once: its values are bound."""
-    return DriverSQL(_search_select(shape))
-
-
-def _search_select(shape: _SearchShape) -> Select[Any]:
-    roles = any_(bindparam("roles", type_=ARRAY(String)))
-    stmt = select(*_SEARCH_ROWS.columns).where(M.role == roles, _NOT_SEARCH_CALL)
-    for present, column, name in (
-        (shape.agent, M.agent_id, "agent_id"),
-        (shape.organization, M.organization_id, "organization_id"),
-        (shape.conversation, M.conversation_id, "conversation_id"),
-    ):
-        if present:
-            stmt = stmt.where(column == bindparam(name))
-    if shape.start:
-        stmt = stmt.where(M.created_at >= bindparam("start"))
-    if shape.end:
-        stmt = stmt.where(M.created_at <= bindparam("end"))
-    limit = bindparam("limit", type_=Integer)
-    if shape.kind == "all":
-        return stmt.order_by(M.sequence_id.desc()).limit(limit)
-    substring = _TEXT.ilike(bindparam("pattern", type_=String))
-    if shape.kind == "substring":
-        return stmt.where(substring).order_by(M.sequence_id.desc()).limit(limit)
-    # Both rankings in one statement: the full-text matches (through the GIN index), best `ts_rank` first; then,
-    # only when they do not fill `limit` (a one-time filter), the substring-only matches, newest first.
-    tsq = func.to_tsquery(_SIMPLE, bindparam("terms", type_=String))
-    best = (func.ts_rank(_TSVECTOR, tsq).desc(), M.sequence_id.desc())
-    fts = (
-        stmt.where(_TSVECTOR.op("@@")(tsq))
-        .with_only_columns(M.id, func.row_number().over(order_by=best).label("pos"))
-        .order_by(*best)
-        .limit(limit)
-        .cte("fts")
-    )
-    rest = (
-        stmt.where(
-            substring, M.id.not_in(select(fts.c.id)), select(func.count()).select_from(fts).scalar_subquery() < limit
-        )
-        .with_only_columns(M.id, (limit + func.row_number().over(order_by=M.sequence_id.desc())).label("pos"))
-        .order_by(M.sequence_id.desc())
-        .limit(limit)
-    )
-    ranked = union_all(select(fts.c.id, fts.c.pos), rest).subquery("ranked")
-    return select(*_SEARCH_ROWS.columns).join(ranked, ranked.c.id == M.id).order_by(ranked.c.pos).limit(limit)
-
-
-def tsquery_terms(query: str) -> str:
-    """A `to_tsquery` text matching any word of `query` as a word prefix ('' when it has no words)."""
-    return " | ".join(f"{word}:*" for word in dict.fromkeys(_WORD.findall(query.lower())))
-
-
-_WORD = re.compile(r"[^\W_]+")
-_SIMPLE: ColumnClause[Any] = literal_column("'simple'::regconfig")
-# The searchable text (`memlet_message_text`, migration `2026-11-23_message_search.py`) and its tsvector, as the
-# generated columns of `2026-11-23_message_search_columns.py` store them (GIN index on `search_tsv`). Not mapped on
-# the ORM entity: no other query reads them, and a loaded message would carry its text twice.
-_TEXT: ColumnClause[Any] = literal_column("messages.search_text", String)
-_TSVECTOR: ColumnClause[Any] = literal_column("messages.search_tsv", TSVECTOR)
-# Calls to conversation_search are never results: no tool call of the message names it.
-_NOT_SEARCH_CALL = func.coalesce(
-    M.tool_calls.op("@>")(literal([{"function": {"name": "conversation_search"}}], JSONB)), False
-).is_(False)
 
 
 def _filtered(stmt: Select[Any], *, group_id: str | None = None, conversation_id: str | None = None) -> Select[Any]:

@@ -84,7 +84,7 @@ class RunRepository:
     async def active_in_thread(self, agent_id: str, conversation_id: str | None, *, limit: int = 100) -> list[str]:
         """Ids of the created/running runs of one thread, newest first: a conversation's, or (None) the agent's own
         thread (runs outside any conversation)."""
-        return list(await self.session.scalars(active_in_thread(agent_id, conversation_id, limit)))
+        return list(await self.session.scalars(active_in_thread_query(agent_id, conversation_id, limit)))
 
     async def add(self, run: orm.Run) -> None:
         """Insert a new run row (the send paths create every run through here)."""
@@ -338,7 +338,7 @@ def _scoped(stmt: Any, agent_id: str | None, conversation_id: str | None) -> Any
     return stmt
 
 
-def active_in_thread(agent_id: str, conversation_id: str | None, limit: int) -> Select[Any]:
+def active_in_thread_query(agent_id: str, conversation_id: str | None, limit: int) -> Select[Any]:
     """The ids of a thread's created/running runs, newest first (`RunRepository.active_in_thread`)."""
     thread = (
         orm.Run.conversation_id == conversation_id if conversation_id is not None else orm.Run.conversation_id.is_(None)

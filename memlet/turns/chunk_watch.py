@@ -149,14 +149,15 @@ def delivered(run_id: str, chunks: list[Chunk]) -> None:
     loop = asyncio.get_running_loop()
     top = chunks[-1].seq_id
     for (owner, _), poller in _pollers.items():
-        if owner is not loop:
+        watches = poller.by_run.get(run_id) if owner is loop else None
+        if not watches:
             continue
-        for watch in poller.by_run.get(run_id, ()):
+        for watch in watches:
             if watch.last < top:
                 watch.pending.extend(chunks)
                 watch.wake.set()
-        if run_id in poller.by_run and poller.seen.get(run_id, 0) < top:
-            poller.seen[run_id] = top  # every reader of the run is woken up to here: the poll need not again
+        # Every reader of the run is woken up to here: the next poll need not again.
+        poller.seen[run_id] = max(poller.seen.get(run_id, 0), top)
 
 
 @contextlib.asynccontextmanager

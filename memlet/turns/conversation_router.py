@@ -17,6 +17,7 @@ from memlet.conversations.deps import ConversationServiceDep
 from memlet.conversations.schemas import ConversationCompactionRequest, ConversationMessageRequest
 from memlet.conversations.service import Thread
 from memlet.conversations.system_message import conversation_system_text, refresh_conversation_system_message
+from memlet.db.engine import in_autocommit
 from memlet.errors import ConflictError
 from memlet.ids import ThreadId
 from memlet.loop.cancel import cancel_runs
@@ -72,8 +73,7 @@ async def send_conversation_message(
     """Send messages to a conversation (or, with `default` + `agent_id`, the agent's own thread); streams by default."""
     ensure_messages(body)
     ensure_streaming_options(body)
-    # Two reads (the conversation, its agent), each atomic alone: in autocommit, with no BEGIN and COMMIT around them.
-    await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+    await in_autocommit(session)  # two reads (the conversation, its agent), each atomic alone
     thread = await conversations.thread(conversation_id, body.agent_id)
     await release(session)
     service = send_service(request, deps, actor, thread)

@@ -22,7 +22,7 @@ from memlet.errors import AgentBusyError
 from memlet.loop.deps import LoopDeps
 from memlet.messages.requests import LettaRequest
 from memlet.providers.catalog import ModelCatalog
-from memlet.runs.repository import RunRepository, active_in_thread
+from memlet.runs.repository import RunRepository, active_in_thread_query
 from memlet.turns.registry import TurnRegistry
 from memlet.turns.send_request import AfterTurn
 from memlet.turns.sending import SendService
@@ -74,7 +74,7 @@ class ConversationSendService(SendService):
         then `ensure_idle`: one statement, in autocommit (no BEGIN and COMMIT)."""
         if self.conversation_id is None:
             return await self.ensure_idle()
-        active = active_in_thread(self.thread.agent.id, self.conversation_id, limit=1)
+        active = active_in_thread_query(self.thread.agent.id, self.conversation_id, limit=1)
         async with single_statement(self.deps.sessionmaker) as session:
             run_ids = await ConversationRepository(session).touch(self.conversation_id, datetime.now(UTC), then=active)
         if run_ids:
