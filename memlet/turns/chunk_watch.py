@@ -40,17 +40,21 @@ class ChunkWatch:
         self.wake = asyncio.Event()
         self.pending: list[Chunk] = []  # chunks the poller read for this reader, in order
 
-    def take(self) -> list[Chunk]:
-        """The pending chunks after `last`, in order, if they follow it without a gap (else none: the reader reads
-        the table). Chunks already read, or handed over twice (by the poller and by a local writer), are dropped."""
+    def take(self) -> list[Chunk] | None:
+        """The pending chunks after `last`, in order, if they follow it without a gap; None when there are none to
+        take or one is missing (the reader reads the table). Chunks already read, or handed over twice (by the
+        poller and by a local writer), are dropped: a handover of only such chunks is `[]`, nothing new (the
+        reader's own read got there first), and needs no read."""
         pending, self.pending = self.pending, []
+        if not pending:
+            return None
         fresh: list[Chunk] = []
         following = self.last + 1
         for chunk in pending:
             if chunk.seq_id < following:
                 continue
             if chunk.seq_id > following:
-                return []
+                return None
             fresh.append(chunk)
             following += 1
         return fresh

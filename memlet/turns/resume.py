@@ -65,8 +65,11 @@ async def follow(
         quiet_since = time.monotonic()
         woken = True  # read the log first; afterwards only when the poller says it grew or the run ended
         while True:
-            chunks = watch.take()
-            if not chunks and woken:
+            taken = watch.take()
+            chunks = taken or []
+            # A wake that handed over only chunks this reader's own read already got (a local writer's batch
+            # racing that read) needs no read; any other wake does, and so does a run that looks ended.
+            if not chunks and woken and (taken is None or watch.ended_checks >= 2):
                 async with single_read(maker) as session:  # one SELECT: no BEGIN and ROLLBACK around it
                     chunks = await RunChunkRepository(session).after(run_id, last, batch_size)
             for chunk in chunks:

@@ -246,6 +246,39 @@ async def test_a_reader_in_the_writers_process_gets_each_batch_without_a_poll(
         await anext(reader)
 
 
+async def test_a_batch_the_readers_own_read_already_got_costs_no_second_read(
+    loop_env: LoopEnv, maker: async_sessionmaker[AsyncSession], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race of a background stream's first read with the log's first write: the read returns the batch, then
+    the writer hands the same batch over. The reader waits for the next batch without reading the table again."""
+    monkeypatch.setattr(chunk_watch, "POLL_S", 30.0)
+    run_id = await add_run(loop_env, await loop_env.agent(), background=True)
+    log = ChunkLog(maker, run_id)
+    first = await log.write(f"data: {PING}\n\n")  # committed before the reader's first read...
+    reads = 0
+
+    def own_read(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+        nonlocal reads
+        reads += statement.startswith("SELECT run_chunks.seq_id, run_chunks.data")
+
+    engine = maker.kw["bind"].sync_engine
+    event.listen(engine, "before_cursor_execute", own_read)
+    try:
+        reader = follow(maker, run_id, include_pings=False)
+        assert await asyncio.wait_for(anext(reader), 2) == first
+        # ...and handed over by its writer only now.
+        chunk_watch.delivered(run_id, [Chunk(seq_id=1, data=first, final=False)])
+        waiting = asyncio.create_task(anext(reader))
+        await asyncio.sleep(0.2)
+        assert not waiting.done() and reads == 1
+        done = log.append(chunk_log.DONE)
+        assert await asyncio.wait_for(waiting, 2) == done
+        await log.close()
+    finally:
+        event.remove(engine, "before_cursor_execute", own_read)
+    assert reads == 1
+
+
 def test_a_watch_takes_chunks_handed_over_twice_once_and_none_after_a_gap() -> None:
     def batch(*seq_ids: int) -> list[Chunk]:
         return [Chunk(seq_id=s, data=f"c{s}", final=False) for s in seq_ids]
@@ -253,5 +286,9 @@ def test_a_watch_takes_chunks_handed_over_twice_once_and_none_after_a_gap() -> N
     watch = chunk_watch.ChunkWatch("run-1", last=3)
     watch.pending = [*batch(2, 4, 5), *batch(4, 5, 6)]  # the poller's read, then the writer's batch
     assert [c.seq_id for c in watch.take()] == [4, 5, 6] and watch.pending == []
-    watch.pending = batch(6, 7)  # chunk 4 is missing: the reader reads the table instead
+    watch.last = 6  # the reader sent them
+    watch.pending = batch(5, 6)  # only chunks already taken: nothing new, and nothing to read
     assert watch.take() == []
+    watch.pending = batch(8, 9)  # chunk 7 is missing: the reader reads the table instead
+    assert watch.take() is None
+    assert watch.take() is None  # nothing handed over: the same
