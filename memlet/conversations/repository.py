@@ -30,7 +30,7 @@ from memlet.db.row_shape import RowShape
 
 C = orm.Conversation
 M = orm.Message
-_CONVERSATION_ROWS = RowShape(orm.Conversation)
+CONVERSATION_ROWS = RowShape(orm.Conversation)
 # A turn's load of its conversation: the row and its isolated blocks (`blocks_of`'s order) in one statement on the
 # driver, built into detached ORM rows.
 _ISOLATED_BLOCKS = (
@@ -40,7 +40,7 @@ _ISOLATED_BLOCKS = (
     .scalar_subquery()
 )
 _WITH_BLOCKS = DriverSQL(
-    select(*_CONVERSATION_ROWS.columns, _ISOLATED_BLOCKS).where(
+    select(*CONVERSATION_ROWS.columns, _ISOLATED_BLOCKS).where(
         C.id == bindparam("conversation_id"), C.organization_id == bindparam("org_id")
     )
 )
@@ -48,7 +48,7 @@ _WITH_BLOCKS = DriverSQL(
 # its history links and the role of the first message of its window (its system message, normally).
 _PROMPT_PARTS = DriverSQL(
     select(
-        *_CONVERSATION_ROWS.columns,
+        *CONVERSATION_ROWS.columns,
         _ISOLATED_BLOCKS,
         select(func.count())
         .select_from(orm.ConversationMessage)
@@ -96,7 +96,7 @@ class ConversationRepository:
         row = await driver.fetchrow(_WITH_BLOCKS, {"conversation_id": conversation_id, "org_id": org_id})
         if row is None:
             return None
-        return _CONVERSATION_ROWS.detached(row), BLOCK_ROWS.detached_all(row[len(_CONVERSATION_ROWS)])
+        return CONVERSATION_ROWS.detached(row), BLOCK_ROWS.detached_all(row[len(CONVERSATION_ROWS)])
 
     async def prompt_parts(self, org_id: str, conversation_id: str) -> PromptParts | None:
         """What the conversation's own system prompt needs, in one statement on the driver."""
@@ -104,9 +104,9 @@ class ConversationRepository:
         row = await driver.fetchrow(_PROMPT_PARTS, {"conversation_id": conversation_id, "org_id": org_id})
         if row is None:
             return None
-        width = len(_CONVERSATION_ROWS)
+        width = len(CONVERSATION_ROWS)
         isolated, count, role = row[width], row[width + 1], row[width + 2]
-        return PromptParts(_CONVERSATION_ROWS.detached(row), BLOCK_ROWS.detached_all(isolated), int(count or 0), role)
+        return PromptParts(CONVERSATION_ROWS.detached(row), BLOCK_ROWS.detached_all(isolated), int(count or 0), role)
 
     async def delete(self, conversation_id: str) -> None:
         await self.session.execute(delete(C).where(C.id == conversation_id))

@@ -150,7 +150,7 @@ class GroupRepository:
         return list(rows)
 
     @staticmethod
-    def _active_sleeptime_group() -> Any:
+    def active_sleeptime_group() -> Any:
         """The oldest sleeptime group the outer query's agent manages while its ``enable_sleeptime`` is on."""
         return (
             select(G.id)
@@ -181,7 +181,7 @@ class GroupRepository:
     ) -> Select[Any]:
         """The select behind `agent_type_and_sleeptime_group`, for a statement that checks the agent while it writes
         (`RunRepository.add_for_agent`); the ids may be bind parameters (a statement built once)."""
-        return select(orm.Agent.agent_type, cls._active_sleeptime_group()).where(
+        return select(orm.Agent.agent_type, cls.active_sleeptime_group()).where(
             orm.Agent.id == agent_id, orm.Agent.organization_id == org_id
         )
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from sqlalchemy import (
     ARRAY,
+    ColumnElement,
     Select,
     String,
     and_,
@@ -15,6 +16,7 @@ from sqlalchemy import (
     delete,
     func,
     literal,
+    literal_column,
     or_,
     select,
     update,
@@ -278,16 +280,11 @@ class RunRepository:
         run.metadata_ = {**(run.metadata_ or {}), "error": error}
         return run
 
-    async def by_request(self, org_id: str, agent_id: str, token: str, since: datetime) -> orm.Run | None:
-        """The newest run of the agent started by a request with this token (a client's retry), since `since`."""
-        r = orm.Run
-        stmt = (
-            select(r)
-            .where(r.organization_id == org_id, r.agent_id == agent_id, r.request_token == token, r.created_at >= since)
-            .order_by(r.created_at.desc())
-            .limit(1)
-        )
-        return await self.session.scalar(stmt)
+    async def by_request(self, org_id: str, agent_id: str, token: str, since: datetime) -> str | None:
+        """The id of the newest run of the agent started by a request with this token (a client's retry), since
+        `since`."""
+        found: str | None = await self.session.scalar(by_request_query(org_id, agent_id, token, since))
+        return found
 
     async def by_otid(
         self, org_id: str, otid: str, since: datetime, *, agent_id: str | None, conversation_id: str | None
@@ -338,14 +335,39 @@ def _scoped(stmt: Any, agent_id: str | None, conversation_id: str | None) -> Any
     return stmt
 
 
-def active_in_thread_query(agent_id: str, conversation_id: str | None, limit: int) -> Select[Any]:
-    """The ids of a thread's created/running runs, newest first (`RunRepository.active_in_thread`)."""
+# Created or running, as SQL constants (the partial indexes' own predicate; a driver statement takes no expanding
+# IN parameter).
+_ACTIVE = orm.Run.status.in_([literal_column(f"'{status}'") for status in ACTIVE_STATUSES])
+
+
+def active_in_thread_query(
+    agent_id: str | ColumnElement[str], conversation_id: str | ColumnElement[str] | None, limit: int
+) -> Select[Any]:
+    """The ids of a thread's created/running runs, newest first (`RunRepository.active_in_thread`). The ids may be
+    columns of an outer query (a correlated subquery)."""
     thread = (
         orm.Run.conversation_id == conversation_id if conversation_id is not None else orm.Run.conversation_id.is_(None)
     )
     return (
         select(orm.Run.id)
-        .where(orm.Run.agent_id == agent_id, thread, orm.Run.status.in_(("created", "running")))
+        .where(orm.Run.agent_id == agent_id, thread, _ACTIVE)
         .order_by(orm.Run.created_at.desc())
         .limit(limit)
+    )
+
+
+def by_request_query(
+    org_id: str | ColumnElement[str],
+    agent_id: str | ColumnElement[str],
+    token: str | ColumnElement[str] | None,
+    since: datetime | ColumnElement[datetime],
+) -> Select[Any]:
+    """The id of the newest run of the agent a request with this retry token started since `since`
+    (`RunRepository.by_request`); the values may be bind parameters or an outer query's columns."""
+    r = orm.Run
+    return (
+        select(r.id)
+        .where(r.organization_id == org_id, r.agent_id == agent_id, r.request_token == token, r.created_at >= since)
+        .order_by(r.created_at.desc())
+        .limit(1)
     )

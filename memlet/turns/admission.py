@@ -84,7 +84,8 @@ class SendAdmission:
         callback_url = req.callback_url if isinstance(req, LettaAsyncRequest) else None
         if self.checks_agent_in_insert and not req.override_model and not callback_url and self.turns.has_room:
             return None
-        await self.agent_type(agent_id)
+        if agent_id not in self._agents:  # else checked already by this request (a conversation's arrival)
+            await self.agent_type(agent_id)
         return await self.model_override(req)
 
     def agent_type_of(self, agent_id: str) -> str:

@@ -17,7 +17,6 @@ from memlet.conversations.deps import ConversationServiceDep
 from memlet.conversations.schemas import ConversationCompactionRequest, ConversationMessageRequest
 from memlet.conversations.service import Thread
 from memlet.conversations.system_message import conversation_system_text, refresh_conversation_system_message
-from memlet.db.engine import in_autocommit
 from memlet.errors import ConflictError
 from memlet.ids import ThreadId
 from memlet.loop.cancel import cancel_runs
@@ -28,10 +27,12 @@ from memlet.runs.schemas import RetrieveStreamRequest
 from memlet.turns.agent_messages import AgentMessageService
 from memlet.turns.agent_router import sse_response
 from memlet.turns.compaction import CompactionResponse, summarize
+from memlet.turns.conversation_arrival import arrive
 from memlet.turns.conversation_sending import ConversationSendService
 from memlet.turns.deps import LoopDepsDep
 from memlet.turns.preview import preview_request
 from memlet.turns.resume import stream_selected
+from memlet.turns.send_request import request_identity
 
 router = APIRouter(prefix="/conversations", tags=["conversations"])
 
@@ -67,17 +68,15 @@ async def send_conversation_message(
     request: Request,
     deps: LoopDepsDep,
     actor: ActorDep,
-    session: SessionDep,
-    conversations: ConversationServiceDep,
 ) -> Any:
     """Send messages to a conversation (or, with `default` + `agent_id`, the agent's own thread); streams by default."""
     ensure_messages(body)
     ensure_streaming_options(body)
-    await in_autocommit(session)  # two reads (the conversation, its agent), each atomic alone
-    thread = await conversations.thread(conversation_id, body.agent_id)
-    await release(session)
+    token = request_identity(body)[0] if body.streaming else None
+    arrival = await arrive(deps.sessionmaker, actor, conversation_id, body.agent_id, token)
+    thread = arrival.thread
     service = send_service(request, deps, actor, thread)
-    await service.touch_and_ensure_idle()
+    service.arrived(arrival)
     run_type = "send_conversation_message" if thread.conversation else "send_message"
     if not body.streaming:
         return await service.send(thread.agent.id, body, run_type)

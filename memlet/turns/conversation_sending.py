@@ -3,26 +3,25 @@
 `ConversationSendService` only sets what differs: the conversation the run belongs to (the loop then uses its
 window, system message and isolated blocks), the conversation's own model, and admission, one turn at a time per
 thread, answered with Letta's 409 busy body naming the active run (Letta needs Redis for this; memlet uses
-Postgres). A send first looks for an active run of the thread; for a conversation, a partial unique index on
+Postgres). A send's arrival statement (`conversation_arrival`) reads the thread's active run; for a conversation, a partial unique index on
 runs (`ux_runs_active_conversation`) also refuses the second of two racing inserts. The default thread shares
 the agent's lock key, which the loop takes (a racing default-thread send fails on that lock).
 """
 
-from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 
 from memlet.actor import Actor
-from memlet.conversations.repository import ConversationRepository
 from memlet.conversations.service import Thread
 from memlet.db import models as orm
-from memlet.db.engine import single_read, single_statement
+from memlet.db.engine import single_read
 from memlet.errors import AgentBusyError
 from memlet.loop.deps import LoopDeps
 from memlet.messages.requests import LettaRequest
 from memlet.providers.catalog import ModelCatalog
-from memlet.runs.repository import RunRepository, active_in_thread_query
+from memlet.runs.repository import RunRepository
+from memlet.turns.conversation_arrival import Arrival
 from memlet.turns.registry import TurnRegistry
 from memlet.turns.send_request import AfterTurn
 from memlet.turns.sending import SendService
@@ -45,16 +44,12 @@ class ConversationSendService(SendService):
         super().__init__(deps, actor, turns, catalog, sleeptime)
         self.thread = thread
         self.conversation_id = thread.conversation.id if thread.conversation else None
+        self._earlier: tuple[str, str | None] | None = None  # the arrival's (token, earlier run id)
 
     async def _active_run(self) -> str | None:
         async with single_read(self.deps.sessionmaker) as session:  # one SELECT: no BEGIN and ROLLBACK
             active = await RunRepository(session).active_in_thread(self.thread.agent.id, self.conversation_id, limit=1)
         return active[0] if active else None
-
-    async def ensure_idle(self) -> None:
-        """409 (Letta's busy body) when the thread already has an active run."""
-        if (run_id := await self._active_run()) is not None:
-            raise AgentBusyError(self.thread.key, run_id)
 
     async def _insert(self, run: orm.Run) -> None:
         """The run row; a concurrent send that got its row in first makes this one a 409 naming that run."""
@@ -69,16 +64,20 @@ class ConversationSendService(SendService):
                     holder = await RunRepository(session).lock_holder(self.thread.agent.id, exclude=run.id)
             raise AgentBusyError(self.thread.key, holder) from None
 
-    async def touch_and_ensure_idle(self) -> None:
-        """A conversation's `last_message_at` is set when a request arrives (as in Letta, even if a 409 follows),
-        then `ensure_idle`: one statement, in autocommit (no BEGIN and COMMIT)."""
-        if self.conversation_id is None:
-            return await self.ensure_idle()
-        active = active_in_thread_query(self.thread.agent.id, self.conversation_id, limit=1)
-        async with single_statement(self.deps.sessionmaker) as session:
-            run_ids = await ConversationRepository(session).touch(self.conversation_id, datetime.now(UTC), then=active)
-        if run_ids:
-            raise AgentBusyError(self.thread.key, run_ids[0])
+    def arrived(self, arrival: Arrival) -> None:
+        """Take what the send's arrival statement read (`conversation_arrival.arrive`): a busy thread is a 409;
+        the agent's type and sleeptime group, and the run an earlier try started, need no statement of their own."""
+        if arrival.active_run_id is not None:
+            raise AgentBusyError(self.thread.key, arrival.active_run_id)
+        self._agents[self.thread.agent.id] = (arrival.agent_type, arrival.sleeptime_group)
+        self._earlier = (arrival.token, arrival.earlier_run_id) if arrival.token else None
+
+    async def retried(self, agent_id: str, token: str) -> str | None:
+        """The arrival's answer the first time; a second look (after a racing insert) reads again."""
+        if self._earlier is not None and self._earlier[0] == token:
+            earlier, self._earlier = self._earlier[1], None
+            return earlier
+        return await super().retried(agent_id, token)
 
     async def model_override(self, req: LettaRequest) -> dict[str, Any] | None:
         """`override_model` wins; else the conversation's model and settings, keeping the agent's window."""

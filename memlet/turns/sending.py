@@ -245,16 +245,16 @@ class SendService(SendAdmission):
             return follow(self.deps.sessionmaker, run.id, include_pings=req.include_pings)
         return pump.live_chunks()
 
-    async def retried(self, agent_id: str, token: str) -> orm.Run | None:
-        """The run an earlier request with the same otids started (within the stream retention), if any."""
+    async def retried(self, agent_id: str, token: str) -> str | None:
+        """The id of the run an earlier request with the same otids started (within the stream retention), if any."""
         since = datetime.now(UTC) - RETENTION
         async with single_read(self.deps.sessionmaker) as session:  # one SELECT: no BEGIN and ROLLBACK around it
             return await RunRepository(session).by_request(self.actor.organization_id, agent_id, token, since)
 
-    def attach(self, run: orm.Run, req: LettaStreamingRequest) -> AsyncIterator[str]:
+    def attach(self, run_id: str, req: LettaStreamingRequest) -> AsyncIterator[str]:
         """A retry's stream: the earlier run's chunks from the first one, then its live ones (no new turn)."""
-        log.info("a retried request attaches to its first run", extra={"run_id": run.id})
-        return follow(self.deps.sessionmaker, run.id, include_pings=req.include_pings)
+        log.info("a retried request attaches to its first run", extra={"run_id": run_id})
+        return follow(self.deps.sessionmaker, run_id, include_pings=req.include_pings)
 
     async def enriched(self, exc: BaseException, agent_id: str, run_id: str) -> BaseException:
         """A busy error names the run that holds the agent (Letta's 409 body carries its ``run_id``)."""

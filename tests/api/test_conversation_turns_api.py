@@ -252,3 +252,37 @@ def test_context_window_of_a_conversation(client: Letta, http: httpx.Client, moc
     default = http.get(f"/v1/agents/{agent.id}/context", params={"conversation_id": "default"}).json()
     assert own["num_messages"] == 3 and default["num_messages"] == 1
     assert f"CONVERSATION_ID: {conv.id}" in json.dumps(own) and conv.id not in json.dumps(default)
+
+
+def test_a_send_arrives_in_one_statement_with_each_404_and_retry_as_before(
+    client: Letta, http: httpx.Client, mock_llm: MockLLM
+) -> None:
+    """The send route's one arrival statement (`turns/conversation_arrival`): each kind of thread id keeps its 404,
+    an unknown conversation is touched nowhere, and a retry with the same otids attaches to its first run (in a
+    conversation, and in the agent's own thread through `default` and the agent-id alias) without a second turn."""
+    agent = make_agent(client)
+    unknown_conv = "conv-00000000-0000-4000-8000-000000000000"
+    unknown_agent = "agent-00000000-0000-4000-8000-000000000000"
+    hi = {"messages": [{"role": "user", "content": "hi"}], "streaming": False}
+    missing = http.post(f"/v1/conversations/{unknown_conv}/messages", json=hi)
+    assert missing.status_code == 404 and "Conversation" in missing.text, missing.text
+    for path, extra in ((unknown_agent, {}), ("default", {"agent_id": unknown_agent})):
+        gone = http.post(f"/v1/conversations/{path}/messages", json={**hi, **extra})
+        assert gone.status_code == 404 and "Agent" in gone.text, gone.text
+    assert mock_llm.requests == []
+
+    conv = client.conversations.create(agent_id=agent.id)
+    threads = [(conv.id, {}), ("default", {"agent_id": agent.id}), (agent.id, {})]
+    for n, (path, extra) in enumerate(threads):
+        mock_llm.script(Reply.text(f"once {n}"))
+        message = {"role": "user", "content": f"retry me {n}", "otid": f"otid-retry-{n}-{conv.id}"}
+        body = {"messages": [message], "streaming": True, "background": True, **extra}
+        first = http.post(f"/v1/conversations/{path}/messages", json=body)
+        again = http.post(f"/v1/conversations/{path}/messages", json=body)
+        assert first.status_code == again.status_code == 200, (first.text, again.text)
+        assert again.text == first.text and f"once {n}" in first.text  # the first run's stream, replayed
+    assert len(mock_llm.requests) == len(threads)
+    history = client.conversations.messages.list(conv.id, order="asc").items
+    assert [m.message_type for m in history] == ["system_message", "user_message", "assistant_message"]
+    own = http.get(f"/v1/conversations/{agent.id}/messages", params={"order": "asc"}).json()
+    assert [m["message_type"] for m in own].count("user_message") == 2
