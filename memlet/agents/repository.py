@@ -63,13 +63,16 @@ _FIND = select(orm.Agent).where(orm.Agent.id == bindparam("p_id"), orm.Agent.org
 _FIND_FOR_UPDATE = _FIND.with_for_update()
 AGENT_ROWS = RowShape(orm.Agent)
 # The agent with its blocks and tools (every step's load): one statement on the driver, the blocks and tools as
-# arrays of rows in attachment order.
+# arrays of rows in attachment order. `with_memory` reads them back from a row that starts with these columns.
+WITH_MEMORY_COLUMNS = (
+    *AGENT_ROWS.columns,
+    agent_blocks_array(_AGENTS.c.id).label("blocks"),
+    agent_tools_array(_AGENTS.c.id).label("tools"),
+)
 _WITH_MEMORY = DriverSQL(
-    select(
-        *AGENT_ROWS.columns,
-        agent_blocks_array(_AGENTS.c.id).label("blocks"),
-        agent_tools_array(_AGENTS.c.id).label("tools"),
-    ).where(_AGENTS.c.id == bindparam("agent_id"), _AGENTS.c.organization_id == bindparam("org_id"))
+    select(*WITH_MEMORY_COLUMNS).where(
+        _AGENTS.c.id == bindparam("agent_id"), _AGENTS.c.organization_id == bindparam("org_id")
+    )
 )
 
 
@@ -81,6 +84,14 @@ class AgentWithMemory:
     agent: orm.Agent
     blocks: list[orm.Block]
     tools: list[orm.Tool]
+
+
+def with_memory(row: Sequence[Any]) -> AgentWithMemory:
+    """The detached agent, blocks and tools of a row that starts with `WITH_MEMORY_COLUMNS`."""
+    width = len(AGENT_ROWS)
+    return AgentWithMemory(
+        AGENT_ROWS.detached(row), BLOCK_ROWS.detached_all(row[width]), TOOL_ROWS.detached_all(row[width + 1])
+    )
 
 
 _SET_LAST_STOP_REASON = DriverSQL(
@@ -223,12 +234,7 @@ class AgentRepository:
         """`find` with `BlockRepository.of_agent` and `ToolRepository.of_agent`, in one statement."""
         driver = await driver_of(self.session)
         row = await driver.fetchrow(_WITH_MEMORY, {"agent_id": agent_id, "org_id": org_id})
-        if row is None:
-            return None
-        width = len(AGENT_ROWS)
-        return AgentWithMemory(
-            AGENT_ROWS.detached(row), BLOCK_ROWS.detached_all(row[width]), TOOL_ROWS.detached_all(row[width + 1])
-        )
+        return None if row is None else with_memory(row)
 
     async def in_deployment(self, org_id: str, deployment_id: str) -> list[orm.Agent]:
         """The agents a template deployment created, oldest first."""

@@ -22,6 +22,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, aggregate_order_by, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 
+from memlet.agents.repository import WITH_MEMORY_COLUMNS, AgentWithMemory, with_memory
 from memlet.blocks.repository import BLOCK_ROWS
 from memlet.db import models as orm
 from memlet.db.driver import DriverSQL, driver_of
@@ -39,9 +40,14 @@ _ISOLATED_BLOCKS = (
     .where(orm.ConversationBlock.conversation_id == C.id)
     .scalar_subquery()
 )
-_WITH_BLOCKS = DriverSQL(
-    select(*CONVERSATION_ROWS.columns, _ISOLATED_BLOCKS).where(
-        C.id == bindparam("conversation_id"), C.organization_id == bindparam("org_id")
+# A turn's load in a conversation: the agent with its blocks and tools, the conversation and its isolated blocks.
+_WITH_AGENT = DriverSQL(
+    select(*WITH_MEMORY_COLUMNS, *CONVERSATION_ROWS.columns, _ISOLATED_BLOCKS)
+    .join_from(C, orm.Agent, orm.Agent.id == C.agent_id)
+    .where(
+        C.id == bindparam("conversation_id"),
+        C.organization_id == bindparam("org_id"),
+        orm.Agent.id == bindparam("agent_id"),
     )
 )
 # What a conversation's own system prompt needs besides the agent's: the row, its isolated blocks, how many messages
@@ -88,15 +94,20 @@ class ConversationRepository:
             stmt = stmt.with_for_update()
         return await self.session.scalar(stmt.execution_options(populate_existing=True))
 
-    async def find_with_blocks(
-        self, org_id: str, conversation_id: str
-    ) -> tuple[orm.Conversation, list[orm.Block]] | None:
-        """`find` with `blocks_of`, in one statement (detached rows: they never enter the session)."""
+    async def find_with_agent(
+        self, org_id: str, conversation_id: str, agent_id: str
+    ) -> tuple[AgentWithMemory, orm.Conversation, list[orm.Block]] | None:
+        """The agent with its memory (`AgentRepository.find_with_memory`), the conversation and its isolated blocks
+        (`blocks_of`), in one statement (detached rows: they never enter the session); None unless the conversation
+        is the agent's."""
         driver = await driver_of(self.session)
-        row = await driver.fetchrow(_WITH_BLOCKS, {"conversation_id": conversation_id, "org_id": org_id})
+        params = {"conversation_id": conversation_id, "org_id": org_id, "agent_id": agent_id}
+        row = await driver.fetchrow(_WITH_AGENT, params)
         if row is None:
             return None
-        return CONVERSATION_ROWS.detached(row), BLOCK_ROWS.detached_all(row[len(CONVERSATION_ROWS)])
+        width = len(WITH_MEMORY_COLUMNS)
+        conversation = CONVERSATION_ROWS.detached(row[width:])
+        return with_memory(row), conversation, BLOCK_ROWS.detached_all(row[width + len(CONVERSATION_ROWS)])
 
     async def prompt_parts(self, org_id: str, conversation_id: str) -> PromptParts | None:
         """What the conversation's own system prompt needs, in one statement on the driver."""

@@ -1,8 +1,8 @@
 """What one step of the loop reads and writes, through the domain repositories (the loop owns no SQL).
 
 Loading is two statements on the driver (`db/driver`; rows made detached ORM instances by `db/row_shape`): the
-agent with its blocks and tools (`AgentRepository.find_with_memory`), then the in-context messages; in a conversation, two more (the conversation
-and its isolated blocks). The agent, blocks and tools are detached ORM instances that never enter the session:
+agent with its blocks and tools (`AgentRepository.find_with_memory`; in a conversation, with the conversation and its
+isolated blocks: `ConversationRepository.find_with_agent`), then the in-context messages. The agent, blocks and tools are detached ORM instances that never enter the session:
 memory edits are written back by explicit statements (`loop/commit._write_memory`). The in-context messages are
 plain read-only `MessageRow`s: the loop reads all of them every step and writes none back.
 """
@@ -48,19 +48,19 @@ class LoopRepository:
         self, agent_id: str, organization_id: str, conversation_id: str | None = None
     ) -> LoopState | None:
         """The agent and what its next step needs, or None for an unknown agent (or conversation)."""
-        loaded = await self.agents.find_with_memory(organization_id, agent_id)
-        if loaded is None:
-            return None
-        agent, blocks = loaded.agent, loaded.blocks
         conversation = None
-        window = agent.message_ids or []
-        if conversation_id is not None:
-            found = await self.conversations.find_with_blocks(organization_id, conversation_id)
-            if found is None or found[0].agent_id != agent_id:
+        if conversation_id is None:
+            loaded = await self.agents.find_with_memory(organization_id, agent_id)
+            if loaded is None:
                 return None
-            conversation, isolated = found
-            window = conversation.message_ids or []
-            blocks = with_isolated(blocks, isolated)
+            blocks, window = loaded.blocks, loaded.agent.message_ids or []
+        else:
+            found = await self.conversations.find_with_agent(organization_id, conversation_id, agent_id)
+            if found is None:
+                return None
+            loaded, conversation, isolated = found
+            blocks, window = with_isolated(loaded.blocks, isolated), conversation.message_ids or []
+        agent = loaded.agent
         return LoopState(
             agent=agent,
             blocks=blocks,

@@ -48,22 +48,24 @@ MEMORY_EDIT_STATEMENTS, MEMORY_EDIT_ROUND_TRIPS = 12, 17
 CREATE_STATEMENTS, CREATE_ROUND_TRIPS = 3, 5
 # A one-step send in a conversation (every Letta Code turn): the route's one arrival statement (it touches the
 # conversation and reads it, its agent, the agent's type and sleeptime group and the thread's active run), the run
-# row (both in autocommit), and the load reads the conversation with its isolated blocks in one more statement; the
-# step's commit is one statement as in the agent's thread (`runs.step_write`). 20 statements / 31 round trips
-# before; 13 / 15 with the route's reads in autocommit; 10 / 12 with them in one statement; plus one of slack.
-CONVERSATION_STATEMENTS, CONVERSATION_ROUND_TRIPS = 10, 13
+# row (both in autocommit); the load reads the agent with its memory and the conversation with its isolated blocks
+# in one statement, then the window; the step's commit is one statement as in the agent's thread
+# (`runs.step_write`). 20 statements / 31 round trips before; 13 / 15 with the route's reads in autocommit; 9 / 11
+# with them in one statement and the load's agent and conversation in one; plus one of slack.
+CONVERSATION_STATEMENTS, CONVERSATION_ROUND_TRIPS = 9, 12
 # A memory edit in a conversation, then a reply (Letta Code's memory tool): the edit's commit writes the block, reads
 # the agent with what its prompt shows and the conversation's prompt parts, then one statement writes the step, the
 # messages, the conversation's window and history links, both system messages and the run; the reply step reloads
 # (a conversation's blocks are isolated copies). 39 statements / 49 round trips before; 21 / 26 with the load and
-# the route's reads in autocommit; 18 / 23 with the route's arrival in one statement; plus one.
-CONVERSATION_MEMORY_EDIT_STATEMENTS, CONVERSATION_MEMORY_EDIT_ROUND_TRIPS = 18, 24
+# the route's reads in autocommit; 16 / 21 with the arrival in one statement and each load's agent and conversation
+# in one; plus one.
+CONVERSATION_MEMORY_EDIT_STATEMENTS, CONVERSATION_MEMORY_EDIT_ROUND_TRIPS = 16, 22
 # A Letta Code turn: a conversation send streamed in the background with token chunks. The one-step conversation
 # send's statements, the run row the stream follows, its chunk log's two writes and the reader's read of it; the
 # retry check (the request's otids) is part of the arrival statement. A reader whose first read raced the log's first
 # write no longer reads again when the writer hands it the batch it already has. Each is one statement in
-# autocommit: 18-19 / 28-30 round trips before, 18-19 / 20 with them in autocommit, 12-13 / 15 now.
-LETTA_CODE_STATEMENTS, LETTA_CODE_ROUND_TRIPS = 13, 15
+# autocommit: 18-19 / 28-30 round trips before, 18-19 / 20 with them in autocommit, 11-12 / 14 now.
+LETTA_CODE_STATEMENTS, LETTA_CODE_ROUND_TRIPS = 12, 14
 _CANCEL_POLL = "FROM runs WHERE runs.id = ANY"  # the shared poller's one statement for every run in flight
 
 

@@ -255,11 +255,13 @@ async def test_the_one_statement_step_write_in_a_conversation(memlet_session: As
     assert (stored.message_ids, stored.last_stop_reason) == (agent_window, "end_turn")
 
 
-async def test_a_conversation_and_its_isolated_blocks_in_one_statement(memlet_session: AsyncSession) -> None:
-    """`ConversationRepository.find_with_blocks` (a turn's load) gives the rows `find` and `blocks_of` give, as
-    detached rows; a window set on such a row is still written (`set_message_ids` writes by statement)."""
+async def test_a_conversation_its_agent_and_their_blocks_in_one_statement(memlet_session: AsyncSession) -> None:
+    """`ConversationRepository.find_with_agent` (a turn's load in a conversation) gives the rows
+    `AgentRepository.find_with_memory`, `find` and `blocks_of` give, as detached rows, or None unless the conversation
+    is the agent's; a window set on such a row is still written (`set_message_ids` writes by statement)."""
     session = memlet_session
     agent = await make_agent(session)
+    other = await make_agent(session)
     conversation_id = ids.new_id(ids.Prefix.CONVERSATION)
     session.add(
         orm.Conversation(
@@ -273,12 +275,20 @@ async def test_a_conversation_and_its_isolated_blocks_in_one_statement(memlet_se
         session.add(orm.ConversationBlock(conversation_id=conversation_id, block_id=block.id, block_label=block.label))
     await session.flush()
     repo = ConversationRepository(session)
-    assert await repo.find_with_blocks(agent.organization_id, "conv-00000000-0000-4000-8000-000000000000") is None
-    assert await repo.find_with_blocks("org-elsewhere", conversation_id) is None
-    found = await repo.find_with_blocks(agent.organization_id, conversation_id)
+    org = agent.organization_id
+    assert await repo.find_with_agent(org, "conv-00000000-0000-4000-8000-000000000000", agent.id) is None
+    assert await repo.find_with_agent("org-elsewhere", conversation_id, agent.id) is None
+    assert await repo.find_with_agent(org, conversation_id, other.id) is None
+    found = await repo.find_with_agent(org, conversation_id, agent.id)
     assert found is not None
-    conversation, isolated = found
-    stored = await repo.find(agent.organization_id, conversation_id)
+    loaded, conversation, isolated = found
+    alone = await AgentRepository(session).find_with_memory(org, agent.id)
+    assert alone is not None
+    for column in orm.Agent.__table__.columns.keys():  # noqa: SIM118
+        assert getattr(loaded.agent, column) == getattr(alone.agent, column), column
+    assert [b.id for b in loaded.blocks] == [b.id for b in alone.blocks] and loaded.blocks
+    assert [t.id for t in loaded.tools] == [t.id for t in alone.tools] and loaded.tools
+    stored = await repo.find(org, conversation_id)
     assert stored is not None and conversation is not stored
     for column in orm.Conversation.__table__.columns.keys():  # noqa: SIM118
         assert getattr(conversation, column) == getattr(stored, column), column
@@ -287,7 +297,7 @@ async def test_a_conversation_and_its_isolated_blocks_in_one_statement(memlet_se
     assert [b.label for b in isolated] == sorted(b.label for b in blocks)
     session.expunge_all()
     await repo.set_message_ids(conversation, ["m-2", "m-1"])
-    again = await repo.find(agent.organization_id, conversation_id)
+    again = await repo.find(org, conversation_id)
     assert again is not None and again.message_ids == ["m-2", "m-1"] == conversation.message_ids
 
 
