@@ -3,6 +3,8 @@
 
     .venv/bin/python bench/bench_stream_latency.py [--turns 40]
 
+Each shape also prints its server + Postgres CPU per turn (read around each request, as `bench_send_cpu.py` does).
+
 Sequential turns on one agent (or one conversation), the project's mock LLM answering at once. A background
 stream's reader reads the run's chunk log: in the process that runs the turn it is woken by the log's writer,
 elsewhere by the process's 0.1 s poller (`turns/chunk_watch.py`).
@@ -20,6 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_loop import AGENT, send
 from bench.harness import bench_server
+
+LETTA_CODE = "conversation, background, tokens (Letta Code)"
 
 
 def streamed(http: httpx.Client, path: str, body: dict[str, object]) -> tuple[float, float, float]:
@@ -58,25 +62,35 @@ def main() -> None:
                 f"/v1/conversations/{conversation_id}/messages",
                 {**message, "streaming": True, "include_pings": True},
             ),
-            "conversation, background, tokens (Letta Code)": (
+            # Letta Code's turn: its messages carry an otid (the retry token), a new one each turn.
+            LETTA_CODE: (
                 f"/v1/conversations/{conversation_id}/messages",
-                {**message, "streaming": True, "stream_tokens": True, "background": True, "include_pings": True},
+                {"streaming": True, "stream_tokens": True, "background": True, "include_pings": True},
             ),
         }
         times: dict[str, list[tuple[float, float, float]]] = {name: [] for name in shapes}
+        cpu = dict.fromkeys(shapes, 0.0)
         for i in range(args.turns):
             for name, shape in shapes.items():
+                server_before, pg_before = bench.cpu_seconds()
                 if shape is None:
                     started = time.perf_counter()
                     send(http, agent_id, f"turn {i}")
                     end = (time.perf_counter() - started) * 1000
                     times[name].append((end, end, end))
+                elif name == LETTA_CODE:
+                    otid = f"otid-{i}-{time.monotonic_ns()}"
+                    body = {**shape[1], "messages": [{"role": "user", "content": "hi", "otid": otid}]}
+                    times[name].append(streamed(http, shape[0], body))
                 else:
                     times[name].append(streamed(http, *shape))
-        print(f"{args.turns} turns each, p50 ms: response headers / first event / end of response")
+                server_after, pg_after = bench.cpu_seconds()
+                cpu[name] += (server_after - server_before) + (pg_after - pg_before)
+        print(f"{args.turns} turns each, p50 ms: response headers / first event / end of response; server + Postgres")
+        print("CPU ms per turn")
         for name, rows in times.items():
             headers, first, end = (statistics.median(column) for column in zip(*rows, strict=True))
-            print(f"  {name:<48} {headers:6.1f} / {first:6.1f} / {end:6.1f}")
+            print(f"  {name:<48} {headers:6.1f} / {first:6.1f} / {end:6.1f}   cpu {cpu[name] * 1000 / args.turns:5.1f}")
 
 
 if __name__ == "__main__":
