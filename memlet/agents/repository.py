@@ -69,11 +69,10 @@ WITH_MEMORY_COLUMNS = (
     agent_blocks_array(_AGENTS.c.id).label("blocks"),
     agent_tools_array(_AGENTS.c.id).label("tools"),
 )
-_WITH_MEMORY = DriverSQL(
-    select(*WITH_MEMORY_COLUMNS).where(
-        _AGENTS.c.id == bindparam("agent_id"), _AGENTS.c.organization_id == bindparam("org_id")
-    )
+WITH_MEMORY_READ = select(*WITH_MEMORY_COLUMNS).where(
+    _AGENTS.c.id == bindparam("agent_id"), _AGENTS.c.organization_id == bindparam("org_id")
 )
+_WITH_MEMORY = DriverSQL(WITH_MEMORY_READ)
 
 
 @dataclass

@@ -40,8 +40,9 @@ _ISOLATED_BLOCKS = (
     .where(orm.ConversationBlock.conversation_id == C.id)
     .scalar_subquery()
 )
-# A turn's load in a conversation: the agent with its blocks and tools, the conversation and its isolated blocks.
-_WITH_AGENT = DriverSQL(
+# A turn's load in a conversation: the agent with its blocks and tools, the conversation and its isolated blocks
+# (`with_agent` reads them back from a row).
+WITH_AGENT_READ = (
     select(*WITH_MEMORY_COLUMNS, *CONVERSATION_ROWS.columns, _ISOLATED_BLOCKS)
     .join_from(C, orm.Agent, orm.Agent.id == C.agent_id)
     .where(
@@ -50,6 +51,7 @@ _WITH_AGENT = DriverSQL(
         orm.Agent.id == bindparam("agent_id"),
     )
 )
+_WITH_AGENT = DriverSQL(WITH_AGENT_READ)
 # What a conversation's own system prompt needs besides the agent's: the row, its isolated blocks, how many messages
 # its history links and the role of the first message of its window (its system message, normally).
 _PROMPT_PARTS = DriverSQL(
@@ -80,6 +82,13 @@ _FAR_PAST = datetime.fromisoformat("0001-01-02T00:00:00+00:00")
 _FAR_FUTURE = datetime.fromisoformat("9999-12-30T00:00:00+00:00")
 
 
+def with_agent(row: Sequence[Any]) -> tuple[AgentWithMemory, orm.Conversation, list[orm.Block]]:
+    """The detached agent with its memory, conversation and isolated blocks of a row of `WITH_AGENT_READ`."""
+    width = len(WITH_MEMORY_COLUMNS)
+    conversation = CONVERSATION_ROWS.detached(row[width:])
+    return with_memory(row), conversation, BLOCK_ROWS.detached_all(row[width + len(CONVERSATION_ROWS)])
+
+
 class ConversationRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
@@ -103,11 +112,7 @@ class ConversationRepository:
         driver = await driver_of(self.session)
         params = {"conversation_id": conversation_id, "org_id": org_id, "agent_id": agent_id}
         row = await driver.fetchrow(_WITH_AGENT, params)
-        if row is None:
-            return None
-        width = len(WITH_MEMORY_COLUMNS)
-        conversation = CONVERSATION_ROWS.detached(row[width:])
-        return with_memory(row), conversation, BLOCK_ROWS.detached_all(row[width + len(CONVERSATION_ROWS)])
+        return None if row is None else with_agent(row)
 
     async def prompt_parts(self, org_id: str, conversation_id: str) -> PromptParts | None:
         """What the conversation's own system prompt needs, in one statement on the driver."""

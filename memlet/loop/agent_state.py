@@ -2,8 +2,9 @@
 
 Loading is two statements on the driver (`db/driver`; rows made detached ORM instances by `db/row_shape`): the
 agent with its blocks and tools (`AgentRepository.find_with_memory`; in a conversation, with the conversation and its
-isolated blocks: `ConversationRepository.find_with_agent`), then the in-context messages. The agent, blocks and tools are detached ORM instances that never enter the session:
-memory edits are written back by explicit statements (`loop/commit._write_memory`). The in-context messages are
+isolated blocks: `ConversationRepository.find_with_agent`), then the in-context messages. A turn's first load also
+starts its run in the first statement (`load_and_start`). The agent, blocks and tools are detached ORM instances that
+never enter the session: memory edits are written back by explicit statements (`loop/commit._write_memory`). The in-context messages are
 plain read-only `MessageRow`s: the loop reads all of them every step and writes none back.
 """
 
@@ -11,13 +12,15 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memlet.agents.repository import AgentRepository
+from memlet.agents.repository import WITH_MEMORY_READ, AgentRepository, AgentWithMemory, with_memory
 from memlet.blocks.repository import BlockRepository
-from memlet.conversations.repository import ConversationRepository, with_isolated
+from memlet.conversations.repository import WITH_AGENT_READ, ConversationRepository, with_agent, with_isolated
 from memlet.db import models as orm
 from memlet.db.message_row import MessageRow
 from memlet.errors import NotFoundError
 from memlet.messages.repository import MessageRepository
+from memlet.runs.repository import RunRepository
+from memlet.runs.run_statements import RunStart
 from memlet.tools.repository import ToolRepository
 
 
@@ -43,24 +46,41 @@ class LoopRepository:
         self.blocks = BlockRepository(session)
         self.tools = ToolRepository(session)
         self.conversations = ConversationRepository(session)
+        self.runs = RunRepository(session)
 
     async def load_state(
         self, agent_id: str, organization_id: str, conversation_id: str | None = None
     ) -> LoopState | None:
         """The agent and what its next step needs, or None for an unknown agent (or conversation)."""
-        conversation = None
         if conversation_id is None:
             loaded = await self.agents.find_with_memory(organization_id, agent_id)
-            if loaded is None:
-                return None
-            blocks, window = loaded.blocks, loaded.agent.message_ids or []
-        else:
-            found = await self.conversations.find_with_agent(organization_id, conversation_id, agent_id)
-            if found is None:
-                return None
-            loaded, conversation, isolated = found
-            blocks, window = with_isolated(loaded.blocks, isolated), conversation.message_ids or []
-        agent = loaded.agent
+            return None if loaded is None else await self._state(loaded)
+        found = await self.conversations.find_with_agent(organization_id, conversation_id, agent_id)
+        return None if found is None else await self._state(*found)
+
+    async def load_and_start(
+        self, agent_id: str, organization_id: str, conversation_id: str | None, start: RunStart
+    ) -> tuple[LoopState | None, str]:
+        """`load_state`, with the turn's run started in the statement that reads the agent (`RunRepository.
+        read_and_start`; the run is started even when the agent is gone); the run's status after the start."""
+        params = {"agent_id": agent_id, "org_id": organization_id}
+        if conversation_id is None:
+            row, status = await self.runs.read_and_start(WITH_MEMORY_READ, params, start)
+            return (None if row is None else await self._state(with_memory(row))), status
+        params["conversation_id"] = conversation_id
+        row, status = await self.runs.read_and_start(WITH_AGENT_READ, params, start)
+        return (None if row is None else await self._state(*with_agent(row))), status
+
+    async def _state(
+        self,
+        loaded: AgentWithMemory,
+        conversation: orm.Conversation | None = None,
+        isolated: list[orm.Block] | None = None,
+    ) -> LoopState:
+        """The state of a loaded agent (in `conversation`, with its `isolated` blocks), its window read."""
+        agent, blocks, window = loaded.agent, loaded.blocks, loaded.agent.message_ids or []
+        if conversation is not None:
+            blocks, window = with_isolated(blocks, isolated or []), conversation.message_ids or []
         return LoopState(
             agent=agent,
             blocks=blocks,
@@ -73,9 +93,15 @@ class LoopRepository:
         self, agent_id: str, organization_id: str, conversation_id: str | None = None
     ) -> LoopState:
         """`load_state` for routes: an unknown agent or conversation is a 404."""
-        state = await self.load_state(agent_id, organization_id, conversation_id)
-        if state is None:
-            if conversation_id is not None:
-                raise NotFoundError("Conversation", conversation_id)
-            raise NotFoundError("Agent", agent_id)
-        return state
+        return found_or_404(
+            await self.load_state(agent_id, organization_id, conversation_id), agent_id, conversation_id
+        )
+
+
+def found_or_404(state: LoopState | None, agent_id: str, conversation_id: str | None) -> LoopState:
+    """A loaded state, or the 404 for the conversation (when there is one) or the agent."""
+    if state is None:
+        if conversation_id is not None:
+            raise NotFoundError("Conversation", conversation_id)
+        raise NotFoundError("Agent", agent_id)
+    return state

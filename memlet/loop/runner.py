@@ -27,7 +27,7 @@ from memlet.db.message_row import MessageLike
 from memlet.errors import LLMError
 from memlet.llm.errors import LLMEmptyResponseError
 from memlet.loop import events as ev
-from memlet.loop.agent_state import LoopRepository, LoopState
+from memlet.loop.agent_state import LoopRepository, LoopState, found_or_404
 from memlet.loop.approvals import KEEP_ALIVE, approval_items, check_approval, held_calls, resume_approval
 from memlet.loop.cancel_signal import CancelWatch, RunCancelled, raced
 from memlet.loop.commit import commit_step
@@ -39,7 +39,7 @@ from memlet.loop.step_cycle import llm_step
 from memlet.loop.summarizer import ContextOverflowError
 from memlet.messages.requests import ApprovalCreate, MessageCreate, ToolReturnCreate
 from memlet.messages.schemas import StoredMessage
-from memlet.runs.repository import RunRepository
+from memlet.runs.run_statements import RunStart
 from memlet.tools.solver import ToolRulesSolver
 
 __all__ = ["InputItem", "LoopDeps", "RunOptions", "default_llm_for", "input_row", "run_agent"]
@@ -106,11 +106,25 @@ async def _run_locked(
     options: RunOptions,
     watch: CancelWatch | None = None,
 ) -> AsyncIterator[ev.LoopEvent]:
-    # Load what the first step needs, check the input against a pending approval, start the run. In autocommit:
-    # each statement is atomic alone (the reads see what a transaction's would, under the turn's lock), so the
+    # Start the run and load what the first step needs (the start is part of the load's first statement), then
+    # check the input against a pending approval. In autocommit: each statement is atomic alone (the reads see what a transaction's would, under the turn's lock), so the
     # BEGIN and COMMIT round trips are spared; the commit below writes a stale prompt's recompile time.
     async with autocommit_session(deps.sessionmaker) as session:
-        state = await LoopRepository(session).load_state_or_404(agent_id, org_id, options.conversation_id)
+        start = RunStart(
+            run_id=run_id,
+            agent_id=agent_id,
+            organization_id=org_id,
+            metadata=options.run_metadata or {"run_type": "send_message"},
+            request_config=options.request_config,
+            background=options.background,
+            worker_id=deps.worker_id,
+            lease_s=deps.settings.run_lease_s,
+            conversation_id=options.conversation_id,
+        )
+        loaded, run_status = await LoopRepository(session).load_and_start(
+            agent_id, org_id, options.conversation_id, start
+        )
+        state = found_or_404(loaded, agent_id, options.conversation_id)
         if state.conversation is not None and state.messages:
             state.messages[0] = await refresh_if_stale(
                 session, state.agent, state.conversation, state.blocks, state.messages[0]
@@ -125,17 +139,7 @@ async def _run_locked(
         if answers is not None and approval is None and not run.pending:
             run.pending = [input_row(KEEP_ALIVE, state.agent, run_id)]  # answers re-sent after they were applied
         run.approval_items = answers or []
-        run.run_status = await RunRepository(session).start_run(
-            run_id=run_id,
-            agent_id=agent_id,
-            organization_id=org_id,
-            metadata=options.run_metadata or {"run_type": "send_message"},
-            request_config=options.request_config,
-            background=options.background,
-            worker_id=deps.worker_id,
-            lease_s=deps.settings.run_lease_s,
-            conversation_id=options.conversation_id,
-        )
+        run.run_status = run_status
         await session.commit()
     if options.on_started is not None:
         await options.on_started()

@@ -1,6 +1,6 @@
 """SQL for the runs table: the loop's writes and the routes' reads. Never commits; callers own the transactions."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,8 +37,10 @@ from memlet.runs.run_statements import (
     RUNS,
     START_LEASED_RUN,
     START_RUN,
+    STARTING_READS,
     STATUS_OF,
     RunEnd,
+    RunStart,
     closing_values,
     lease_deadline,
 )
@@ -130,36 +132,19 @@ class RunRepository:
         run.completed_at = datetime.now(UTC)
         run.metadata_ = {**(run.metadata_ or {}), "error": error}
 
-    async def start_run(
-        self,
-        *,
-        run_id: str,
-        agent_id: str,
-        organization_id: str,
-        metadata: dict[str, Any] | None = None,
-        request_config: dict[str, Any] | None = None,
-        background: bool = False,
-        worker_id: str | None = None,
-        lease_s: float = 30.0,
-        conversation_id: str | None = None,
-    ) -> str:
+    async def start_run(self, start: RunStart) -> str:
         """Create the run as running, or promote the caller's created row; one statement. Returns the status
-        (``cancelled`` when a client cancelled it before the loop started). With a ``worker_id`` the run is leased
-        to that worker for ``lease_s``."""
-        params: dict[str, Any] = {
-            "p_id": run_id,
-            "p_agent_id": agent_id,
-            "p_organization_id": organization_id,
-            "p_metadata": metadata,
-            "p_request_config": request_config,
-            "p_background": background,
-            "p_conversation_id": conversation_id,
-        }
-        stmt = START_RUN
-        if worker_id is not None:
-            stmt, params["p_worker_id"], params["p_lease_s"] = START_LEASED_RUN, worker_id, lease_s
+        (``cancelled`` when a client cancelled it before the loop started)."""
+        stmt = START_LEASED_RUN if start.worker_id is not None else START_RUN
         driver = await driver_of(self.session)
-        return str(await driver.fetchval(stmt, params))
+        return str(await driver.fetchval(stmt, start.params()))
+
+    async def read_and_start(self, read: Select[Any], params: Mapping[str, Any], start: RunStart) -> tuple[Any, str]:
+        """`read`'s first row (None when it finds none) and the run's status after `start_run`'s write, in one
+        statement (`StartingReads`): a turn's load that starts its run."""
+        driver = await driver_of(self.session)
+        row = await driver.fetchrow(STARTING_READS.of(read, start), {**params, **start.params()})
+        return (None, "") if row is None else (row, str(row[-1]))
 
     async def cancelled_among(self, run_ids: Sequence[str]) -> list[str]:
         """Which of `run_ids` are cancelled (one statement for every run a process is watching)."""

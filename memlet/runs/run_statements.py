@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Float, Table, bindparam, case, func, literal, select, update
+from sqlalchemy import Float, Select, Table, bindparam, case, func, literal, select, update
 from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.sql.elements import BindParameter
 
@@ -96,5 +96,57 @@ def _prebuilt_start(*, leased: bool) -> Any:
 
 START_RUN = DriverSQL(_prebuilt_start(leased=False))
 START_LEASED_RUN = DriverSQL(_prebuilt_start(leased=True))
+
+
+@dataclass(frozen=True)
+class RunStart:
+    """A run's start (`RunRepository.start_run`): the row inserted as running, or the caller's created row promoted;
+    with a `worker_id`, leased to that worker for `lease_s`."""
+
+    run_id: str
+    agent_id: str
+    organization_id: str
+    metadata: dict[str, Any] | None = None
+    request_config: dict[str, Any] | None = None
+    background: bool = False
+    worker_id: str | None = None
+    lease_s: float = 30.0
+    conversation_id: str | None = None
+
+    def params(self) -> dict[str, Any]:
+        """The bind parameters of `START_RUN` (`START_LEASED_RUN` with a worker)."""
+        params: dict[str, Any] = {
+            "p_id": self.run_id,
+            "p_agent_id": self.agent_id,
+            "p_organization_id": self.organization_id,
+            "p_metadata": self.metadata,
+            "p_request_config": self.request_config,
+            "p_background": self.background,
+            "p_conversation_id": self.conversation_id,
+        }
+        if self.worker_id is not None:
+            params |= {"p_worker_id": self.worker_id, "p_lease_s": self.lease_s}
+        return params
+
+
+class StartingReads:
+    """Read statements that also start a run: `start_run`'s INSERT ... ON CONFLICT as a data-modifying CTE (it runs
+    whether or not the read finds a row), the run's status as the read's last column. Built once per read (a
+    module-level select) and lease mode."""
+
+    def __init__(self) -> None:
+        self._built: dict[tuple[int, bool], tuple[Select[Any], DriverSQL]] = {}
+
+    def of(self, read: Select[Any], start: RunStart) -> DriverSQL:
+        leased = start.worker_id is not None
+        built = self._built.get((id(read), leased))
+        if built is None:
+            started = _prebuilt_start(leased=leased).cte("started")
+            statement = DriverSQL(read.add_columns(select(started.c.status).scalar_subquery()).add_cte(started))
+            built = self._built[(id(read), leased)] = (read, statement)  # the read kept alive: its id stays its own
+        return built[1]
+
+
+STARTING_READS = StartingReads()
 # A run's status, by id (a turn's check for a cancel between its steps).
 STATUS_OF = DriverSQL(select(RUNS.c.status).where(RUNS.c.id == bindparam("p_run_id")))

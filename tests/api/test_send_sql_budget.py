@@ -27,12 +27,13 @@ AGENT = {
 }
 # A step's commit is the agent's xact lock and one statement writing its step row, messages, message_ids and run
 # (`runs.step_write`; 11 / 15 before). The turn's load and run insert run in autocommit, without a BEGIN and COMMIT
-# around them (12 round trips before).
-ONE_STEP_STATEMENTS, ONE_STEP_ROUND_TRIPS = 8, 10
+# around them (12 round trips before). The run's start is part of the load's first statement (8 / 10 before).
+# Every budget below is one statement lower for that, as of the same change.
+ONE_STEP_STATEMENTS, ONE_STEP_ROUND_TRIPS = 7, 9
 # 18 round trips, plus one: the tool runs in tasks its cancel race spawns, and whether one of them ends a session
 # (a ROLLBACK) inside the measured window varies from run to run. The second step reads no run status of its own
 # (the first step's commit read it moments before), and each step writes in one statement (19 / 26 before).
-TWO_STEP_STATEMENTS, TWO_STEP_ROUND_TRIPS = 12, 17
+TWO_STEP_STATEMENTS, TWO_STEP_ROUND_TRIPS = 11, 16
 # A memory edit (memory_insert, then a reply): the edit step's commit writes the block and its attachment label in one
 # statement, reads the archival count and tags in one, and writes message_ids with system_compiled_at in one UPDATE
 # (29 statements / 37 round trips before on main), and the second step reads no run status; plus one round trip of
@@ -42,7 +43,7 @@ TWO_STEP_STATEMENTS, TWO_STEP_ROUND_TRIPS = 12, 17
 # the agent with what its prompt shows (blocks, archival count and tags, folders) in one read, then one statement
 # writing the step, the messages, message_ids, the system message and system_compiled_at, and the run (19 / 26
 # before).
-MEMORY_EDIT_STATEMENTS, MEMORY_EDIT_ROUND_TRIPS = 12, 17
+MEMORY_EDIT_STATEMENTS, MEMORY_EDIT_ROUND_TRIPS = 11, 16
 # Create agent: the tool lookup, the agent with its blocks and links (one statement of CTEs), the system message;
 # between BEGIN and COMMIT.
 CREATE_STATEMENTS, CREATE_ROUND_TRIPS = 3, 5
@@ -52,20 +53,20 @@ CREATE_STATEMENTS, CREATE_ROUND_TRIPS = 3, 5
 # in one statement, then the window; the step's commit is one statement as in the agent's thread
 # (`runs.step_write`). 20 statements / 31 round trips before; 13 / 15 with the route's reads in autocommit; 9 / 11
 # with them in one statement and the load's agent and conversation in one; plus one of slack.
-CONVERSATION_STATEMENTS, CONVERSATION_ROUND_TRIPS = 9, 12
+CONVERSATION_STATEMENTS, CONVERSATION_ROUND_TRIPS = 8, 11
 # A memory edit in a conversation, then a reply (Letta Code's memory tool): the edit's commit writes the block, reads
 # the agent with what its prompt shows and the conversation's prompt parts, then one statement writes the step, the
 # messages, the conversation's window and history links, both system messages and the run; the reply step reloads
 # (a conversation's blocks are isolated copies). 39 statements / 49 round trips before; 21 / 26 with the load and
 # the route's reads in autocommit; 16 / 21 with the arrival in one statement and each load's agent and conversation
 # in one; plus one.
-CONVERSATION_MEMORY_EDIT_STATEMENTS, CONVERSATION_MEMORY_EDIT_ROUND_TRIPS = 16, 22
+CONVERSATION_MEMORY_EDIT_STATEMENTS, CONVERSATION_MEMORY_EDIT_ROUND_TRIPS = 15, 21
 # A Letta Code turn: a conversation send streamed in the background with token chunks. The one-step conversation
 # send's statements, the run row the stream follows, its chunk log's two writes and the reader's read of it; the
 # retry check (the request's otids) is part of the arrival statement. A reader whose first read raced the log's first
 # write no longer reads again when the writer hands it the batch it already has. Each is one statement in
-# autocommit: 18-19 / 28-30 round trips before, 18-19 / 20 with them in autocommit, 11-12 / 14 now.
-LETTA_CODE_STATEMENTS, LETTA_CODE_ROUND_TRIPS = 12, 14
+# autocommit: 18-19 / 28-30 round trips before, 18-19 / 20 with them in autocommit, 10-11 / 13 now.
+LETTA_CODE_STATEMENTS, LETTA_CODE_ROUND_TRIPS = 11, 13
 _CANCEL_POLL = "FROM runs WHERE runs.id = ANY"  # the shared poller's one statement for every run in flight
 
 

@@ -5,7 +5,7 @@ ORM rows equal to the session's; a stale system message comes back rewritten, it
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import inspect, select, update
+from sqlalchemy import event, inspect, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
@@ -19,6 +19,7 @@ from memlet.loop.agent_state import LoopRepository
 from memlet.loop.runner import RunOptions, run_agent
 from memlet.messages.repository import MessageRepository
 from memlet.messages.requests import MessageCreate
+from memlet.runs.run_statements import RunStart
 from memlet.tools.repository import ToolRepository
 from tests.mock_llm import Reply
 from tests.service.loop_factories import LoopEnv, loop_env, make_agent
@@ -172,3 +173,64 @@ async def test_a_turn_after_an_outside_block_edit_sends_and_stores_the_recompile
         text = await session.scalar(select(orm.Message.content).where(orm.Message.id == system_id))
     assert before is not None and stored is not None and stored > before
     assert "Name: Ada" in str(text)
+
+
+async def test_a_turns_load_starts_its_run_in_its_first_statement(session: AsyncSession) -> None:
+    """`load_and_start` (every turn's first load): the state `load_state` reads, and the run started (inserted as
+    running, or a created row promoted and leased) in the statement that reads the agent; a run cancelled before
+    its loop started stays cancelled; an agent that is gone loads nothing, and its run is started all the same."""
+    agent = await make_agent(session)
+    org = agent.organization_id
+    repo = LoopRepository(session)
+    statements: list[str] = []
+
+    def record(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+        statements.append(statement)
+
+    engine = session.bind.sync_engine
+    created, cancelled, orphan = (ids.new_id(ids.Prefix.RUN) for _ in range(3))
+    for run_id, status in ((created, "created"), (cancelled, "cancelled")):
+        session.add(orm.Run(id=run_id, agent_id=agent.id, organization_id=org, status=status, num_steps=0))
+    await session.flush()
+    leased = RunStart(created, agent.id, org, metadata={"run_type": "t"}, worker_id="worker-1", lease_s=30.0)
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        state, status = await repo.load_and_start(agent.id, org, None, leased)
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    assert status == "running" and state is not None
+    alone = await repo.load_state(agent.id, org)
+    assert alone is not None and _columns(state.agent) == _columns(alone.agent)
+    assert [b.id for b in state.blocks] == [b.id for b in alone.blocks] and state.messages == alone.messages
+    # The start and the agent in one statement, then the window.
+    assert len(statements) == 2 and "INSERT INTO runs" in statements[0], statements
+    run = await session.get(orm.Run, created, populate_existing=True)
+    assert run is not None and (run.status, run.worker_id) == ("running", "worker-1") and run.lease_expires_at
+
+    _, status = await repo.load_and_start(agent.id, org, None, RunStart(cancelled, agent.id, org))
+    assert status == "cancelled"
+    gone, _ = await repo.load_and_start("agent-unknown", org, None, RunStart(orphan, agent.id, org))
+    assert gone is None
+    run = await session.get(orm.Run, orphan, populate_existing=True)
+    assert run is not None and run.status == "running"
+
+
+async def test_a_turns_load_in_a_conversation_starts_its_run_too(session: AsyncSession) -> None:
+    agent = await make_agent(session)
+    org = agent.organization_id
+    conversation_id = ids.new_id(ids.Prefix.CONVERSATION)
+    session.add(orm.Conversation(id=conversation_id, organization_id=org, agent_id=agent.id, message_ids=[]))
+    await session.flush()
+    repo = LoopRepository(session)
+    run_id = ids.new_id(ids.Prefix.RUN)
+    start = RunStart(run_id, agent.id, org, conversation_id=conversation_id)
+    state, status = await repo.load_and_start(agent.id, org, conversation_id, start)
+    assert status == "running" and state is not None and state.conversation is not None
+    assert state.conversation.id == conversation_id and state.messages == []
+    run = await session.get(orm.Run, run_id, populate_existing=True)
+    assert run is not None and run.conversation_id == conversation_id
+    other = ids.new_id(ids.Prefix.RUN)
+    missing, _ = await repo.load_and_start(
+        agent.id, org, "conv-00000000-0000-4000-8000-000000000000", RunStart(other, agent.id, org)
+    )
+    assert missing is None

@@ -19,6 +19,7 @@ from memlet.db.engine import async_url, autocommit_session, create_turn_engine, 
 from memlet.groups.repository import GroupRepository
 from memlet.messages.repository import MessageRepository
 from memlet.runs.repository import RunRepository
+from memlet.runs.run_statements import RunStart
 from tests.service.loop_factories import make_agent
 
 
@@ -51,7 +52,9 @@ async def test_turn_writes_skip_the_orm_layer_and_still_apply(session: AsyncSess
     runs, agents = RunRepository(session), AgentRepository(session)
     with orm_statements(session) as seen:
         status = await runs.start_run(
-            run_id=run_id, agent_id=agent.id, organization_id=agent.organization_id, metadata={"run_type": "t"}
+            RunStart(
+                run_id=run_id, agent_id=agent.id, organization_id=agent.organization_id, metadata={"run_type": "t"}
+            )
         )
         await MessageRepository(session).add([message])
         window = await agents.append_message_ids(agent.id, [message.id])
