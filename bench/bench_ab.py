@@ -1,0 +1,128 @@
+"""Two checkouts side by side, their sends interleaved: server + Postgres CPU per send of each.
+
+    .venv/bin/python bench/bench_ab.py <checkout A> <checkout B> [--sends 150] [--shape one|search|letta-code]
+
+Each checkout's memlet runs (with this interpreter) on an embedded Postgres of its own, both answered by one mock
+LLM; the sends alternate A, B, A, B... and each send's CPU (the server process and its Postgres) is read around
+it. Both see the same moment of the machine, which a run of one after the other does not (the machine this
+project is measured on drifts by ±25% within minutes). Shapes: a one-step send, a two-step `conversation_search`
+turn, and Letta Code's turn (a conversation send streamed in the background with token chunks and an otid).
+"""
+
+import argparse
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.bench_loop import AGENT
+from bench.harness import postgres_cpu_s, process_cpu_s
+from tests.conftest import free_port
+from tests.mock_llm import Reply
+
+ROOT = Path(__file__).resolve().parents[1]
+SEARCH = [Reply.tool_call("conversation_search", {"query": "tea"}).to_dict(), Reply.text("found it").to_dict()]
+
+
+class Side:
+    """One checkout's server on its own embedded Postgres, an agent and a conversation of it."""
+
+    def __init__(self, checkout: Path, mock_url: str) -> None:
+        self.checkout = checkout
+        self.data = Path(tempfile.mkdtemp(prefix="bench-ab."))
+        self.port = free_port()
+        env = {
+            **os.environ,
+            "MEMLET_DATA_DIR": str(self.data),
+            "MEMLET_LOG_LEVEL": "WARNING",
+            "OPENAI_API_KEY": "sk-mock",
+            "OPENAI_BASE_URL": mock_url,
+        }
+        command = [sys.executable, "-m", "memlet", "server", "--port", str(self.port)]
+        self.server = subprocess.Popen(command, cwd=checkout, env=env, stdout=subprocess.DEVNULL)
+        self.http = httpx.Client(base_url=f"http://127.0.0.1:{self.port}", timeout=60)
+        self.spent: list[tuple[float, float]] = []
+
+    def ready(self) -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if self.http.get("/v1/health/").status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5)
+        warm = self.http.post("/v1/agents/", json={**AGENT, "name": "warm-up"}).json()["id"]
+        for i in range(20):
+            self.http.post(f"/v1/agents/{warm}/messages", json={"messages": [{"role": "user", "content": f"w{i}"}]})
+        self.agent = self.http.post("/v1/agents/", json={**AGENT, "name": "ab"}).json()["id"]
+        self.conversation = self.http.post("/v1/conversations/", params={"agent_id": self.agent}, json={}).json()["id"]
+
+    def cpu(self) -> tuple[float, float]:
+        return process_cpu_s(self.server.pid), postgres_cpu_s(self.data / "pgdata")
+
+    def send(self, shape: str, i: int) -> None:
+        message: dict[str, Any] = {"role": "user", "content": f"hello {i}"}
+        if shape != "letta-code":
+            response = self.http.post(f"/v1/agents/{self.agent}/messages", json={"messages": [message]})
+            assert response.status_code == 200, response.text
+            return
+        message["otid"] = f"otid-{i}-{time.monotonic_ns()}"
+        body = {"streaming": True, "stream_tokens": True, "background": True, "include_pings": True}
+        path = f"/v1/conversations/{self.conversation}/messages"
+        with self.http.stream("POST", path, json={**body, "messages": [message]}) as response:
+            assert response.status_code == 200
+            assert "[DONE]" in "".join(response.iter_text())
+
+    def stop(self) -> None:
+        self.http.close()
+        self.server.send_signal(signal.SIGINT)
+        self.server.wait(timeout=30)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("checkouts", nargs=2, type=Path)
+    parser.add_argument("--sends", type=int, default=150)
+    parser.add_argument("--shape", choices=("one", "search", "letta-code"), default="one")
+    args = parser.parse_args()
+    mock_port = free_port()
+    mock = subprocess.Popen([sys.executable, "-m", "tests.mock_llm", "--port", str(mock_port)], cwd=ROOT)
+    mock_url = f"http://127.0.0.1:{mock_port}"
+    sides = [Side(checkout.resolve(), f"{mock_url}/v1") for checkout in args.checkouts]
+    try:
+        for side in sides:
+            side.ready()
+        for i in range(args.sends):
+            for side in sides:
+                if args.shape == "search":  # scripting the mock is not timed
+                    httpx.post(f"{mock_url}/_mock/script", json={"replies": SEARCH}).raise_for_status()
+                server_before, pg_before = side.cpu()
+                side.send(args.shape, i)
+                server_after, pg_after = side.cpu()
+                side.spent.append(((server_after - server_before) * 1000, (pg_after - pg_before) * 1000))
+        for side in sides:
+            server = statistics.mean(s for s, _ in side.spent)
+            pg = statistics.mean(p for _, p in side.spent)
+            print(
+                f"{side.checkout!s:<32} {args.shape}: server {server:6.2f} ms + Postgres {pg:5.2f} ms"
+                f" = {server + pg:6.2f} ms per send (mean of {args.sends})"
+            )
+    finally:
+        for side in sides:
+            side.stop()
+        mock.send_signal(signal.SIGINT)
+        mock.wait(timeout=20)
+
+
+if __name__ == "__main__":
+    main()
