@@ -218,9 +218,12 @@ class TestSendSqlBudget:
         path = f"/v1/conversations/{conversation}/messages"
         body = {"messages": [{"role": "user", "content": "hi"}], "streaming": False}
         assert http.post(path, json=body).status_code == 200  # warm-up
-        mock_llm.script(
-            Reply.tool_call("memory_insert", {"label": "human", "new_string": "Likes tea."}), Reply.text("ok")
-        )
+        edit = (Reply.tool_call("memory_insert", {"label": "human", "new_string": "Likes tea."}), Reply.text("ok"))
+        # A memory edit's statements are built the first time they run (a reload's too); building them is slow
+        # enough that the next step's run status would be read again (`RunState.cancelled`): warm them up.
+        mock_llm.script(*edit)
+        assert http.post(path, json=body).status_code == 200
+        mock_llm.script(*edit)
         with recorded(server) as trace:
             response = http.post(path, json=body)
         assert response.status_code == 200, response.text
