@@ -7,12 +7,40 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import and_, delete, func, or_, select
+from sqlalchemy import ARRAY, Boolean, Integer, String, Table, Text, and_, bindparam, delete, func, or_, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
+from memlet.db.driver import DriverSQL, driver_of
 from memlet.db.sql import any_of
+
+_CHUNKS: Table = orm.RunChunk.__table__  # type: ignore[assignment]
+# Every streamed turn writes its log in a few batches and its background reader reads it back: statements built
+# once and run on the driver (no ORM insert, one statement text for a batch of any size: the batch as arrays).
+_BATCH = (
+    func.unnest(
+        bindparam("seq_ids", type_=ARRAY(Integer)),
+        bindparam("data", type_=ARRAY(Text)),
+        bindparam("finals", type_=ARRAY(Boolean)),
+    )
+    .table_valued("seq_id", "data", "final")
+    .render_derived()
+)
+_APPEND = DriverSQL(
+    insert(_CHUNKS)
+    .from_select(
+        ["run_id", "seq_id", "data", "final"],
+        select(bindparam("run_id", type_=String), _BATCH.c.seq_id, _BATCH.c.data, _BATCH.c.final),
+    )
+    .on_conflict_do_nothing()
+)
+_AFTER = DriverSQL(
+    select(_CHUNKS.c.seq_id, _CHUNKS.c.data, _CHUNKS.c.final)
+    .where(_CHUNKS.c.run_id == bindparam("run_id"), _CHUNKS.c.seq_id > bindparam("seq_id", type_=Integer))
+    .order_by(_CHUNKS.c.seq_id)
+    .limit(bindparam("limit", type_=Integer))
+)
 
 
 @dataclass(frozen=True)
@@ -30,18 +58,19 @@ class RunChunkRepository:
         """Insert a batch of chunks in one statement (a seq_id already stored is skipped, never rewritten)."""
         if not chunks:
             return
-        rows = [{"run_id": run_id, "seq_id": c.seq_id, "data": c.data, "final": c.final} for c in chunks]
-        await self.session.execute(insert(orm.RunChunk).values(rows).on_conflict_do_nothing())
+        driver = await driver_of(self.session)
+        batch = {
+            "run_id": run_id,
+            "seq_ids": [c.seq_id for c in chunks],
+            "data": [c.data for c in chunks],
+            "finals": [c.final for c in chunks],
+        }
+        await driver.fetch(_APPEND, batch)
 
     async def after(self, run_id: str, seq_id: int, limit: int) -> list[Chunk]:
         """Up to `limit` chunks with a seq_id above `seq_id`, in order."""
-        c = orm.RunChunk
-        rows = await self.session.execute(
-            select(c.seq_id, c.data, c.final)
-            .where(c.run_id == run_id, c.seq_id > seq_id)
-            .order_by(c.seq_id)
-            .limit(limit)
-        )
+        driver = await driver_of(self.session)
+        rows = await driver.fetch(_AFTER, {"run_id": run_id, "seq_id": seq_id, "limit": limit})
         return [Chunk(seq_id=s, data=d, final=f) for s, d, f in rows]
 
     async def tail(self, run_id: str) -> tuple[int, bool]:

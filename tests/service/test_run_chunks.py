@@ -52,6 +52,28 @@ async def maker(settings: Settings) -> AsyncIterator[async_sessionmaker[AsyncSes
     await engine.dispose()
 
 
+async def test_a_batch_is_appended_as_arrays_and_read_back_in_order(
+    loop_env: LoopEnv, maker: async_sessionmaker[AsyncSession]
+) -> None:
+    """`RunChunkRepository.append` (one statement for a batch of any size: the batch as arrays) skips a seq_id
+    already stored and never rewrites it; `after` reads on from a cursor, in order, up to its limit."""
+    run_id = await add_run(loop_env, await loop_env.agent(), background=True)
+    async with maker() as session, session.begin():
+        chunks = RunChunkRepository(session)
+        await chunks.append(run_id, [Chunk(1, "one"), Chunk(2, "two")])
+        await chunks.append(run_id, [Chunk(2, "rewritten"), Chunk(3, "three"), Chunk(4, "last", final=True)])
+    async with maker() as session:
+        chunks = RunChunkRepository(session)
+        assert await chunks.after(run_id, 0, 10) == [
+            Chunk(1, "one"),
+            Chunk(2, "two"),
+            Chunk(3, "three"),
+            Chunk(4, "last", final=True),
+        ]
+        assert await chunks.after(run_id, 1, 2) == [Chunk(2, "two"), Chunk(3, "three")]
+        assert await chunks.tail(run_id) == (4, True)
+
+
 async def test_a_token_stream_is_appended_in_batches(
     loop_env: LoopEnv, maker: async_sessionmaker[AsyncSession], monkeypatch: pytest.MonkeyPatch
 ) -> None:
