@@ -77,7 +77,7 @@ def test_driver_statements_are_counted(server: LiveServer, http: httpx.Client, s
     for expected in (
         "WITH agent AS",
         "SELECT pg_try_advisory_lock(",
-        "INSERT INTO runs",
+        "WITH started AS (INSERT INTO runs",  # the run started by the load's first statement
         "SELECT pg_advisory_xact_lock(",
         "WITH stepped AS (INSERT INTO steps",  # the step's one write statement (`runs.step_write`)
         "SELECT pg_advisory_unlock(",
