@@ -96,12 +96,14 @@ class RunState:
         return self.apply_override(state)
 
     def remember(self, state: LoopState, remembered: Remembered, rows: list[orm.Message]) -> None:
-        """Carry `state` past the commit of a memory edit in the agent's thread, in place, from what that commit
-        read back (the agent row, its blocks, the system prompt it wrote) instead of reloading it; the step's rows
-        join the buffer as after any step."""
+        """Carry `state` past the commit of a memory edit (in the agent's thread or a conversation), in place, from
+        what that commit read back (the agent row, its blocks, the system prompt it wrote, the conversation row)
+        instead of reloading it; the step's rows join the buffer as after any step."""
         state.agent = remembered.agent
         self.apply_override(state)
         state.blocks = remembered.blocks
+        if remembered.conversation is not None:
+            state.conversation = remembered.conversation
         state.messages[0] = state.messages[0]._replace(content=[{"type": "text", "text": remembered.system_text}])
         state.messages.extend(MessageRow.of(row) for row in rows)
 

@@ -153,7 +153,7 @@ async def llm_step(
     if committed.remembered is not None:
         run.remember(state, committed.remembered, committed.rows)  # the edit's commit read the new state back
     elif ctx.tool_ctx.memory_changed:
-        run.needs_reload = True  # blocks and the system prompt changed in a conversation: read them afresh
+        run.needs_reload = True  # a memory edit written one statement at a time read nothing back: read afresh
     else:
         state.messages.extend(MessageRow.of(row) for row in committed.rows)
     if committed.messages:

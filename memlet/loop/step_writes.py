@@ -16,7 +16,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from memlet.agents.prompt_content import agent_with_prompt_content
 from memlet.agents.system_message import compile_system_message, directories_text, refresh_system_message
-from memlet.conversations.repository import ConversationRepository
+from memlet.conversations.repository import ConversationRepository, with_isolated
 from memlet.conversations.system_message import conversation_text_from, refresh_conversation_system_message
 from memlet.db import models as orm
 from memlet.loop.agent_state import LoopRepository
@@ -45,13 +45,15 @@ async def write_memory(session: AsyncSession, agent_id: str, tool_ctx: ToolConte
 
 @dataclass(frozen=True)
 class Remembered:
-    """After a memory edit in the agent's own thread, the state its commit read back: the agent row (message_ids,
-    recompile time and message count current), its blocks in attachment order and the new system prompt text. The
-    next step goes on from them instead of reloading."""
+    """After a memory edit, the state its commit read back: the agent row (message_ids, recompile time and message
+    count current), its blocks in attachment order (a conversation's isolated copies swapped in), the thread's new
+    system prompt text and, in a conversation, the conversation row (its window current). The next step goes on
+    from them instead of reloading."""
 
     agent: orm.Agent
     blocks: list[orm.Block]
     system_text: str
+    conversation: orm.Conversation | None = None
 
 
 # What a commit's writes leave: the thread's window, the run's status and, after a memory edit in the agent's own
@@ -149,7 +151,8 @@ async def write_conversation_memory(
     """A memory edit in a conversation: the edited blocks, the agent with what its prompt shows and the
     conversation's own prompt parts (two reads), then the step's one statement, which appends to the
     conversation's window and rewrites both system messages (the agent's, with the shared blocks, and the
-    conversation's, with its isolated copies). The next step reloads (None: the agent or conversation is gone).
+    conversation's, with its isolated copies). The next step goes on from what it read (`Remembered`; None: the
+    agent or conversation is gone).
 
     Read before the step's rows exist: they join the agent's message counter but not its window (so its recall
     count grows by them), and the conversation's history and window alike (so its recall count stays)."""
@@ -171,10 +174,21 @@ async def write_conversation_memory(
     assert agent.system_compiled_at is not None
     directories = await directories_text(session, agent, content.folders)
     conversation_text = conversation_text_from(agent, content, parts, directories)
+    compiled_at = agent.system_compiled_at
     texts = ((agent.message_ids[0], agent_text), (window[0], conversation_text))
-    system = SystemWrite(texts, agent.system_compiled_at)
-    written = await _one_statement(session, ctx, step, rows, num_steps, tools_used, end, system)
-    return written.message_ids, written.run_status, None
+    written = await _one_statement(
+        session, ctx, step, rows, num_steps, tools_used, end, SystemWrite(texts, compiled_at)
+    )
+    # The rows as the statement left them: the agent's counter has the step's rows (its window does not), the
+    # conversation's window has them.
+    set_committed_value(agent, "system_compiled_at", compiled_at)
+    set_committed_value(agent, "message_count", message_count)
+    if end is not None:
+        set_committed_value(agent, "last_stop_reason", end.stop_reason)
+    conversation = parts.conversation
+    set_committed_value(conversation, "message_ids", written.message_ids)
+    blocks = with_isolated(content.blocks, parts.isolated)
+    return written.message_ids, written.run_status, Remembered(agent, blocks, conversation_text, conversation)
 
 
 async def write_each(

@@ -56,11 +56,11 @@ CREATE_STATEMENTS, CREATE_ROUND_TRIPS = 3, 5
 CONVERSATION_STATEMENTS, CONVERSATION_ROUND_TRIPS = 8, 11
 # A memory edit in a conversation, then a reply (Letta Code's memory tool): the edit's commit writes the block, reads
 # the agent with what its prompt shows and the conversation's prompt parts, then one statement writes the step, the
-# messages, the conversation's window and history links, both system messages and the run; the reply step reloads
-# (a conversation's blocks are isolated copies). 39 statements / 49 round trips before; 21 / 26 with the load and
-# the route's reads in autocommit; 16 / 21 with the arrival in one statement and each load's agent and conversation
-# in one; plus one.
-CONVERSATION_MEMORY_EDIT_STATEMENTS, CONVERSATION_MEMORY_EDIT_ROUND_TRIPS = 15, 21
+# messages, the conversation's window and history links, both system messages and the run; the reply step goes on
+# from what the commit read (`step_writes.Remembered`). 39 statements / 49 round trips before; 21 / 26 with the load
+# and the route's reads in autocommit; 16 / 21 with the arrival in one statement and each load's agent and
+# conversation in one; 13 / 18 without the reply step's reload; plus one.
+CONVERSATION_MEMORY_EDIT_STATEMENTS, CONVERSATION_MEMORY_EDIT_ROUND_TRIPS = 13, 19
 # A Letta Code turn: a conversation send streamed in the background with token chunks. The one-step conversation
 # send's statements, the run row the stream follows, its chunk log's two writes and the reader's read of it; the
 # retry check (the request's otids) is part of the arrival statement. A reader whose first read raced the log's first

@@ -1,6 +1,6 @@
-"""After a memory edit in the agent's own thread, the next step goes on from what the edit's commit read back
-(`step_writes.Remembered`, `RunState.remember`) instead of reloading the agent: that state must be the one a reload
-would read, and the next request must show the edit."""
+"""After a memory edit (in the agent's own thread or a conversation), the next step goes on from what the edit's
+commit read back (`step_writes.Remembered`, `RunState.remember`) instead of reloading the agent: that state must be
+the one a reload would read, and the next request must show the edit."""
 
 import copy
 from typing import Any
@@ -223,3 +223,68 @@ async def test_a_memory_edit_in_a_conversation_writes_both_prompts_as_separate_r
     assert "Likes oolong." in stored_convo_text and "Likes oolong." not in stored_agent_text  # the isolated copy
     assert f"CONVERSATION_ID: {conversation.id}" in stored_convo_text
     assert fresh.system_compiled_at is not None and fresh.system_compiled_at > stored_agent.system_compiled_at
+
+
+async def test_the_state_after_a_memory_edit_in_a_conversation_is_the_state_a_reload_reads(
+    loop_env: LoopEnv, mock_llm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a conversation too, the next step goes on from what the edit's commit read back: the agent row, the
+    blocks with the conversation's isolated copy swapped in, the conversation's window and its recompiled system
+    message are what a reload reads between the steps, and the next request shows the edit. No reload runs."""
+    agent = await loop_env.agent(tools=["memory_insert"])
+    org = agent.organization_id
+    async with loop_env.sessionmaker() as session, session.begin():
+        stored_agent = await session.get(orm.Agent, agent.id)
+        human = await BlockRepository(session).by_label(agent.id, "human")
+        assert stored_agent is not None and human is not None
+        isolated = orm.Block(
+            id=ids.new_id(ids.Prefix.BLOCK), organization_id=org, label="human", value=human.value, limit=human.limit
+        )
+        conversation = orm.Conversation(
+            id=ids.new_id(ids.Prefix.CONVERSATION), organization_id=org, agent_id=agent.id, message_ids=[]
+        )
+        session.add_all([isolated, conversation])
+        await session.flush()
+        await ConversationRepository(session).link_blocks(conversation.id, [isolated])
+        await refresh_conversation_system_message(session, stored_agent, conversation)
+    remembered: list[tuple[Any, ...]] = []
+    remember = run_tracker.RunState.remember
+
+    def recording(self: run_tracker.RunState, state: LoopState, *args: Any) -> None:
+        remember(self, state, *args)
+        assert state.conversation is not None
+        snapshot = (_agent(state.agent), _blocks(state), _messages(state), list(state.conversation.message_ids))
+        remembered.append(copy.deepcopy(snapshot))
+
+    async def no_reload(self: run_tracker.RunState) -> LoopState:
+        raise AssertionError("the state was reloaded")
+
+    monkeypatch.setattr(run_tracker.RunState, "remember", recording)
+    monkeypatch.setattr(run_tracker.RunState, "load", no_reload)
+    reloaded: list[LoopState] = []
+    mock_llm.script(
+        Reply.tool_call("memory_insert", {"label": "human", "new_string": "Likes oolong."}), Reply.text("ok")
+    )
+    events = []
+    async for event in run_agent(
+        loop_env.deps,
+        agent_id=agent.id,
+        actor_org_id=org,
+        run_id=ids.new_id(ids.Prefix.RUN),
+        inputs=[MessageCreate(role="user", content="remember this")],
+        options=RunOptions(conversation_id=conversation.id),
+    ):
+        events.append(event)
+        if isinstance(event, MessagesCommitted) and not reloaded:  # between the two steps: what a reload reads
+            async with loop_env.sessionmaker() as session:
+                fresh = await LoopRepository(session).load_state(agent.id, org, conversation.id)
+            assert fresh is not None
+            reloaded.append(fresh)
+    assert isinstance(events[-1], RunFinished) and events[-1].stop_reason == "end_turn"
+    [(agent_row, blocks, messages, window)], [fresh] = remembered, reloaded
+    assert fresh.conversation is not None
+    assert agent_row == _agent(fresh.agent)
+    assert blocks == _blocks(fresh) and any("Likes oolong." in b["value"] for b in blocks)
+    assert messages == _messages(fresh) and window == fresh.conversation.message_ids
+    system = mock_llm.requests[1]["messages"][0]["content"]
+    assert system == fresh.messages[0].content[0]["text"] and "Likes oolong." in system
