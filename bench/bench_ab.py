@@ -1,12 +1,14 @@
 """Two checkouts side by side, their sends interleaved: server + Postgres CPU per send of each.
 
-    .venv/bin/python bench/bench_ab.py <checkout A> <checkout B> [--sends 150] [--shape one|search|letta-code]
+    .venv/bin/python bench/bench_ab.py <checkout A> <checkout B> [--sends 150]
+        [--shape one|search|letta-code|conversation-memory-edit]
 
 Each checkout's memlet runs (with this interpreter) on an embedded Postgres of its own, both answered by one mock
 LLM; the sends alternate A, B, A, B... and each send's CPU (the server process and its Postgres) is read around
 it. Both see the same moment of the machine, which a run of one after the other does not (the machine this
 project is measured on drifts by ±25% within minutes). Shapes: a one-step send, a two-step `conversation_search`
-turn, and Letta Code's turn (a conversation send streamed in the background with token chunks and an otid).
+turn, Letta Code's turn (a conversation send streamed in the background with token chunks and an otid), and a
+memory edit in a conversation (`memory_insert`, then a reply; a blocking send).
 """
 
 import argparse
@@ -31,6 +33,11 @@ from tests.mock_llm import Reply
 
 ROOT = Path(__file__).resolve().parents[1]
 SEARCH = [Reply.tool_call("conversation_search", {"query": "tea"}).to_dict(), Reply.text("found it").to_dict()]
+MEMORY_EDIT = [
+    Reply.tool_call("memory_insert", {"label": "human", "new_string": "Likes tea."}).to_dict(),
+    Reply.text("noted").to_dict(),
+]
+SCRIPTS = {"search": SEARCH, "conversation-memory-edit": MEMORY_EDIT}
 
 
 class Side:
@@ -72,6 +79,11 @@ class Side:
 
     def send(self, shape: str, i: int) -> None:
         message: dict[str, Any] = {"role": "user", "content": f"hello {i}"}
+        if shape == "conversation-memory-edit":
+            path = f"/v1/conversations/{self.conversation}/messages"
+            response = self.http.post(path, json={"messages": [message], "streaming": False})
+            assert response.status_code == 200, response.text
+            return
         if shape != "letta-code":
             response = self.http.post(f"/v1/agents/{self.agent}/messages", json={"messages": [message]})
             assert response.status_code == 200, response.text
@@ -93,7 +105,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("checkouts", nargs=2, type=Path)
     parser.add_argument("--sends", type=int, default=150)
-    parser.add_argument("--shape", choices=("one", "search", "letta-code"), default="one")
+    shapes = ("one", "search", "letta-code", "conversation-memory-edit")
+    parser.add_argument("--shape", choices=shapes, default="one")
     args = parser.parse_args()
     mock_port = free_port()
     mock = subprocess.Popen([sys.executable, "-m", "tests.mock_llm", "--port", str(mock_port)], cwd=ROOT)
@@ -104,8 +117,8 @@ def main() -> None:
             side.ready()
         for i in range(args.sends):
             for side in sides:
-                if args.shape == "search":  # scripting the mock is not timed
-                    httpx.post(f"{mock_url}/_mock/script", json={"replies": SEARCH}).raise_for_status()
+                if args.shape in SCRIPTS:  # scripting the mock is not timed
+                    httpx.post(f"{mock_url}/_mock/script", json={"replies": SCRIPTS[args.shape]}).raise_for_status()
                 server_before, pg_before = side.cpu()
                 side.send(args.shape, i)
                 server_after, pg_after = side.cpu()
