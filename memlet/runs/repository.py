@@ -35,8 +35,6 @@ from memlet.runs.run_statements import (
     RECORD_PROGRESS,
     RECORD_PROGRESS_AND_CLOSE,
     RUNS,
-    START_LEASED_RUN,
-    START_RUN,
     STARTING_READS,
     STATUS_OF,
     RunEnd,
@@ -132,16 +130,10 @@ class RunRepository:
         run.completed_at = datetime.now(UTC)
         run.metadata_ = {**(run.metadata_ or {}), "error": error}
 
-    async def start_run(self, start: RunStart) -> str:
-        """Create the run as running, or promote the caller's created row; one statement. Returns the status
-        (``cancelled`` when a client cancelled it before the loop started)."""
-        stmt = START_LEASED_RUN if start.worker_id is not None else START_RUN
-        driver = await driver_of(self.session)
-        return str(await driver.fetchval(stmt, start.params()))
-
     async def read_and_start(self, read: Select[Any], params: Mapping[str, Any], start: RunStart) -> tuple[Any, str]:
-        """`read`'s first row (None when it finds none) and the run's status after `start_run`'s write, in one
-        statement (`StartingReads`): a turn's load that starts its run."""
+        """`read`'s first row (None when it finds none) and the run's status after `start`'s write (inserted as
+        running, or the caller's created row promoted; ``cancelled`` when a client cancelled it before the loop
+        started), in one statement (`StartingReads`): a turn's load that starts its run."""
         driver = await driver_of(self.session)
         row = await driver.fetchrow(STARTING_READS.of(read, start), {**params, **start.params()})
         return (None, "") if row is None else (row, str(row[-1]))

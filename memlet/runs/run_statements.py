@@ -74,7 +74,8 @@ def lease_deadline(lease_s: float | BindParameter[Any]) -> Any:
 
 
 def _prebuilt_start(*, leased: bool) -> Any:
-    """`start_run`'s INSERT ... ON CONFLICT, built once (with `leased`, the worker's lease too)."""
+    """A run's start as an INSERT ... ON CONFLICT (with `leased`, the worker's lease too); `StartingReads` builds
+    each of its statements once."""
     lease: dict[str, Any] = {}
     if leased:
         lease = {
@@ -94,14 +95,10 @@ def _prebuilt_start(*, leased: bool) -> Any:
     ).returning(RUNS.c.status)
 
 
-START_RUN = DriverSQL(_prebuilt_start(leased=False))
-START_LEASED_RUN = DriverSQL(_prebuilt_start(leased=True))
-
-
 @dataclass(frozen=True)
 class RunStart:
-    """A run's start (`RunRepository.start_run`): the row inserted as running, or the caller's created row promoted;
-    with a `worker_id`, leased to that worker for `lease_s`."""
+    """A run's start (`RunRepository.read_and_start`): the row inserted as running, or the caller's created row
+    promoted; with a `worker_id`, leased to that worker for `lease_s`."""
 
     run_id: str
     agent_id: str
@@ -114,7 +111,7 @@ class RunStart:
     conversation_id: str | None = None
 
     def params(self) -> dict[str, Any]:
-        """The bind parameters of `START_RUN` (`START_LEASED_RUN` with a worker)."""
+        """The bind parameters of the start's INSERT (`StartingReads`)."""
         params: dict[str, Any] = {
             "p_id": self.run_id,
             "p_agent_id": self.agent_id,
@@ -130,21 +127,21 @@ class RunStart:
 
 
 class StartingReads:
-    """Read statements that also start a run: `start_run`'s INSERT ... ON CONFLICT as a data-modifying CTE (it runs
-    whether or not the read finds a row), the run's status as the read's last column. Built once per read (a
-    module-level select) and lease mode."""
+    """Read statements that also start a run: the run's INSERT ... ON CONFLICT (`_prebuilt_start`) as a
+    data-modifying CTE (it runs whether or not the read finds a row), the run's status as the read's last column.
+    Built once per read (a module-level select) and lease mode."""
 
     def __init__(self) -> None:
-        self._built: dict[tuple[int, bool], tuple[Select[Any], DriverSQL]] = {}
+        self._built: dict[tuple[Select[Any], bool], DriverSQL] = {}
 
     def of(self, read: Select[Any], start: RunStart) -> DriverSQL:
-        leased = start.worker_id is not None
-        built = self._built.get((id(read), leased))
-        if built is None:
-            started = _prebuilt_start(leased=leased).cte("started")
-            statement = DriverSQL(read.add_columns(select(started.c.status).scalar_subquery()).add_cte(started))
-            built = self._built[(id(read), leased)] = (read, statement)  # the read kept alive: its id stays its own
-        return built[1]
+        key = (read, start.worker_id is not None)
+        statement = self._built.get(key)
+        if statement is None:
+            started = _prebuilt_start(leased=key[1]).cte("started")
+            read_started = read.add_columns(select(started.c.status).scalar_subquery()).add_cte(started)
+            statement = self._built[key] = DriverSQL(read_started)
+        return statement
 
 
 STARTING_READS = StartingReads()

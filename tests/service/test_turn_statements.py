@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from sqlalchemy import bindparam, event, text
+from sqlalchemy import bindparam, event, literal, select, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import ORMExecuteState
 
@@ -51,11 +51,10 @@ async def test_turn_writes_skip_the_orm_layer_and_still_apply(session: AsyncSess
     )
     runs, agents = RunRepository(session), AgentRepository(session)
     with orm_statements(session) as seen:
-        status = await runs.start_run(
-            RunStart(
-                run_id=run_id, agent_id=agent.id, organization_id=agent.organization_id, metadata={"run_type": "t"}
-            )
+        start = RunStart(
+            run_id=run_id, agent_id=agent.id, organization_id=agent.organization_id, metadata={"run_type": "t"}
         )
+        _, status = await runs.read_and_start(select(literal(1)), {}, start)
         await MessageRepository(session).add([message])
         window = await agents.append_message_ids(agent.id, [message.id])
         progress = await runs.record_progress(run_id, num_steps=1, tools_used=["send_message"])
