@@ -174,6 +174,27 @@ def _without_recompile_time(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if "System prompt last recompiled" not in line)
 
 
+async def _conversation_with_its_own_human(loop_env: LoopEnv, agent: orm.Agent) -> tuple[orm.Agent, orm.Conversation]:
+    """The agent as stored, and a new conversation of it with an isolated copy of its `human` block and its own
+    system message."""
+    org = agent.organization_id
+    async with loop_env.sessionmaker() as session, session.begin():
+        stored_agent = await session.get(orm.Agent, agent.id)
+        human = await BlockRepository(session).by_label(agent.id, "human")
+        assert stored_agent is not None and human is not None
+        isolated = orm.Block(
+            id=ids.new_id(ids.Prefix.BLOCK), organization_id=org, label="human", value=human.value, limit=human.limit
+        )
+        conversation = orm.Conversation(
+            id=ids.new_id(ids.Prefix.CONVERSATION), organization_id=org, agent_id=agent.id, message_ids=[]
+        )
+        session.add_all([isolated, conversation])
+        await session.flush()
+        await ConversationRepository(session).link_blocks(conversation.id, [isolated])
+        await refresh_conversation_system_message(session, stored_agent, conversation)
+    return stored_agent, conversation
+
+
 async def test_a_memory_edit_in_a_conversation_writes_both_prompts_as_separate_reads_compile_them(
     loop_env: LoopEnv, mock_llm
 ) -> None:
@@ -183,21 +204,7 @@ async def test_a_memory_edit_in_a_conversation_writes_both_prompts_as_separate_r
     compile (`refresh_system_message`, `conversation_system_text`), recall counts included."""
     agent = await loop_env.agent(tools=["memory_insert"])
     org = agent.organization_id
-    async with loop_env.sessionmaker() as session, session.begin():
-        stored_agent = await session.get(orm.Agent, agent.id)
-        assert stored_agent is not None
-        human = await BlockRepository(session).by_label(agent.id, "human")
-        assert human is not None
-        copy = orm.Block(
-            id=ids.new_id(ids.Prefix.BLOCK), organization_id=org, label="human", value=human.value, limit=human.limit
-        )
-        conversation = orm.Conversation(
-            id=ids.new_id(ids.Prefix.CONVERSATION), organization_id=org, agent_id=agent.id, message_ids=[]
-        )
-        session.add_all([copy, conversation])
-        await session.flush()
-        await ConversationRepository(session).link_blocks(conversation.id, [copy])
-        await refresh_conversation_system_message(session, stored_agent, conversation)
+    stored_agent, conversation = await _conversation_with_its_own_human(loop_env, agent)
     mock_llm.script(Reply.tool_call("memory_insert", {"label": "human", "new_string": "Likes oolong."}))
     # The edit's step is the turn's last: the prompts read afterwards are those of the moment of its commit (a later
     # step's rows would join the agent's recall count, which shows every message outside its own window).
@@ -233,20 +240,7 @@ async def test_the_state_after_a_memory_edit_in_a_conversation_is_the_state_a_re
     message are what a reload reads between the steps, and the next request shows the edit. No reload runs."""
     agent = await loop_env.agent(tools=["memory_insert"])
     org = agent.organization_id
-    async with loop_env.sessionmaker() as session, session.begin():
-        stored_agent = await session.get(orm.Agent, agent.id)
-        human = await BlockRepository(session).by_label(agent.id, "human")
-        assert stored_agent is not None and human is not None
-        isolated = orm.Block(
-            id=ids.new_id(ids.Prefix.BLOCK), organization_id=org, label="human", value=human.value, limit=human.limit
-        )
-        conversation = orm.Conversation(
-            id=ids.new_id(ids.Prefix.CONVERSATION), organization_id=org, agent_id=agent.id, message_ids=[]
-        )
-        session.add_all([isolated, conversation])
-        await session.flush()
-        await ConversationRepository(session).link_blocks(conversation.id, [isolated])
-        await refresh_conversation_system_message(session, stored_agent, conversation)
+    _, conversation = await _conversation_with_its_own_human(loop_env, agent)
     remembered: list[tuple[Any, ...]] = []
     remember = run_tracker.RunState.remember
 
