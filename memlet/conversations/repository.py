@@ -8,7 +8,6 @@ from typing import Any
 from sqlalchemy import (
     BigInteger,
     ColumnElement,
-    Select,
     String,
     bindparam,
     case,
@@ -185,12 +184,6 @@ class ConversationRepository:
             .execution_options(synchronize_session=False)
         )
         set_committed_value(conversation, "message_ids", window)
-
-    async def touch(self, conversation_id: str, when: datetime, *, then: Select[Any]) -> list[str]:
-        """Set the conversation's `last_message_at` and run the read `then`, in one statement (the UPDATE as a
-        data-modifying CTE); the read's rows."""
-        touched = update(C).where(C.id == conversation_id).values(last_message_at=when).cte("touched")
-        return list(await self.session.scalars(then.add_cte(touched)))
 
     # History.
 

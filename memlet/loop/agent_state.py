@@ -4,8 +4,8 @@ Loading is two statements on the driver (`db/driver`; rows made detached ORM ins
 agent with its blocks and tools (`AgentRepository.find_with_memory`; in a conversation, with the conversation and its
 isolated blocks: `ConversationRepository.find_with_agent`), then the in-context messages. A turn's first load also
 starts its run in the first statement (`load_and_start`). The agent, blocks and tools are detached ORM instances that
-never enter the session: memory edits are written back by explicit statements (`loop/commit._write_memory`). The in-context messages are
-plain read-only `MessageRow`s: the loop reads all of them every step and writes none back.
+never enter the session: memory edits are written back by explicit statements (`loop/commit._write_memory`). The
+in-context messages are plain read-only `MessageRow`s: the loop reads all of them every step and writes none back.
 """
 
 from dataclasses import dataclass

@@ -106,9 +106,10 @@ async def _run_locked(
     options: RunOptions,
     watch: CancelWatch | None = None,
 ) -> AsyncIterator[ev.LoopEvent]:
-    # Start the run and load what the first step needs (the start is part of the load's first statement), then
-    # check the input against a pending approval. In autocommit: each statement is atomic alone (the reads see what a transaction's would, under the turn's lock), so the
-    # BEGIN and COMMIT round trips are spared; the commit below writes a stale prompt's recompile time.
+    # Start the run and load what the first step needs (the start is part of the load's first statement), then check the
+    # input against a pending approval. In autocommit: each statement is atomic alone (the reads see what a
+    # transaction's would, under the turn's lock), so the BEGIN and COMMIT round trips are spared; the commit below
+    # writes a stale prompt's recompile time.
     async with autocommit_session(deps.sessionmaker) as session:
         start = RunStart(
             run_id=run_id,

@@ -3,9 +3,9 @@
 `ConversationSendService` only sets what differs: the conversation the run belongs to (the loop then uses its
 window, system message and isolated blocks), the conversation's own model, and admission, one turn at a time per
 thread, answered with Letta's 409 busy body naming the active run (Letta needs Redis for this; memlet uses
-Postgres). A send's arrival statement (`conversation_arrival`) reads the thread's active run; for a conversation, a partial unique index on
-runs (`ux_runs_active_conversation`) also refuses the second of two racing inserts. The default thread shares
-the agent's lock key, which the loop takes (a racing default-thread send fails on that lock).
+Postgres). A send's arrival statement (`conversation_arrival`) reads the thread's active run; for a conversation, a
+partial unique index on runs (`ux_runs_active_conversation`) also refuses the second of two racing inserts. The
+default thread shares the agent's lock key, which the loop takes (a racing default-thread send fails on that lock).
 """
 
 from typing import Any
