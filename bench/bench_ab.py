@@ -1,7 +1,8 @@
 """Two checkouts side by side, their sends interleaved: server + Postgres CPU per send of each.
 
     .venv/bin/python bench/bench_ab.py <checkout A> <checkout B> [--sends 150]
-        [--shape one|search|letta-code|conversation-memory-edit]
+        [--shape one|search|letta-code|conversation-memory-edit] [--env-a KEY=VALUE ...] [--env-b KEY=VALUE ...]
+    .venv/bin/python bench/bench_ab.py . . --env-a MEMLET_GC_YOUNG_THRESHOLD=700    # one checkout, two settings
 
 Each checkout's memlet runs (with this interpreter) on an embedded Postgres of its own, both answered by one mock
 LLM; the sends alternate A, B, A, B... and each send's CPU (the server process and its Postgres) is read around
@@ -43,8 +44,9 @@ SCRIPTS = {"search": SEARCH, "conversation-memory-edit": MEMORY_EDIT}
 class Side:
     """One checkout's server on its own embedded Postgres, an agent and a conversation of it."""
 
-    def __init__(self, checkout: Path, mock_url: str) -> None:
+    def __init__(self, checkout: Path, mock_url: str, settings: list[str]) -> None:
         self.checkout = checkout
+        self.label = " ".join([str(checkout), *settings])
         self.data = Path(tempfile.mkdtemp(prefix="bench-ab."))
         self.port = free_port()
         env = {
@@ -53,6 +55,7 @@ class Side:
             "MEMLET_LOG_LEVEL": "WARNING",
             "OPENAI_API_KEY": "sk-mock",
             "OPENAI_BASE_URL": mock_url,
+            **dict(setting.split("=", 1) for setting in settings),
         }
         command = [sys.executable, "-m", "memlet", "server", "--port", str(self.port)]
         self.server = subprocess.Popen(command, cwd=checkout, env=env, stdout=subprocess.DEVNULL)
@@ -107,11 +110,16 @@ def main() -> None:
     parser.add_argument("--sends", type=int, default=150)
     shapes = ("one", "search", "letta-code", "conversation-memory-edit")
     parser.add_argument("--shape", choices=shapes, default="one")
+    for side in ("a", "b"):
+        parser.add_argument(f"--env-{side}", action="append", default=[], metavar="KEY=VALUE", help="server setting")
     args = parser.parse_args()
     mock_port = free_port()
     mock = subprocess.Popen([sys.executable, "-m", "tests.mock_llm", "--port", str(mock_port)], cwd=ROOT)
     mock_url = f"http://127.0.0.1:{mock_port}"
-    sides = [Side(checkout.resolve(), f"{mock_url}/v1") for checkout in args.checkouts]
+    settings = (args.env_a, args.env_b)
+    sides = [
+        Side(checkout.resolve(), f"{mock_url}/v1", env) for checkout, env in zip(args.checkouts, settings, strict=True)
+    ]
     try:
         for side in sides:
             side.ready()
@@ -127,7 +135,7 @@ def main() -> None:
             server = statistics.mean(s for s, _ in side.spent)
             pg = statistics.mean(p for _, p in side.spent)
             print(
-                f"{side.checkout!s:<32} {args.shape}: server {server:6.2f} ms + Postgres {pg:5.2f} ms"
+                f"{side.label:<32} {args.shape}: server {server:6.2f} ms + Postgres {pg:5.2f} ms"
                 f" = {server + pg:6.2f} ms per send (mean of {args.sends})"
             )
     finally:

@@ -87,7 +87,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     if settings.embed_messages:
         indexer.start()
     if settings.gc_freeze:
-        freeze_startup_objects()
+        freeze_startup_objects(settings.gc_young_threshold)
     try:
         yield
     finally:

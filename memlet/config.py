@@ -6,6 +6,8 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from memlet.gc_tuning import YOUNG_THRESHOLD
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
@@ -36,6 +38,8 @@ class Settings(BaseSettings):
     # Exempt the objects alive after start-up from the garbage collector's full passes (memlet/gc_tuning.py). The
     # tests turn it off: their servers share the pytest process, whose objects would be frozen with them.
     gc_freeze: bool = True
+    # With gc_freeze: the young generation's collection threshold (CPython's default is 700; memlet/gc_tuning.py).
+    gc_young_threshold: int = Field(default=YOUNG_THRESHOLD, ge=1, le=10_000_000)
 
     # Optional bearer-password auth (Letta: SECURE / LETTA_SERVER_SECURE + LETTA_SERVER_PASSWORD).
     server_password: SecretStr | None = Field(
