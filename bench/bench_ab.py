@@ -1,7 +1,7 @@
 """Two checkouts side by side, their sends interleaved: server + Postgres CPU per send of each.
 
     .venv/bin/python bench/bench_ab.py <checkout A> <checkout B> [--sends 150]
-        [--shape one|search|letta-code|conversation-memory-edit] [--env-a KEY=VALUE ...] [--env-b KEY=VALUE ...]
+        [--shape one|search|letta-code|conversation-memory-edit|list-messages] [--env-a KEY=VALUE ...] [--env-b KEY=VALUE ...]
     .venv/bin/python bench/bench_ab.py . . --env-a MEMLET_GC_YOUNG_THRESHOLD=700    # one checkout, two settings
 
 Each checkout's memlet runs (with this interpreter) on an embedded Postgres of its own, both answered by one mock
@@ -9,7 +9,8 @@ LLM; the sends alternate A, B, A, B... and each send's CPU (the server process a
 it. Both see the same moment of the machine, which a run of one after the other does not (the machine this
 project is measured on drifts by ±25% within minutes). Shapes: a one-step send, a two-step `conversation_search`
 turn, Letta Code's turn (a conversation send streamed in the background with token chunks and an otid), and a
-memory edit in a conversation (`memory_insert`, then a reply; a blocking send).
+memory edit in a conversation (`memory_insert`, then a reply; a blocking send), and a list of the agent's newest 50
+messages of 1,000 (the yardstick's phase d; not a send, but measured the same way).
 """
 
 import argparse
@@ -62,7 +63,7 @@ class Side:
         self.http = httpx.Client(base_url=f"http://127.0.0.1:{self.port}", timeout=60)
         self.spent: list[tuple[float, float]] = []
 
-    def ready(self) -> None:
+    def ready(self, shape: str) -> None:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             try:
@@ -76,11 +77,20 @@ class Side:
             self.http.post(f"/v1/agents/{warm}/messages", json={"messages": [{"role": "user", "content": f"w{i}"}]})
         self.agent = self.http.post("/v1/agents/", json={**AGENT, "name": "ab"}).json()["id"]
         self.conversation = self.http.post("/v1/conversations/", params={"agent_id": self.agent}, json={}).json()["id"]
+        if shape == "list-messages":  # 1,000 messages: 20 sends of 50 user messages, each answered once
+            for batch in range(20):
+                texts = [f"fill {batch} {i} lorem ipsum dolor" for i in range(50)]
+                body = {"messages": [{"role": "user", "content": text} for text in texts]}
+                self.http.post(f"/v1/agents/{self.agent}/messages", json=body).raise_for_status()
 
     def cpu(self) -> tuple[float, float]:
         return process_cpu_s(self.server.pid), postgres_cpu_s(self.data / "pgdata")
 
     def send(self, shape: str, i: int) -> None:
+        if shape == "list-messages":
+            response = self.http.get(f"/v1/agents/{self.agent}/messages", params={"limit": 50})
+            assert response.status_code == 200 and len(response.json()) == 50, response.text
+            return
         message: dict[str, Any] = {"role": "user", "content": f"hello {i}"}
         if shape == "conversation-memory-edit":
             path = f"/v1/conversations/{self.conversation}/messages"
@@ -108,7 +118,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("checkouts", nargs=2, type=Path)
     parser.add_argument("--sends", type=int, default=150)
-    shapes = ("one", "search", "letta-code", "conversation-memory-edit")
+    shapes = ("one", "search", "letta-code", "conversation-memory-edit", "list-messages")
     parser.add_argument("--shape", choices=shapes, default="one")
     for side in ("a", "b"):
         parser.add_argument(f"--env-{side}", action="append", default=[], metavar="KEY=VALUE", help="server setting")
@@ -122,7 +132,7 @@ def main() -> None:
     ]
     try:
         for side in sides:
-            side.ready()
+            side.ready(args.shape)
         for i in range(args.sends):
             for side in sides:
                 if args.shape in SCRIPTS:  # scripting the mock is not timed

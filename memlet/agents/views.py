@@ -6,13 +6,13 @@ from typing import Any
 
 import orjson
 from pydantic import BaseModel
-from sqlalchemy import inspect
 
 from memlet.agents.parts import AgentEnvironmentVariable, Group
 from memlet.agents.schemas import AgentState
 from memlet.blocks.schemas import Block, Memory
 from memlet.db import models as orm
 from memlet.db.base import Base
+from memlet.db.loaded import column_keys, complete, model_input
 from memlet.folders.schemas import Source
 from memlet.identities.schemas import Identity
 from memlet.providers.schemas import EmbeddingConfig, LLMConfig
@@ -42,31 +42,20 @@ class AgentRelations:
     managed_group: Group | None = None  # the group the agent manages (only when "agent.managed_group" is included)
 
 
-def _complete(row: Base) -> bool:
-    """Whether every column of the ORM row is loaded (none expired)."""
-    keys = _COLUMNS.get(type(row))
-    if keys is None:
-        keys = _COLUMNS[type(row)] = frozenset(c.key for c in inspect(type(row)).column_attrs)
-    return keys <= row.__dict__.keys()
-
-
-_COLUMNS: dict[type, frozenset[str]] = {}
-
-
 def loaded(row: Base) -> Mapping[str, Any]:
     """An ORM row's column values by attribute name: its ``__dict__`` when every column is loaded (read ~3x faster
     than its attributes, by this module and by pydantic), else its attributes, read only when asked for (an expired
     column would be a lazy load)."""
-    return row.__dict__ if _complete(row) else _Attributes(row)
+    return row.__dict__ if complete(row) else _Attributes(row)
 
 
 def block_view(row: orm.Block) -> Block:
-    return Block.model_validate(row.__dict__ if _complete(row) else row)
+    return Block.model_validate(model_input(row))
 
 
 class _Attributes(Mapping[str, Any]):
     def __init__(self, row: Base) -> None:
-        self.row, self.columns = row, _COLUMNS[type(row)]
+        self.row, self.columns = row, column_keys(type(row))
 
     def __getitem__(self, key: str) -> Any:
         if key not in self.columns:

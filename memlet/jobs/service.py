@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memlet import ids
 from memlet.actor import Actor
 from memlet.db import models as orm
+from memlet.db.loaded import model_input
 from memlet.db.pagination import Page
 from memlet.errors import BadRequestError, NotFoundError
 from memlet.jobs.item_repository import BatchItemRepository
@@ -95,4 +96,4 @@ class JobService:
         job = await self.row(batch_id)
         run_ids = await self.items.run_ids(job.id, agent_id)
         rows = await MessageRepository(self.session).page_for_runs(run_ids, page)
-        return LettaBatchMessages(messages=[StoredMessage.model_validate(r) for r in rows])
+        return LettaBatchMessages(messages=[StoredMessage.model_validate(model_input(r)) for r in rows])

@@ -14,6 +14,7 @@ from memlet import ids
 from memlet.agents.system_message import refresh_system_message
 from memlet.conversations.system_message import refresh_conversation_system_message
 from memlet.db import models as orm
+from memlet.db.loaded import model_input
 from memlet.db.locks import agent_xact_lock
 from memlet.errors import NotFoundError
 from memlet.loop import events as ev
@@ -107,7 +108,7 @@ async def commit_step(
         if outcome is None:  # the agent is gone
             return Committed([], [], None, closed=False)
         message_ids, status, remembered = outcome
-        committed = [StoredMessage.model_validate(r) for r in result.rows]
+        committed = [StoredMessage.model_validate(model_input(r)) for r in result.rows]
         if closing is not None and closing.on_finish is not None:
             await closing.on_finish(session, closing.event, committed)
         if ctx.conversation_id is None:
@@ -183,7 +184,7 @@ async def commit_compaction(
             step_id=step_id,
         )
         await repo.messages.add([row])
-        stored = StoredMessage.model_validate(row)
+        stored = StoredMessage.model_validate(model_input(row))
         kept_ids = [r.id for r in plan.kept]
         if conversation is not None and current is not None:
             await repo.conversations.link_messages(conversation.id, [row.id])

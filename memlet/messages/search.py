@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.actor import Actor
 from memlet.db import models as orm
+from memlet.db.loaded import model_input
 from memlet.messages.content import AssistantContentPart, UserContentPart
 from memlet.messages.embedding_repository import SEARCHABLE_ROLES, MessageScope
 from memlet.messages.hybrid import Hit, QueryEmbedder, SearchMode, hybrid_search
@@ -107,7 +108,7 @@ def _list_results(row: orm.Message) -> list[MessageListResult]:
         "created_at": row.created_at,
     }
     results: list[MessageListResult] = []
-    for view in to_letta_messages([StoredMessage.model_validate(row)], text_is_assistant=True):
+    for view in to_letta_messages([StoredMessage.model_validate(model_input(row))], text_is_assistant=True):
         if isinstance(view, SystemMessage):
             results.append(SystemMessageListResult(content=view.content, **ids))
         elif isinstance(view, UserMessage):
@@ -151,7 +152,7 @@ class MessageSearchService:
         return [
             MessageSearchResult(
                 embedded_text=json.dumps(hit.fields, ensure_ascii=False),
-                message=StoredMessage.model_validate(hit.row),
+                message=StoredMessage.model_validate(model_input(hit.row)),
                 fts_rank=hit.fts_rank,
                 vector_rank=hit.vector_rank,
                 rrf_score=hit.rrf_score,

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.actor import Actor
 from memlet.db import models as orm
+from memlet.db.loaded import model_input
 from memlet.db.pagination import Order, Page
 from memlet.messages.repository import MessageRepository
 from memlet.messages.schemas import LettaMessage, MessageType, StoredMessage
@@ -38,7 +39,7 @@ def views_in_order(
 ) -> list[LettaMessage]:
     """Public views of rows given oldest first; reversed as a whole (parts too) when newest-first is asked."""
     views = to_letta_messages(
-        [StoredMessage.model_validate(row) for row in rows],
+        [StoredMessage.model_validate(model_input(row)) for row in rows],
         use_assistant_message=query.use_assistant_message,
         assistant_message_tool_name=query.assistant_message_tool_name,
         assistant_message_tool_kwarg=query.assistant_message_tool_kwarg,
@@ -74,5 +75,5 @@ class MessageService:
         """Every public view of one stored message, shown raw (no send_message unwrapping), as Letta does."""
         row = await self.messages.get_or_404(self.actor.organization_id, message_id)
         return to_letta_messages(
-            [StoredMessage.model_validate(row)], use_assistant_message=False, text_is_assistant=False
+            [StoredMessage.model_validate(model_input(row))], use_assistant_message=False, text_is_assistant=False
         )
