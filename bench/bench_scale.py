@@ -81,6 +81,10 @@ def list_messages(http: httpx.Client, pg_uri: str, agent_id: str, total: int, re
     by_seq = "SELECT id FROM messages WHERE agent_id = $1 ORDER BY sequence_id OFFSET $2 LIMIT 1"
     url = f"/v1/agents/{agent_id}/messages"
     print(timed(http, url, {"limit": 50}, reps, f"list messages limit=50 (newest), {total} msgs"))
+    for where, offset in positions.items():  # no order (the SDKs' default): the newest 50 on the cursor's side
+        cursor = ids_at(pg_uri, by_seq, agent_id, offset)[0]
+        for side in ("after", "before"):
+            print(timed(http, url, {"limit": 50, side: cursor}, reps, f"list messages (newest) {side}=<{where}>"))
     for order in ("asc", "desc"):
         print(timed(http, url, {"limit": 50, "order": order}, reps, f"list messages order={order}, no cursor"))
         for where, offset in positions.items():

@@ -34,6 +34,7 @@ from memlet.db.message_row import MessageRow
 from memlet.db.pagination import Page, fetch_page
 from memlet.db.sql import escape_like
 from memlet.errors import NotFoundError
+from memlet.messages.history_sql import agent_tail_statement, tail_rows, tail_shape
 from memlet.messages.search_sql import SEARCH_ROWS, SearchShape, search_statement, tsquery_terms
 
 M = orm.Message
@@ -128,6 +129,32 @@ class MessageRepository:
         """
         stmt = _filtered(select(M).where(M.agent_id == agent_id), **filters)
         return await self._tail(stmt, after, before, limit)
+
+    async def agent_tail(
+        self,
+        org_id: str,
+        agent_id: str,
+        *,
+        after: str | None,
+        before: str | None,
+        limit: int | None,
+        group_id: str | None = None,
+        conversation_id: str | None = None,
+    ) -> tuple[str, list[orm.Message]] | None:
+        """`tail` of an agent of the organization and the agent's type, in one statement (`history_sql.py`); None
+        when the agent is not the organization's."""
+        shape = tail_shape(group_id=group_id, conversation_id=conversation_id, after=after, before=before, limit=limit)
+        params = {
+            "org_id": org_id,
+            "agent_id": agent_id,
+            "group_id": group_id,
+            "conversation_id": conversation_id,
+            "after": after,
+            "before": before,
+            "limit": limit,
+        }
+        records = await (await driver_of(self.session)).fetch(agent_tail_statement(shape), params)
+        return tail_rows(records)
 
     async def tail_for_org(
         self, org_id: str, *, after: str | None, before: str | None, limit: int | None, **filters: Any

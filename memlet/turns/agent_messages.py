@@ -38,16 +38,24 @@ class AgentMessageService:
 
     async def list_for_agent(self, agent_id: str, query: HistoryQuery) -> list[LettaMessage]:
         """An agent's history (every stored message, in context or not)."""
-        agent_type = await self.agents.agent_type(self.actor.organization_id, agent_id)
-        if agent_type is None:
-            raise NotFoundError("Agent", agent_id)
-        await self.messages.ensure_cursors(agent_id, query.before, query.after)
+        org_id = self.actor.organization_id
         filters = {"group_id": query.group_id, "conversation_id": query.conversation_id}
+        if query.before or query.after:  # the agent's 404 comes before a cursor's
+            if await self.agents.agent_type(org_id, agent_id) is None:
+                raise NotFoundError("Agent", agent_id)
+            await self.messages.ensure_cursors(agent_id, query.before, query.after)
         if query.order is None:
-            rows = await self.messages.tail(
-                agent_id, after=query.after, before=query.before, limit=query.limit, **filters
+            found = await self.messages.agent_tail(
+                org_id, agent_id, after=query.after, before=query.before, limit=query.limit, **filters
             )
+            if found is None:
+                raise NotFoundError("Agent", agent_id)
+            agent_type, rows = found
         else:
+            known = await self.agents.agent_type(org_id, agent_id)
+            if known is None:
+                raise NotFoundError("Agent", agent_id)
+            agent_type = known
             page = Page(before=query.before, after=query.after, limit=query.limit, order=query.order)
             rows = await self.messages.page_for_agent(agent_id, page, **filters)
         newest_first = query.order == "desc"

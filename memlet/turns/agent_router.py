@@ -30,6 +30,7 @@ from memlet.runs.schemas import Run
 from memlet.turns.compaction import CompactionRequest, CompactionResponse, summarize
 from memlet.turns.context_window import context_window
 from memlet.turns.deps import (
+    AgentMessageReaderDep,
     AgentMessageServiceDep,
     LoopDepsDep,
     SendServiceDep,
@@ -63,7 +64,7 @@ async def search_messages(body: MessageSearchRequest, service: MessageSearchServ
 @router.get("/{agent_id}/messages", operation_id="list_messages", response_model=list[LettaMessage])
 async def list_messages(
     agent_id: AgentId,
-    service: AgentMessageServiceDep,
+    service: AgentMessageReaderDep,
     before: str | None = None,
     after: str | None = None,
     limit: PageLimit = 100,

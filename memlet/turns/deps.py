@@ -1,10 +1,12 @@
 """The turn drivers as FastAPI dependencies (typed aliases for routers)."""
 
+from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import Depends, Request
 
 from memlet.api.deps import SessionDep, UserIdHeader, get_actor
+from memlet.db.engine import single_read
 from memlet.loop.runner import LoopDeps
 from memlet.turns.agent_messages import AgentMessageService
 from memlet.turns.agent_messaging import InProcessMessenger
@@ -52,7 +54,18 @@ async def get_agent_message_service(
     return AgentMessageService(session, await get_actor(request, user_id))
 
 
+async def get_agent_message_reader(
+    request: Request, user_id: UserIdHeader = None
+) -> AsyncIterator[AgentMessageService]:
+    """The history listing's service on an autocommit session: its statements are reads, each atomic by itself
+    (under READ COMMITTED each takes its own snapshot inside a transaction too), so no BEGIN and COMMIT around them."""
+    actor = await get_actor(request, user_id)
+    async with single_read(request.app.state.sessionmaker) as session:
+        yield AgentMessageService(session, actor)
+
+
 SendServiceDep = Annotated[SendService, Depends(get_send_service)]
+AgentMessageReaderDep = Annotated[AgentMessageService, Depends(get_agent_message_reader, scope="function")]
 
 
 AgentMessageServiceDep = Annotated[AgentMessageService, Depends(get_agent_message_service)]

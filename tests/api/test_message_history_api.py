@@ -51,6 +51,28 @@ class TestListMessages:
         assert response.status_code == 404
         assert response.json() == {"detail": f"No message found with id '{missing}' for agent '{agent.id}'."}
 
+    def test_an_unknown_agent_is_404_with_or_without_a_cursor(self, http: httpx.Client) -> None:
+        missing = "agent-00000000-0000-4000-8000-000000000002"
+        cursor = "message-00000000-0000-4000-8000-000000000000"
+        for params in ({}, {"limit": 5}, {"after": cursor}, {"before": cursor}, {"order": "desc"}):
+            response = http.get(f"/v1/agents/{missing}/messages", params=params)
+            assert response.status_code == 404, params
+            assert response.json() == {"detail": f"Agent with ID {missing} not found"}, params
+
+    def test_filters_that_match_nothing_give_an_empty_page(
+        self, http: httpx.Client, client: Letta, mock_llm: MockLLM
+    ) -> None:
+        agent_id = _chat(http, client, mock_llm, 1)
+        conversation = http.post("/v1/conversations/", params={"agent_id": agent_id}, json={}).json()["id"]
+        group = {"group_id": "group-00000000-0000-4000-8000-000000000000"}
+        for params in (group, {**group, "conversation_id": "default"}, {**group, "conversation_id": conversation}):
+            response = http.get(f"/v1/agents/{agent_id}/messages", params=params)
+            assert (response.status_code, response.json()) == (200, []), params
+        fresh = http.get(f"/v1/agents/{agent_id}/messages", params={"conversation_id": conversation}).json()
+        assert [m["message_type"] for m in fresh] == ["system_message"]  # a new conversation's own system prompt
+        own = http.get(f"/v1/agents/{agent_id}/messages", params={"conversation_id": "default"}).json()
+        assert [m["content"] for m in own if m["message_type"] != "system_message"] == ["message 0", "reply 0"]
+
     def test_v2_history_hides_send_message_plumbing(self, client: Letta, mock_llm: MockLLM) -> None:
         agent = make_agent(client, agent_type="memgpt_v2_agent")
         mock_llm.script(Reply.tool_call("send_message", {"thinking": "hm", "message": "Hi!"}))

@@ -67,6 +67,10 @@ CONVERSATION_MEMORY_EDIT_STATEMENTS, CONVERSATION_MEMORY_EDIT_ROUND_TRIPS = 13, 
 # write no longer reads again when the writer hands it the batch it already has. Each is one statement in
 # autocommit: 18-19 / 28-30 round trips before, 18-19 / 20 with them in autocommit, 10-11 / 13 now.
 LETTA_CODE_STATEMENTS, LETTA_CODE_ROUND_TRIPS = 11, 13
+# Listing an agent's history with no order (what the SDKs and Letta Code send): the agent's type and its newest rows
+# in one statement on the driver (`messages/history_sql.py`; two ORM statements before), in autocommit (no BEGIN and
+# COMMIT around it: 2 / 4 before).
+LIST_MESSAGES_STATEMENTS, LIST_MESSAGES_ROUND_TRIPS = 1, 1
 _CANCEL_POLL = "FROM runs WHERE runs.id = ANY"  # the shared poller's one statement for every run in flight
 
 
@@ -168,6 +172,24 @@ class TestSendSqlBudget:
         statements, control = trace.of_request()
         assert len(statements) <= CREATE_STATEMENTS, _listing(statements)
         assert len(statements) + len(control) <= CREATE_ROUND_TRIPS, _listing([*statements, *control])
+
+    def test_list_messages(self, server: LiveServer, http: httpx.Client, agent_id: str) -> None:
+        for _ in range(2):  # three turns in all: 7 messages after the system message
+            assert send(http, agent_id).status_code == 200
+        with recorded(server) as trace:
+            response = http.get(f"/v1/agents/{agent_id}/messages", params={"limit": 5})
+        assert response.status_code == 200, response.text
+        assert [m["message_type"] for m in response.json()] == [
+            "assistant_message",
+            "user_message",
+            "assistant_message",
+            "user_message",
+            "assistant_message",
+        ]
+        statements, control = trace.of_request()
+        assert len(statements) <= LIST_MESSAGES_STATEMENTS, _listing(statements)
+        assert len(statements) + len(control) <= LIST_MESSAGES_ROUND_TRIPS, _listing([*statements, *control])
+        print("list messages:", len(statements), "statements,", len(statements) + len(control), "round trips")
 
     def test_one_step_send(self, server: LiveServer, http: httpx.Client, agent_id: str) -> None:
         with recorded(server) as trace:
