@@ -73,12 +73,12 @@ def test_host_check_is_remembered_per_host() -> None:
     assert foreign_host.cache_info().maxsize is not None  # bounded: the caller picks the Host
 
 
-def test_list_messages_resolves_the_actor_in_its_service() -> None:
+def test_list_messages_resolves_the_actor_and_its_session_in_its_service() -> None:
     from memlet.api.validators import check_request_input
-    from memlet.turns.deps import get_agent_message_service
+    from memlet.turns.deps import get_agent_message_reader
 
     route = _route(_app(), "list_messages")
-    assert _calls(route.dependant) == {route.endpoint, check_request_input, get_agent_message_service, get_session}
+    assert _calls(route.dependant) == {route.endpoint, check_request_input, get_agent_message_reader}
 
 
 def test_a_named_user_is_looked_up_once_per_request() -> None:
