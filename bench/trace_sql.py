@@ -1,4 +1,4 @@
-"""SQL statements (round trips) per request: create agent, list agents, a send of one step and of two steps, and\na conversation turn as Letta Code sends it (streamed, tokens, in the background).
+"""SQL statements (round trips) per request: create agent, list agents, list messages, a send of one step and of two steps, and\na conversation turn as Letta Code sends it (streamed, tokens, in the background).
 
     .venv/bin/python bench/trace_sql.py [--quiet]
 
@@ -84,6 +84,7 @@ def statement_counts(*, verbose: bool = False) -> dict[str, tuple[int, int]]:
         for title, call in (
             ("create agent (2 blocks)", lambda: http.post("/v1/agents/", json=AGENT)),
             ("list agents limit=50", lambda: http.get("/v1/agents/", params={"limit": 50})),
+            ("list messages limit=50", lambda: http.get(f"/v1/agents/{agent_id}/messages", params={"limit": 50})),
             ("send message, 1 step", lambda: http.post(f"/v1/agents/{agent_id}/messages", json=say)),
             (
                 "conversation send, 1 step, background stream (Letta Code)",
