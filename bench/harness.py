@@ -102,7 +102,7 @@ def postgres_cpu_s(pg_data: Path) -> float:
     return seconds
 
 
-def _wait_healthy(url: str, proc: subprocess.Popen[bytes] | None = None, timeout_s: float = 60) -> None:
+def wait_healthy(url: str, proc: subprocess.Popen[bytes] | None = None, timeout_s: float = 60) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:
@@ -129,6 +129,16 @@ def _database() -> Iterator[tuple[str, Path]]:
             pg.stop()
 
 
+def stop(*procs: subprocess.Popen[bytes], timeout_s: float = 20) -> None:
+    """SIGINT (a graceful shutdown) to each process, then SIGKILL to one that has not exited in `timeout_s`."""
+    for proc in procs:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
 @contextmanager
 def bench_server(workers: int = 1) -> Iterator[Bench]:
     """memlet (`workers` processes) and the mock LLM as separate processes on one embedded Postgres, which memlet
@@ -150,18 +160,13 @@ def bench_server(workers: int = 1) -> Iterator[Bench]:
         command = [sys.executable, *memlet, "server", "--port", str(port), "--workers", str(workers)]
         server = subprocess.Popen(command, cwd=ROOT, env=env)
         try:
-            _wait_healthy(f"http://127.0.0.1:{mock_port}/v1/models", mock)
-            _wait_healthy(f"http://127.0.0.1:{port}/v1/health/", server)
+            wait_healthy(f"http://127.0.0.1:{mock_port}/v1/models", mock)
+            wait_healthy(f"http://127.0.0.1:{port}/v1/health/", server)
             yield Bench(
                 f"http://127.0.0.1:{port}", server.pid, uri, pg_data, f"http://127.0.0.1:{mock_port}/v1", mock.pid
             )
         finally:
-            for proc in (server, mock):
-                proc.send_signal(signal.SIGINT)
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+            stop(server, mock)
 
 
 @contextmanager

@@ -16,16 +16,16 @@ import json
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-import httpx
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.harness import stop, wait_healthy
+from tests.conftest import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -71,26 +71,6 @@ def _number(cell: str) -> float | None:
     return float(found.group()) if found else None
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 120) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"exited with {proc.returncode} before {url} answered")
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.3)
-    raise SystemExit(f"{url} did not answer in {timeout_s:.0f} s")
-
-
 def one_run(checkout: Path, phases: str, label: str, keep: bool) -> dict[str, Any]:
     data = Path(tempfile.mkdtemp(prefix="memlet-yardstick."))
     mock_port, port = free_port(), free_port()
@@ -115,8 +95,8 @@ def one_run(checkout: Path, phases: str, label: str, keep: bool) -> dict[str, An
     )
     out = data / "yardstick.json"
     try:
-        _wait_healthy(f"http://127.0.0.1:{mock_port}/v1/models", mock)
-        _wait_healthy(f"http://127.0.0.1:{port}/v1/health/", server)
+        wait_healthy(f"http://127.0.0.1:{mock_port}/v1/models", mock)
+        wait_healthy(f"http://127.0.0.1:{port}/v1/health/", server, timeout_s=120)
         command = [
             sys.executable,
             str(ANCHOR),
@@ -137,12 +117,7 @@ def one_run(checkout: Path, phases: str, label: str, keep: bool) -> dict[str, An
         results: dict[str, Any] = json.loads(out.read_text())["results"]
         return results
     finally:
-        for proc in (server, mock):
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop(server, mock)
         if keep:
             print(f"data dir kept: {data}")
         else:
