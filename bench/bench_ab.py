@@ -1,7 +1,7 @@
 """Two checkouts side by side, their sends interleaved: server + Postgres CPU per send of each.
 
     .venv/bin/python bench/bench_ab.py <checkout A> <checkout B> [--sends 150]
-        [--shape one|search|letta-code|conversation-memory-edit|list-messages] [--env-a KEY=VALUE ...] [--env-b KEY=VALUE ...]
+        [--shape one|search|letta-code|conversation-memory-edit|list-messages|list-agents] [--env-a KEY=VALUE ...] [--env-b KEY=VALUE ...]
     .venv/bin/python bench/bench_ab.py . . --env-a MEMLET_GC_YOUNG_THRESHOLD=700    # one checkout, two settings
 
 Each checkout's memlet runs (with this interpreter) on an embedded Postgres of its own, both answered by one mock
@@ -10,7 +10,8 @@ it. Both see the same moment of the machine, which a run of one after the other 
 project is measured on drifts by ±25% within minutes). Shapes: a one-step send, a two-step `conversation_search`
 turn, Letta Code's turn (a conversation send streamed in the background with token chunks and an otid), and a
 memory edit in a conversation (`memory_insert`, then a reply; a blocking send), and a list of the agent's newest 50
-messages of 1,000 (the yardstick's phase d; not a send, but measured the same way).
+messages of 1,000 (the yardstick's phase d) and a list of 50 agents of 1,000 (phase f): not sends, but measured the
+same way.
 """
 
 import argparse
@@ -77,6 +78,13 @@ class Side:
             self.http.post(f"/v1/agents/{warm}/messages", json={"messages": [{"role": "user", "content": f"w{i}"}]})
         self.agent = self.http.post("/v1/agents/", json={**AGENT, "name": "ab"}).json()["id"]
         self.conversation = self.http.post("/v1/conversations/", params={"agent_id": self.agent}, json={}).json()["id"]
+        if shape == "list-agents":  # 1,000 agents with two blocks and the base tools each
+            body = {
+                **AGENT,
+                "memory_blocks": [{"label": "human", "value": "Bob"}, {"label": "persona", "value": "Sam"}],
+            }
+            for n in range(1000):
+                self.http.post("/v1/agents/", json={**body, "name": f"fill-{n}"}).raise_for_status()
         if shape == "list-messages":  # 1,000 messages: 20 sends of 50 user messages, each answered once
             for batch in range(20):
                 texts = [f"fill {batch} {i} lorem ipsum dolor" for i in range(50)]
@@ -87,6 +95,10 @@ class Side:
         return process_cpu_s(self.server.pid), postgres_cpu_s(self.data / "pgdata")
 
     def send(self, shape: str, i: int) -> None:
+        if shape == "list-agents":
+            response = self.http.get("/v1/agents/", params={"limit": 50})
+            assert response.status_code == 200 and len(response.json()) == 50, response.text
+            return
         if shape == "list-messages":
             response = self.http.get(f"/v1/agents/{self.agent}/messages", params={"limit": 50})
             assert response.status_code == 200 and len(response.json()) == 50, response.text
@@ -118,7 +130,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("checkouts", nargs=2, type=Path)
     parser.add_argument("--sends", type=int, default=150)
-    shapes = ("one", "search", "letta-code", "conversation-memory-edit", "list-messages")
+    shapes = ("one", "search", "letta-code", "conversation-memory-edit", "list-messages", "list-agents")
     parser.add_argument("--shape", choices=shapes, default="one")
     for side in ("a", "b"):
         parser.add_argument(f"--env-{side}", action="append", default=[], metavar="KEY=VALUE", help="server setting")

@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Float, Select, String, Text, bindparam, case, cast, delete, func, literal, null, select
+from sqlalchemy import Float, Select, String, Text, any_, bindparam, case, cast, delete, func, literal, null, select
 from sqlalchemy.dialects.postgresql import ARRAY, aggregate_order_by, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
@@ -13,9 +13,10 @@ from sqlalchemy.sql.selectable import ScalarSelect
 
 from memlet.db import models as orm
 from memlet.db.base import utcnow
+from memlet.db.driver import DriverSQL, driver_of
 from memlet.db.pagination import Page, fetch_page
 from memlet.db.row_shape import RowShape
-from memlet.db.sql import any_of, escape_like
+from memlet.db.sql import escape_like
 from memlet.errors import NotFoundError
 
 _TOOLS = orm.Tool.__table__
@@ -45,6 +46,20 @@ def agent_tools_array(agent_id: ColumnElement[str]) -> ScalarSelect[Any]:
         .scalar_subquery()
     )
 
+
+_LINKS = (
+    select(
+        orm.ToolAgent.tool_id,
+        func.array_agg(orm.ToolAgent.agent_id).label("agent_ids"),
+        func.array_agg(orm.ToolAgent.position).label("positions"),
+    )
+    .where(orm.ToolAgent.agent_id == any_(bindparam("agent_ids", type_=ARRAY(String))))
+    .group_by(orm.ToolAgent.tool_id)
+    .subquery()
+)
+_FOR_AGENTS = DriverSQL(
+    select(*TOOL_ROWS.columns, _LINKS.c.agent_ids, _LINKS.c.positions).join(_LINKS, _LINKS.c.tool_id == orm.Tool.id)
+)
 
 # An organization's tools by name (every agent's creation looks up its base tools): one statement text whatever the
 # number of names, built once.
@@ -273,26 +288,17 @@ class ToolRepository:
         """Tools of many agents in one query, each list in attachment order.
 
         Agents mostly share the same tools (the base tools), so each tool row is fetched (and its JSON schema
-        decoded) once, with the agents that hold it aggregated beside it; the lists share the row objects.
+        decoded) once, with the agents that hold it aggregated beside it; the lists share the row objects. Read on
+        the driver as detached rows (the ORM's loading was most of the cost), so they show what the session has
+        written, not changes it holds unflushed.
         """
         if not agent_ids:
             return {}
-        links = (
-            select(
-                orm.ToolAgent.tool_id,
-                func.array_agg(orm.ToolAgent.agent_id).label("agent_ids"),
-                func.array_agg(orm.ToolAgent.position).label("positions"),
-            )
-            .where(orm.ToolAgent.agent_id == any_of(agent_ids))
-            .group_by(orm.ToolAgent.tool_id)
-            .subquery()
-        )
-        rows = await self.session.execute(
-            select(orm.Tool, links.c.agent_ids, links.c.positions).join(links, links.c.tool_id == orm.Tool.id)
-        )
+        records = await (await driver_of(self.session)).fetch(_FOR_AGENTS, {"agent_ids": list(agent_ids)})
         ordered: dict[str, list[tuple[int, str, orm.Tool]]] = defaultdict(list)
-        for tool, holders, positions in rows:
-            for agent_id, position in zip(holders, positions, strict=True):
+        for record in records:
+            tool = TOOL_ROWS.detached(record)  # the holders and their positions trail the tool's columns
+            for agent_id, position in zip(record[-2], record[-1], strict=True):
                 ordered[agent_id].append((position, tool.name, tool))
         return {agent_id: [t for *_, t in sorted(items, key=lambda i: i[:2])] for agent_id, items in ordered.items()}
 

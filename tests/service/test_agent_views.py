@@ -2,6 +2,7 @@
 state it builds is the same either way, and a row with an expired column is read through its attributes."""
 
 import pytest
+from sqlalchemy import inspect
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
@@ -12,6 +13,7 @@ from memlet.agents.views import ALL_RELATIONSHIPS, _Attributes, agent_state, loa
 from memlet.blocks.schemas import Block
 from memlet.config import Settings
 from memlet.db import models as orm
+from memlet.db.loaded import column_keys
 from memlet.providers.catalog import ModelCatalog
 from memlet.tools.service import ToolService
 
@@ -61,3 +63,38 @@ async def test_a_loaded_row_gives_the_state_its_attributes_give(session: AsyncSe
     assert fast.tags == ["a", "b"] and fast.secrets and len(fast.blocks) == 2 and fast.tools and fast.tool_rules
     for block in relations.blocks:
         assert Block.model_validate(block.__dict__) == Block.model_validate(block)
+
+
+async def test_a_page_reads_its_blocks_and_tools_as_detached_rows_equal_to_the_orm_rows(
+    session: AsyncSession, actor: Actor
+) -> None:
+    """`for_agents` reads on the driver (the ORM's loading was most of a page's relation cost): the rows are not the
+    session's, and hold what the ORM would load."""
+    service = AgentService(session, ModelCatalog(Settings(_env_file=None)))  # type: ignore[call-arg]
+    await ToolService(session).add_base_tools(actor)
+    created = [
+        await service.create(
+            actor,
+            CreateAgent.model_validate(
+                {
+                    "name": f"paged-{n}",
+                    "llm_config": LLM,
+                    "memory_blocks": [{"label": "human", "value": f"Bob {n}", "metadata": {"n": n}}],
+                    "include_base_tools": True,
+                }
+            ),
+        )
+        for n in range(2)
+    ]
+    agent_ids = [a.id for a in created]
+    blocks, tools = await service.blocks.for_agents(agent_ids), await service.tools.for_agents(agent_ids)
+    for agent in created:
+        assert [b.id for b in blocks[agent.id]] == [b.id for b in agent.blocks]
+        assert [t.id for t in tools[agent.id]] == [t.id for t in agent.tools]
+    rows = [*(b for bs in blocks.values() for b in bs), *(t for ts in tools.values() for t in ts)]
+    assert rows and all(inspect(row).detached for row in rows)
+    for row in rows:
+        orm_row = await session.get(type(row), row.id)
+        assert orm_row is not None and orm_row is not row
+        keys = column_keys(type(row))
+        assert {k: row.__dict__[k] for k in keys} == {k: getattr(orm_row, k) for k in keys}
