@@ -88,9 +88,15 @@ class ExportService:
         secrets = {str(s.get("key")): "" for s in agent.secrets or [] if s.get("key")}
         messages: list[orm.Message] = []
         if not req.scrub_messages:
-            messages = await MessageRepository(self.session).tail(
-                agent.id, after=None, before=None, limit=None, conversation_id=req.conversation_id
+            found = await MessageRepository(self.session).agent_tail(
+                agent.organization_id,
+                agent.id,
+                after=None,
+                before=None,
+                limit=None,
+                conversation_id=req.conversation_id,
             )
+            messages = found[1] if found is not None else []
         message_entries = [self._message(m, ids, file_agent_id) for m in messages]
         exported = {m.id for m in messages}
         return {

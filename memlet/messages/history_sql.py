@@ -59,21 +59,36 @@ def agent_tail_statement(shape: TailShape) -> DriverSQL:
 
 
 def _filters(rows: Select[Any], shape: TailShape) -> Select[Any]:
-    if shape.group:
-        rows = rows.where(M.group_id == bindparam("group_id"))
-    # "default" is the agent's own history: messages outside any conversation.
-    if shape.conversation == "default":
+    conversation: Any = {"any": None, "default": "default", "given": bindparam("conversation_id")}[shape.conversation]
+    rows = scoped(rows, group=bindparam("group_id") if shape.group else None, conversation=conversation)
+    return between_cursors(
+        rows,
+        after=bindparam("after") if shape.after else None,
+        before=bindparam("before") if shape.before else None,
+    )
+
+
+def scoped(rows: Select[Any], *, group: Any = None, conversation: Any = None) -> Select[Any]:
+    """Rows of a group and/or a conversation (None: any). `conversation` "default" is the agent's own history:
+    messages outside any conversation. Each is a value or a bind parameter."""
+    if group is not None:
+        rows = rows.where(M.group_id == group)
+    if isinstance(conversation, str) and conversation == "default":
         rows = rows.where(M.conversation_id.is_(None))
-    elif shape.conversation == "given":
-        rows = rows.where(M.conversation_id == bindparam("conversation_id"))
-    # Cursors are absolute (oldest-first display): `after` = newer than, `before` = older than.
+    elif conversation is not None:
+        rows = rows.where(M.conversation_id == conversation)
+    return rows
+
+
+def between_cursors(rows: Select[Any], *, after: Any = None, before: Any = None) -> Select[Any]:
+    """Rows after and/or before the messages with those ids (None: no bound), by `sequence_id`. Absolute cursors, as
+    the oldest-first display shows them: `after` = newer than, `before` = older than. Each is a value or a bind
+    parameter."""
     cursor = orm.Message.__table__.alias("cursor")  # type: ignore[attr-defined]
-    if shape.after:
-        after = select(cursor.c.sequence_id).where(cursor.c.id == bindparam("after")).scalar_subquery()
-        rows = rows.where(M.sequence_id > after)
-    if shape.before:
-        before = select(cursor.c.sequence_id).where(cursor.c.id == bindparam("before")).scalar_subquery()
-        rows = rows.where(M.sequence_id < before)
+    if after is not None:
+        rows = rows.where(M.sequence_id > select(cursor.c.sequence_id).where(cursor.c.id == after).scalar_subquery())
+    if before is not None:
+        rows = rows.where(M.sequence_id < select(cursor.c.sequence_id).where(cursor.c.id == before).scalar_subquery())
     return rows
 
 

@@ -34,7 +34,7 @@ from memlet.db.message_row import MessageRow
 from memlet.db.pagination import Page, fetch_page
 from memlet.db.sql import escape_like
 from memlet.errors import NotFoundError
-from memlet.messages.history_sql import agent_tail_statement, tail_rows, tail_shape
+from memlet.messages.history_sql import agent_tail_statement, between_cursors, scoped, tail_rows, tail_shape
 from memlet.messages.search_sql import SEARCH_ROWS, SearchShape, search_statement, tsquery_terms
 
 M = orm.Message
@@ -119,17 +119,6 @@ class MessageRepository:
             if cursor not in found:
                 raise NotFoundError("Message", message=f"No message found with id '{cursor}' for agent '{agent_id}'.")
 
-    async def tail(
-        self, agent_id: str, *, after: str | None, before: str | None, limit: int | None, **filters: Any
-    ) -> list[orm.Message]:
-        """The newest ``limit`` rows of an agent between the cursors, oldest first (Letta's default history view).
-
-        Cursors are absolute here, matching the oldest-first display: ``after`` = newer than, ``before`` = older
-        than, so a client that pages backwards with ``before=<first id>`` walks the whole history once.
-        """
-        stmt = _filtered(select(M).where(M.agent_id == agent_id), **filters)
-        return await self._tail(stmt, after, before, limit)
-
     async def agent_tail(
         self,
         org_id: str,
@@ -141,8 +130,11 @@ class MessageRepository:
         group_id: str | None = None,
         conversation_id: str | None = None,
     ) -> tuple[str, list[orm.Message]] | None:
-        """`tail` of an agent of the organization and the agent's type, in one statement (`history_sql.py`); None
-        when the agent is not the organization's."""
+        """The newest ``limit`` rows of an agent of the organization between the cursors, oldest first (Letta's
+        default history view), and the agent's type, in one statement (`history_sql.py`); None when the agent is not
+        the organization's. Cursors are absolute, matching the oldest-first display: ``after`` = newer than,
+        ``before`` = older than, so a client that pages backwards with ``before=<first id>`` walks the whole history
+        once."""
         shape = tail_shape(group_id=group_id, conversation_id=conversation_id, after=after, before=before, limit=limit)
         params = {
             "org_id": org_id,
@@ -165,11 +157,7 @@ class MessageRepository:
     async def _tail(
         self, stmt: Select[Any], after: str | None, before: str | None, limit: int | None
     ) -> list[orm.Message]:
-        if after:
-            stmt = stmt.where(M.sequence_id > select(M.sequence_id).where(M.id == after).scalar_subquery())
-        if before:
-            stmt = stmt.where(M.sequence_id < select(M.sequence_id).where(M.id == before).scalar_subquery())
-        stmt = stmt.order_by(M.sequence_id.desc())
+        stmt = between_cursors(stmt, after=after or None, before=before or None).order_by(M.sequence_id.desc())
         if limit is not None and limit > 0:
             stmt = stmt.limit(limit)
         rows = list(await self.session.scalars(stmt))
@@ -355,11 +343,4 @@ _SET_SYSTEM_TEXTS = (
 
 
 def _filtered(stmt: Select[Any], *, group_id: str | None = None, conversation_id: str | None = None) -> Select[Any]:
-    if group_id:
-        stmt = stmt.where(M.group_id == group_id)
-    # "default" is the agent's own history: messages outside any conversation.
-    if conversation_id == "default":
-        stmt = stmt.where(M.conversation_id.is_(None))
-    elif conversation_id is not None:
-        stmt = stmt.where(M.conversation_id == conversation_id)
-    return stmt
+    return scoped(stmt, group=group_id or None, conversation=conversation_id)
