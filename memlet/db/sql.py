@@ -5,7 +5,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import ARRAY, String, func, literal
-from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.elements import BindParameter, ColumnElement
+from sqlalchemy.sql.selectable import TableValuedAlias
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -35,3 +36,9 @@ def any_of(ids: Sequence[str]) -> ColumnElement[Any]:
     """``ANY($1)`` over one text-array parameter: unlike ``IN ($1, $2, ...)`` the statement text does not change
     with the number of ids, so Postgres and asyncpg keep one prepared statement for every page size."""
     return func.any(literal(list(ids), ARRAY(String)))
+
+
+def array_rows(name: str | None = None, **columns: BindParameter[Any]) -> TableValuedAlias:
+    """Rows from array parameters of equal length, one per column (``unnest($1, $2, ...)`` as a derived table with
+    those column names): a batch of any size in one statement text."""
+    return func.unnest(*columns.values()).table_valued(*columns).render_derived(name=name)

@@ -32,7 +32,7 @@ from memlet.db.base import utcnow
 from memlet.db.driver import DriverSQL, driver_of
 from memlet.db.message_row import MessageRow
 from memlet.db.pagination import Page, fetch_page
-from memlet.db.sql import escape_like
+from memlet.db.sql import array_rows, escape_like
 from memlet.errors import NotFoundError
 from memlet.messages.history_sql import agent_tail_statement, between_cursors, scoped, tail_rows, tail_shape
 from memlet.messages.search_sql import SEARCH_ROWS, SearchShape, search_statement, tsquery_terms
@@ -322,14 +322,11 @@ class MessageRepository:
         return [SEARCH_ROWS.detached(row) for row in rows]
 
 
-_TEXTS = (
-    func.unnest(
-        bindparam("agent_ids", type_=ARRAY(String)),
-        bindparam("message_ids", type_=ARRAY(String)),
-        bindparam("texts", type_=ARRAY(String)),
-    )
-    .table_valued("agent_id", "message_id", "text")
-    .render_derived(name="system_texts")
+_TEXTS = array_rows(
+    "system_texts",
+    agent_id=bindparam("agent_ids", type_=ARRAY(String)),
+    message_id=bindparam("message_ids", type_=ARRAY(String)),
+    text=bindparam("texts", type_=ARRAY(String)),
 )
 _SET_SYSTEM_TEXTS = (
     update(M)

@@ -13,19 +13,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
 from memlet.db.driver import DriverSQL, driver_of
-from memlet.db.sql import any_of
+from memlet.db.sql import any_of, array_rows
 
 _CHUNKS: Table = orm.RunChunk.__table__  # type: ignore[assignment]
 # Every streamed turn writes its log in a few batches and its background reader reads it back: statements built
 # once and run on the driver (no ORM insert, one statement text for a batch of any size: the batch as arrays).
-_BATCH = (
-    func.unnest(
-        bindparam("seq_ids", type_=ARRAY(Integer)),
-        bindparam("data", type_=ARRAY(Text)),
-        bindparam("finals", type_=ARRAY(Boolean)),
-    )
-    .table_valued("seq_id", "data", "final")
-    .render_derived()
+_BATCH = array_rows(
+    seq_id=bindparam("seq_ids", type_=ARRAY(Integer)),
+    data=bindparam("data", type_=ARRAY(Text)),
+    final=bindparam("finals", type_=ARRAY(Boolean)),
 )
 _APPEND = DriverSQL(
     insert(_CHUNKS)

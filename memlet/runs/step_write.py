@@ -31,6 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memlet.db import models as orm
 from memlet.db.base import utcnow
 from memlet.db.driver import DriverSQL, driver_of, orm_insert_values
+from memlet.db.sql import array_rows
 from memlet.runs.run_statements import RunEnd
 
 MAX_ROWS = 8
@@ -116,10 +117,10 @@ def _statement(
         if system:  # as `refresh_system_message` and the agent's flush after it
             thread_values["system_compiled_at"] = _typed("y_compiled_at", _AGENTS, "system_compiled_at")
     if system:  # as `MessageRepository.set_system_texts`
-        texts = (
-            func.unnest(bindparam("y_message_ids", type_=ARRAY(String)), bindparam("y_texts", type_=ARRAY(String)))
-            .table_valued("message_id", "text")
-            .render_derived(name="system_texts")
+        texts = array_rows(
+            "system_texts",
+            message_id=bindparam("y_message_ids", type_=ARRAY(String)),
+            text=bindparam("y_texts", type_=ARRAY(String)),
         )
         side.append(
             update(_MESSAGES)
