@@ -33,6 +33,7 @@ from memlet.log import (
     request_id_var,
 )
 from memlet.loop.deps import LoopDeps, default_llm_for
+from memlet.loop.window_cache import WindowCache
 from memlet.passages.embedder import Embedder
 from memlet.passages.message_indexer import MessageIndexer
 from memlet.providers.catalog import load_catalog
@@ -73,7 +74,19 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.sleeptime_lifecycle = SleeptimeLifecycle(app.state.catalog)
     # Agent responses read the group an agent manages (`managed_group`) through this hook.
     app.state.managed_groups = managed_groups
-    loop_deps = LoopDeps(app.state.sessionmaker, settings, llm_clients, turn_engine, worker.worker_id, embedder)
+    # In-context rows kept between turns, shared by every turn this process runs.
+    app.state.window_cache = window_cache = (
+        WindowCache(settings.context_cache_rows) if settings.context_cache_rows else None
+    )
+    loop_deps = LoopDeps(
+        app.state.sessionmaker,
+        settings,
+        llm_clients,
+        turn_engine,
+        worker.worker_id,
+        embedder,
+        window_cache=window_cache,
+    )
     app.state.sleeptime_runs = sleeptime_runs = SleeptimeRuns(loop_deps, worker.turns)
     sleeptime_runs.start()
     # Uploads still pending, parsing or embedding when the server last stopped are processed again.

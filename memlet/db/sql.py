@@ -4,7 +4,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ARRAY, String, func, literal
+from sqlalchemy import ARRAY, String, Text, bindparam, cast, func, literal
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 from sqlalchemy.sql.selectable import TableValuedAlias
 
@@ -42,3 +42,24 @@ def array_rows(name: str | None = None, **columns: BindParameter[Any]) -> TableV
     """Rows from array parameters of equal length, one per column (``unnest($1, $2, ...)`` as a derived table with
     those column names): a batch of any size in one statement text."""
     return func.unnest(*columns.values()).table_valued(*columns).render_derived(name=name)
+
+
+def text_array(values: Sequence[str]) -> str:
+    """`values` as one Postgres array literal (``{"a","b"}``), for a parameter cast to an array in SQL
+    (`array_parameter`). asyncpg encodes a list parameter element by element, with an abstract-base-class check on
+    each (~1 us apiece: 2 ms for a 1,000-row window's ids and versions); one string costs it nothing, and Postgres
+    parses the literal in C."""
+    joined = '","'.join(values)
+    if "\\" in joined or joined.count('"') != 2 * max(len(values) - 1, 0):  # a value to escape: rare
+        joined = '","'.join(v.replace("\\", "\\\\").replace('"', '\\"') for v in values)
+    return '{"' + joined + '"}' if values else "{}"
+
+
+def int_array(values: Sequence[int]) -> str:
+    """`values` as one Postgres array literal (``{1,2}``); see `text_array`."""
+    return "{" + ",".join(map(str, values)) + "}"
+
+
+def array_parameter(name: str, item: Any) -> ColumnElement[Any]:
+    """The bind parameter `name`, an array literal string (`text_array`, `int_array`), cast to an array of `item`."""
+    return cast(bindparam(name, type_=Text), ARRAY(item))

@@ -2,10 +2,12 @@
 
 Loading is two statements on the driver (`db/driver`; rows made detached ORM instances by `db/row_shape`): the
 agent with its blocks and tools (`AgentRepository.find_with_memory`; in a conversation, with the conversation and its
-isolated blocks: `ConversationRepository.find_with_agent`), then the in-context messages. A turn's first load also
-starts its run in the first statement (`load_and_start`). The agent, blocks and tools are detached ORM instances that
-never enter the session: memory edits are written back by explicit statements (`loop/commit._write_memory`). The
-in-context messages are plain read-only `MessageRow`s: the loop reads all of them every step and writes none back.
+isolated blocks: `ConversationRepository.find_with_agent`), then the in-context messages: through the process'
+`WindowCache` when the loop has one (only rows changed since the thread's last load are read in full). A turn's first
+load also starts its run in the first statement (`load_and_start`). The agent, blocks and tools are detached ORM
+instances that never enter the session: memory edits are written back by explicit statements
+(`loop/commit._write_memory`). The in-context messages are plain read-only `MessageRow`s: the loop reads all of them
+every step and writes none back.
 """
 
 from dataclasses import dataclass
@@ -18,6 +20,8 @@ from memlet.conversations.repository import WITH_AGENT_READ, ConversationReposit
 from memlet.db import models as orm
 from memlet.db.message_row import MessageRow
 from memlet.errors import NotFoundError
+from memlet.loop.buffer_chat import BufferChat
+from memlet.loop.window_cache import WindowCache
 from memlet.messages.repository import MessageRepository
 from memlet.runs.repository import RunRepository
 from memlet.runs.run_statements import RunStart
@@ -34,13 +38,16 @@ class LoopState:
     messages: list[MessageRow]  # message_ids order, the system message first
     # The conversation the turn runs in: `messages` is its window, its isolated blocks replace the agent's.
     conversation: orm.Conversation | None = None
+    # The thread's converted buffer kept between turns, when the rows were read through a `WindowCache`.
+    chat: BufferChat | None = None
 
 
 class LoopRepository:
     """The repositories a step uses, on one session. Never commits; the caller owns the transaction."""
 
-    def __init__(self, session: AsyncSession) -> None:
+    def __init__(self, session: AsyncSession, window_cache: WindowCache | None = None) -> None:
         self.session = session
+        self.window_cache = window_cache
         self.agents = AgentRepository(session)
         self.messages = MessageRepository(session)
         self.blocks = BlockRepository(session)
@@ -81,12 +88,13 @@ class LoopRepository:
         agent, blocks, window = loaded.agent, loaded.blocks, loaded.agent.message_ids or []
         if conversation is not None:
             blocks, window = with_isolated(blocks, isolated or []), conversation.message_ids or []
+        if self.window_cache is None:
+            messages, chat = await self.messages.in_context(agent.id, window), None
+        else:
+            key = conversation.id if conversation is not None else agent.id
+            messages, chat = await self.window_cache.load(self.messages, key, agent.id, window)
         return LoopState(
-            agent=agent,
-            blocks=blocks,
-            tools=loaded.tools,
-            messages=await self.messages.in_context(agent.id, window),
-            conversation=conversation,
+            agent=agent, blocks=blocks, tools=loaded.tools, messages=messages, conversation=conversation, chat=chat
         )
 
     async def load_state_or_404(

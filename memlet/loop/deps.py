@@ -12,6 +12,7 @@ from memlet.llm.client import LLMClient
 from memlet.loop.agent_messaging import AgentMessenger
 from memlet.loop.events import RunFinished
 from memlet.loop.llm_clients import LLMClients
+from memlet.loop.window_cache import WindowCache
 from memlet.messages.schemas import StoredMessage
 from memlet.passages.embedder import Embedder
 
@@ -40,6 +41,8 @@ class LoopDeps:
     embedder: Embedder | None = None
     # Runs another agent's turn for the multi-agent tools (None: those tools answer with an error).
     agent_messenger: AgentMessenger | None = None
+    # The process' in-context rows kept between turns (None: every turn reads its whole window).
+    window_cache: WindowCache | None = None
 
     def __post_init__(self) -> None:
         if self.embedder is None:

@@ -90,7 +90,8 @@ class RunState:
     async def load(self) -> LoopState:
         """A fresh snapshot of the agent for the next step (raises NotFoundError if it was deleted)."""
         async with self.deps.sessionmaker() as session:
-            state = await LoopRepository(session).load_state(self.agent_id, self.org_id, self.options.conversation_id)
+            repo = LoopRepository(session, self.deps.window_cache)
+            state = await repo.load_state(self.agent_id, self.org_id, self.options.conversation_id)
         if state is None:
             raise NotFoundError("Agent", self.agent_id)
         return self.apply_override(state)

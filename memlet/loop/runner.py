@@ -122,7 +122,7 @@ async def _run_locked(
             lease_s=deps.settings.run_lease_s,
             conversation_id=options.conversation_id,
         )
-        loaded, run_status = await LoopRepository(session).load_and_start(
+        loaded, run_status = await LoopRepository(session, deps.window_cache).load_and_start(
             agent_id, org_id, options.conversation_id, start
         )
         state = found_or_404(loaded, agent_id, options.conversation_id)
@@ -136,6 +136,8 @@ async def _run_locked(
         approval = check_approval(state, answers)
         solver = ToolRulesSolver.from_stored(state.agent.tool_rules)
         run = RunState(deps, run_id, agent_id, org_id, options, solver, watch=watch)
+        if state.chat is not None:
+            run.chat = state.chat  # the thread's conversion, kept from its last turn
         run.pending = [input_row(i, state.agent, run_id) for i in inputs if isinstance(i, MessageCreate)]
         if answers is not None and approval is None and not run.pending:
             run.pending = [input_row(KEEP_ALIVE, state.agent, run_id)]  # answers re-sent after they were applied

@@ -19,23 +19,21 @@ from sqlalchemy import (
     func,
     insert,
     literal,
-    literal_column,
     select,
     update,
 )
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.sql.elements import ColumnElement
 
 from memlet.db import models as orm
 from memlet.db.base import utcnow
 from memlet.db.driver import DriverSQL, driver_of
 from memlet.db.message_row import MessageRow
 from memlet.db.pagination import Page, fetch_page
-from memlet.db.sql import array_rows, escape_like
+from memlet.db.sql import array_rows, escape_like, int_array, text_array
 from memlet.errors import NotFoundError
 from memlet.messages.history_sql import agent_tail_statement, between_cursors, scoped, tail_rows, tail_shape
 from memlet.messages.search_sql import SEARCH_ROWS, SearchShape, search_statement, tsquery_terms
+from memlet.messages.window_sql import IN_CONTEXT, REVALIDATE
 
 M = orm.Message
 _TABLE: Table = M.__table__  # type: ignore[assignment]
@@ -56,35 +54,6 @@ def _insert_rows(count: int) -> DriverSQL:
         for i in range(count)
     ]
     return DriverSQL(insert(_TABLE).values(rows).returning(_TABLE.c.id, _TABLE.c.sequence_id))
-
-
-# The in-context load: the table's columns in `MessageRow`'s order, for the ids of one array parameter (not
-# `IN ($1, ..., $n)`: one statement text whatever the window's length, so asyncpg's prepared statement and
-# Postgres' plan are reused turn after turn instead of made anew). The ids are joined `WITH ORDINALITY`, so the rows
-# come back in window order, each found by its primary key (with `id = ANY($1)` Postgres also probed the key, or
-# filtered the agent's rows, and spent ~0.2 ms more CPU per ~200-row window).
-
-
-def _row_column(field: str) -> ColumnElement[Any]:
-    """A column as the in-context load reads it: a JSONB `null` (what an unset JSONB attribute is stored as) comes
-    back as SQL NULL, which the driver hands over as None without running the JSON decoder."""
-    column = _TABLE.c[M.__mapper__.column_attrs[field].columns[0].key]
-    if not isinstance(column.type, JSONB):
-        return column
-    return func.nullif(column, literal_column("'null'::jsonb"), type_=column.type).label(column.key)
-
-
-_ROW_COLUMNS = select(*(_row_column(field) for field in MessageRow._fields))
-# Every step runs it: run on the driver (`memlet.db.driver`), its rows made into `MessageRow`s with no SQLAlchemy
-# `Row` in between.
-_WINDOW = (
-    func.unnest(bindparam("ids", type_=ARRAY(String))).table_valued("id", with_ordinality="n").render_derived(name="w")
-)
-_IN_CONTEXT = DriverSQL(
-    _ROW_COLUMNS.join_from(_WINDOW, _TABLE, _TABLE.c.id == _WINDOW.c.id)
-    .where(_TABLE.c.agent_id == bindparam("agent_id"))
-    .order_by(_WINDOW.c.n)
-)
 
 
 class MessageRepository:
@@ -225,9 +194,23 @@ class MessageRepository:
         if not message_ids:
             return []
         driver = await driver_of(self.session)
-        rows = await driver.fetch(_IN_CONTEXT, {"ids": list(message_ids), "agent_id": agent_id})
+        rows = await driver.fetch(IN_CONTEXT, {"ids": text_array(message_ids), "agent_id": agent_id})
         make = MessageRow._make
         return [make(row) for row in rows]
+
+    async def revalidate(
+        self, agent_id: str, message_ids: Sequence[str], held: Sequence[int]
+    ) -> list[tuple[int, int, MessageRow | None]]:
+        """The window's found rows in window order, each as (its index in `message_ids`, its version's `xmin`,
+        the row, or None when `held` (the `xmin` the caller holds per id, `window_sql.UNSEEN` for none) is
+        current)."""
+        if not message_ids:
+            return []
+        driver = await driver_of(self.session)
+        params = {"ids": text_array(message_ids), "seen": int_array(held), "agent_id": agent_id}
+        rows = await driver.fetch(REVALIDATE, params)
+        make = MessageRow._make
+        return [(row[0] - 1, row[1], None if row[2] is None else make(row[2:])) for row in rows]
 
     async def between(
         self, agent_id: str, *, after: str | None, through: str | None, limit: int = 500

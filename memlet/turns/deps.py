@@ -29,6 +29,7 @@ async def get_loop_deps(request: Request) -> LoopDeps:
         turn_engine=getattr(state, "turn_engine", None),
         worker_id=worker.worker_id if worker is not None else None,
         embedder=getattr(state, "embedder", None),
+        window_cache=getattr(state, "window_cache", None),
     )
     if worker is not None:  # the multi-agent tools run other agents' turns through the loop's hook
         deps.agent_messenger = InProcessMessenger(deps, worker.turns)

@@ -1,0 +1,80 @@
+"""The in-context load's statements: a thread's window of messages by id, in window order, as `MessageRow` columns.
+
+Both run on the driver (`memlet.db.driver`) every turn, with the window as one array literal parameter (`db.sql.text_array`; not
+`IN ($1, ..., $n)`: one statement text whatever the window's length, so asyncpg's prepared statement and Postgres'
+plan are reused turn after turn). The ids are joined `WITH ORDINALITY`, so the rows come back in window order,
+each found by its primary key (with `id = ANY($1)` Postgres also probed the key, or filtered the agent's rows, and
+spent ~0.2 ms more CPU per ~200-row window). An id with no row of the agent is left out.
+
+`REVALIDATE` is the load for rows kept between turns (`memlet.loop.window_cache`): it passes, beside each id, the
+`xmin` of the row version the caller holds (0: none), and returns every found row's position and current `xmin`
+but its columns only where the version differs. Postgres gives every new version of a row (any UPDATE) a new
+`xmin`, whoever wrote it, so an unchanged `xmin` means the held row is the stored one.
+"""
+
+from typing import Any
+
+from sqlalchemy import String, Table, bindparam, case, func, literal_column, select
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.sql.elements import ColumnElement, Label
+from sqlalchemy.types import UserDefinedType
+
+from memlet.db import models as orm
+from memlet.db.driver import DriverSQL
+from memlet.db.message_row import MessageRow
+from memlet.db.sql import array_parameter
+
+M = orm.Message
+_TABLE: Table = M.__table__  # type: ignore[assignment]
+UNSEEN = 0  # the `xmin` passed for an id whose row the caller does not hold (no row version has xid 0)
+
+
+def _row_column(field: str) -> ColumnElement[Any]:
+    """A column as the in-context load reads it: a JSONB `null` (what an unset JSONB attribute is stored as) comes
+    back as SQL NULL, which the driver hands over as None without running the JSON decoder."""
+    column = _TABLE.c[M.__mapper__.column_attrs[field].columns[0].key]
+    if not isinstance(column.type, JSONB):
+        return column
+    return func.nullif(column, literal_column("'null'::jsonb"), type_=column.type).label(column.key)
+
+
+_COLUMNS = [_row_column(field) for field in MessageRow._fields]
+_WINDOW = func.unnest(array_parameter("ids", String)).table_valued("id", with_ordinality="n").render_derived(name="w")
+IN_CONTEXT = DriverSQL(
+    select(*_COLUMNS)
+    .join_from(_WINDOW, _TABLE, _TABLE.c.id == _WINDOW.c.id)
+    .where(_TABLE.c.agent_id == bindparam("agent_id"))
+    .order_by(_WINDOW.c.n)
+)
+
+
+class _Xid(UserDefinedType[int]):
+    """Postgres' `xid` (asyncpg reads it as an int). Compared as is: a cast through text per row cost more."""
+
+    cache_ok = True
+
+    def get_col_spec(self, **kw: Any) -> str:
+        return "XID"
+
+
+_HELD = (
+    func.unnest(array_parameter("ids", String), array_parameter("seen", _Xid()))
+    .table_valued("id", "seen", with_ordinality="n")
+    .render_derived(name="w")
+)
+
+_XMIN = literal_column("messages.xmin", type_=_Xid())
+_HELD_IS_CURRENT = _HELD.c.seen == _XMIN  # `xid = xid` (every Postgres has it; `<>` came in 13)
+
+
+def _if_changed(column: ColumnElement[Any]) -> ColumnElement[Any]:
+    expression = column.element if isinstance(column, Label) else column
+    return case((_HELD_IS_CURRENT, None), else_=expression).label(column.key)
+
+
+REVALIDATE = DriverSQL(
+    select(_HELD.c.n, _XMIN.label("version"), *map(_if_changed, _COLUMNS))
+    .join_from(_HELD, _TABLE, _TABLE.c.id == _HELD.c.id)
+    .where(_TABLE.c.agent_id == bindparam("agent_id"))
+    .order_by(_HELD.c.n)
+)
