@@ -76,7 +76,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.managed_groups = managed_groups
     # In-context rows kept between turns, shared by every turn this process runs.
     app.state.window_cache = window_cache = (
-        WindowCache(settings.context_cache_rows) if settings.context_cache_rows else None
+        WindowCache(settings.context_cache_mb * 1024 * 1024) if settings.context_cache_mb else None
     )
     loop_deps = LoopDeps(
         app.state.sessionmaker,

@@ -40,9 +40,9 @@ class Settings(BaseSettings):
     gc_freeze: bool = True
     # With gc_freeze: the young generation's collection threshold (CPython's default is 700; memlet/gc_tuning.py).
     gc_young_threshold: int = Field(default=YOUNG_THRESHOLD, ge=1, le=10_000_000)
-    # In-context message rows each server process keeps between turns, checked against each row's version on
-    # every load (memlet/loop/window_cache.py); 0 reads every thread's whole window every turn.
-    context_cache_rows: int = Field(default=10_000, ge=0, le=10_000_000)
+    # Megabytes of in-context message rows each server process keeps between turns (estimated), checked against
+    # each row's version on every load (memlet/loop/window_cache.py); 0 reads every thread's whole window every turn.
+    context_cache_mb: int = Field(default=64, ge=0, le=1_000_000)
 
     # Optional bearer-password auth (Letta: SECURE / LETTA_SERVER_SECURE + LETTA_SERVER_PASSWORD).
     server_password: SecretStr | None = Field(

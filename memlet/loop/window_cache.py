@@ -14,13 +14,16 @@ found. So several workers, or hosts, each keep their own cache of the same threa
 The rows are immutable tuples; their content (lists and dicts) is shared and never modified by the loop, like the
 chat messages (see `BufferChat`).
 
-Bounded by rows (`Settings.context_cache_rows`): the least recently loaded threads go first. A turn holds its
+Bounded by memory (`Settings.context_cache_mb`, each row's size estimated by `row_size` when it is read): the
+least recently loaded threads go first. A turn holds its
 thread's lock while it uses the thread's entry, so one entry is never used by two turns at once.
 """
 
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+import orjson
 
 from memlet.db.message_row import MessageRow
 from memlet.loop.buffer_chat import BufferChat
@@ -30,17 +33,19 @@ from memlet.messages.window_sql import UNSEEN
 
 @dataclass
 class ThreadWindow:
-    """One thread's rows by id, with the `xmin` each was read at, and its converted buffer."""
+    """One thread's rows by id, each with the `xmin` it was read at and its estimated size, and its converted
+    buffer."""
 
-    rows: dict[str, tuple[int, MessageRow]] = field(default_factory=dict)
+    rows: dict[str, tuple[int, MessageRow, int]] = field(default_factory=dict)
     chat: BufferChat = field(default_factory=BufferChat)
+    size: int = 0  # bytes, estimated (`row_size`)
 
 
 class WindowCache:
-    def __init__(self, max_rows: int) -> None:
-        self.max_rows = max_rows
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
         self._threads: OrderedDict[str, ThreadWindow] = OrderedDict()
-        self._rows = 0
+        self._size = 0
         self.rows_read = 0  # rows whose columns the loads read (for tests and benchmarks)
 
     def thread(self, key: str) -> ThreadWindow:
@@ -61,33 +66,50 @@ class WindowCache:
         held = entry.rows
         found = await repo.revalidate(agent_id, window, [held.get(i, _NOT_HELD)[0] for i in window])
         rows: list[MessageRow] = []
-        kept: dict[str, tuple[int, MessageRow]] = {}
+        kept: dict[str, tuple[int, MessageRow, int]] = {}
+        size = 0
         for index, version, row in found:
             message_id = window[index]
             if row is None:
-                row = held[message_id][1]
+                _, row, bytes_ = held[message_id]
             else:
+                bytes_ = row_size(row)
                 self.rows_read += 1
             rows.append(row)
-            kept[message_id] = (version, row)
-        self._store(key, entry, kept)
+            kept[message_id] = (version, row, bytes_)
+            size += bytes_
+        self._store(key, entry, kept, size)
         return rows, entry.chat
 
-    def _store(self, key: str, entry: ThreadWindow, rows: dict[str, tuple[int, MessageRow]]) -> None:
+    def _store(self, key: str, entry: ThreadWindow, rows: dict[str, tuple[int, MessageRow, int]], size: int) -> None:
         if key in self._threads:
-            self._rows -= len(self._threads.pop(key).rows)
-        if len(rows) > self.max_rows:
+            self._size -= self._threads.pop(key).size
+        if size > self.max_bytes:
             return  # a thread larger than the whole cache is read in full every turn
-        entry.rows = rows
+        entry.rows, entry.size = rows, size
         self._threads[key] = entry
-        self._rows += len(rows)
-        while self._rows > self.max_rows:
+        self._size += size
+        while self._size > self.max_bytes:
             _, evicted = self._threads.popitem(last=False)
-            self._rows -= len(evicted.rows)
+            self._size -= evicted.size
+
+    @property
+    def size(self) -> int:
+        """The estimated bytes of the rows the cache holds."""
+        return self._size
 
     def __len__(self) -> int:
         """How many rows the cache holds."""
-        return self._rows
+        return sum(len(entry.rows) for entry in self._threads.values())
 
 
-_NOT_HELD: tuple[int, None] = (UNSEEN, None)
+ROW_OVERHEAD = 1024  # a `MessageRow`'s tuple, ids, timestamps and its converted chat message, roughly
+
+
+def row_size(row: MessageRow) -> int:
+    """The memory a held row takes, estimated: its JSON columns' encoded length (a tool return may be large) plus
+    a fixed share for the rest and for its chat conversion, which mostly shares the row's strings."""
+    return ROW_OVERHEAD + len(orjson.dumps((row.content, row.tool_calls, row.tool_returns, row.approvals)))
+
+
+_NOT_HELD: tuple[int, None, int] = (UNSEEN, None, 0)

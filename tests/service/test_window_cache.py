@@ -10,7 +10,7 @@ from sqlalchemy import text
 
 from memlet.db.sql import int_array, text_array
 from memlet.loop.agent_state import LoopRepository
-from memlet.loop.window_cache import WindowCache
+from memlet.loop.window_cache import ROW_OVERHEAD, WindowCache
 from tests.mock_llm import Reply
 from tests.service.loop_factories import LoopEnv, loop_env
 
@@ -19,7 +19,7 @@ __all__ = ["loop_env"]
 
 @pytest.fixture
 async def cached(loop_env: LoopEnv) -> tuple[LoopEnv, WindowCache]:
-    cache = WindowCache(max_rows=10_000)
+    cache = WindowCache(max_bytes=64 * 1024 * 1024)
     loop_env.deps = replace(loop_env.deps, window_cache=cache)
     return loop_env, cache
 
@@ -105,30 +105,40 @@ async def test_a_memory_edit_shows_in_the_next_turns_system_prompt(
     assert "Likes green tea." in mock_llm.requests[-1]["messages"][0]["content"]
 
 
-async def test_the_cache_is_bounded_by_rows(loop_env: LoopEnv, mock_llm: Any) -> None:
+async def test_the_cache_is_bounded_by_the_rows_size(loop_env: LoopEnv, mock_llm: Any) -> None:
     agents = [await loop_env.agent() for _ in range(3)]
     for agent in agents:
         await _chat(loop_env, mock_llm, agent, 1)
+    mock_llm.script(Reply.text("x" * 50_000))  # a large row counts for its size, not as one row
+    await loop_env.send(agents[1], "a long answer, please")
     windows = {a.id: [r.id for r in await loop_env.in_context(a.id)] for a in agents}
-    size = len(windows[agents[0].id])
-    cache = WindowCache(max_rows=2 * size)
     async with loop_env.sessionmaker() as session:
-        repo = LoopRepository(session, cache)
+        sizes = {}
         for agent in agents:
+            probe = WindowCache(max_bytes=10**9)
+            await LoopRepository(session, probe).load_state(agent.id, agent.organization_id)
+            sizes[agent.id] = probe.size
+        first, big, third = (sizes[a.id] for a in agents)
+        assert big > first + 50_000 and first == third
+        assert first >= ROW_OVERHEAD * len(windows[agents[0].id])
+
+        cache = WindowCache(max_bytes=first + third)
+        repo = LoopRepository(session, cache)
+        for agent in [agents[0], agents[2], agents[1]]:
             state = await repo.load_state(agent.id, agent.organization_id)
             assert state is not None and [r.id for r in state.messages] == windows[agent.id]
-        assert len(cache) == 2 * size  # the least recently loaded thread went
+        # The big thread is larger than the cache: never held; the two small ones stay.
+        assert cache.size == first + third and len(cache) == 2 * len(windows[agents[0].id])
         before = cache.rows_read
         await repo.load_state(agents[0].id, agents[0].organization_id)
-        assert cache.rows_read - before == size  # read in full again
         await repo.load_state(agents[2].id, agents[2].organization_id)
-        assert cache.rows_read - before == size  # still held
-
-        small = WindowCache(max_rows=size - 1)  # a thread larger than the cache is never held
-        for _ in range(2):
-            state = await LoopRepository(session, small).load_state(agents[1].id, agents[1].organization_id)
-            assert state is not None and [r.id for r in state.messages] == windows[agents[1].id]
-        assert len(small) == 0 and small.rows_read == 2 * size
+        assert cache.rows_read == before  # both still held
+        small = WindowCache(max_bytes=first + first // 2)
+        repo = LoopRepository(session, small)
+        for agent in [agents[0], agents[2], agents[0]]:
+            await repo.load_state(agent.id, agent.organization_id)
+        # Loading the third thread evicted the least recently loaded one, which was then read in full again.
+        assert small.size == first and small.rows_read == 3 * len(windows[agents[0].id])
 
 
 async def test_array_literals_round_trip_any_text(loop_env: LoopEnv) -> None:
