@@ -1,7 +1,8 @@
 """Two checkouts side by side, their sends interleaved: server + Postgres CPU per send of each.
 
     .venv/bin/python bench/bench_ab.py <checkout A> <checkout B> [--sends 150]
-        [--shape one|search|letta-code|conversation-memory-edit|list-messages|list-agents] [--env-a KEY=VALUE ...] [--env-b KEY=VALUE ...]
+        [--shape one|search|letta-code|conversation-memory-edit|list-messages|list-agents] [--burst N]
+        [--env-a KEY=VALUE ...] [--env-b KEY=VALUE ...]
     .venv/bin/python bench/bench_ab.py . . --env-a MEMLET_GC_YOUNG_THRESHOLD=700    # one checkout, two settings
 
 Each checkout's memlet runs (with this interpreter) on an embedded Postgres of its own, both answered by one mock
@@ -11,7 +12,8 @@ project is measured on drifts by ±25% within minutes). Shapes: a one-step send,
 turn, Letta Code's turn (a conversation send streamed in the background with token chunks and an otid), and a
 memory edit in a conversation (`memory_insert`, then a reply; a blocking send), and a list of the agent's newest 50
 messages of 1,000 (the yardstick's phase d) and a list of 50 agents of 1,000 (phase f): not sends, but measured the
-same way.
+same way. `--burst N`: N clients send at once before the measured requests, which then start from pools full
+of idle connections.
 """
 
 import argparse
@@ -22,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +67,7 @@ class Side:
         self.http = httpx.Client(base_url=f"http://127.0.0.1:{self.port}", timeout=60)
         self.spent: list[tuple[float, float]] = []
 
-    def ready(self, shape: str) -> None:
+    def ready(self, shape: str, burst: int = 0) -> None:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             try:
@@ -76,6 +79,8 @@ class Side:
         warm = self.http.post("/v1/agents/", json={**AGENT, "name": "warm-up"}).json()["id"]
         for i in range(20):
             self.http.post(f"/v1/agents/{warm}/messages", json={"messages": [{"role": "user", "content": f"w{i}"}]})
+        if burst:
+            self._burst(burst)
         self.agent = self.http.post("/v1/agents/", json={**AGENT, "name": "ab"}).json()["id"]
         self.conversation = self.http.post("/v1/conversations/", params={"agent_id": self.agent}, json={}).json()["id"]
         if shape == "list-agents":  # 1,000 agents with two blocks and the base tools each
@@ -90,6 +95,21 @@ class Side:
                 texts = [f"fill {batch} {i} lorem ipsum dolor" for i in range(50)]
                 body = {"messages": [{"role": "user", "content": text} for text in texts]}
                 self.http.post(f"/v1/agents/{self.agent}/messages", json=body).raise_for_status()
+
+    def _burst(self, clients: int) -> None:
+        """`clients` clients at once, three sends and three lists each: both of the server's pools then hold many
+        idle connections, as after a busy moment."""
+
+        def client(n: int) -> None:
+            with httpx.Client(base_url=str(self.http.base_url), timeout=60) as http:
+                agent = http.post("/v1/agents/", json={**AGENT, "name": f"burst-{n}"}).json()["id"]
+                for i in range(3):
+                    body = {"messages": [{"role": "user", "content": f"b{i}"}]}
+                    http.post(f"/v1/agents/{agent}/messages", json=body).raise_for_status()
+                    http.get(f"/v1/agents/{agent}/messages", params={"limit": 50}).raise_for_status()
+
+        with ThreadPoolExecutor(clients) as pool:
+            list(pool.map(client, range(clients)))
 
     def cpu(self) -> tuple[float, float]:
         return process_cpu_s(self.server.pid), postgres_cpu_s(self.data / "pgdata")
@@ -132,6 +152,7 @@ def main() -> None:
     parser.add_argument("--sends", type=int, default=150)
     shapes = ("one", "search", "letta-code", "conversation-memory-edit", "list-messages", "list-agents")
     parser.add_argument("--shape", choices=shapes, default="one")
+    parser.add_argument("--burst", type=int, default=0, help="clients sending at once before the measured sends")
     for side in ("a", "b"):
         parser.add_argument(f"--env-{side}", action="append", default=[], metavar="KEY=VALUE", help="server setting")
     args = parser.parse_args()
@@ -144,7 +165,7 @@ def main() -> None:
     ]
     try:
         for side in sides:
-            side.ready(args.shape)
+            side.ready(args.shape, args.burst)
         for i in range(args.sends):
             for side in sides:
                 if args.shape in SCRIPTS:  # scripting the mock is not timed
