@@ -11,6 +11,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from memlet import __version__, ids, metrics
+from memlet.agents.json_cache import AgentJsonCache
 from memlet.agents.system_message import rebuild_prompts
 from memlet.api import route_index
 from memlet.api.edge import EdgeMiddleware
@@ -74,6 +75,10 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.sleeptime_lifecycle = SleeptimeLifecycle(app.state.catalog)
     # Agent responses read the group an agent manages (`managed_group`) through this hook.
     app.state.managed_groups = managed_groups
+    # Listed agents' JSON, kept between list requests (checked against the rows' versions on every list).
+    app.state.agent_json_cache = (
+        AgentJsonCache(settings.agent_json_cache_mb * 1024 * 1024) if settings.agent_json_cache_mb else None
+    )
     # In-context rows kept between turns, shared by every turn this process runs.
     app.state.window_cache = window_cache = (
         WindowCache(settings.context_cache_mb * 1024 * 1024) if settings.context_cache_mb else None

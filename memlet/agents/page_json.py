@@ -24,8 +24,19 @@ def _encode(model: BaseModel, include: set[str] | None = None) -> bytes:
     return model.__pydantic_serializer__.to_json(model, include=include, by_alias=True)
 
 
+def agent_parts(state: AgentState) -> tuple[bytes, bytes]:
+    """The agent's JSON object before its tools (``{...,"tools":[``) and after them (``],...}``)."""
+    head, tail = _encode(state, _HEAD), _encode(state, _TAIL)
+    return head[:-1] + b"," + _KEY, b"]," + tail[1:]
+
+
 def encode_agents(states: Sequence[AgentState]) -> bytes:
     """``states`` as a JSON array, as FastAPI would send ``list[AgentState]``."""
+    return join_page([(*agent_parts(state), state.tools) for state in states])
+
+
+def join_page(agents: Sequence[tuple[bytes, bytes, Sequence[Tool]]]) -> bytes:
+    """A page as a JSON array from each agent's `agent_parts` and its tools."""
     tools: dict[int, bytes] = {}  # by id(): the page's agents share their Tool objects
 
     def tool_json(tool: Tool) -> bytes:
@@ -36,10 +47,9 @@ def encode_agents(states: Sequence[AgentState]) -> bytes:
 
     # Every piece of the page in one list, joined once (a page is ~640 KB: each extra join copies it).
     parts: list[bytes] = [b"["]
-    for n, state in enumerate(states):
-        head, tail = _encode(state, _HEAD), _encode(state, _TAIL)
+    for n, (head, tail, agent_tools) in enumerate(agents):
         if n:
             parts.append(b",")
-        parts += (head[:-1], b",", _KEY, b",".join([tool_json(t) for t in state.tools]), b"],", tail[1:])
+        parts += (head, b",".join([tool_json(t) for t in agent_tools]), tail)
     parts.append(b"]")
     return b"".join(parts)

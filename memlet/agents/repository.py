@@ -31,7 +31,7 @@ from memlet.db.driver import DriverSQL, driver_of
 from memlet.db.locks import lock_key
 from memlet.db.pagination import Page, fetch_page, paginate
 from memlet.db.row_shape import RowShape
-from memlet.db.sql import any_of, escape_like
+from memlet.db.sql import any_of, escape_like, row_version
 from memlet.errors import NotFoundError
 from memlet.tools.repository import TOOL_ROWS, agent_tools_array
 
@@ -206,6 +206,9 @@ def _link_columns(managers: bool) -> tuple[ColumnElement[Any], ...]:
     )
 
 
+_XMIN = row_version("agents")
+
+
 def _links(tags: Sequence[str], identity_ids: Sequence[str], source_ids: Sequence[str], manager: bool) -> AgentLinks:
     return AgentLinks(list(tags), list(identity_ids), list(source_ids), bool(manager))
 
@@ -265,11 +268,12 @@ class AgentRepository:
 
     async def list_page_with_links(
         self, org_id: str, filters: AgentFilters, page: Page, *, sort_by: str, managers: bool
-    ) -> list[tuple[orm.Agent, AgentLinks]]:
-        """A page of agents with their links, in one statement (what `list_page` and `links_for` read in two)."""
-        stmt = filters.apply(select(orm.Agent, *_link_columns(managers)), org_id)
+    ) -> list[tuple[orm.Agent, AgentLinks, int]]:
+        """A page of agents with their links and the `xmin` of each row's version, in one statement (what
+        `list_page` and `links_for` read in two)."""
+        stmt = filters.apply(select(orm.Agent, _XMIN, *_link_columns(managers)), org_id)
         paged, reverse = paginate(stmt, page, sort_col=_sort_column(sort_by), id_col=orm.Agent.id)
-        rows = [(agent, _links(*links)) for agent, *links in await self.session.execute(paged)]
+        rows = [(agent, _links(*links), xmin) for agent, xmin, *links in await self.session.execute(paged)]
         return rows[::-1] if reverse else rows
 
     async def count(self, org_id: str, filters: AgentFilters) -> int:

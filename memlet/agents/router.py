@@ -5,7 +5,6 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query, Request, Response
 
 from memlet.agents.deps import AgentReaderDep, AgentServiceDep
-from memlet.agents.page_json import encode_agents
 from memlet.agents.repository import AgentFilters
 from memlet.agents.schemas import AgentRelationship, AgentState, CreateAgent, UpdateAgent
 from memlet.agents.views import parse_include
@@ -70,9 +69,11 @@ async def list_agents(
     """List agents, newest first by default, with filters and cursor pagination."""
     page = Page(before=before, after=after, limit=limit, order=resolve_order(order, ascending, "desc"))
     wanted = parse_include(include, include_relationships, sdk_v1=is_sdk_v1(request))
-    states = await service.list_page(actor, filters, page, sort_by=sort_by or order_by, include=wanted)
-    # The bytes FastAPI would send for list[AgentState], with each shared tool encoded once (agents/page_json.py).
-    return Response(content=encode_agents(states), media_type="application/json")
+    # The bytes FastAPI would send for list[AgentState], with each shared tool encoded once (agents/page_json.py) and
+    # each unchanged agent from the process' cache (agents/json_cache.py).
+    cache = getattr(request.app.state, "agent_json_cache", None)
+    body = await service.list_page_json(actor, filters, page, sort_by=sort_by or order_by, include=wanted, cache=cache)
+    return Response(content=body, media_type="application/json")
 
 
 @router.post("/", operation_id="create_agent", response_model=AgentState)

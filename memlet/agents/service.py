@@ -2,15 +2,17 @@
 `agents/model_configs.py`."""
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.actor import Actor
 from memlet.agents.catalog import Catalog
 from memlet.agents.creation import AgentCreator, default_compaction_settings, new_secrets
+from memlet.agents.json_cache import AgentJsonCache, agent_key
 from memlet.agents.managed_group_hook import ManagedGroupLookup
 from memlet.agents.model_configs import ModelConfigs
+from memlet.agents.page_json import agent_parts, join_page
 from memlet.agents.parts import Group
 from memlet.agents.repository import AgentFilters, AgentLinks, AgentRepository
 from memlet.agents.schemas import AgentState, CreateAgent, UpdateAgent
@@ -62,6 +64,7 @@ class AgentService:
         agents: Sequence[orm.Agent],
         include: frozenset[str],
         links: Mapping[str, AgentLinks] | None = None,
+        block_versions: dict[str, int] | None = None,
     ) -> dict[str, AgentRelations]:
         """Relationships for a page of agents: one query per relationship, never per agent.
 
@@ -71,7 +74,7 @@ class AgentService:
         agent_ids = [a.id for a in agents]
         if links is None:
             links = await self.agents.links_for(agent_ids, managers=MANAGED_GROUP in include)
-        blocks = await self.blocks.for_agents(agent_ids) if "agent.blocks" in include else {}
+        blocks = await self.blocks.for_agents(agent_ids, block_versions) if "agent.blocks" in include else {}
         tools = await self.tools.for_agents(agent_ids) if "agent.tools" in include else {}
         with_identities = [i for i in agent_ids if i in links and links[i].identity_ids]
         identities = await self.agents.identities_for(with_identities) if with_identities else {}
@@ -114,13 +117,53 @@ class AgentService:
     async def list_page(
         self, actor: Actor, filters: AgentFilters, page: Page, *, sort_by: str, include: frozenset[str]
     ) -> list[AgentState]:
+        page_rows, relations = await self._page(actor, filters, page, sort_by, include, {})
+        memo = ConfigMemo()
+        return [agent_state(agent, relations[agent.id], memo) for agent, _, _ in page_rows]
+
+    async def list_page_json(
+        self,
+        actor: Actor,
+        filters: AgentFilters,
+        page: Page,
+        *,
+        sort_by: str,
+        include: frozenset[str],
+        cache: AgentJsonCache | None,
+    ) -> bytes:
+        """`list_page` as the JSON array FastAPI would send, each agent whose inputs are unchanged since it was last
+        encoded taken from `cache` (`agents/json_cache.py`)."""
+        versions: dict[str, int] = {}
+        page_rows, relations = await self._page(actor, filters, page, sort_by, include, versions)
+        memo = ConfigMemo()
+        parts = []
+        for agent, links, version in page_rows:
+            rel = relations[agent.id]
+            key = agent_key(version, links, rel, versions) if cache is not None else None
+            found = cache.get(agent.id, key) if cache is not None and key is not None else None
+            if found is None:
+                found = agent_parts(agent_state(agent, rel, memo))
+                if cache is not None and key is not None:
+                    cache.put(agent.id, key, *found)
+            parts.append((*found, cast(Sequence[Tool], rel.tools)))  # `relations` builds them as views
+        return join_page(parts)
+
+    async def _page(
+        self,
+        actor: Actor,
+        filters: AgentFilters,
+        page: Page,
+        sort_by: str,
+        include: frozenset[str],
+        block_versions: dict[str, int],
+    ) -> tuple[list[tuple[orm.Agent, AgentLinks, int]], dict[str, AgentRelations]]:
+        """A page of agents (each with its links and row version) and their relationships."""
         page_rows = await self.agents.list_page_with_links(
             actor.organization_id, filters, page, sort_by=sort_by, managers=MANAGED_GROUP in include
         )
-        rows = [agent for agent, _ in page_rows]
-        relations = await self.relations(rows, include, {agent.id: links for agent, links in page_rows})
-        memo = ConfigMemo()
-        return [agent_state(a, relations[a.id], memo) for a in rows]
+        links = {agent.id: agent_links for agent, agent_links, _ in page_rows}
+        relations = await self.relations([agent for agent, _, _ in page_rows], include, links, block_versions)
+        return page_rows, relations
 
     async def count(self, actor: Actor, filters: AgentFilters) -> int:
         return await self.agents.count(actor.organization_id, filters)

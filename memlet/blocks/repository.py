@@ -17,7 +17,7 @@ from memlet.db.base import utcnow
 from memlet.db.driver import DriverSQL, driver_of
 from memlet.db.pagination import Page, fetch_page
 from memlet.db.row_shape import RowShape
-from memlet.db.sql import escape_like
+from memlet.db.sql import escape_like, row_version
 
 
 def _contains(column: InstrumentedAttribute[Any], text: str) -> ColumnElement[bool]:
@@ -48,7 +48,7 @@ def agent_blocks_array(agent_id: ColumnElement[str]) -> ScalarSelect[Any]:
 
 
 _FOR_AGENTS = DriverSQL(
-    select(*BLOCK_ROWS.columns, orm.BlockAgent.agent_id)
+    select(*BLOCK_ROWS.columns, row_version("blocks"), orm.BlockAgent.agent_id)
     .join_from(orm.BlockAgent, orm.Block, orm.Block.id == orm.BlockAgent.block_id)
     .where(orm.BlockAgent.agent_id == any_(bindparam("agent_ids", type_=ARRAY(String))))
     .order_by(orm.BlockAgent.agent_id, orm.BlockAgent.position, orm.Block.created_at)
@@ -199,16 +199,22 @@ class BlockRepository:
     async def delete(self, block_id: str) -> None:
         await self.session.execute(delete(orm.Block).where(orm.Block.id == block_id))
 
-    async def for_agents(self, agent_ids: Sequence[str]) -> dict[str, list[orm.Block]]:
+    async def for_agents(
+        self, agent_ids: Sequence[str], versions: dict[str, int] | None = None
+    ) -> dict[str, list[orm.Block]]:
         """Blocks of many agents in one query, each list in attachment order: detached rows read on the driver (a
         page of agents lists ~100 blocks, which the ORM's loading made ~2x as costly), so they show what the
-        session has written, not changes it holds unflushed."""
+        session has written, not changes it holds unflushed. `versions` receives each block's row version (its
+        `xmin`) by id."""
         result: dict[str, list[orm.Block]] = defaultdict(list)
         if not agent_ids:
             return result
         records = await (await driver_of(self.session)).fetch(_FOR_AGENTS, {"agent_ids": list(agent_ids)})
         for record in records:
-            result[record[-1]].append(BLOCK_ROWS.detached(record))  # the agent id trails the block's columns
+            block = BLOCK_ROWS.detached(record)  # the block's version and its agent's id trail its columns
+            result[record[-1]].append(block)
+            if versions is not None:
+                versions[block.id] = record[-2]
         return result
 
     async def page_for_agent(self, agent_id: str, page: Page) -> list[orm.Block]:

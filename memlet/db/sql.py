@@ -4,9 +4,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ARRAY, String, Text, bindparam, cast, func, literal
+from sqlalchemy import ARRAY, String, Text, bindparam, cast, func, literal, literal_column
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 from sqlalchemy.sql.selectable import TableValuedAlias
+from sqlalchemy.types import UserDefinedType
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -63,3 +64,19 @@ def int_array(values: Sequence[int]) -> str:
 def array_parameter(name: str, item: Any) -> ColumnElement[Any]:
     """The bind parameter `name`, an array literal string (`text_array`, `int_array`), cast to an array of `item`."""
     return cast(bindparam(name, type_=Text), ARRAY(item))
+
+
+class Xid(UserDefinedType[int]):
+    """Postgres' `xid` (asyncpg reads it as an int)."""
+
+    cache_ok = True
+
+    def get_col_spec(self, **kw: Any) -> str:
+        return "XID"
+
+
+def row_version(table: str) -> ColumnElement[int]:
+    """The `xmin` of `table`'s row: Postgres gives every new version of a row (any INSERT or UPDATE, whoever runs
+    it) a new one. Read as it is: a cast through text per row cost Postgres more than the statement's own work when
+    the plan projects it on every row it scans."""
+    return literal_column(f"{table}.xmin", type_=Xid())

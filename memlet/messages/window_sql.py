@@ -17,12 +17,11 @@ from typing import Any
 from sqlalchemy import String, Table, bindparam, case, func, literal_column, select
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.sql.elements import ColumnElement, Label
-from sqlalchemy.types import UserDefinedType
 
 from memlet.db import models as orm
 from memlet.db.driver import DriverSQL
 from memlet.db.message_row import MessageRow
-from memlet.db.sql import array_parameter
+from memlet.db.sql import Xid, array_parameter, row_version
 
 M = orm.Message
 _TABLE: Table = M.__table__  # type: ignore[assignment]
@@ -48,22 +47,13 @@ IN_CONTEXT = DriverSQL(
 )
 
 
-class _Xid(UserDefinedType[int]):
-    """Postgres' `xid` (asyncpg reads it as an int). Compared as is: a cast through text per row cost more."""
-
-    cache_ok = True
-
-    def get_col_spec(self, **kw: Any) -> str:
-        return "XID"
-
-
 _HELD = (
-    func.unnest(array_parameter("ids", String), array_parameter("seen", _Xid()))
+    func.unnest(array_parameter("ids", String), array_parameter("seen", Xid()))
     .table_valued("id", "seen", with_ordinality="n")
     .render_derived(name="w")
 )
 
-_XMIN = literal_column("messages.xmin", type_=_Xid())
+_XMIN = row_version("messages")
 _HELD_IS_CURRENT = _HELD.c.seen == _XMIN  # `xid = xid` (every Postgres has it; `<>` came in 13)
 
 

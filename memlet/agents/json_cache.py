@@ -1,0 +1,64 @@
+"""Each listed agent's JSON (all of it but its tools), kept in the process between list requests.
+
+A page of 50 agents is ~640 KB of JSON; building its `AgentState`s and encoding them was ~2 ms of the page's ~9 ms
+of server CPU, and clients list the same agents again and again. The page's statements still run every time: the
+cache only spares rebuilding an agent whose inputs are all unchanged, which its key says: the `xmin` of the agent's
+row version (Postgres gives every new version of a row a new one, whoever wrote it), each attached block's id and
+`xmin` in attachment order, its tags and the relationships asked for. Its tools are not part of the entry: the
+page encodes each of them once (`page_json.join_page`).
+
+An agent with identities, folders, a managed group, or asked for with its secrets, is never kept: those parts come
+from rows the key does not cover. Bounded by bytes (`Settings.agent_json_cache_mb`); the least recently used go.
+"""
+
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping
+
+from memlet.agents.repository import AgentLinks
+from memlet.agents.views import AgentRelations
+
+AgentKey = tuple[int, tuple[tuple[str, int], ...], tuple[str, ...], frozenset[str]]
+
+
+def agent_key(
+    version: int, links: AgentLinks, rel: AgentRelations, block_versions: Mapping[str, int]
+) -> AgentKey | None:
+    """What the agent's JSON (but its tools) is built from, or None when some of it is outside the key."""
+    if links.identity_ids or links.source_ids or links.manages_group or "agent.secrets" in rel.include:
+        return None
+    blocks = tuple((b.id, block_versions[b.id]) for b in rel.blocks)
+    return version, blocks, tuple(rel.tags), rel.include
+
+
+class AgentJsonCache:
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[str, tuple[Hashable, bytes, bytes]] = OrderedDict()
+        self._size = 0
+        self.hits = 0  # agents served from the cache (for tests and benchmarks)
+
+    def get(self, agent_id: str, key: AgentKey) -> tuple[bytes, bytes] | None:
+        """The agent's `page_json.agent_parts` when they were built from `key`."""
+        entry = self._entries.get(agent_id)
+        if entry is None or entry[0] != key:
+            return None
+        self._entries.move_to_end(agent_id)
+        self.hits += 1
+        return entry[1], entry[2]
+
+    def put(self, agent_id: str, key: AgentKey, head: bytes, tail: bytes) -> None:
+        old = self._entries.pop(agent_id, None)
+        if old is not None:
+            self._size -= len(old[1]) + len(old[2])
+        size = len(head) + len(tail)
+        if size > self.max_bytes:
+            return
+        self._entries[agent_id] = (key, head, tail)
+        self._size += size
+        while self._size > self.max_bytes:
+            _, (_, old_head, old_tail) = self._entries.popitem(last=False)
+            self._size -= len(old_head) + len(old_tail)
+
+    @property
+    def size(self) -> int:
+        return self._size
