@@ -42,10 +42,10 @@ class Settings(BaseSettings):
     gc_young_threshold: int = Field(default=YOUNG_THRESHOLD, ge=1, le=10_000_000)
     # Megabytes of in-context message rows each server process keeps between turns (estimated), checked against
     # each row's version on every load (memlet/loop/window_cache.py); 0 reads every thread's whole window every turn.
-    context_cache_mb: int = Field(default=64, ge=0, le=1_000_000)
+    context_cache_mb: int = Field(default=16, ge=0, le=1_000_000)
     # Megabytes of listed agents' JSON each server process keeps, each entry keyed by the versions of the rows it
     # was built from (memlet/agents/json_cache.py); 0 builds every listed agent anew.
-    agent_json_cache_mb: int = Field(default=16, ge=0, le=1_000_000)
+    agent_json_cache_mb: int = Field(default=8, ge=0, le=1_000_000)
 
     # Optional bearer-password auth (Letta: SECURE / LETTA_SERVER_SECURE + LETTA_SERVER_PASSWORD).
     server_password: SecretStr | None = Field(

@@ -59,6 +59,15 @@ class AgentJsonCache:
             _, (_, old_head, old_tail) = self._entries.popitem(last=False)
             self._size -= len(old_head) + len(old_tail)
 
+    def __contains__(self, agent_id: object) -> bool:
+        return agent_id in self._entries
+
+    def forget_agent(self, agent_id: str) -> None:
+        """Drop the agent's entry (it was deleted)."""
+        old = self._entries.pop(agent_id, None)
+        if old is not None:
+            self._size -= len(old[1]) + len(old[2])
+
     @property
     def size(self) -> int:
         return self._size

@@ -109,7 +109,13 @@ async def modify_agent(agent_id: AgentId, body: UpdateAgent, service: AgentServi
 
 
 @router.delete("/{agent_id}", operation_id="delete_agent")
-async def delete_agent(agent_id: AgentId, service: AgentServiceDep, actor: ActorDep) -> Any:
+async def delete_agent(request: Request, agent_id: AgentId, service: AgentServiceDep, actor: ActorDep) -> Any:
     """Delete an agent with its links and messages; shared blocks and tools survive."""
     await service.delete(actor, agent_id)
+    # This process' caches drop what they keep of it (the agent's JSON, its threads' rows) at once; other processes'
+    # entries are never read again and age out.
+    state = request.app.state
+    for cache in (getattr(state, "agent_json_cache", None), getattr(state, "window_cache", None)):
+        if cache is not None:
+            cache.forget_agent(agent_id)
     return {}

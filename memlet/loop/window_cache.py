@@ -39,6 +39,7 @@ class ThreadWindow:
     rows: dict[str, tuple[int, MessageRow, int]] = field(default_factory=dict)
     chat: BufferChat = field(default_factory=BufferChat)
     size: int = 0  # bytes, estimated (`row_size`)
+    agent_id: str = ""
 
 
 class WindowCache:
@@ -63,6 +64,7 @@ class WindowCache:
         """The window's rows in order (ids with no row of the agent left out, as `MessageRepository.in_context`),
         read through the thread's entry, which then holds exactly them; and the thread's `BufferChat`."""
         entry = self.thread(key)
+        entry.agent_id = agent_id
         held = entry.rows
         found = await repo.revalidate(agent_id, window, [held.get(i, _NOT_HELD)[0] for i in window])
         rows: list[MessageRow] = []
@@ -92,6 +94,15 @@ class WindowCache:
         while self._size > self.max_bytes:
             _, evicted = self._threads.popitem(last=False)
             self._size -= evicted.size
+
+    def __contains__(self, key: object) -> bool:
+        """Whether the cache holds the thread (an agent's id for its own, a conversation's id)."""
+        return key in self._threads
+
+    def forget_agent(self, agent_id: str) -> None:
+        """Drop every thread of the agent (it was deleted): its own and its conversations'."""
+        for key in [k for k, entry in self._threads.items() if entry.agent_id == agent_id]:
+            self._size -= self._threads.pop(key).size
 
     @property
     def size(self) -> int:

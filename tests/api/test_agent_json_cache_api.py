@@ -25,7 +25,7 @@ PAGE = TypeAdapter(list[AgentState])
 
 def _cache(server: LiveServer) -> Any:
     cache = server.server.config.app.state.agent_json_cache  # type: ignore[attr-defined]
-    assert cache is not None  # on by default (MEMLET_AGENT_JSON_CACHE_MB=16)
+    assert cache is not None  # on by default (MEMLET_AGENT_JSON_CACHE_MB=8)
     return cache
 
 
@@ -142,3 +142,22 @@ def test_an_agent_with_identities_or_secrets_asked_for_is_never_kept(
     for _ in range(2):
         assert http.get("/v1/agents/", params=params).json()[0]["id"] == plain.id
     assert cache.hits == hits
+
+
+def test_deleting_an_agent_drops_what_this_process_keeps_of_it(
+    server: LiveServer, client: Letta, http: httpx.Client, mock_llm: MockLLM
+) -> None:
+    [agent] = _agents(client, "forgotten", 1)
+    conversation = client.conversations.create(agent_id=agent.id)
+    mock_llm.script(Reply.text("hi"), Reply.text("hi again"))
+    client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "hello"}])
+    body = {"messages": [{"role": "user", "content": "hello"}], "streaming": False}
+    assert http.post(f"/v1/conversations/{conversation.id}/messages", json=body).status_code == 200
+    _page(http, "forgotten")
+    json_cache = _cache(server)
+    window_cache = server.server.config.app.state.window_cache  # type: ignore[attr-defined]
+    json_size, window_size = json_cache.size, window_cache.size
+    assert agent.id in json_cache and agent.id in window_cache and conversation.id in window_cache
+    client.agents.delete(agent.id)
+    assert json_cache.size < json_size and agent.id not in json_cache
+    assert window_cache.size < window_size and agent.id not in window_cache and conversation.id not in window_cache

@@ -14,7 +14,7 @@ from tests.mock_llm import MockLLM, Reply
 
 def _cache(server: LiveServer) -> Any:
     cache = server.server.config.app.state.window_cache  # type: ignore[attr-defined]
-    assert cache is not None  # on by default (MEMLET_CONTEXT_CACHE_MB=64)
+    assert cache is not None  # on by default (MEMLET_CONTEXT_CACHE_MB=16)
     return cache
 
 
