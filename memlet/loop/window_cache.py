@@ -8,15 +8,15 @@ The next load passes those `xmin`s and gets back the columns of only the rows wh
 (`MessageRepository.revalidate`). An unchanged row is the very same `MessageRow` object, so the `BufferChat`
 reuses its conversion and converts only what is new.
 
-Nothing here is trusted without the database: any writer's UPDATE of a message (the API's message edits, another
-worker's turn, a memory edit's system prompt) makes a new row version with a new `xmin`, and a deleted row is not
-found. So several workers, or hosts, each keep their own cache of the same threads and none can read a stale row.
-The rows are immutable tuples; their content (lists and dicts) is shared and never modified by the loop, like the
-chat messages (see `BufferChat`).
+Nothing here is trusted without the database: any writer's UPDATE of a message (another worker's turn, a memory
+edit's system prompt, an approval, a hand-made SQL edit) makes a new row version with a new `xmin`, and a deleted
+row is not found. So several workers, or hosts, each keep their own cache of the same threads and none can read a
+stale row. The rows are immutable tuples; their content (lists and dicts) is shared and never modified by the loop,
+like the chat messages (see `BufferChat`).
 
-Bounded by memory (`Settings.context_cache_mb`, each row's size estimated by `row_size` when it is read): the
-least recently loaded threads go first. A turn holds its
-thread's lock while it uses the thread's entry, so one entry is never used by two turns at once.
+Bounded by memory (`Settings.context_cache_mb`, each row's size estimated by `row_size` when it is read): the least
+recently loaded threads go first, and deleting an agent drops its threads (`forget_agent`). A turn holds its thread's
+lock while it uses the thread's entry, so one entry is never used by two turns at once.
 """
 
 from collections import OrderedDict
