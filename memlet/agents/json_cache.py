@@ -12,7 +12,7 @@ from rows the key does not cover. Bounded by bytes (`Settings.agent_json_cache_m
 """
 
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Mapping
 
 from memlet.agents.repository import AgentLinks
 from memlet.agents.views import AgentRelations
@@ -33,9 +33,20 @@ def agent_key(
 class AgentJsonCache:
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        self._entries: OrderedDict[str, tuple[Hashable, bytes, bytes]] = OrderedDict()
+        self._entries: OrderedDict[str, tuple[AgentKey, bytes, bytes]] = OrderedDict()
         self._size = 0
         self.hits = 0  # agents served from the cache (for tests and benchmarks)
+
+    def parts(
+        self, agent_id: str, key: AgentKey | None, build: Callable[[], tuple[bytes, bytes]]
+    ) -> tuple[bytes, bytes]:
+        """The agent's parts built from `key`: kept ones, or `build()`'s, then kept (never with no key)."""
+        found = None if key is None else self.get(agent_id, key)
+        if found is None:
+            found = build()
+            if key is not None:
+                self.put(agent_id, key, *found)
+        return found
 
     def get(self, agent_id: str, key: AgentKey) -> tuple[bytes, bytes] | None:
         """The agent's `page_json.agent_parts` when they were built from `key`."""
@@ -47,23 +58,20 @@ class AgentJsonCache:
         return entry[1], entry[2]
 
     def put(self, agent_id: str, key: AgentKey, head: bytes, tail: bytes) -> None:
-        old = self._entries.pop(agent_id, None)
-        if old is not None:
-            self._size -= len(old[1]) + len(old[2])
+        self.forget_agent(agent_id)
         size = len(head) + len(tail)
         if size > self.max_bytes:
             return
         self._entries[agent_id] = (key, head, tail)
         self._size += size
         while self._size > self.max_bytes:
-            _, (_, old_head, old_tail) = self._entries.popitem(last=False)
-            self._size -= len(old_head) + len(old_tail)
+            self.forget_agent(next(iter(self._entries)))  # the least recently used
 
     def __contains__(self, agent_id: object) -> bool:
         return agent_id in self._entries
 
     def forget_agent(self, agent_id: str) -> None:
-        """Drop the agent's entry (it was deleted)."""
+        """Drop the agent's entry (it was deleted, replaced or is the least recently used)."""
         old = self._entries.pop(agent_id, None)
         if old is not None:
             self._size -= len(old[1]) + len(old[2])

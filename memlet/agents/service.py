@@ -2,6 +2,7 @@
 `agents/model_configs.py`."""
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any, cast
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -139,12 +140,8 @@ class AgentService:
         parts = []
         for agent, links, version in page_rows:
             rel = relations[agent.id]
-            key = agent_key(version, links, rel, versions) if cache is not None else None
-            found = cache.get(agent.id, key) if cache is not None and key is not None else None
-            if found is None:
-                found = agent_parts(agent_state(agent, rel, memo))
-                if cache is not None and key is not None:
-                    cache.put(agent.id, key, *found)
+            build = partial(_encoded, agent, rel, memo)
+            found = build() if cache is None else cache.parts(agent.id, agent_key(version, links, rel, versions), build)
             parts.append((*found, cast(Sequence[Tool], rel.tools)))  # `relations` builds them as views
         return join_page(parts)
 
@@ -277,3 +274,8 @@ class AgentService:
         if self.sleeptime is not None:
             await self.sleeptime.before_delete(self.session, actor, agent_id)
         await self.agents.delete(agent_id)
+
+
+def _encoded(agent: orm.Agent, rel: AgentRelations, memo: ConfigMemo) -> tuple[bytes, bytes]:
+    """The agent's JSON around its tools (`page_json.agent_parts`), built from its row and relationships."""
+    return agent_parts(agent_state(agent, rel, memo))
