@@ -9,7 +9,6 @@ changes. Every function raises `ToolError` (or `MemoryEditError`) with the text 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
-from functools import partial
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -18,13 +17,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from memlet import ids
 from memlet.actor import Actor
 from memlet.db import models as orm
-from memlet.db.engine import autocommit_session
+from memlet.db.driver import lone_statements
 from memlet.errors import MemletError
 from memlet.loop import memory_edits as edits
 from memlet.loop.agent_messaging import AgentMessenger
 from memlet.loop.memory_patch import apply_hunks, check_patch, is_multi_block, parse_operations
 from memlet.messages.embedding_repository import MessageEmbeddingRepository, MessageScope
-from memlet.messages.hybrid import hybrid_search
+from memlet.messages.hybrid import hybrid_search, text_search
 from memlet.messages.search_fields import search_result_fields
 from memlet.passages.embedder import Embedder
 from memlet.passages.repository import PassageFilters
@@ -311,21 +310,24 @@ async def conversation_search(
     rows: list[orm.Message] = []
     if wanted:
         scope = MessageScope(roles=wanted, agent_id=ctx.agent.id, start=start, end=end)
-        search = partial(
-            hybrid_search, embedder=ctx.embedder, query=query, mode="hybrid", scope=scope, limit=limit or 5
-        )
-        org_id = ctx.actor.organization_id
-        # Without vectors in scope the search is one SELECT, run in autocommit (no BEGIN and ROLLBACK); the vector
-        # ranking needs a transaction for its `SET LOCAL hnsw.ef_search`.
-        async with autocommit_session(ctx.sessionmaker) as session:
-            configs = (
-                await MessageEmbeddingRepository(session).configs_in_scope(scope) if query and ctx.embedder else []
-            )
+        # Without vectors in scope the search is one SELECT on the driver, with no transaction and no session; the
+        # vector ranking needs a transaction for its `SET LOCAL hnsw.ef_search`.
+        async with lone_statements(ctx.sessionmaker) as driver:
+            configs = await MessageEmbeddingRepository.configs_via(driver, scope) if query and ctx.embedder else []
             if not configs:
-                hits = await search(session, org_id=org_id, configs=[])
+                hits = await text_search(driver, query=query, scope=scope, limit=limit or 5)
         if configs:
             async with ctx.sessionmaker() as session:
-                hits = await search(session, org_id=org_id, configs=configs)
+                hits = await hybrid_search(
+                    session,
+                    embedder=ctx.embedder,
+                    query=query,
+                    mode="hybrid",
+                    scope=scope,
+                    limit=limit or 5,
+                    org_id=ctx.actor.organization_id,
+                    configs=configs,
+                )
         rows = [hit.row for hit in hits]
     if not rows:
         return {"message": "No results found.", "results": []}

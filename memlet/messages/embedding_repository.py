@@ -16,7 +16,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
-from memlet.db.driver import DriverSQL, driver_of
+from memlet.db.driver import Driver, DriverSQL, driver_of
 from memlet.db.models.passage import INDEXED_DIMS
 
 M, E, A = orm.Message, orm.MessageEmbedding, orm.Agent
@@ -123,10 +123,15 @@ class MessageEmbeddingRepository:
         """The embedding_configs (one per model and dimension) of the scope's agents that have embedded messages.
 
         One indexed probe per agent (`ix_message_embeddings_agent_id`); with embeddings off it finds nothing."""
+        return await self.configs_via(await driver_of(self.session), scope)
+
+    @staticmethod
+    async def configs_via(driver: Driver, scope: MessageScope) -> list[dict[str, Any]]:
+        """`configs_in_scope` through `driver` (statements sent with no transaction, no session)."""
         stmt = _configs_statement(scope.agent_id is not None, scope.organization_id is not None)
         params = {"agent_id": scope.agent_id, "organization_id": scope.organization_id}
         found: dict[tuple[str, int], dict[str, Any]] = {}
-        for (config,) in await (await driver_of(self.session)).fetch(stmt, params):
+        for (config,) in await driver.fetch(stmt, params):
             key = (str(config.get("embedding_model")), int(config.get("embedding_dim") or 0))
             found.setdefault(key, config)
         return list(found.values())

@@ -22,6 +22,7 @@ from typing import Any, Literal, Protocol
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
+from memlet.db.driver import Driver, driver_of
 from memlet.errors import MemletError
 from memlet.messages.embedding_repository import MessageEmbeddingRepository, MessageScope
 from memlet.messages.repository import MessageRepository
@@ -97,23 +98,41 @@ async def hybrid_search(
 
     `configs`: the scope's embedding configs (`MessageEmbeddingRepository.configs_in_scope`) when the caller has
     read them already; None reads them here."""
-    texts = MessageRepository(session)
     fetch = limit * _OVERFETCH
     rankings: list[list[orm.Message]] = []
     if query and embedder is not None and mode != "fts":
         rankings = await _vector_rankings(session, embedder, query, scope, org_id, fetch, configs)
     text_rows: list[orm.Message] = []
     if mode != "vector" or not rankings:
-        text_rows = await texts.search(
-            scope.agent_id,
-            organization_id=scope.organization_id,
-            conversation_id=scope.conversation_id,
-            query=query,
-            roles=scope.roles,
-            start=scope.start,
-            end=scope.end,
-            limit=fetch,
-        )
+        text_rows = await _text_ranking(await driver_of(session), query, scope, fetch)
+    return _fused(text_rows, rankings, query=query, limit=limit)
+
+
+async def text_search(driver: Driver, *, query: str | None, scope: MessageScope, limit: int) -> list[Hit]:
+    """`hybrid_search` of a scope without vectors (its embedding configs read empty): the text ranking alone, one
+    statement on `driver` (sent with no transaction, no session)."""
+    return _fused(await _text_ranking(driver, query, scope, limit * _OVERFETCH), [], query=query, limit=limit)
+
+
+async def _text_ranking(driver: Driver, query: str | None, scope: MessageScope, fetch: int) -> list[orm.Message]:
+    return await MessageRepository.search_via(
+        driver,
+        scope.agent_id,
+        organization_id=scope.organization_id,
+        conversation_id=scope.conversation_id,
+        query=query,
+        roles=scope.roles,
+        start=scope.start,
+        end=scope.end,
+        limit=fetch,
+    )
+
+
+def _fused(
+    text_rows: list[orm.Message], rankings: list[list[orm.Message]], *, query: str | None, limit: int
+) -> list[Hit]:
+    """The best `limit` hits of the text ranking and the vector rankings (RRF); without a query, the text rows in
+    their order, with no ranks."""
     if not query:
         return [
             Hit(row, fields, rrf_score=1 / (RRF_K + n))

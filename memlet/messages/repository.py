@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
 from memlet.db.base import utcnow
-from memlet.db.driver import DriverSQL, driver_of
+from memlet.db.driver import Driver, DriverSQL, driver_of
 from memlet.db.message_row import MessageRow
 from memlet.db.pagination import Page, fetch_page
 from memlet.db.sql import array_rows, escape_like, int_array, text_array
@@ -280,6 +280,32 @@ class MessageRepository:
         first. Scoped to `agent_id` and/or `organization_id`; `roles` defaults to user and assistant
         (conversation_search's default). Calls to conversation_search itself are never results, as in Letta.
         """
+        return await self.search_via(
+            await driver_of(self.session),
+            agent_id,
+            query=query,
+            roles=roles,
+            start=start,
+            end=end,
+            limit=limit,
+            organization_id=organization_id,
+            conversation_id=conversation_id,
+        )
+
+    @staticmethod
+    async def search_via(
+        driver: Driver,
+        agent_id: str | None,
+        *,
+        query: str | None,
+        roles: Sequence[str] | None,
+        start: Any | None,
+        end: Any | None,
+        limit: int,
+        organization_id: str | None = None,
+        conversation_id: str | None = None,
+    ) -> list[orm.Message]:
+        """`search` through `driver` (one statement sent with no transaction, no session)."""
         terms = tsquery_terms(query) if query else ""
         shape = SearchShape(
             agent_id is not None,
@@ -301,7 +327,7 @@ class MessageRepository:
             "pattern": f"%{escape_like(query)}%" if query else "",
         }
         # On the driver: one statement, its rows made into detached entities with no ORM loading.
-        rows = await (await driver_of(self.session)).fetch(search_statement(shape), params)
+        rows = await driver.fetch(search_statement(shape), params)
         return [SEARCH_ROWS.detached(row) for row in rows]
 
 
