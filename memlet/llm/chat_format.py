@@ -220,14 +220,19 @@ def request_messages(
     if system_role == "system" and tool_return_limit is None:
         out.extend(buffer)
         return out
-    for message in buffer:
-        role = message["role"]
-        if role == "system" and system_role != "system":
-            message = {**message, "role": system_role}
-        elif role == "tool" and tool_return_limit is not None and len(message["content"]) > tool_return_limit:
-            message = {**message, "content": truncate_return(message["content"], tool_return_limit)}
-        out.append(message)
+    out.extend(request_form(message, system_role, tool_return_limit) for message in buffer)
     return out
+
+
+def request_form(message: dict[str, Any], system_role: str, tool_return_limit: int | None) -> dict[str, Any]:
+    """One buffer message as `request_messages` sends it: a system message in `system_role`, a tool return cut to
+    `tool_return_limit`; a changed message is a new dict, an unchanged one the same."""
+    role = message["role"]
+    if role == "system" and system_role != "system":
+        return {**message, "role": system_role}
+    if role == "tool" and tool_return_limit is not None and len(message["content"]) > tool_return_limit:
+        return {**message, "content": truncate_return(message["content"], tool_return_limit)}
+    return message
 
 
 def json_copy(value: dict[str, Any]) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, Protocol
 
 import httpx2
+import orjson
 
 from memlet.errors import BadRequestError
 from memlet.llm.anthropic_client import AnthropicClient
@@ -133,23 +134,28 @@ class OpenAICompatibleClient:
     async def _stream_chat(self, request: ChatRequest, *, deltas: bool = True) -> AsyncGenerator[ChatEvent, None]:
         body = _wire_body(self.request_body(request))
         if not request.stream:
-            completion = await with_retries(lambda: self._http.post("/chat/completions", body), self.retry)
+            plain = _payload(body, request)
+            completion = await with_retries(lambda: self._http.post("/chat/completions", plain), self.retry)
             yield result_from_completion(completion)
             return
-        body |= {"stream": True, "stream_options": {"include_usage": True}}
-        stream, first = await with_retries(lambda: self._open_stream(body), self.retry)
+        payload = _payload(body | {"stream": True, "stream_options": {"include_usage": True}}, request)
+        stream, first = await with_retries(lambda: self._open_stream(payload), self.retry)
         events = relay(stream, first, StreamAssembler(deltas=deltas), ProviderHTTPError, to_llm_error)
         async with contextlib.aclosing(events) as relayed:
             async for event in relayed:
                 yield event
 
-    async def _open_stream(self, body: dict[str, Any]) -> tuple[EventStream, dict[str, Any] | None]:
+    async def _open_stream(self, body: dict[str, Any] | bytes) -> tuple[EventStream, dict[str, Any] | None]:
         # Reading the first chunk inside the retried call means early stream errors are retried too.
         return await with_first_chunk(await self._http.stream("/chat/completions", body))
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         """The JSON body this client posts for `request` (the preview endpoint shows it as is)."""
-        params: dict[str, Any] = {"model": request.model, "messages": _without_thinking_blocks(request.messages)}
+        # Messages the loop encoded carry no thinking blocks (`ChatRequest.encoded_messages`).
+        messages = (
+            request.messages if request.encoded_messages is not None else _without_thinking_blocks(request.messages)
+        )
+        params: dict[str, Any] = {"model": request.model, "messages": messages}
         if request.tools:
             params["tools"] = request.tools
             if request.tool_choice is not None:
@@ -174,6 +180,17 @@ def _wire_body(params: dict[str, Any]) -> dict[str, Any]:
     if extra is None:
         return dict(params)
     return {k: v for k, v in params.items() if k != "extra_body"} | extra
+
+
+def _payload(body: dict[str, Any], request: ChatRequest) -> dict[str, Any] | bytes:
+    """The body to post: encoded here with the request's already encoded messages spliced in, when it has them
+    (and orjson takes the rest of the body); else the body, for the HTTP layer to encode."""
+    if request.encoded_messages is None:
+        return body
+    try:
+        return orjson.dumps({**body, "messages": request.encoded_messages})
+    except orjson.JSONEncodeError:  # e.g. an integer beyond 64 bits in the tools: the standard library encodes it all
+        return body
 
 
 def _without_thinking_blocks(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -114,12 +114,11 @@ class OpenAIHTTP:
         url = self._urls.get(path)
         if url is None:
             url = self._urls[path] = join_url(self.base_url, path)
-        return self._http.build_request(
-            "POST", url, content=encode_json(body), headers=self._headers, timeout=self._timeout
-        )
+        content = body if isinstance(body, bytes) else encode_json(body)  # bytes: encoded by the caller
+        return self._http.build_request("POST", url, content=content, headers=self._headers, timeout=self._timeout)
 
     async def post(self, path: str, body: Any) -> Any:
-        """POST ``body`` and return the decoded answer."""
+        """POST ``body`` (JSON data, or its encoded bytes) and return the decoded answer."""
         request = self._request(path, body)
         with transport_errors():
             response = await self._http.send(request)
@@ -128,7 +127,8 @@ class OpenAIHTTP:
         return decode_body(response)
 
     async def stream(self, path: str, body: Any) -> "EventStream":
-        """POST ``body`` and return its event stream once the answer's status is known to be a success."""
+        """POST ``body`` (JSON data, or its encoded bytes) and return its event stream once the answer's status is
+        known to be a success."""
         request = self._request(path, body)
         with transport_errors():
             response = await self._http.send(request, stream=True)

@@ -23,6 +23,9 @@ class ChatRequest:
     verbosity: str | None = None
     # Provider-specific fields (e.g. reasoning_effort) passed through untouched.
     extra_body: dict[str, Any] | None = None
+    # `messages` already encoded, one `orjson.Fragment` each (`loop.buffer_chat.Wire`): an OpenAI-compatible body
+    # splices them in instead of encoding the messages again. None: encode `messages`.
+    encoded_messages: list[Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

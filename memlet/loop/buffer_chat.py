@@ -1,15 +1,53 @@
 """One conversion of a turn's buffer to chat messages, shared by the compaction checks and the requests of its
-steps (each converted the whole buffer before, and the cost grows with the agent's history).
+steps (each converted the whole buffer before, and the cost grows with the agent's history); and each message's
+request form with its encoded JSON, so a step's size checks and its request body touch only the new messages.
 """
 
 import operator
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import compress, count, repeat
 from typing import Any
 
+import orjson
+
 from memlet.db.message_row import MessageLike, MessageRow
-from memlet.llm.chat_format import buffer_messages, is_v2
+from memlet.llm.anthropic_format import THINKING_BLOCKS_KEY
+from memlet.llm.chat_format import buffer_messages, is_v2, request_form
+from memlet.llm.openai_http import encode_json
+
+
+@dataclass
+class Wire:
+    """A conversion's messages in one request form (`request_form`: the system role, the tool-return cap), each
+    with its compact JSON (as `orjson.Fragment`s, which the body splices in) and that JSON's length."""
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    fragments: list[orjson.Fragment] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
+    thinking: list[bool] = field(default_factory=list)  # which messages carry Anthropic's thinking blocks
+
+    def json_length(self) -> int:
+        """The length of the messages' JSON array, `[m1,m2,...]`."""
+        return sum(self.lengths) + max(len(self.lengths) - 1, 0) + 2
+
+    def any_thinking(self) -> bool:
+        return any(self.thinking)
+
+    def _extend(self, messages: Sequence[dict[str, Any]], system_role: str, tool_return_limit: int | None) -> None:
+        for message in messages:
+            form = request_form(message, system_role, tool_return_limit)
+            encoded = encode_json(form)
+            self.messages.append(form)
+            self.fragments.append(orjson.Fragment(encoded))
+            self.lengths.append(len(encoded))
+            self.thinking.append(THINKING_BLOCKS_KEY in form)
+
+    def _head(self, n: int) -> "Wire":
+        return Wire(self.messages[:n], self.fragments[:n], self.lengths[:n], self.thinking[:n])
+
+
+WireKey = tuple[str, int | None]  # (system role, tool-return cap)
 
 
 @dataclass
@@ -17,6 +55,7 @@ class _Conversion:
     rows: tuple[MessageLike, ...]
     messages: list[dict[str, Any]]
     ends: list[int]  # len(messages) after each row
+    wires: dict[WireKey, Wire] = field(default_factory=dict)
 
 
 class BufferChat:
@@ -34,24 +73,52 @@ class BufferChat:
         self._last: dict[tuple[str, bool], _Conversion] = {}
         self.conversions = 0  # how many times rows were converted (for tests)
         self.rows_converted = 0  # how many rows those conversions converted (for tests)
+        self.messages_encoded = 0  # how many request-form messages were encoded (for tests)
 
     def buffer(
         self, rows: Sequence[MessageLike], agent_type: str, *, inner_thoughts_in_kwargs: bool = True
     ) -> list[dict[str, Any]]:
         """`buffer_messages(rows, ...)`; the caller must not modify the list or its messages."""
+        return self._conversion(rows, agent_type, inner_thoughts_in_kwargs).messages
+
+    def wire(
+        self,
+        rows: Sequence[MessageLike],
+        agent_type: str,
+        *,
+        inner_thoughts_in_kwargs: bool = True,
+        system_role: str = "system",
+        tool_return_limit: int | None = None,
+    ) -> Wire:
+        """The buffer's messages in a request's form, each with its JSON: encoded once per message, kept with the
+        conversion and reused by the next ones for the messages they share. The caller must not modify it."""
+        conversion = self._conversion(rows, agent_type, inner_thoughts_in_kwargs)
+        key = (system_role, tool_return_limit)
+        wire = conversion.wires.setdefault(key, Wire())
+        if (done := len(wire.messages)) < len(conversion.messages):
+            wire._extend(conversion.messages[done:], system_role, tool_return_limit)
+            self.messages_encoded += len(conversion.messages) - done
+        return wire
+
+    def _conversion(self, rows: Sequence[MessageLike], agent_type: str, inner_thoughts_in_kwargs: bool) -> _Conversion:
         # The thoughts flag only changes a V2 agent's messages.
         key = (agent_type, is_v2(agent_type) and inner_thoughts_in_kwargs)
         last = self._last.get(key)
         if last is not None and len(rows) == len(last.rows) and all(map(operator.is_, rows, last.rows)):
-            return last.messages
+            return last
         keep = 0 if last is None else _reusable(last, rows)
         ends = last.ends[:keep] if last is not None else []
         before = last.messages[: ends[-1]] if last is not None and keep else []
         messages = buffer_messages(rows[keep:], agent_type, inner_thoughts_in_kwargs=key[1], before=before, ends=ends)
-        self._last[key] = _Conversion(tuple(rows), messages, ends)
+        conversion = _Conversion(tuple(rows), messages, ends)
+        if last is not None and before:
+            # The messages both conversions hold (the last one of `before` may have been replaced by a merge).
+            shared = len(before) if messages[len(before) - 1] is before[-1] else len(before) - 1
+            conversion.wires = {k: wire._head(shared) for k, wire in last.wires.items()}
+        self._last[key] = conversion
         self.conversions += 1
         self.rows_converted += len(rows) - keep
-        return messages
+        return conversion
 
 
 def _reusable(last: _Conversion, rows: Sequence[MessageLike]) -> int:

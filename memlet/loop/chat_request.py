@@ -7,10 +7,13 @@ parameters a model takes is decided in `memlet.llm.model_quirks`, from the agent
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import orjson
+
 from memlet.db import models as orm
 from memlet.db.message_row import MessageLike
 from memlet.llm import model_quirks as quirks
 from memlet.llm.chat_format import is_v2, request_messages, tool_definition
+from memlet.llm.openai_http import encode_json
 from memlet.llm.types import ChatRequest
 from memlet.loop.agent_state import LoopState
 from memlet.loop.buffer_chat import BufferChat, converted
@@ -112,18 +115,30 @@ def build_chat_request(
     config = agent.llm_config or {}
     model = str(config.get("model"))
     openai_reasoner = config.get("model_endpoint_type") == "openai" and quirks.is_reasoning_model(model)
-    buffer = converted(
-        chat,
-        [*state.messages[1:], *pending],
-        agent.agent_type,
-        inner_thoughts_in_kwargs=inner_thoughts_in_kwargs(agent),
-    )
-    messages = request_messages(
-        system_text,
-        buffer,
-        system_role="developer" if openai_reasoner and quirks.accepts_developer_role(model) else "system",
-        tool_return_limit=None if is_v2(agent.agent_type) else tool_return_limit(config),
-    )
+    rows: list[MessageLike] = [*state.messages[1:], *pending]
+    thoughts = inner_thoughts_in_kwargs(agent)
+    system_role = "developer" if openai_reasoner and quirks.accepts_developer_role(model) else "system"
+    return_limit = None if is_v2(agent.agent_type) else tool_return_limit(config)
+    encoded: list[Any] | None = None
+    messages_size: int | None = None
+    if chat is None:
+        buffer = converted(chat, rows, agent.agent_type, inner_thoughts_in_kwargs=thoughts)
+        messages = request_messages(system_text, buffer, system_role=system_role, tool_return_limit=return_limit)
+    else:
+        # Each buffer message's request form and JSON, kept from earlier steps and turns: only new ones are encoded.
+        wire = chat.wire(
+            rows,
+            agent.agent_type,
+            inner_thoughts_in_kwargs=thoughts,
+            system_role=system_role,
+            tool_return_limit=return_limit,
+        )
+        system = {"role": system_role, "content": system_text}
+        system_json = encode_json(system)
+        messages = [system, *wire.messages]
+        messages_size = wire.json_length() + len(system_json) + (1 if wire.messages else 0)
+        if not wire.any_thinking():  # the OpenAI body leaves thinking blocks out: those messages are encoded anew
+            encoded = [orjson.Fragment(system_json), *wire.fragments]
     window = int(config.get("context_window") or DEFAULT_CONTEXT_WINDOW)
     temperature = config.get("temperature")
     if openai_reasoner and not quirks.supports_temperature(model):
@@ -137,7 +152,8 @@ def build_chat_request(
         parallel_tool_calls=parallel_calls_enabled(agent) if tools and not openai_reasoner else None,
         temperature=temperature,
         # Lowered when the configured limit would not fit in what the prompt leaves of the window.
-        max_tokens=completion_limit(window, config.get("max_tokens"), messages, tools),
+        max_tokens=completion_limit(window, config.get("max_tokens"), messages, tools, messages_size=messages_size),
+        encoded_messages=encoded,
         # Always streamed from the provider, even when the client wants whole messages: the result is the
         # same, and some servers answer a streamed request sooner than a plain one.
         stream=True,

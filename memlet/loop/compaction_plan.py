@@ -16,6 +16,7 @@ from typing import Any
 
 from memlet.llm.chat_format import prompt_tokens, request_messages
 from memlet.llm.client import LLMClient
+from memlet.llm.openai_http import encode_json
 from memlet.loop.buffer_chat import BufferChat, converted
 from memlet.loop.headroom import byte_bound
 from memlet.loop.summarizer import (
@@ -64,7 +65,12 @@ class Prompt:
         return prompt_tokens(messages, self.tools)
 
     def surely_under(self, rows: Sequence[Any], limit: int) -> bool:
-        return byte_bound(self.messages(rows), self.tools) <= limit
+        if self.chat is None:
+            return byte_bound(self.messages(rows), self.tools) <= limit
+        # The size from each message's JSON, kept with the conversion (the step's request reuses it).
+        wire = self.chat.wire([*rows, *self.pending], self.agent_type)
+        system = len(encode_json({"role": "system", "content": self.system})) + (1 if wire.messages else 0)
+        return byte_bound([], self.tools, messages_size=wire.json_length() + system) <= limit
 
 
 def trigger_threshold(window: int) -> int:

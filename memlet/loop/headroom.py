@@ -9,8 +9,7 @@ to what is left of the window.
 
 from typing import Any
 
-import orjson
-
+from memlet.llm.openai_http import encode_json
 from memlet.llm.tokens import count_message_tokens, count_tools_tokens
 
 DEFAULT_CONTEXT_WINDOW = 128000  # an llm_config without a context_window
@@ -38,14 +37,22 @@ def prompt_budget(window: int, max_tokens: int | None) -> int:
     return window - completion_reserve(window, max_tokens) - counting_margin(window)
 
 
-def byte_bound(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+def byte_bound(messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, messages_size: int | None = None) -> int:
     """An upper bound of the prompt's tokens: every token stands for at least one byte, and the JSON text of a
-    message outweighs the per-message framing the exact count adds."""
-    return len(orjson.dumps([messages, tools])) + 8  # compact UTF-8 JSON, as the request's own body
+    message outweighs the per-message framing the exact count adds. `messages_size`: the length of the messages'
+    compact JSON array when the caller knows it (`BufferChat.wire`), so they are not encoded again."""
+    if messages_size is None:
+        return len(encode_json([messages, tools])) + 8  # compact UTF-8 JSON, as the request's own body
+    return messages_size + len(encode_json(tools)) + 3 + 8  # `[` messages `,` tools `]`
 
 
 def completion_limit(
-    window: int, max_tokens: int | None, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    window: int,
+    max_tokens: int | None,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    *,
+    messages_size: int | None = None,
 ) -> int | None:
     """The `max_tokens` to send: the configured one, lowered so that prompt + completion fit in the window.
 
@@ -55,7 +62,7 @@ def completion_limit(
     if max_tokens is None:
         return None
     margin = counting_margin(window)
-    if byte_bound(messages, tools) + max_tokens + margin <= window:
+    if byte_bound(messages, tools, messages_size=messages_size) + max_tokens + margin <= window:
         return max_tokens  # fits for sure: skip the exact count on the common, short prompt
     used = count_message_tokens(messages) + count_tools_tokens(tools)
     return max(1, min(max_tokens, window - used - margin))

@@ -118,9 +118,10 @@ ROW_OVERHEAD = 1024  # a `MessageRow`'s tuple, ids, timestamps and its converted
 
 
 def row_size(row: MessageRow) -> int:
-    """The memory a held row takes, estimated: its JSON columns' encoded length (a tool return may be large) plus
-    a fixed share for the rest and for its chat conversion, which mostly shares the row's strings."""
-    return ROW_OVERHEAD + len(orjson.dumps((row.content, row.tool_calls, row.tool_returns, row.approvals)))
+    """The memory a held row takes, estimated: its JSON columns' encoded length (a tool return may be large), again
+    for its message's encoded JSON in the request (`BufferChat.wire`), plus a fixed share for the rest and for its
+    chat conversion, which mostly shares the row's strings."""
+    return ROW_OVERHEAD + 2 * len(orjson.dumps((row.content, row.tool_calls, row.tool_returns, row.approvals)))
 
 
 _NOT_HELD: tuple[int, None, int] = (UNSEEN, None, 0)

@@ -1,8 +1,10 @@
 """A step converts its buffer to chat messages once: the compaction check before the call and the request share
 the conversion (`loop/buffer_chat.py`), and the request is the same as a conversion of its own."""
 
+from dataclasses import replace
 from typing import Any
 
+import orjson
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -15,6 +17,7 @@ from memlet.loop.agent_state import LoopRepository
 from memlet.loop.buffer_chat import BufferChat
 from memlet.loop.chat_request import build_chat_request, inner_thoughts_in_kwargs, tool_return_limit
 from memlet.loop.compaction_plan import Prompt
+from memlet.loop.headroom import byte_bound
 from memlet.loop.llm_call import stored_system_text
 from memlet.messages.repository import MessageRepository
 from tests.mock_llm import Reply
@@ -83,6 +86,7 @@ def _call(call_id: str, name: str) -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": '{"x": 1}'}}
 
 
+TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]
 CONFIGS = [
     ("letta_v1_agent", {}, 128000),
     ("letta_v1_agent", {"model": "o3-mini"}, 128000),  # the system prompt as `developer`
@@ -115,12 +119,22 @@ async def test_the_shared_conversion_builds_the_same_request(
     pending = [_row(agent, "user", "and now?")]
     system = stored_system_text(state)
 
+    # The size check from the kept encodings agrees to the byte with encoding the whole prompt.
+    bound = byte_bound(Prompt(system, pending, TOOLS, agent.agent_type).messages(state.messages[1:]), TOOLS)
+    for limit, fits in ((bound, True), (bound - 1, False)):
+        assert (
+            Prompt(system, pending, TOOLS, agent.agent_type, BufferChat()).surely_under(state.messages[1:], limit)
+            is fits
+        )
     chat = BufferChat()
     assert Prompt(system, pending, [], agent.agent_type, chat).surely_under(state.messages[1:], 10**9)
     shared = build_chat_request(state, system, pending, [], None, chat)
     assert chat.conversions == (2 if agent_type == "memgpt_v2_agent" and not llm["put_inner_thoughts_in_kwargs"] else 1)
     alone = build_chat_request(state, system, pending, [], None)
-    assert shared == alone
+    assert replace(shared, encoded_messages=None) == alone
+    # The messages encoded once by the conversion are the very JSON of the request's messages.
+    assert shared.encoded_messages is not None and alone.encoded_messages is None
+    assert orjson.dumps(shared.encoded_messages) == orjson.dumps(alone.messages)
     config = state.agent.llm_config
     developer = config["model"] == "o3-mini"
     assert shared.messages == to_openai_messages(

@@ -5,12 +5,14 @@ extends the message before it is converted again with it, and input rows (ORM en
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 import pytest
 
 from memlet.db import models as orm
 from memlet.db.message_row import MessageRow
-from memlet.llm.chat_format import buffer_messages, json_copy
-from memlet.loop.buffer_chat import BufferChat
+from memlet.llm.anthropic_format import THINKING_BLOCKS_KEY
+from memlet.llm.chat_format import buffer_messages, json_copy, request_messages
+from memlet.loop.buffer_chat import BufferChat, Wire
 
 NOW = datetime(2026, 11, 23, tzinfo=UTC)
 _counter = iter(range(10**6))
@@ -100,3 +102,53 @@ def test_an_approval_after_reused_rows_leaves_their_messages_as_they_were() -> N
     assert [c["id"] for c in got[-1]["tool_calls"]] == ["call-a", "call-b"]
     assert chat.rows_converted == 3  # the head was reused
     assert {"m": first} == saved  # the earlier list (a request already built from it) was not changed
+
+
+def check_wire(chat: BufferChat, rows: list[Any], *, limit: int | None = None, role: str = "system") -> Wire:
+    """The wire of `rows`: the request form of their conversion, each message's JSON as orjson encodes it."""
+    wire = chat.wire(rows, "letta_v1_agent", system_role=role, tool_return_limit=limit)
+    expected = request_messages(
+        "sys", buffer_messages(rows, "letta_v1_agent"), system_role=role, tool_return_limit=limit
+    )
+    assert wire.messages == expected[1:]
+    assert orjson.dumps(wire.fragments) == orjson.dumps(expected[1:])
+    assert wire.json_length() == len(orjson.dumps(expected[1:]))
+    return wire
+
+
+def test_a_later_step_encodes_only_its_new_messages() -> None:
+    chat = BufferChat()
+    loaded = [row("user", "hi"), row("assistant", "hello"), row("user", "more")]
+    check_wire(chat, loaded)
+    assert chat.messages_encoded == 3
+    check_wire(chat, [*loaded, row("assistant", "so"), row("user", "then")])
+    assert chat.messages_encoded == 3 + 2
+    check_wire(chat, [*loaded, row("assistant", "so")], limit=5)  # another request form is encoded on its own
+    assert chat.messages_encoded == 3 + 2 + 4
+
+
+def test_the_wire_cuts_long_tool_returns_and_renames_system_messages() -> None:
+    chat = BufferChat()
+    rows = [row("user", "hi"), row("system", "a note"), row("assistant", "call", tool_calls=call("call-a"))]
+    rows.append(row("tool", "x" * 50, tool_call_id="call-a"))
+    wire = check_wire(chat, rows, limit=10, role="developer")
+    assert wire.messages[1]["role"] == "developer"
+    assert wire.messages[3]["content"].startswith("x" * 10 + "... [truncated 40 chars]")
+
+
+def test_a_message_an_approval_extended_is_encoded_again() -> None:
+    chat = BufferChat()
+    head = [row("user", "hi"), row("assistant", "two calls", tool_calls=call("call-a"))]
+    check_wire(chat, head)
+    wire = check_wire(chat, [*head, row("approval", tool_calls=call("call-b"))])
+    assert [c["id"] for c in wire.messages[-1]["tool_calls"]] == ["call-a", "call-b"]
+    assert chat.messages_encoded == 2 + 1  # the call message, extended, is encoded anew; "hi" is reused
+
+
+def test_signed_thinking_is_flagged() -> None:
+    chat = BufferChat()
+    signed = [{"type": "reasoning", "reasoning": "r", "signature": "sig"}, {"type": "text", "text": "ok"}]
+    plain = [row("user", "hi"), row("assistant", "ok")]
+    assert not chat.wire(plain, "letta_v1_agent").any_thinking()
+    wire = chat.wire([*plain, row("assistant", content=signed)], "letta_v1_agent")
+    assert wire.any_thinking() and THINKING_BLOCKS_KEY in wire.messages[-1]

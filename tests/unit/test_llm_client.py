@@ -10,6 +10,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 
+import orjson
 import pytest
 
 from memlet.errors import BadRequestError, LLMError
@@ -165,6 +166,26 @@ class TestStreamChat:
         assert sent["parallel_tool_calls"] is False
         assert sent["temperature"] == 0.3
         assert sent["max_tokens"] == 99
+
+    @pytest.mark.parametrize("stream", [True, False])
+    async def test_messages_encoded_by_the_loop_are_sent_as_they_are(
+        self, mock: MockLLM, client: OpenAICompatibleClient, stream: bool
+    ) -> None:
+        # What the client is handed is what it posts: the encoded messages (here, on purpose, other than `messages`).
+        encoded = [orjson.Fragment(b'{"role":"user","content":"as encoded"}')]
+        await client.chat(request(stream=stream, encoded_messages=encoded))
+        assert mock.requests[-1]["messages"] == [{"role": "user", "content": "as encoded"}]
+        assert mock.requests[-1].get("stream", False) is stream
+
+    async def test_a_body_orjson_refuses_is_encoded_whole_by_the_standard_library(
+        self, mock: MockLLM, client: OpenAICompatibleClient
+    ) -> None:
+        huge = [{**TOOLS[0], "function": {**TOOLS[0]["function"], "x-limit": 2**70}}]
+        messages = [{"role": "user", "content": "Hello there"}]
+        encoded = [orjson.Fragment(orjson.dumps(messages[0]))]
+        await client.chat(request(messages=messages, tools=huge, encoded_messages=encoded))
+        assert mock.requests[-1]["messages"] == messages
+        assert mock.requests[-1]["tools"][0]["function"]["x-limit"] == 2**70
 
     async def test_error_after_first_token_is_not_retried(self, mock: MockLLM, client: OpenAICompatibleClient) -> None:
         mock.script(Reply.text("one two three four five", break_after=2))
