@@ -8,14 +8,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from memlet import ids
 from memlet.agents.system_message import refresh_system_message
 from memlet.conversations.system_message import refresh_conversation_system_message
 from memlet.db import models as orm
+from memlet.db.driver import lone_statements
 from memlet.db.loaded import model_input
-from memlet.db.locks import agent_xact_lock
+from memlet.db.locks import agent_xact_lock, lock_key
 from memlet.errors import NotFoundError
 from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopRepository, LoopState
@@ -35,7 +37,7 @@ from memlet.loop.step_writes import (
 from memlet.loop.summarizer import summary_text
 from memlet.messages.schemas import StoredMessage
 from memlet.runs.run_statements import RunEnd
-from memlet.runs.step_write import fits
+from memlet.runs.step_write import StepWritten, fits, write_step
 
 
 @dataclass(frozen=True)
@@ -78,13 +80,14 @@ async def commit_step(
     """Append `pending` inputs plus the step's rows, extend message_ids, write memory edits, step and run rows;
     with `closing` (the turn ends with this step), close the run in the same statements.
 
-    The common path (no memory edit) is two statements: the agent's xact lock taken with its row held against a
-    concurrent delete (a deleted agent raises NotFoundError), then one statement (`runs.step_write`) writing the
-    step row, all messages, an atomic append to the thread's message_ids (the agent's or the conversation's, with
-    the agent's last stop reason when the turn ends) and the run's progress (its end too when the turn ends; it
-    also reads back whether it was cancelled). A memory edit writes its blocks and reads what the system prompts
-    show first, then the same one statement rewrites the system messages as well (`step_writes`). The other paths
-    write the same rows one statement each.
+    The common path (no memory edit, no caller's `on_finish`) is one statement (`runs.step_write`), committing by
+    itself: it takes the agent's xact lock, then writes the step row, all messages, an atomic append to the thread's
+    message_ids (the agent's or the conversation's, with the agent's last stop reason when the turn ends) and the
+    run's progress (its end too when the turn ends; it also reads back whether it was cancelled). A deleted agent
+    raises NotFoundError. The other paths run in a transaction that first takes the lock with the agent's row held
+    against a concurrent delete: a memory edit writes its blocks and reads what the system prompts show, then the
+    same one statement rewrites the system messages as well (`step_writes`); the rest write the same rows one
+    statement each.
     `ctx.agent.message_ids` is updated in place so the next step can go on without reloading.
     """
     for row in pending:
@@ -94,6 +97,12 @@ async def commit_step(
         for row in rows:
             row.conversation_id = ctx.conversation_id
     end = closing.end if closing is not None else None
+    if fits(rows, end) and not ctx.tool_ctx.memory_changed and (closing is None or closing.on_finish is None):
+        written = await _write_alone(maker, ctx, step, rows, num_steps, tools_used, end)
+        committed = [StoredMessage.model_validate(model_input(r)) for r in result.rows]
+        if ctx.conversation_id is None:
+            ctx.agent.message_ids = written.message_ids
+        return Committed(committed, rows, written.run_status, closed=closing is not None)
     async with maker() as session, session.begin():
         if not await LoopRepository(session).agents.lock_for_commit(ctx.agent.id):  # deleted during the turn
             raise NotFoundError("Agent", ctx.agent.id)
@@ -114,6 +123,39 @@ async def commit_step(
         if ctx.conversation_id is None:
             ctx.agent.message_ids = message_ids
     return Committed(committed, rows, status, closed=closing is not None, remembered=remembered)
+
+
+async def _write_alone(
+    maker: async_sessionmaker[AsyncSession],
+    ctx: StepContext,
+    step: orm.Step | None,
+    rows: list[orm.Message],
+    num_steps: int,
+    tools_used: list[str],
+    end: RunEnd | None,
+) -> StepWritten:
+    """The common step's one statement, committing by itself on the turn's connection (no BEGIN, no COMMIT): it
+    takes the agent's xact lock itself (`runs.step_write`). A deleted agent fails its messages' foreign key."""
+    try:
+        async with lone_statements(maker) as driver:
+            return await write_step(
+                driver,
+                agent_id=ctx.agent.id,
+                conversation_id=ctx.conversation_id,
+                run_id=ctx.run_id,
+                step=step,
+                rows=rows,
+                num_steps=num_steps,
+                tools_used=tools_used,
+                last_stop_reason=end.stop_reason if end is not None else None,
+                end=end,
+                lock_key=lock_key(ctx.agent.id),
+            )
+    except IntegrityError:
+        async with maker() as session:
+            if await LoopRepository(session).agents.reload(ctx.agent.id) is None:  # deleted during the turn
+                raise NotFoundError("Agent", ctx.agent.id) from None
+        raise
 
 
 async def commit_memory_edits(maker: async_sessionmaker[AsyncSession], tool_ctx: ToolContext) -> bool:

@@ -5,8 +5,8 @@ the turn ends, and the run's progress (with its end when the turn ends).
 These are the writes `StepRepository.insert`, `MessageRepository.add`, `AgentRepository.append_message_ids` (or
 `ConversationRepository.append_message_ids` and `AgentRepository.set_last_stop_reason`) and
 `RunRepository.record_progress` make one statement each, sent as data-modifying CTEs of one statement: one round
-trip instead of four to six. The caller holds the agent's xact lock in the same transaction (`lock_for_commit`), as
-for the separate statements. Postgres runs every CTE of the statement whether or not the final SELECT reads it, on
+trip instead of four to six. The agent's xact lock is held by the caller's transaction (`lock_for_commit`), as for
+the separate statements, or taken by the statement itself when it commits alone (`write_step`'s `lock_key`). Postgres runs every CTE of the statement whether or not the final SELECT reads it, on
 one snapshot; the messages' statement-level count triggers and the foreign key checks run at the end of the
 statement, once the step row, the messages and the links are all written. The only SQL here that spans tables:
 the loop's hottest write.
@@ -23,14 +23,14 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import ARRAY, String, Table, bindparam, case, func, insert, select, update
+from sqlalchemy import ARRAY, BigInteger, String, Table, bindparam, case, func, insert, literal_column, select, update
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
 from memlet.db.base import utcnow
-from memlet.db.driver import DriverSQL, driver_of, orm_insert_values
+from memlet.db.driver import Driver, DriverSQL, driver_of, orm_insert_values
 from memlet.db.sql import array_rows
 from memlet.runs.run_statements import RunEnd
 
@@ -70,9 +70,15 @@ def _typed(name: str, table: Table, column: str) -> Any:
     return bindparam(name, type_=table.c[column].type)
 
 
-@lru_cache(maxsize=8 * 4 * MAX_ROWS)
+@lru_cache(maxsize=16 * 4 * MAX_ROWS)
 def _statement(
-    rows: int, with_step: bool, last_stop: bool, closing: bool, conversation: bool, system: bool = False
+    rows: int,
+    with_step: bool,
+    last_stop: bool,
+    closing: bool,
+    conversation: bool,
+    system: bool = False,
+    locking: bool = False,
 ) -> DriverSQL:
     written = (
         insert(_MESSAGES)
@@ -131,9 +137,13 @@ def _statement(
             )
             .cte("recompiled")
         )
+    thread_where: list[Any] = [thread.c.id == thread_id]
+    if locking:  # the agent's xact lock, taken before the thread's row is read: see `write_step`'s `lock_key`
+        locked = func.pg_advisory_xact_lock(bindparam("l_key", type_=BigInteger))
+        thread_where.append(select(literal_column("1")).select_from(locked).scalar_subquery() == 1)
     appended = (
         update(thread)
-        .where(thread.c.id == thread_id)
+        .where(*thread_where)
         .values(
             message_ids=thread.c.message_ids.op("||")(new_ids),
             updated_at=_typed("t_updated_at", thread, "updated_at"),
@@ -181,7 +191,7 @@ def fits(rows: Sequence[orm.Message], end: RunEnd | None) -> bool:
 
 
 async def write_step(
-    session: AsyncSession,
+    session: AsyncSession | Driver,
     *,
     agent_id: str,
     conversation_id: str | None,
@@ -193,11 +203,17 @@ async def write_step(
     last_stop_reason: str | None,
     end: RunEnd | None,
     system: SystemWrite | None = None,
+    lock_key: int | None = None,
 ) -> StepWritten:
     """Write the step row (unless None), `rows` (their `sequence_id` set from the database, in list order), append
     their ids to the thread's window (the conversation's when `conversation_id` is given, else the agent's) and
     record the run's progress, in one statement (see `fits`); with `system`, rewrite system messages and the
-    agent's recompile time too."""
+    agent's recompile time too.
+
+    `session`: a session whose transaction holds the agent's xact lock, or a driver with no transaction open and
+    `lock_key` (the agent's), when the statement commits by itself: it then takes the lock itself, in the filter of
+    its thread UPDATE (evaluated once, before that UPDATE reads the row), so a concurrent holder's read-modify-write
+    of the window (a compaction, a reset) ends before this append reads the row, which it then appends to."""
     now = utcnow()
     params: dict[str, Any] = {
         "a_agent_id": agent_id,
@@ -240,8 +256,12 @@ async def write_step(
         end is not None,
         conversation_id is not None,
         system is not None,
+        lock_key is not None,
     )
-    record = await (await driver_of(session)).fetchrow(statement, params)
+    if lock_key is not None:
+        params["l_key"] = lock_key
+    driver = session if isinstance(session, Driver) else await driver_of(session)
+    record = await driver.fetchrow(statement, params)
     message_ids, status, ids, sequences = record
     sequence = dict(zip(ids or [], sequences or [], strict=True))
     for row in rows:

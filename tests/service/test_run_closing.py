@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from memlet.db import models as orm
-from memlet.loop import step_cycle, step_writes
+from memlet.loop import commit, step_cycle, step_writes
 from memlet.loop.cancel import cancel_runs
 from memlet.loop.commit import commit_step
 from memlet.loop.events import RunFailed, RunFinished
@@ -136,8 +136,14 @@ class TestOtherEndsCloseTheRunOnTheirOwn:
                 raise RuntimeError("the disk is full")
             return written
 
+        async def failing_at_its_end(driver: Any, **kwargs: Any) -> Any:
+            if kwargs.get("end") is not None:  # the step row's foreign key fails once every other part ran
+                kwargs["step"].organization_id = "org-gone"
+            return await write_step(driver, **kwargs)
+
         monkeypatch.setattr(RunRepository, "record_progress", failing)
-        monkeypatch.setattr(step_writes, "write_step", failing_write)  # the common path's one statement
+        monkeypatch.setattr(step_writes, "write_step", failing_write)  # the one statement, in a transaction
+        monkeypatch.setattr(commit, "write_step", failing_at_its_end)  # the common path's one statement, alone
         mock_llm.script(Reply.text("hello"))
         out = await loop_env.send(agent, MessageCreate(role="user", content="hi"))
         assert isinstance(out.final, RunFailed) and separate_finishes == ["error"]
