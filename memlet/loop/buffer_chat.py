@@ -37,7 +37,8 @@ class Wire:
     def _extend(self, messages: Sequence[dict[str, Any]], system_role: str, tool_return_limit: int | None) -> None:
         for message in messages:
             form = request_form(message, system_role, tool_return_limit)
-            encoded = encode_json(form)
+            # A copy of exact size: orjson's own result keeps the whole buffer it reserved (4 KB at least).
+            encoded = bytes(memoryview(encode_json(form)))
             self.messages.append(form)
             self.fragments.append(orjson.Fragment(encoded))
             self.lengths.append(len(encoded))

@@ -2,6 +2,8 @@
 result is always the conversion of the whole list: reused messages are never changed, an approval row that
 extends the message before it is converted again with it, and input rows (ORM entities) are never reused."""
 
+import gc
+import tracemalloc
 from datetime import UTC, datetime
 from typing import Any
 
@@ -152,3 +154,22 @@ def test_signed_thinking_is_flagged() -> None:
     assert not chat.wire(plain, "letta_v1_agent").any_thinking()
     wire = chat.wire([*plain, row("assistant", content=signed)], "letta_v1_agent")
     assert wire.any_thinking() and THINKING_BLOCKS_KEY in wire.messages[-1]
+
+
+def test_the_kept_json_takes_about_its_own_size() -> None:
+    """Each kept encoding is a copy of exact size: orjson's result keeps the whole buffer it reserved (4 KB at least),
+    which for a window of a few thousand short messages would be megabytes held by the window cache."""
+    chat = BufferChat()
+    rows = [row("user", f"hello {i}") for i in range(500)]
+    chat.buffer(rows, "letta_v1_agent")
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        wire = chat.wire(rows, "letta_v1_agent")
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held < len(rows) * 400, held / len(rows)  # ~40 bytes of JSON and ~150 of objects and slots a message
+    assert sum(wire.lengths) < len(rows) * 50
