@@ -27,9 +27,11 @@ class Wire:
     lengths: list[int] = field(default_factory=list)
     thinking: list[bool] = field(default_factory=list)  # which messages carry Anthropic's thinking blocks
 
-    def json_length(self) -> int:
-        """The length of the messages' JSON array, `[m1,m2,...]`."""
-        return sum(self.lengths) + max(len(self.lengths) - 1, 0) + 2
+    def json_length(self, head: bytes | None = None) -> int:
+        """The length of the messages' JSON array, `[m1,m2,...]`, or `[head,m1,m2,...]` with the JSON of a message
+        sent before them (the system prompt)."""
+        parts = len(self.lengths) + (head is not None)
+        return sum(self.lengths) + (len(head) if head is not None else 0) + max(parts - 1, 0) + 2
 
     def any_thinking(self) -> bool:
         return any(self.thinking)

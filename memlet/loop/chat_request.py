@@ -136,7 +136,7 @@ def build_chat_request(
         system = {"role": system_role, "content": system_text}
         system_json = encode_json(system)
         messages = [system, *wire.messages]
-        messages_size = wire.json_length() + len(system_json) + (1 if wire.messages else 0)
+        messages_size = wire.json_length(system_json)
         if not wire.any_thinking():  # the OpenAI body leaves thinking blocks out: those messages are encoded anew
             encoded = [orjson.Fragment(system_json), *wire.fragments]
     window = int(config.get("context_window") or DEFAULT_CONTEXT_WINDOW)

@@ -28,6 +28,7 @@ from memlet.loop.response import StepContext, StepResult
 from memlet.loop.step_writes import (
     Remembered,
     StepWriter,
+    step_statement_args,
     write_conversation_memory,
     write_each,
     write_in_one,
@@ -138,19 +139,8 @@ async def _write_alone(
     takes the agent's xact lock itself (`runs.step_write`). A deleted agent fails its messages' foreign key."""
     try:
         async with lone_statements(maker) as driver:
-            return await write_step(
-                driver,
-                agent_id=ctx.agent.id,
-                conversation_id=ctx.conversation_id,
-                run_id=ctx.run_id,
-                step=step,
-                rows=rows,
-                num_steps=num_steps,
-                tools_used=tools_used,
-                last_stop_reason=end.stop_reason if end is not None else None,
-                end=end,
-                lock_key=lock_key(ctx.agent.id),
-            )
+            args = step_statement_args(ctx, step, rows, num_steps, tools_used, end)
+            return await write_step(driver, **args, lock_key=lock_key(ctx.agent.id))
     except IntegrityError:
         async with maker() as session:
             if await LoopRepository(session).agents.reload(ctx.agent.id) is None:  # deleted during the turn

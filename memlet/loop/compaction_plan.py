@@ -69,8 +69,8 @@ class Prompt:
             return byte_bound(self.messages(rows), self.tools) <= limit
         # The size from each message's JSON, kept with the conversion (the step's request reuses it).
         wire = self.chat.wire([*rows, *self.pending], self.agent_type)
-        system = len(encode_json({"role": "system", "content": self.system})) + (1 if wire.messages else 0)
-        return byte_bound([], self.tools, messages_size=wire.json_length() + system) <= limit
+        size = wire.json_length(encode_json({"role": "system", "content": self.system}))
+        return byte_bound([], self.tools, messages_size=size) <= limit
 
 
 def trigger_threshold(window: int) -> int:

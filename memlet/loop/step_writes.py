@@ -10,6 +10,7 @@ overwritten by the step (last writer wins), as in Letta.
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
@@ -65,6 +66,28 @@ StepWriter = Callable[
 ]
 
 
+def step_statement_args(
+    ctx: StepContext,
+    step: orm.Step | None,
+    rows: list[orm.Message],
+    num_steps: int,
+    tools_used: list[str],
+    end: RunEnd | None,
+) -> dict[str, Any]:
+    """`runs.step_write.write_step`'s arguments for this step, in its thread (the agent's or the conversation's)."""
+    return {
+        "agent_id": ctx.agent.id,
+        "conversation_id": ctx.conversation_id,
+        "run_id": ctx.run_id,
+        "step": step,
+        "rows": rows,
+        "num_steps": num_steps,
+        "tools_used": tools_used,
+        "last_stop_reason": end.stop_reason if end is not None else None,
+        "end": end,
+    }
+
+
 async def _one_statement(
     session: AsyncSession,
     ctx: StepContext,
@@ -75,20 +98,8 @@ async def _one_statement(
     end: RunEnd | None,
     system: SystemWrite | None = None,
 ) -> StepWritten:
-    """`runs.step_write` for this step, in its thread (the agent's or the conversation's)."""
-    return await write_step(
-        session,
-        agent_id=ctx.agent.id,
-        conversation_id=ctx.conversation_id,
-        run_id=ctx.run_id,
-        step=step,
-        rows=rows,
-        num_steps=num_steps,
-        tools_used=tools_used,
-        last_stop_reason=end.stop_reason if end is not None else None,
-        end=end,
-        system=system,
-    )
+    """`runs.step_write` for this step, in the caller's transaction."""
+    return await write_step(session, **step_statement_args(ctx, step, rows, num_steps, tools_used, end), system=system)
 
 
 async def write_in_one(

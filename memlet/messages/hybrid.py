@@ -2,7 +2,7 @@
 
     hits = await hybrid_search(session, embedder, query="pancakes", mode="hybrid", scope=scope, limit=10)
 
-- The text ranking is `MessageRepository.search` (full-text on the GIN index, then substring-only matches).
+- The text ranking is `MessageRepository.search_via` (full-text on the GIN index, then substring-only matches).
 - The vector ranking exists only where messages have vectors (`message_embeddings`, written in the background
   when `embed_messages` is on): the query is embedded with each embedding_config found among the scope's
   embedded agents (one per model and dimension) and the nearest messages come from that dimension's HNSW index.

@@ -260,8 +260,9 @@ class MessageRepository:
             params = {"agent_ids": agent_ids, "message_ids": message_ids, "texts": bodies, "now": utcnow()}
             await self.session.execute(_SET_SYSTEM_TEXTS, params)
 
-    async def search(
-        self,
+    @staticmethod
+    async def search_via(
+        driver: Driver,
         agent_id: str | None,
         *,
         query: str | None,
@@ -279,33 +280,10 @@ class MessageRepository:
         `limit`, messages holding the query as a case-insensitive substring (Letta's own text search), newest
         first. Scoped to `agent_id` and/or `organization_id`; `roles` defaults to user and assistant
         (conversation_search's default). Calls to conversation_search itself are never results, as in Letta.
-        """
-        return await self.search_via(
-            await driver_of(self.session),
-            agent_id,
-            query=query,
-            roles=roles,
-            start=start,
-            end=end,
-            limit=limit,
-            organization_id=organization_id,
-            conversation_id=conversation_id,
-        )
 
-    @staticmethod
-    async def search_via(
-        driver: Driver,
-        agent_id: str | None,
-        *,
-        query: str | None,
-        roles: Sequence[str] | None,
-        start: Any | None,
-        end: Any | None,
-        limit: int,
-        organization_id: str | None = None,
-        conversation_id: str | None = None,
-    ) -> list[orm.Message]:
-        """`search` through `driver` (one statement sent with no transaction, no session)."""
+        One statement on `driver` (a session's, or a connection's with no transaction open), its rows made into
+        detached entities.
+        """
         terms = tsquery_terms(query) if query else ""
         shape = SearchShape(
             agent_id is not None,

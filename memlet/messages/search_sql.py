@@ -1,4 +1,4 @@
-"""The text search of `MessageRepository.search` (every conversation_search): one statement per combination of
+"""The text search of `MessageRepository.search_via` (every conversation_search): one statement per combination of
 filters, built once, over the stored search columns (full-text through the GIN index, then substring matches)."""
 
 import re
@@ -30,7 +30,7 @@ SEARCH_ROWS = RowShape(orm.Message)
 
 @lru_cache(maxsize=64)
 def search_statement(shape: SearchShape) -> DriverSQL:
-    """`MessageRepository.search`'s statement for one combination of filters, built once: its values are bound."""
+    """`MessageRepository.search_via`'s statement for one combination of filters, built once: its values are bound."""
     return DriverSQL(_search_select(shape))
 
 

@@ -15,6 +15,7 @@ from memlet.blocks.repository import BlockRepository
 from memlet.config import Settings
 from memlet.conversations.repository import ConversationRepository
 from memlet.db import models as orm
+from memlet.db.driver import driver_of
 from memlet.db.engine import create_engine, create_sessionmaker
 from memlet.messages import repository as messages_repository
 from memlet.messages.repository import MessageRepository
@@ -302,7 +303,7 @@ async def test_a_conversation_its_agent_and_their_blocks_in_one_statement(memlet
 
 
 async def test_a_message_search_reads_rows_on_the_driver(memlet_session: AsyncSession) -> None:
-    """`MessageRepository.search` (every `conversation_search`) runs on the driver: detached entities, no ORM
+    """`MessageRepository.search_via` (every `conversation_search`) runs on the driver: detached entities, no ORM
     loading, equal column by column to the rows the ORM reads, in the ranking's order."""
     session = memlet_session
     agent = await make_agent(session)
@@ -318,12 +319,13 @@ async def test_a_message_search_reads_rows_on_the_driver(memlet_session: AsyncSe
         for text in texts
     ]
     await MessageRepository(session).add(rows)
-    found = await MessageRepository(session).search(
-        agent.id, query="tea", roles=["user"], start=None, end=None, limit=10
+    driver = await driver_of(session)
+    found = await MessageRepository.search_via(
+        driver, agent.id, query="tea", roles=["user"], start=None, end=None, limit=10
     )
     assert {r.id for r in found} == {rows[0].id, rows[1].id, rows[3].id}  # word prefixes: "tea", "teapots"
-    substring = await MessageRepository(session).search(
-        agent.id, query="pot", roles=["user"], start=None, end=None, limit=10
+    substring = await MessageRepository.search_via(
+        driver, agent.id, query="pot", roles=["user"], start=None, end=None, limit=10
     )
     assert [r.id for r in substring] == [rows[1].id]  # no word starts with "pot": the substring fallback
     found = [*found, *substring]

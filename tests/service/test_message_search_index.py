@@ -14,6 +14,7 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
+from memlet.db.driver import driver_of
 from memlet.messages.embedding_repository import MessageEmbeddingRepository, MessageScope, nearest_messages_statement
 from memlet.messages.repository import MessageRepository, tsquery_terms
 
@@ -69,9 +70,15 @@ async def test_full_text_search_uses_the_gin_index_and_ranks(session: AsyncSessi
     sync_engine = session.bind.sync_engine  # type: ignore[union-attr]
     event.listen(sync_engine, "before_cursor_execute", capture)
     try:
-        repo = MessageRepository(session)
-        rows = await repo.search(
-            None, organization_id=ORG, query="zebra", roles=["user", "assistant"], start=None, end=None, limit=4
+        rows = await MessageRepository.search_via(
+            await driver_of(session),
+            None,
+            organization_id=ORG,
+            query="zebra",
+            roles=["user", "assistant"],
+            start=None,
+            end=None,
+            limit=4,
         )
     finally:
         event.remove(sync_engine, "before_cursor_execute", capture)
