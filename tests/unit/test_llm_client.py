@@ -1,9 +1,8 @@
-"""OpenAICompatibleClient and the embedding client against the in-process mock LLM server."""
+"""OpenAICompatibleClient against the in-process mock LLM server (the embedding clients: test_embedding_clients.py)."""
 
 import asyncio
 import email.utils
 import json
-import math
 import socket
 import threading
 import time
@@ -29,13 +28,7 @@ from memlet.llm.client import (
     parse_retry_after,
     wire_tool_call_id,
 )
-from memlet.llm.embeddings import (
-    MAX_EMBEDDING_DIM,
-    OpenAICompatibleEmbeddingClient,
-    embedding_client_for,
-    pad_embedding,
-)
-from tests.mock_llm import Call, MockLLM, Reply, hashed_embedding, usage_for
+from tests.mock_llm import Call, MockLLM, Reply, usage_for
 
 FAST_RETRY = RetryPolicy(max_retries=3, base_delay_s=0.01)
 TOOLS = [
@@ -364,45 +357,3 @@ class TestHelpers:
     def test_client_for_rejects_unsupported_endpoint(self) -> None:
         with pytest.raises(BadRequestError):
             client_for("google_ai", "https://generativelanguage.googleapis.com", "key", timeout_s=5, max_retries=0)
-
-
-def cosine(a: list[float], b: list[float]) -> float:
-    return sum(x * y for x, y in zip(a, b, strict=True)) / math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
-
-
-class TestEmbeddings:
-    async def test_similar_texts_are_closer(self, mock: MockLLM) -> None:
-        embedder = embedding_client_for("openai", mock.base_url, None, timeout_s=5)
-        cat, kitten, physics = await embedder.embed(
-            ["the cat sat on the mat", "a cat sat on a warm mat", "quantum chromodynamics lecture notes"],
-            model="text-embedding-3-small",
-        )
-        await embedder.aclose()
-        assert len(cat) == 1536
-        assert cosine(cat, kitten) > cosine(cat, physics) + 0.3
-
-    async def test_batches_keep_order_and_dimensions(self, mock: MockLLM) -> None:
-        embedder = OpenAICompatibleEmbeddingClient(base_url=mock.base_url, batch_size=2, retry=FAST_RETRY)
-        texts = [f"passage number {word}" for word in ("one", "two", "three", "four", "five")]
-        vectors = await embedder.embed(texts, model="text-embedding-3-small", dimensions=64)
-        await embedder.aclose()
-        assert len(mock.embedding_requests) == 3
-        assert all(r["dimensions"] == 64 for r in mock.embedding_requests)
-        for text, vector in zip(texts, vectors, strict=True):
-            assert vector == pytest.approx(hashed_embedding(text, 64))
-
-    async def test_retries_server_errors(self, mock: MockLLM) -> None:
-        mock.script_embeddings(Reply.error(status=503))
-        embedder = OpenAICompatibleEmbeddingClient(base_url=mock.base_url, retry=FAST_RETRY)
-        vectors = await embedder.embed(["hello"], model="text-embedding-3-small")
-        await embedder.aclose()
-        assert len(vectors) == 1
-        assert len(mock.embedding_requests) == 2
-
-    def test_pad_embedding(self) -> None:
-        padded = pad_embedding([0.6, 0.8])
-        assert len(padded) == MAX_EMBEDDING_DIM
-        assert padded[:2] == [0.6, 0.8]
-        assert set(padded[2:]) == {0.0}
-        with pytest.raises(ValueError, match="4097"):
-            pad_embedding([0.0] * 4097)
