@@ -1,7 +1,7 @@
 """Two checkouts side by side, their sends interleaved: server + Postgres CPU per send of each.
 
     .venv/bin/python bench/bench_ab.py <checkout A> <checkout B> [--sends 150]
-        [--shape one|search|letta-code|conversation-memory-edit|list-messages|list-agents] [--burst N]
+        [--shape one|search|letta-code|conversation-memory-edit|list-messages|list-agents|long-buffer] [--burst N]
         [--env-a KEY=VALUE ...] [--env-b KEY=VALUE ...]
     .venv/bin/python bench/bench_ab.py . . --env-a MEMLET_GC_YOUNG_THRESHOLD=700    # one checkout, two settings
 
@@ -12,7 +12,8 @@ project is measured on drifts by ±25% within minutes). Shapes: a one-step send,
 turn, Letta Code's turn (a conversation send streamed in the background with token chunks and an otid), and a
 memory edit in a conversation (`memory_insert`, then a reply; a blocking send), and a list of the agent's newest 50
 messages of 1,000 (the yardstick's phase d) and a list of 50 agents of 1,000 (phase f): not sends, but measured the
-same way. `--burst N`: N clients send at once before the measured requests, which then start from pools full
+same way; and a one-step send to an agent whose buffer holds 1,000 messages (~190 KB of JSON, ~50k tokens: past
+what the prompt's size alone proves fits, so each step counts its tokens). `--burst N`: N clients send at once before the measured requests, which then start from pools full
 of idle connections.
 """
 
@@ -90,9 +91,10 @@ class Side:
             }
             for n in range(1000):
                 self.http.post("/v1/agents/", json={**body, "name": f"fill-{n}"}).raise_for_status()
-        if shape == "list-messages":  # 1,000 messages: 20 sends of 50 user messages, each answered once
+        if shape in ("list-messages", "long-buffer"):  # 1,000 messages: 20 sends of 50 user messages, each answered
+            words = "lorem ipsum dolor" if shape == "list-messages" else "lorem ipsum dolor sit amet " * 5
             for batch in range(20):
-                texts = [f"fill {batch} {i} lorem ipsum dolor" for i in range(50)]
+                texts = [f"fill {batch} {i} {words}" for i in range(50)]
                 body = {"messages": [{"role": "user", "content": text} for text in texts]}
                 self.http.post(f"/v1/agents/{self.agent}/messages", json=body).raise_for_status()
 
@@ -150,7 +152,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("checkouts", nargs=2, type=Path)
     parser.add_argument("--sends", type=int, default=150)
-    shapes = ("one", "search", "letta-code", "conversation-memory-edit", "list-messages", "list-agents")
+    shapes = ("one", "search", "letta-code", "conversation-memory-edit", "list-messages", "list-agents", "long-buffer")
     parser.add_argument("--shape", choices=shapes, default="one")
     parser.add_argument("--burst", type=int, default=0, help="clients sending at once before the measured sends")
     for side in ("a", "b"):

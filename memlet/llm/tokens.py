@@ -12,6 +12,7 @@ import importlib.util
 import json
 import logging
 import math
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
@@ -205,17 +206,19 @@ def count_message_tokens(messages: list[dict[str, Any]]) -> int:
     Handles string or multi-part `content`, `name`, `tool_call_id` and `tool_calls`; other keys are counted
     as their text.
     """
-    if not messages:
-        return 0
-    total = _REPLY_PRIMING
-    for message in messages:
-        total += _memoized_message_tokens(message)
-    return total
+    return total_message_tokens(list(map(message_tokens, messages)))
 
 
-def _memoized_message_tokens(message: dict[str, Any]) -> int:
-    """`_message_tokens`, memoized by a digest of the message's JSON (a prompt's messages are counted again at
-    every step and every turn; digesting one costs a fraction of counting its strings, even memoized)."""
+def total_message_tokens(counts: Sequence[int]) -> int:
+    """`count_message_tokens` of messages whose own counts (`message_tokens`) are known: their sum and the reply's
+    priming (0 for no messages)."""
+    return _REPLY_PRIMING + sum(counts) if counts else 0
+
+
+def message_tokens(message: dict[str, Any]) -> int:
+    """One chat-format message's tokens with its framing, memoized by a digest of the message's JSON (a prompt's
+    messages are counted again at every step and every turn; digesting one costs a fraction of counting its
+    strings, even memoized)."""
     encoder = get_encoder()
     if encoder is None:
         return _message_tokens(message)

@@ -1,6 +1,8 @@
 """One conversion of a turn's buffer to chat messages, shared by the compaction checks and the requests of its
 steps (each converted the whole buffer before, and the cost grows with the agent's history); and each message's
 request form with its encoded JSON, so a step's size checks and its request body touch only the new messages.
+Each message's token count is kept the same way, once a step has to count them (a prompt past what its size alone
+proves fits): each later count digests only the new messages.
 """
 
 import operator
@@ -15,17 +17,22 @@ from memlet.db.message_row import MessageLike, MessageRow
 from memlet.llm.anthropic_format import THINKING_BLOCKS_KEY
 from memlet.llm.chat_format import buffer_messages, is_v2, request_form
 from memlet.llm.openai_http import encode_json
+from memlet.llm.tokens import message_tokens, total_message_tokens
 
 
 @dataclass
 class Wire:
     """A conversion's messages in one request form (`request_form`: the system role, the tool-return cap), each
-    with its compact JSON (as `orjson.Fragment`s, which the body splices in) and that JSON's length."""
+    with its compact JSON (as `orjson.Fragment`s, which the body splices in), that JSON's length and, once counted,
+    its tokens. Another form than the messages' own (`base`: the same conversion's wire in their own form) takes
+    the JSON and count of every message the form left as it was from `base`."""
 
     messages: list[dict[str, Any]] = field(default_factory=list)
     fragments: list[orjson.Fragment] = field(default_factory=list)
     lengths: list[int] = field(default_factory=list)
     thinking: list[bool] = field(default_factory=list)  # which messages carry Anthropic's thinking blocks
+    counts: list[int] = field(default_factory=list)  # the first messages' token counts, as far as counted
+    base: "Wire | None" = None
 
     def json_length(self, head: bytes | None = None) -> int:
         """The length of the messages' JSON array, `[m1,m2,...]`, or `[head,m1,m2,...]` with the JSON of a message
@@ -33,24 +40,50 @@ class Wire:
         parts = len(self.lengths) + (head is not None)
         return sum(self.lengths) + (len(head) if head is not None else 0) + max(parts - 1, 0) + 2
 
+    def tokens(self, *head: dict[str, Any]) -> int:
+        """`count_message_tokens([*head, *messages])` (`head`: messages sent before them, the system prompt), counting
+        only the messages no earlier call counted."""
+        if (done := len(self.counts)) < len(self.messages):
+            base = self.base
+            if base is None:
+                self.counts.extend(map(message_tokens, self.messages[done:]))
+            else:
+                base.tokens()
+                shared = base.messages
+                for i, message in enumerate(self.messages[done:], done):
+                    same = i < len(shared) and message is shared[i]
+                    self.counts.append(base.counts[i] if same else message_tokens(message))
+        return total_message_tokens([*map(message_tokens, head), *self.counts] if head else self.counts)
+
     def any_thinking(self) -> bool:
         return any(self.thinking)
 
-    def _extend(self, messages: Sequence[dict[str, Any]], system_role: str, tool_return_limit: int | None) -> None:
-        for message in messages:
+    def _extend(self, messages: Sequence[dict[str, Any]], system_role: str, tool_return_limit: int | None) -> int:
+        """Append `messages` (the conversion's, from this wire's length on) in this form; how many were encoded."""
+        shared = self.base.messages if self.base is not None else ()
+        encoded_count = 0
+        for i, message in enumerate(messages, len(self.messages)):
             form = request_form(message, system_role, tool_return_limit)
-            # A copy of exact size: orjson's own result keeps the whole buffer it reserved (4 KB at least).
-            encoded = bytes(memoryview(encode_json(form)))
+            if form is message and i < len(shared):  # unchanged by this form: `base` holds its JSON
+                assert self.base is not None
+                fragment, length = self.base.fragments[i], self.base.lengths[i]
+            else:
+                # A copy of exact size: orjson's own result keeps the whole buffer it reserved (4 KB at least).
+                encoded = bytes(memoryview(encode_json(form)))
+                fragment, length = orjson.Fragment(encoded), len(encoded)
+                encoded_count += 1
             self.messages.append(form)
-            self.fragments.append(orjson.Fragment(encoded))
-            self.lengths.append(len(encoded))
+            self.fragments.append(fragment)
+            self.lengths.append(length)
             self.thinking.append(THINKING_BLOCKS_KEY in form)
+        return encoded_count
 
     def _head(self, n: int) -> "Wire":
-        return Wire(self.messages[:n], self.fragments[:n], self.lengths[:n], self.thinking[:n])
+        return Wire(self.messages[:n], self.fragments[:n], self.lengths[:n], self.thinking[:n], self.counts[:n])
 
 
 WireKey = tuple[str, int | None]  # (system role, tool-return cap)
+OWN_FORM: WireKey = ("system", None)  # the messages as converted
 
 
 @dataclass
@@ -98,9 +131,9 @@ class BufferChat:
         conversion = self._conversion(rows, agent_type, inner_thoughts_in_kwargs)
         key = (system_role, tool_return_limit)
         wire = conversion.wires.setdefault(key, Wire())
+        wire.base = conversion.wires.get(OWN_FORM) if key != OWN_FORM else None
         if (done := len(wire.messages)) < len(conversion.messages):
-            wire._extend(conversion.messages[done:], system_role, tool_return_limit)
-            self.messages_encoded += len(conversion.messages) - done
+            self.messages_encoded += wire._extend(conversion.messages[done:], system_role, tool_return_limit)
         return wire
 
     def _conversion(self, rows: Sequence[MessageLike], agent_type: str, inner_thoughts_in_kwargs: bool) -> _Conversion:

@@ -4,7 +4,8 @@ The one place a step's request is built; the preview route (`turns/preview.py`) 
 parameters a model takes is decided in `memlet.llm.model_quirks`, from the agent's llm_config.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import orjson
@@ -121,6 +122,7 @@ def build_chat_request(
     return_limit = None if is_v2(agent.agent_type) else tool_return_limit(config)
     encoded: list[Any] | None = None
     messages_size: int | None = None
+    messages_tokens: Callable[[], int] | None = None
     if chat is None:
         buffer = converted(chat, rows, agent.agent_type, inner_thoughts_in_kwargs=thoughts)
         messages = request_messages(system_text, buffer, system_role=system_role, tool_return_limit=return_limit)
@@ -137,6 +139,7 @@ def build_chat_request(
         system_json = encode_json(system)
         messages = [system, *wire.messages]
         messages_size = wire.json_length(system_json)
+        messages_tokens = partial(wire.tokens, system)
         if not wire.any_thinking():  # the OpenAI body leaves thinking blocks out: those messages are encoded anew
             encoded = [orjson.Fragment(system_json), *wire.fragments]
     window = int(config.get("context_window") or DEFAULT_CONTEXT_WINDOW)
@@ -152,7 +155,14 @@ def build_chat_request(
         parallel_tool_calls=parallel_calls_enabled(agent) if tools and not openai_reasoner else None,
         temperature=temperature,
         # Lowered when the configured limit would not fit in what the prompt leaves of the window.
-        max_tokens=completion_limit(window, config.get("max_tokens"), messages, tools, messages_size=messages_size),
+        max_tokens=completion_limit(
+            window,
+            config.get("max_tokens"),
+            messages,
+            tools,
+            messages_size=messages_size,
+            messages_tokens=messages_tokens,
+        ),
         encoded_messages=encoded,
         # Always streamed from the provider, even when the client wants whole messages: the result is the
         # same, and some servers answer a streamed request sooner than a plain one.

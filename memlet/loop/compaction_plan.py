@@ -17,6 +17,7 @@ from typing import Any
 from memlet.llm.chat_format import prompt_tokens, request_messages
 from memlet.llm.client import LLMClient
 from memlet.llm.openai_http import encode_json
+from memlet.llm.tokens import count_tools_tokens
 from memlet.loop.buffer_chat import BufferChat, converted
 from memlet.loop.headroom import byte_bound
 from memlet.loop.summarizer import (
@@ -59,6 +60,12 @@ class Prompt:
         return request_messages(self.system, converted(self.chat, [*rows, *self.pending], self.agent_type))
 
     def tokens(self, rows: Sequence[Any], summary: str | None = None) -> int:
+        if self.chat is not None:  # the messages' counts kept with the conversion: only new ones are counted
+            head = [{"role": "system", "content": self.system}]
+            if summary is not None:
+                head.append({"role": "user", "content": summary})
+            wire = self.chat.wire([*rows, *self.pending], self.agent_type)
+            return wire.tokens(*head) + count_tools_tokens(self.tools)
         messages = self.messages(rows)
         if summary is not None:
             messages.insert(1, {"role": "user", "content": summary})

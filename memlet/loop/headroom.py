@@ -7,6 +7,7 @@ completion and a margin for counting differences, and each request's `max_tokens
 to what is left of the window.
 """
 
+from collections.abc import Callable
 from typing import Any
 
 from memlet.llm.openai_http import encode_json
@@ -53,16 +54,19 @@ def completion_limit(
     tools: list[dict[str, Any]],
     *,
     messages_size: int | None = None,
+    messages_tokens: Callable[[], int] | None = None,
 ) -> int | None:
     """The `max_tokens` to send: the configured one, lowered so that prompt + completion fit in the window.
 
     None stays None (the provider then stops at the end of the window by itself). Never below 1: a prompt that
-    leaves no room at all is compaction's to fix, and the provider's answer then says so.
+    leaves no room at all is compaction's to fix, and the provider's answer then says so. `messages_tokens`:
+    `count_message_tokens(messages)` from counts the caller keeps (`Wire.tokens`), called only when needed.
     """
     if max_tokens is None:
         return None
     margin = counting_margin(window)
     if byte_bound(messages, tools, messages_size=messages_size) + max_tokens + margin <= window:
         return max_tokens  # fits for sure: skip the exact count on the common, short prompt
-    used = count_message_tokens(messages) + count_tools_tokens(tools)
+    counted = messages_tokens() if messages_tokens is not None else count_message_tokens(messages)
+    used = counted + count_tools_tokens(tools)
     return max(1, min(max_tokens, window - used - margin))

@@ -70,6 +70,33 @@ async def test_a_later_step_converts_only_the_rows_the_turn_added(
     assert [m["role"] for m in second] == ["system", "user", "assistant", "user", "assistant", "tool"]
 
 
+async def test_a_turn_past_the_size_check_counts_each_message_once(
+    loop_env: LoopEnv, mock_llm: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A prompt too large for its size alone to prove it fits is counted exactly, by the compaction check and for
+    `max_tokens`, at every step: the counts are kept with the turn's conversion, so each message is counted once."""
+    agent = await loop_env.agent(context_window=8000, llm={"max_tokens": 7500})
+    for n in range(3):
+        mock_llm.script(Reply.text(f"reply {n} " + "lorem ipsum " * 40))
+        await loop_env.send(agent, f"message {n} " + "dolor sit amet " * 40)
+    counted: list[int] = []
+    real = buffer_chat.message_tokens
+
+    def counting(message: dict[str, Any]) -> int:
+        counted.append(id(message))
+        return real(message)
+
+    monkeypatch.setattr(buffer_chat, "message_tokens", counting)
+    mock_llm.script(Reply.tool_call("conversation_search", {"query": "lorem"}), Reply.text("found it"))
+    outcome = await loop_env.send(agent, "look it up")
+    assert outcome.final.stop_reason == "end_turn"
+    first, second = mock_llm.requests[-2:]
+    assert first["max_completion_tokens"] < 7500 and second["max_completion_tokens"] < 7500  # both counted exactly
+    # Each buffer message once, the input twice (step 1 counts the row being sent, step 2 the committed one), and
+    # the system prompt for each of the four counts (two a step).
+    assert len(counted) == len(second["messages"]) - 1 + 1 + 4
+
+
 def _row(agent: orm.Agent, role: str, text: str, **fields: Any) -> orm.Message:
     return orm.Message(
         id=ids.new_id(ids.Prefix.MESSAGE),
@@ -91,6 +118,7 @@ CONFIGS = [
     ("letta_v1_agent", {}, 128000),
     ("letta_v1_agent", {"model": "o3-mini"}, 128000),  # the system prompt as `developer`
     ("letta_v1_agent", {}, 8000),  # tool returns cut to 6,400 characters
+    ("letta_v1_agent", {"max_tokens": 7500}, 8000),  # max_tokens lowered to what the counted prompt leaves
     ("memgpt_v2_agent", {"put_inner_thoughts_in_kwargs": True}, 128000),
     ("memgpt_v2_agent", {"put_inner_thoughts_in_kwargs": False}, 128000),
 ]
@@ -149,3 +177,12 @@ async def test_the_shared_conversion_builds_the_same_request(
     assert roles.count("developer") == (2 if developer else 0)
     cut = "[truncated" in str(shared.messages)
     assert cut == (window == 8000)
+    if config.get("max_tokens"):  # lowered by the exact count, from the request's kept per-message counts
+        assert shared.max_tokens is not None and shared.max_tokens < config["max_tokens"]
+
+    # The compaction's exact counts, from the kept per-message counts, are those of counting the whole prompt.
+    kept = Prompt(system, pending, TOOLS, agent.agent_type, BufferChat())
+    fresh = Prompt(system, pending, TOOLS, agent.agent_type)
+    for rows in (state.messages[1:], state.messages[4:], state.messages[1:]):
+        assert kept.tokens(rows) == fresh.tokens(rows)
+        assert kept.tokens(rows, "what came before") == fresh.tokens(rows, "what came before")

@@ -14,6 +14,8 @@ from memlet.db import models as orm
 from memlet.db.message_row import MessageRow
 from memlet.llm.anthropic_format import THINKING_BLOCKS_KEY
 from memlet.llm.chat_format import buffer_messages, json_copy, request_messages
+from memlet.llm.tokens import count_message_tokens
+from memlet.loop import buffer_chat
 from memlet.loop.buffer_chat import BufferChat, Wire
 
 NOW = datetime(2026, 11, 23, tzinfo=UTC)
@@ -125,8 +127,28 @@ def test_a_later_step_encodes_only_its_new_messages() -> None:
     assert chat.messages_encoded == 3
     check_wire(chat, [*loaded, row("assistant", "so"), row("user", "then")])
     assert chat.messages_encoded == 3 + 2
-    check_wire(chat, [*loaded, row("assistant", "so")], limit=5)  # another request form is encoded on its own
-    assert chat.messages_encoded == 3 + 2 + 4
+    # Another request form takes the JSON of the messages it leaves as they are from the messages' own form: only
+    # "so" (a new row, which the own form has not encoded for this list) is encoded.
+    check_wire(chat, [*loaded, row("assistant", "so")], limit=5)
+    assert chat.messages_encoded == 3 + 2 + 1
+
+
+def test_another_form_encodes_and_counts_only_the_messages_it_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    counted: list[dict[str, Any]] = []
+    real = buffer_chat.message_tokens
+    monkeypatch.setattr(buffer_chat, "message_tokens", lambda message: counted.append(message) or real(message))
+    chat = BufferChat()
+    rows = [row("user", "hi"), row("assistant", "call", tool_calls=call("call-a"))]
+    rows += [row("tool", "x" * 50, tool_call_id="call-a"), row("system", "a note")]
+    own = check_wire(chat, rows)
+    assert own.tokens() == count_message_tokens(own.messages)
+    counted.clear()
+    encoded = chat.messages_encoded
+    limited = check_wire(chat, rows, limit=10, role="developer")
+    assert chat.messages_encoded == encoded + 2  # the cut tool return and the renamed system message
+    assert limited.fragments[0] is own.fragments[0] and limited.fragments[1] is own.fragments[1]
+    assert limited.tokens() == count_message_tokens(limited.messages)
+    assert counted == limited.messages[2:]  # the other two counts come from the own form
 
 
 def test_the_wire_cuts_long_tool_returns_and_renames_system_messages() -> None:
@@ -173,3 +195,35 @@ def test_the_kept_json_takes_about_its_own_size() -> None:
         tracemalloc.stop()
     assert held < len(rows) * 400, held / len(rows)  # ~40 bytes of JSON and ~150 of objects and slots a message
     assert sum(wire.lengths) < len(rows) * 50
+
+
+def test_token_counts_are_kept_and_only_new_messages_are_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    counted: list[dict[str, Any]] = []
+    real = buffer_chat.message_tokens
+
+    def counting(message: dict[str, Any]) -> int:
+        counted.append(message)
+        return real(message)
+
+    monkeypatch.setattr(buffer_chat, "message_tokens", counting)
+    chat = BufferChat()
+    system = {"role": "system", "content": "You are Sam, a helpful agent. " * 5}
+    loaded = [row("user", "hi there " * 20), row("assistant", "", tool_calls=call("c-1")), row("tool", "ok " * 30)]
+    wire = chat.wire(loaded, "letta_v1_agent")
+    assert not counted  # nothing is counted until a count is asked for
+    assert wire.tokens(system) == count_message_tokens([system, *wire.messages])
+    assert len(counted) == 1 + len(wire.messages)
+    counted.clear()
+    assert wire.tokens(system) == count_message_tokens([system, *wire.messages])
+    assert counted == [system]  # the buffer's counts are kept
+    counted.clear()
+    longer = chat.wire([*loaded, row("assistant", "so it goes " * 10)], "letta_v1_agent")
+    summary = {"role": "user", "content": "what came before"}
+    assert longer.tokens(system, summary) == count_message_tokens([system, summary, *longer.messages])
+    # The earlier counts carry over to the next conversion: only its new message and the head are counted.
+    assert sorted(map(repr, counted)) == sorted(map(repr, [system, summary, longer.messages[-1]]))
+    # Another request form (the system role as `developer`) counts its own messages.
+    developer = chat.wire([*loaded, row("system", "a note")], "letta_v1_agent", system_role="developer")
+    assert developer.tokens() == count_message_tokens(developer.messages)
+    assert developer.messages[-1]["role"] == "developer"
+    assert Wire().tokens() == 0
