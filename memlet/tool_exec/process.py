@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 from memlet.tool_exec.isolation import RUNNER_MOUNT, RUNNER_PATH
 
@@ -63,20 +64,20 @@ async def execute(
             if fd >= 0:
                 os.close(fd)
 
-    result_reader, result_transport = await _pipe_reader(read_fd)
-    info_reader, info_transport = await _pipe_reader(info_read) if bwrap_prefix else (None, None)
+    result_pipe = _PipeDrain(read_fd, MAX_RESULT_BYTES)
+    info_pipe = _PipeDrain(info_read, 4096) if bwrap_prefix else None
     # All three are PIPEs, so asyncio always creates the streams.
     assert proc.stdin is not None
     assert proc.stdout is not None
     assert proc.stderr is not None
-    readers = [
+    readers: list[asyncio.Future[bytes]] = [
         asyncio.create_task(_drain(proc.stdout, MAX_STREAM_BYTES)),
         asyncio.create_task(_drain(proc.stderr, MAX_STREAM_BYTES)),
-        asyncio.create_task(_drain(result_reader, MAX_RESULT_BYTES)),
+        result_pipe.read,
     ]
-    info = asyncio.create_task(_drain(info_reader, 4096)) if info_reader else None
+    info = info_pipe.read if info_pipe is not None else None
     feeder = asyncio.create_task(_feed(proc.stdin, payload))
-    exited = asyncio.create_task(proc.wait())
+    exited: asyncio.Future[Any] = asyncio.create_task(proc.wait())
     try:
         # proc.wait() also waits for stdout/stderr to close, which a daemon the tool spawned may hold open;
         # the end of the result channel shows just as well that the runner is done.
@@ -90,23 +91,57 @@ async def execute(
         _, pending = await asyncio.wait([exited, *readers], timeout=_DRAIN_GRACE_S)
         for task in pending:
             task.cancel()
-        for transport in (result_transport, info_transport):
-            if transport is not None:
-                transport.close()
+        for pipe in (result_pipe, info_pipe):
+            if pipe is not None:
+                pipe.close()
     stdout, stderr, result = (t.result() if t.done() and not t.cancelled() else b"" for t in readers)
     return Outcome(proc.returncode, timed_out, stdout, stderr, result)
 
 
-async def _pipe_reader(fd: int) -> tuple[asyncio.StreamReader, asyncio.BaseTransport]:
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=_READ_CHUNK)
-    transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", buffering=0)
-    )
-    return reader, transport
+class _PipeDrain:
+    """Reads the read end of a pipe to EOF through the loop's `add_reader`, keeping its first `cap` bytes (`read`
+    resolves to them), and closes the descriptor exactly once (`close`, or at EOF).
+
+    Not `loop.connect_read_pipe`: under uvloop (uvicorn's loop) its transport closes the descriptor in libuv and
+    then again through the file object it was given (MagicStack/uvloop#763). When another thread had been handed the
+    same number in between (a Postgres connection, a client's socket), that second close closed it."""
+
+    def __init__(self, fd: int, cap: int) -> None:
+        os.set_blocking(fd, False)
+        self._fd = fd
+        self._cap = cap
+        self._kept = bytearray()
+        self._loop = asyncio.get_running_loop()
+        self.read: asyncio.Future[bytes] = self._loop.create_future()
+        self._loop.add_reader(fd, self._readable)
+
+    def _readable(self) -> None:
+        try:
+            chunk = os.read(self._fd, _READ_CHUNK)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            chunk = b""
+        if chunk:
+            if len(self._kept) < self._cap:
+                self._kept.extend(chunk[: self._cap - len(self._kept)])
+            return
+        if not self.read.done():
+            self.read.set_result(bytes(self._kept))
+        self.close()
+
+    def close(self) -> None:
+        """Stop reading and close the descriptor (once); a read not yet at EOF is cancelled."""
+        if self._fd < 0:
+            return
+        self._loop.remove_reader(self._fd)
+        os.close(self._fd)
+        self._fd = -1
+        if not self.read.done():
+            self.read.cancel()
 
 
-async def _end_all(proc: asyncio.subprocess.Process, info: "asyncio.Task[bytes] | None") -> None:
+async def _end_all(proc: asyncio.subprocess.Process, info: "asyncio.Future[bytes] | None") -> None:
     """Kill the runner's group and, under bubblewrap, the namespace's pid 1; wait until the namespace is empty."""
     pidfd = await _namespace_pidfd(proc, info) if info is not None else None
     try:
@@ -122,7 +157,7 @@ async def _end_all(proc: asyncio.subprocess.Process, info: "asyncio.Task[bytes] 
             os.close(pidfd)
 
 
-async def _namespace_pidfd(proc: asyncio.subprocess.Process, info: "asyncio.Task[bytes]") -> int | None:
+async def _namespace_pidfd(proc: asyncio.subprocess.Process, info: "asyncio.Future[bytes]") -> int | None:
     """A pidfd for the sandbox's pid 1 (bwrap's `--info-fd` report), while bwrap still holds it unreaped."""
     if proc.returncode is not None:
         return None  # bwrap reaped its pid 1 before exiting: the namespace is already gone
