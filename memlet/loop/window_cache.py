@@ -4,7 +4,7 @@ Every turn reads its whole window (the agent's `message_ids`, or a conversation'
 those rows was the part of a turn's cost that grows with the buffer (~7 us of CPU and ~3.5 us of Postgres per row
 per turn, measured with 1,000 rows). A `WindowCache` keeps, per thread (an agent's own, or a conversation), the rows
 its last load returned, each with the `xmin` of the row version it was read from, and the thread's `BufferChat`.
-The next load passes those `xmin`s and gets back the columns of only the rows whose version changed
+The next load passes those `xmin`s and gets back only the rows whose version changed
 (`MessageRepository.revalidate`). An unchanged row is the very same `MessageRow` object, so the `BufferChat`
 reuses its conversion and converts only what is new.
 
@@ -67,15 +67,18 @@ class WindowCache:
         entry.agent_id = agent_id
         held = entry.rows
         found = await repo.revalidate(agent_id, window, [held.get(i, _NOT_HELD)[0] for i in window])
+        differs = {index: (version, row) for index, version, row in found}
         rows: list[MessageRow] = []
         kept: dict[str, tuple[int, MessageRow, int]] = {}
         size = 0
-        for index, version, row in found:
-            message_id = window[index]
-            if row is None:
-                _, row, bytes_ = held[message_id]
+        for index, message_id in enumerate(window):
+            if (read := differs.get(index)) is None:
+                version, row, bytes_ = held[message_id]  # the held version is the stored one
             else:
-                bytes_ = row_size(row)
+                stored_version, stored = read
+                if stored_version is None or stored is None:
+                    continue  # no row of the agent
+                version, row, bytes_ = stored_version, stored, row_size(stored)
                 self.rows_read += 1
             rows.append(row)
             kept[message_id] = (version, row, bytes_)

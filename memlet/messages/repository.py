@@ -200,17 +200,18 @@ class MessageRepository:
 
     async def revalidate(
         self, agent_id: str, message_ids: Sequence[str], held: Sequence[int]
-    ) -> list[tuple[int, int, MessageRow | None]]:
-        """The window's found rows in window order, each as (its index in `message_ids`, its version's `xmin`,
-        the row, or None when `held` (the `xmin` the caller holds per id, `window_sql.UNSEEN` for none) is
-        current)."""
+    ) -> list[tuple[int, int | None, MessageRow | None]]:
+        """The positions of the window that differ from what the caller holds (`held`: the `xmin` it holds per id,
+        `window_sql.UNSEEN` for none), in window order: (index in `message_ids`, the row's current `xmin`, the row)
+        where the version is not the held one, (index, None, None) where the id has no row of the agent. Every other
+        position holds the stored row."""
         if not message_ids:
             return []
         driver = await driver_of(self.session)
         params = {"ids": text_array(message_ids), "seen": int_array(held), "agent_id": agent_id}
         rows = await driver.fetch(REVALIDATE, params)
         make = MessageRow._make
-        return [(row[0] - 1, row[1], None if row[2] is None else make(row[2:])) for row in rows]
+        return [(row[0] - 1, row[1], None if row[1] is None else make(row[2:])) for row in rows]
 
     async def between(
         self, agent_id: str, *, after: str | None, through: str | None, limit: int = 500

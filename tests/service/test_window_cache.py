@@ -11,6 +11,7 @@ from sqlalchemy import text
 from memlet.db.sql import int_array, text_array
 from memlet.loop.agent_state import LoopRepository
 from memlet.loop.window_cache import ROW_OVERHEAD, WindowCache
+from memlet.messages.repository import MessageRepository
 from tests.mock_llm import Reply
 from tests.service.loop_factories import LoopEnv, loop_env
 
@@ -75,6 +76,34 @@ async def test_a_row_changed_by_another_writer_reaches_the_model_as_stored(
     texts = _texts(mock_llm.requests[-1])
     assert "edited elsewhere" in texts and "message 0" not in texts
     assert cache.rows_read - before == 3  # the edited row and the last turn's two
+
+
+async def test_the_load_sends_back_only_the_positions_that_differ(
+    cached: tuple[LoopEnv, WindowCache], mock_llm: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Unchanged rows cost the load nothing but their version check: the statement returns the rows the last turn
+    wrote and the id whose row is gone, not the whole window."""
+    env, _ = cached
+    agent = await env.agent()
+    await _chat(env, mock_llm, agent, 3)
+    reply = next(r for r in await env.in_context(agent.id) if r.role == "assistant" and r.run_id)
+    async with env.sessionmaker() as session, session.begin():
+        await session.execute(text("DELETE FROM messages WHERE id = :id"), {"id": reply.id})
+    returned: list[list[tuple[int, int | None, Any]]] = []
+    real = MessageRepository.revalidate
+
+    async def recording(self: MessageRepository, *args: Any) -> list[tuple[int, int | None, Any]]:
+        found = await real(self, *args)
+        returned.append(found)
+        return found
+
+    monkeypatch.setattr(MessageRepository, "revalidate", recording)
+    mock_llm.script(Reply.text("ok"))
+    await env.send(agent, "next")
+    assert "reply 0" not in _texts(mock_llm.requests[-1])
+    found = returned[0]
+    assert [version is None for _, version, _ in found] == [True, False, False]  # the deleted reply, turn 3's rows
+    assert [row.content[0]["text"] for _, _, row in found[1:]] == ["message 2", "reply 2"]
 
 
 async def test_a_deleted_row_leaves_the_prompt(cached: tuple[LoopEnv, WindowCache], mock_llm: Any) -> None:
