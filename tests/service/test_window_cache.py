@@ -32,6 +32,13 @@ async def _chat(env: LoopEnv, mock_llm: Any, agent: Any, turns: int) -> None:
         assert outcome.final.stop_reason == "end_turn"
 
 
+async def _delete_first_reply(env: LoopEnv, agent: Any) -> None:
+    """Delete the agent's first reply behind the loop's back, as any other writer could."""
+    reply = next(r for r in await env.in_context(agent.id) if r.role == "assistant" and r.run_id)
+    async with env.sessionmaker() as session, session.begin():
+        await session.execute(text("DELETE FROM messages WHERE id = :id"), {"id": reply.id})
+
+
 def _texts(request: dict[str, Any]) -> list[str]:
     return [m["content"] for m in request["messages"][1:] if isinstance(m.get("content"), str)]
 
@@ -86,9 +93,7 @@ async def test_the_load_sends_back_only_the_positions_that_differ(
     env, _ = cached
     agent = await env.agent()
     await _chat(env, mock_llm, agent, 3)
-    reply = next(r for r in await env.in_context(agent.id) if r.role == "assistant" and r.run_id)
-    async with env.sessionmaker() as session, session.begin():
-        await session.execute(text("DELETE FROM messages WHERE id = :id"), {"id": reply.id})
+    await _delete_first_reply(env, agent)
     returned: list[list[tuple[int, int | None, Any]]] = []
     real = MessageRepository.revalidate
 
@@ -110,9 +115,7 @@ async def test_a_deleted_row_leaves_the_prompt(cached: tuple[LoopEnv, WindowCach
     env, _ = cached
     agent = await env.agent()
     await _chat(env, mock_llm, agent, 2)
-    reply = next(r for r in await env.in_context(agent.id) if r.role == "assistant" and r.run_id)
-    async with env.sessionmaker() as session, session.begin():
-        await session.execute(text("DELETE FROM messages WHERE id = :id"), {"id": reply.id})
+    await _delete_first_reply(env, agent)
     mock_llm.script(Reply.text("ok"))
     await env.send(agent, "next")
     texts = _texts(mock_llm.requests[-1])
