@@ -27,8 +27,8 @@ from memlet.loop.deps import OnFinish
 from memlet.loop.response import StepContext, StepResult
 from memlet.loop.step_writes import (
     Remembered,
+    StepWrite,
     StepWriter,
-    step_statement_args,
     write_conversation_memory,
     write_each,
     write_in_one,
@@ -98,8 +98,9 @@ async def commit_step(
         for row in rows:
             row.conversation_id = ctx.conversation_id
     end = closing.end if closing is not None else None
+    step_write = StepWrite(ctx, step, rows, num_steps, tools_used, end)
     if fits(rows, end) and not ctx.tool_ctx.memory_changed and (closing is None or closing.on_finish is None):
-        written = await _write_alone(maker, ctx, step, rows, num_steps, tools_used, end)
+        written = await _write_alone(maker, step_write)
         committed = [StoredMessage.model_validate(model_input(r)) for r in result.rows]
         if ctx.conversation_id is None:
             ctx.agent.message_ids = written.message_ids
@@ -114,7 +115,7 @@ async def commit_step(
             write = write_in_one
         else:
             write = write_with_memory if ctx.conversation_id is None else write_conversation_memory
-        outcome = await write(session, ctx, step, rows, num_steps, tools_used, end)
+        outcome = await write(session, step_write)
         if outcome is None:  # the agent is gone
             return Committed([], [], None, closed=False)
         message_ids, status, remembered = outcome
@@ -126,25 +127,16 @@ async def commit_step(
     return Committed(committed, rows, status, closed=closing is not None, remembered=remembered)
 
 
-async def _write_alone(
-    maker: async_sessionmaker[AsyncSession],
-    ctx: StepContext,
-    step: orm.Step | None,
-    rows: list[orm.Message],
-    num_steps: int,
-    tools_used: list[str],
-    end: RunEnd | None,
-) -> StepWritten:
+async def _write_alone(maker: async_sessionmaker[AsyncSession], write: StepWrite) -> StepWritten:
     """The common step's one statement, committing by itself on the turn's connection (no BEGIN, no COMMIT): it
     takes the agent's xact lock itself (`runs.step_write`). A deleted agent fails its messages' foreign key."""
     try:
         async with lone_statements(maker) as driver:
-            args = step_statement_args(ctx, step, rows, num_steps, tools_used, end)
-            return await write_step(driver, **args, lock_key=lock_key(ctx.agent.id))
+            return await write_step(driver, **write.statement_args(), lock_key=lock_key(write.ctx.agent.id))
     except IntegrityError:
         async with maker() as session:
-            if await LoopRepository(session).agents.reload(ctx.agent.id) is None:  # deleted during the turn
-                raise NotFoundError("Agent", ctx.agent.id) from None
+            if await LoopRepository(session).agents.reload(write.ctx.agent.id) is None:  # deleted during the turn
+                raise NotFoundError("Agent", write.ctx.agent.id) from None
         raise
 
 

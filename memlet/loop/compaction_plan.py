@@ -60,16 +60,14 @@ class Prompt:
         return request_messages(self.system, converted(self.chat, [*rows, *self.pending], self.agent_type))
 
     def tokens(self, rows: Sequence[Any], summary: str | None = None) -> int:
-        if self.chat is not None:  # the messages' counts kept with the conversion: only new ones are counted
-            head = [{"role": "system", "content": self.system}]
-            if summary is not None:
-                head.append({"role": "user", "content": summary})
-            wire = self.chat.wire([*rows, *self.pending], self.agent_type)
-            return wire.tokens(*head) + count_tools_tokens(self.tools)
-        messages = self.messages(rows)
+        """The prompt's tokens: the system prompt, the summary when given, the rows and the pending input."""
+        head = [{"role": "system", "content": self.system}]
         if summary is not None:
-            messages.insert(1, {"role": "user", "content": summary})
-        return prompt_tokens(messages, self.tools)
+            head.append({"role": "user", "content": summary})
+        if self.chat is None:
+            return prompt_tokens([*head, *converted(None, [*rows, *self.pending], self.agent_type)], self.tools)
+        # The messages' counts kept with the conversion: only new ones are counted.
+        return self.chat.wire([*rows, *self.pending], self.agent_type).tokens(*head) + count_tools_tokens(self.tools)
 
     def surely_under(self, rows: Sequence[Any], limit: int) -> bool:
         if self.chat is None:

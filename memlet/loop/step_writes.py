@@ -60,75 +60,58 @@ class Remembered:
 # What a commit's writes leave: the thread's window, the run's status and, after a memory edit in the agent's own
 # thread, the state the next step goes on from; None when the agent is gone.
 Written = tuple[list[str], str | None, Remembered | None] | None
-# One way of writing a step's rows: (session, ctx, step row, rows, num_steps, tools_used, the run's end).
-StepWriter = Callable[
-    [AsyncSession, StepContext, orm.Step | None, list[orm.Message], int, list[str], RunEnd | None], Awaitable[Written]
-]
 
 
-def step_statement_args(
-    ctx: StepContext,
-    step: orm.Step | None,
-    rows: list[orm.Message],
-    num_steps: int,
-    tools_used: list[str],
-    end: RunEnd | None,
-) -> dict[str, Any]:
-    """`runs.step_write.write_step`'s arguments for this step, in its thread (the agent's or the conversation's)."""
-    return {
-        "agent_id": ctx.agent.id,
-        "conversation_id": ctx.conversation_id,
-        "run_id": ctx.run_id,
-        "step": step,
-        "rows": rows,
-        "num_steps": num_steps,
-        "tools_used": tools_used,
-        "last_stop_reason": end.stop_reason if end is not None else None,
-        "end": end,
-    }
+@dataclass(frozen=True)
+class StepWrite:
+    """What one step's commit writes: in the step's thread (`ctx`), the step row (None: none), its rows (the
+    inputs with the step's own), the run's progress and, when the turn ends with this step, the run's end."""
+
+    ctx: StepContext
+    step: orm.Step | None
+    rows: list[orm.Message]
+    num_steps: int
+    tools_used: list[str]
+    end: RunEnd | None
+
+    def statement_args(self) -> dict[str, Any]:
+        """`runs.step_write.write_step`'s arguments for this step, in its thread (the agent's or the
+        conversation's)."""
+        ctx, end = self.ctx, self.end
+        return {
+            "agent_id": ctx.agent.id,
+            "conversation_id": ctx.conversation_id,
+            "run_id": ctx.run_id,
+            "step": self.step,
+            "rows": self.rows,
+            "num_steps": self.num_steps,
+            "tools_used": self.tools_used,
+            "last_stop_reason": end.stop_reason if end is not None else None,
+            "end": end,
+        }
 
 
-async def _one_statement(
-    session: AsyncSession,
-    ctx: StepContext,
-    step: orm.Step | None,
-    rows: list[orm.Message],
-    num_steps: int,
-    tools_used: list[str],
-    end: RunEnd | None,
-    system: SystemWrite | None = None,
-) -> StepWritten:
+# One way of writing a step's rows, in the caller's transaction.
+StepWriter = Callable[[AsyncSession, StepWrite], Awaitable[Written]]
+
+
+async def _one_statement(session: AsyncSession, write: StepWrite, system: SystemWrite | None = None) -> StepWritten:
     """`runs.step_write` for this step, in the caller's transaction."""
-    return await write_step(session, **step_statement_args(ctx, step, rows, num_steps, tools_used, end), system=system)
+    return await write_step(session, **write.statement_args(), system=system)
 
 
-async def write_in_one(
-    session: AsyncSession,
-    ctx: StepContext,
-    step: orm.Step | None,
-    rows: list[orm.Message],
-    num_steps: int,
-    tools_used: list[str],
-    end: RunEnd | None,
-) -> Written:
+async def write_in_one(session: AsyncSession, write: StepWrite) -> Written:
     """The common step (no memory edit): one statement (`runs.step_write`)."""
-    written = await _one_statement(session, ctx, step, rows, num_steps, tools_used, end)
+    written = await _one_statement(session, write)
     return written.message_ids, written.run_status, None
 
 
-async def write_with_memory(
-    session: AsyncSession,
-    ctx: StepContext,
-    step: orm.Step | None,
-    rows: list[orm.Message],
-    num_steps: int,
-    tools_used: list[str],
-    end: RunEnd | None,
-) -> Written:
+async def write_with_memory(session: AsyncSession, write: StepWrite) -> Written:
     """A memory edit in the agent's own thread: the edited blocks, the agent with what its prompt shows (one read),
     then the step's one statement (`runs.step_write`) with the recompiled system message in it; what the next step
     needs (None: the agent is gone). The agent is read before the step's rows exist; they join both its message
     counter and its window, so the prompt's recall count is the one it will have after them."""
+    ctx, end = write.ctx, write.end
     await write_memory(session, ctx.agent.id, ctx.tool_ctx)  # the caller's lock holds the agent row
     found = await agent_with_prompt_content(session, ctx.agent.id)
     if found is None:
@@ -140,25 +123,17 @@ async def write_with_memory(
     compiled_at = agent.system_compiled_at
     assert compiled_at is not None
     system = SystemWrite(((agent.message_ids[0], text),), compiled_at) if agent.message_ids else None
-    written = await _one_statement(session, ctx, step, rows, num_steps, tools_used, end, system)
+    written = await _one_statement(session, write, system)
     # The entity as the statement left the row (its trigger counted the rows).
     set_committed_value(agent, "system_compiled_at", compiled_at)
     set_committed_value(agent, "message_ids", written.message_ids)
-    set_committed_value(agent, "message_count", (agent.message_count or 0) + len(rows))
+    set_committed_value(agent, "message_count", (agent.message_count or 0) + len(write.rows))
     if end is not None:
         set_committed_value(agent, "last_stop_reason", end.stop_reason)
     return written.message_ids, written.run_status, Remembered(agent, content.blocks, text)
 
 
-async def write_conversation_memory(
-    session: AsyncSession,
-    ctx: StepContext,
-    step: orm.Step | None,
-    rows: list[orm.Message],
-    num_steps: int,
-    tools_used: list[str],
-    end: RunEnd | None,
-) -> Written:
+async def write_conversation_memory(session: AsyncSession, write: StepWrite) -> Written:
     """A memory edit in a conversation: the edited blocks, the agent with what its prompt shows and the
     conversation's own prompt parts (two reads), then the step's one statement, which appends to the
     conversation's window and rewrites both system messages (the agent's, with the shared blocks, and the
@@ -167,6 +142,7 @@ async def write_conversation_memory(
 
     Read before the step's rows exist: they join the agent's message counter but not its window (so its recall
     count grows by them), and the conversation's history and window alike (so its recall count stays)."""
+    ctx, end = write.ctx, write.end
     assert ctx.conversation_id is not None
     await write_memory(session, ctx.agent.id, ctx.tool_ctx)
     found = await agent_with_prompt_content(session, ctx.agent.id)
@@ -177,8 +153,8 @@ async def write_conversation_memory(
     window = parts.conversation.message_ids or []
     if parts.first_role != "system" or not agent.message_ids or window[0] == agent.message_ids[0]:
         # No system message of the conversation's own to rewrite (one is created): the statements one by one.
-        return await write_each(session, ctx, step, rows, num_steps, tools_used, end, memory_written=True)
-    message_count = (agent.message_count or 0) + len(rows)
+        return await write_each(session, write, memory_written=True)
+    message_count = (agent.message_count or 0) + len(write.rows)
     agent_text = await compile_system_message(
         session, agent, update_timestamp=True, with_rules=True, message_count=message_count, content=content
     )
@@ -187,9 +163,7 @@ async def write_conversation_memory(
     conversation_text = conversation_text_from(agent, content, parts, directories)
     compiled_at = agent.system_compiled_at
     texts = ((agent.message_ids[0], agent_text), (window[0], conversation_text))
-    written = await _one_statement(
-        session, ctx, step, rows, num_steps, tools_used, end, SystemWrite(texts, compiled_at)
-    )
+    written = await _one_statement(session, write, SystemWrite(texts, compiled_at))
     # The rows as the statement left them: the agent's counter has the step's rows (its window does not), the
     # conversation's window has them.
     set_committed_value(agent, "system_compiled_at", compiled_at)
@@ -202,20 +176,11 @@ async def write_conversation_memory(
     return written.message_ids, written.run_status, Remembered(agent, blocks, conversation_text, conversation)
 
 
-async def write_each(
-    session: AsyncSession,
-    ctx: StepContext,
-    step: orm.Step | None,
-    rows: list[orm.Message],
-    num_steps: int,
-    tools_used: list[str],
-    end: RunEnd | None,
-    *,
-    memory_written: bool = False,
-) -> Written:
+async def write_each(session: AsyncSession, write: StepWrite, *, memory_written: bool = False) -> Written:
     """`commit_step`'s writes one statement each (a memory edit in a conversation, more rows than one statement
     takes, a run error): the new message_ids, the run's status and, after a memory edit in the agent's thread,
     what the next step needs; None when the agent is gone."""
+    ctx, step, rows, end = write.ctx, write.step, write.rows, write.end
     repo = LoopRepository(session)
     last_stop = end.stop_reason if end is not None else None
     new_ids = [r.id for r in rows]
@@ -250,7 +215,7 @@ async def write_each(
     if last_stop is not None and (ctx.conversation_id is not None or ctx.tool_ctx.memory_changed):
         await repo.agents.set_last_stop_reason(ctx.agent.id, last_stop)  # not written with message_ids above
     status = await RunRepository(session).record_progress(
-        ctx.run_id, num_steps=num_steps, tools_used=tools_used, end=end
+        ctx.run_id, num_steps=write.num_steps, tools_used=write.tools_used, end=end
     )
     return message_ids, status, remembered
 
