@@ -8,7 +8,8 @@ row version (Postgres gives every new version of a row a new one, whoever wrote 
 page encodes each of them once (`page_json.join_page`).
 
 An agent with identities, folders, a managed group, or asked for with its secrets, is never kept: those parts come
-from rows the key does not cover. Bounded by bytes (`Settings.agent_json_cache_mb`); the least recently used go.
+from rows the key does not cover. Bounded by bytes (`Settings.agent_json_cache_mb`); the least recently used go. A
+deleted agent is dropped at once, and a page read before its deletion does not put it back (`memlet/forgotten.py`).
 """
 
 from collections import OrderedDict
@@ -16,6 +17,7 @@ from collections.abc import Callable, Mapping
 
 from memlet.agents.repository import AgentLinks
 from memlet.agents.views import AgentRelations
+from memlet.forgotten import Forgotten
 
 AgentKey = tuple[int, tuple[tuple[str, int], ...], tuple[str, ...], frozenset[str]]
 
@@ -36,15 +38,17 @@ class AgentJsonCache:
         self._entries: OrderedDict[str, tuple[AgentKey, bytes, bytes]] = OrderedDict()
         self._size = 0
         self.hits = 0  # agents served from the cache (for tests and benchmarks)
+        self.deleted = Forgotten()
 
     def parts(
-        self, agent_id: str, key: AgentKey | None, build: Callable[[], tuple[bytes, bytes]]
+        self, agent_id: str, key: AgentKey | None, build: Callable[[], tuple[bytes, bytes]], since: int
     ) -> tuple[bytes, bytes]:
-        """The agent's parts built from `key`: kept ones, or `build()`'s, then kept (never with no key)."""
+        """The agent's parts built from `key`: kept ones, or `build()`'s, then kept (never with no key, nor when the
+        agent was deleted after `since`, the `deleted.now()` taken before the page was read)."""
         found = None if key is None else self.get(agent_id, key)
         if found is None:
             found = build()
-            if key is not None:
+            if key is not None and not self.deleted.since(agent_id, since):
                 self.put(agent_id, key, *found)
         return found
 
@@ -58,20 +62,25 @@ class AgentJsonCache:
         return entry[1], entry[2]
 
     def put(self, agent_id: str, key: AgentKey, head: bytes, tail: bytes) -> None:
-        self.forget_agent(agent_id)
+        self._drop(agent_id)
         size = len(head) + len(tail)
         if size > self.max_bytes:
             return
         self._entries[agent_id] = (key, head, tail)
         self._size += size
         while self._size > self.max_bytes:
-            self.forget_agent(next(iter(self._entries)))  # the least recently used
+            self._drop(next(iter(self._entries)))  # the least recently used
 
     def __contains__(self, agent_id: object) -> bool:
         return agent_id in self._entries
 
     def forget_agent(self, agent_id: str) -> None:
-        """Drop the agent's entry (it was deleted, replaced or is the least recently used)."""
+        """The agent was deleted: drop its entry, and keep a page read before now from putting it back."""
+        self.deleted.forget(agent_id)
+        self._drop(agent_id)
+
+    def _drop(self, agent_id: str) -> None:
+        """Drop the agent's entry (deleted, replaced or the least recently used)."""
         old = self._entries.pop(agent_id, None)
         if old is not None:
             self._size -= len(old[1]) + len(old[2])

@@ -135,13 +135,18 @@ class AgentService:
         """`list_page` as the JSON array FastAPI would send, each agent whose inputs are unchanged since it was last
         encoded taken from `cache` (`agents/json_cache.py`)."""
         versions: dict[str, int] = {}
+        since = 0 if cache is None else cache.deleted.now()
         page_rows, relations = await self._page(actor, filters, page, sort_by, include, versions)
         memo = ConfigMemo()
         parts = []
         for agent, links, version in page_rows:
             rel = relations[agent.id]
             build = partial(_encoded, agent, rel, memo)
-            found = build() if cache is None else cache.parts(agent.id, agent_key(version, links, rel, versions), build)
+            found = (
+                build()
+                if cache is None
+                else cache.parts(agent.id, agent_key(version, links, rel, versions), build, since)
+            )
             parts.append((*found, cast(Sequence[Tool], rel.tools)))  # `relations` builds them as views
         return join_page(parts)
 

@@ -15,8 +15,9 @@ stale row. The rows are immutable tuples; their content (lists and dicts) is sha
 like the chat messages (see `BufferChat`).
 
 Bounded by memory (`Settings.context_cache_mb`, each row's size estimated by `row_size` when it is read): the least
-recently loaded threads go first, and deleting an agent drops its threads (`forget_agent`). A turn holds its thread's
-lock while it uses the thread's entry, so one entry is never used by two turns at once.
+recently loaded threads go first, and deleting an agent drops its threads (`forget_agent`); a load begun before the
+deletion does not put them back (`memlet/forgotten.py`). A turn holds its thread's lock while it uses the thread's
+entry, so one entry is never used by two turns at once.
 """
 
 from collections import OrderedDict
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from memlet.db.message_row import MessageRow
+from memlet.forgotten import Forgotten
 from memlet.loop.buffer_chat import BufferChat
 from memlet.messages.repository import MessageRepository
 from memlet.messages.window_sql import UNSEEN
@@ -48,6 +50,7 @@ class WindowCache:
         self._threads: OrderedDict[str, ThreadWindow] = OrderedDict()
         self._size = 0
         self.rows_read = 0  # rows whose columns the loads read (for tests and benchmarks)
+        self.deleted = Forgotten()
 
     def thread(self, key: str) -> ThreadWindow:
         """The thread's entry (a new, empty one when it has none), now the most recently used."""
@@ -66,6 +69,7 @@ class WindowCache:
         entry = self.thread(key)
         entry.agent_id = agent_id
         held = entry.rows
+        since = self.deleted.now()
         found = await repo.revalidate(agent_id, window, [held.get(i, _NOT_HELD)[0] for i in window])
         differs = {index: (version, row) for index, version, row in found}
         rows: list[MessageRow] = []
@@ -83,7 +87,8 @@ class WindowCache:
             rows.append(row)
             kept[message_id] = (version, row, bytes_)
             size += bytes_
-        self._store(key, entry, kept, size)
+        if not self.deleted.since(agent_id, since):
+            self._store(key, entry, kept, size)
         return rows, entry.chat
 
     def _store(self, key: str, entry: ThreadWindow, rows: dict[str, tuple[int, MessageRow, int]], size: int) -> None:
@@ -103,7 +108,9 @@ class WindowCache:
         return key in self._threads
 
     def forget_agent(self, agent_id: str) -> None:
-        """Drop every thread of the agent (it was deleted): its own and its conversations'."""
+        """Drop every thread of the agent (it was deleted): its own and its conversations'; a load begun before now
+        keeps none of them."""
+        self.deleted.forget(agent_id)
         for key in [k for k, entry in self._threads.items() if entry.agent_id == agent_id]:
             self._size -= self._threads.pop(key).size
 

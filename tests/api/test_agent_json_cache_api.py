@@ -4,7 +4,9 @@ value, the blocks attached, tags, the agent's messages) and through whichever pa
 and SQL against the live server)."""
 
 import asyncio
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -15,6 +17,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from memlet.agents.schemas import AgentState
+from memlet.agents.service import AgentService
 from memlet.db.engine import async_url
 from tests.api.sleeptime_support import EMBEDDING, MODEL
 from tests.conftest import LiveServer
@@ -161,3 +164,30 @@ def test_deleting_an_agent_drops_what_this_process_keeps_of_it(
     client.agents.delete(agent.id)
     assert json_cache.size < json_size and agent.id not in json_cache
     assert window_cache.size < window_size and agent.id not in window_cache and conversation.id not in window_cache
+
+
+def test_a_page_read_before_a_deletion_does_not_bring_the_agent_back(
+    server: LiveServer, client: Letta, http: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The soak's slow rise: one client's page read its agents, another client deleted one of them, and the page
+    then kept the deleted agent's JSON, which nothing would read or drop again."""
+    [agent] = _agents(client, "deleted-meanwhile", 1)
+    page_read, deleted = threading.Event(), threading.Event()
+    original = AgentService._page
+
+    async def paused_after_reading(self: AgentService, *args: Any) -> Any:
+        found = await original(self, *args)
+        page_read.set()
+        await asyncio.to_thread(deleted.wait, 30)  # the server serves the delete meanwhile
+        return found
+
+    monkeypatch.setattr(AgentService, "_page", paused_after_reading)
+    with ThreadPoolExecutor(1) as pool:
+        listing = pool.submit(_page, http, "deleted-meanwhile")
+        assert page_read.wait(30)
+        monkeypatch.undo()
+        client.agents.delete(agent.id)
+        deleted.set()
+        assert [a.id for a in listing.result(30)] == [agent.id]  # the page as it was read
+    assert agent.id not in _cache(server)
+    assert _page(http, "deleted-meanwhile") == []

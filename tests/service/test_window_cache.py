@@ -180,3 +180,22 @@ async def test_array_literals_round_trip_any_text(loop_env: LoopEnv) -> None:
         numbers = await session.scalar(text("SELECT CAST(CAST(:v AS text) AS bigint[])"), {"v": int_array([0, 7])})
         empty = await session.scalar(text("SELECT CAST(CAST(:v AS text) AS varchar[])"), {"v": text_array([])})
     assert texts == values and numbers == [0, 7] and empty == []
+
+
+async def test_a_load_begun_before_the_agents_deletion_keeps_nothing(
+    cached: tuple[LoopEnv, WindowCache], mock_llm: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env, cache = cached
+    agent = await env.agent()
+    await _chat(env, mock_llm, agent, 1)
+    assert agent.id in cache
+    original = MessageRepository.revalidate
+
+    async def deleted_meanwhile(self: MessageRepository, *args: Any, **kwargs: Any) -> Any:
+        found = await original(self, *args, **kwargs)
+        cache.forget_agent(agent.id)  # what the delete route does, while this load awaited its rows
+        return found
+
+    monkeypatch.setattr(MessageRepository, "revalidate", deleted_meanwhile)
+    await _chat(env, mock_llm, agent, 1)
+    assert agent.id not in cache and len(cache) == 0 and cache.size == 0

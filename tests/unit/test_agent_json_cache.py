@@ -27,3 +27,15 @@ def test_the_least_recently_used_go_first_and_the_size_stays_under_the_bound() -
     assert cache.size == 270
     cache.put("agent-4", KEY, b"h" * 200, b"t" * 200)  # larger than the whole cache: not kept
     assert cache.get("agent-4", KEY) is None and cache.size == 270
+
+
+def test_a_page_read_before_a_deletion_does_not_put_the_agent_back() -> None:
+    cache = AgentJsonCache(max_bytes=1000)
+    before = cache.deleted.now()  # a page is read ...
+    cache.forget_agent("agent-1")  # ... the agent is deleted meanwhile ...
+    cache.parts("agent-1", KEY, lambda: (b"{head", b"tail}"), before)  # ... and the page is built
+    assert "agent-1" not in cache
+    cache.parts("agent-2", KEY, lambda: (b"{head", b"tail}"), before)  # another agent of that page is kept
+    assert "agent-2" in cache
+    cache.parts("agent-1", KEY, lambda: (b"{head", b"tail}"), cache.deleted.now())  # read after: kept (same id)
+    assert "agent-1" in cache
