@@ -1,7 +1,7 @@
 """Two checkouts side by side, their sends interleaved: server + Postgres CPU per send of each.
 
     .venv/bin/python bench/bench_ab.py <checkout A> <checkout B> [--sends 150]
-        [--shape one|search|letta-code|conversation-memory-edit|list-messages|list-agents|long-buffer] [--burst N]
+        [--shape one|search|memory-edit|letta-code|conversation-memory-edit|list-messages|list-agents|long-buffer] [--burst N]
         [--env-a KEY=VALUE ...] [--env-b KEY=VALUE ...]
     .venv/bin/python bench/bench_ab.py . . --env-a MEMLET_GC_YOUNG_THRESHOLD=700    # one checkout, two settings
 
@@ -10,7 +10,7 @@ LLM; the sends alternate A, B, A, B... and each send's CPU (the server process a
 it. Both see the same moment of the machine, which a run of one after the other does not (the machine this
 project is measured on drifts by ±25% within minutes). Shapes: a one-step send, a two-step `conversation_search`
 turn, Letta Code's turn (a conversation send streamed in the background with token chunks and an otid), and a
-memory edit in a conversation (`memory_insert`, then a reply; a blocking send), and a list of the agent's newest 50
+memory edit (`memory_insert`, then a reply; a blocking send) in the agent's own thread and in a conversation, and a list of the agent's newest 50
 messages of 1,000 (the yardstick's phase d) and a list of 50 agents of 1,000 (phase f): not sends, but measured the
 same way; and a one-step send to an agent whose buffer holds 1,000 messages (~190 KB of JSON, ~50k tokens: past
 what the prompt's size alone proves fits, so each step counts its tokens). `--burst N`: N clients send at once before the measured requests, which then start from pools full
@@ -44,7 +44,7 @@ MEMORY_EDIT = [
     Reply.tool_call("memory_insert", {"label": "human", "new_string": "Likes tea."}).to_dict(),
     Reply.text("noted").to_dict(),
 ]
-SCRIPTS = {"search": SEARCH, "conversation-memory-edit": MEMORY_EDIT}
+SCRIPTS = {"search": SEARCH, "memory-edit": MEMORY_EDIT, "conversation-memory-edit": MEMORY_EDIT}
 
 
 class Side:
@@ -152,7 +152,16 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("checkouts", nargs=2, type=Path)
     parser.add_argument("--sends", type=int, default=150)
-    shapes = ("one", "search", "letta-code", "conversation-memory-edit", "list-messages", "list-agents", "long-buffer")
+    shapes = (
+        "one",
+        "search",
+        "memory-edit",
+        "letta-code",
+        "conversation-memory-edit",
+        "list-messages",
+        "list-agents",
+        "long-buffer",
+    )
     parser.add_argument("--shape", choices=shapes, default="one")
     parser.add_argument("--burst", type=int, default=0, help="clients sending at once before the measured sends")
     for side in ("a", "b"):
