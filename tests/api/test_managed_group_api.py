@@ -1,5 +1,6 @@
 """``AgentState.managed_group`` (and its deprecated twin ``multi_agent_group``) through letta-client."""
 
+import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -14,14 +15,20 @@ from tests.api.sleeptime_support import EMBEDDING, MODEL, groups, make_main, sle
 INCLUDE = ["agent.managed_group"]
 
 
+_CANCEL_POLL = "FROM runs WHERE runs.id = ANY"  # the shared cancel watch's read of the runs in flight
+
+
 @contextmanager
 def statements() -> Iterator[list[str]]:
-    """Every SQL statement the live server (same process) sends while the block runs, but the run-lease sweep's
-    (a background task that may run at any moment)."""
+    """Every SQL statement the live server (same process) sends for requests while the block runs: from a request's
+    task ("Task-<n>"), not from the background tasks that may run at any moment (the run-lease sweep, the sleeptime
+    queue's poll, the message indexer: each a named task; the cancel watch, known by its statement)."""
     seen: list[str] = []
 
     def record(*args: Any) -> None:
-        if "runs.worker_id" not in str(args[2]):
+        task = asyncio.current_task()
+        name = task.get_name() if task is not None else ""
+        if name.startswith("Task-") and _CANCEL_POLL not in " ".join(str(args[2]).split()):
             seen.append(str(args[2]))
 
     event.listen(Engine, "before_cursor_execute", record)
