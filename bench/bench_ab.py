@@ -1,7 +1,7 @@
 """Two checkouts side by side, their sends interleaved: server + Postgres CPU per send of each.
 
-    .venv/bin/python bench/bench_ab.py <checkout A> <checkout B> [--sends 150]
-        [--shape one|search|memory-edit|letta-code|conversation-memory-edit|list-messages|list-agents|long-buffer] [--burst N]
+    .venv/bin/python bench/bench_ab.py <checkout A> <checkout B> [--sends 150] [--burst N]
+        [--shape one|search|memory-edit|letta-code|conversation-memory-edit|list-messages|list-agents|long-buffer]
         [--env-a KEY=VALUE ...] [--env-b KEY=VALUE ...]
     .venv/bin/python bench/bench_ab.py . . --env-a MEMLET_GC_YOUNG_THRESHOLD=700    # one checkout, two settings
 
@@ -9,12 +9,12 @@ Each checkout's memlet runs (with this interpreter) on an embedded Postgres of i
 LLM; the sends alternate A, B, A, B... and each send's CPU (the server process and its Postgres) is read around
 it. Both see the same moment of the machine, which a run of one after the other does not (the machine this
 project is measured on drifts by ±25% within minutes). Shapes: a one-step send, a two-step `conversation_search`
-turn, Letta Code's turn (a conversation send streamed in the background with token chunks and an otid), and a
-memory edit (`memory_insert`, then a reply; a blocking send) in the agent's own thread and in a conversation, and a list of the agent's newest 50
-messages of 1,000 (the yardstick's phase d) and a list of 50 agents of 1,000 (phase f): not sends, but measured the
-same way; and a one-step send to an agent whose buffer holds 1,000 messages (~190 KB of JSON, ~50k tokens: past
-what the prompt's size alone proves fits, so each step counts its tokens). `--burst N`: N clients send at once before the measured requests, which then start from pools full
-of idle connections.
+turn, Letta Code's turn (a conversation send streamed in the background with token chunks and an otid), a memory
+edit (`memory_insert`, then a reply; a blocking send) in the agent's own thread and in a conversation, a list of
+the agent's newest 50 messages of 1,000 (the yardstick's phase d) and a list of 50 agents of 1,000 (phase f): not
+sends, but measured the same way; and a one-step send to an agent whose buffer holds 1,000 messages (~190 KB of
+JSON, ~50k tokens: past what the prompt's size alone proves fits, so each step counts its tokens). `--burst N`: N
+clients send at once before the measured requests, which then start from pools full of idle connections.
 """
 
 import argparse

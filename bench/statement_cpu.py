@@ -123,9 +123,8 @@ def main() -> None:
     total = 0
     for text, (calls, ns) in sorted(cpu.spent.items(), key=lambda item: -item[1][1]):
         total += ns
-        print(
-            f"{calls / args.turns:5.2f} a turn {ns / calls / 1000:7.1f} us each {ns / args.turns / 1000:7.1f} us a turn  {text}"
-        )
+        each, per_turn = ns / calls / 1000, ns / args.turns / 1000
+        print(f"{calls / args.turns:5.2f} a turn {each:7.1f} us each {per_turn:7.1f} us a turn  {text}")
     print(f"sum: {total / args.turns / 1000:.1f} us of Postgres CPU a turn")
 
 

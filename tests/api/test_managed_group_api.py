@@ -1,6 +1,5 @@
 """``AgentState.managed_group`` (and its deprecated twin ``multi_agent_group``) through letta-client."""
 
-import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -11,11 +10,9 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
 from tests.api.sleeptime_support import EMBEDDING, MODEL, groups, make_main, sleeptime_of
+from tests.api.sql_tasks import is_cancel_poll, task_name
 
 INCLUDE = ["agent.managed_group"]
-
-
-_CANCEL_POLL = "FROM runs WHERE runs.id = ANY"  # the shared cancel watch's read of the runs in flight
 
 
 @contextmanager
@@ -26,9 +23,7 @@ def statements() -> Iterator[list[str]]:
     seen: list[str] = []
 
     def record(*args: Any) -> None:
-        task = asyncio.current_task()
-        name = task.get_name() if task is not None else ""
-        if name.startswith("Task-") and _CANCEL_POLL not in " ".join(str(args[2]).split()):
+        if task_name().startswith("Task-") and not is_cancel_poll(str(args[2])):
             seen.append(str(args[2]))
 
     event.listen(Engine, "before_cursor_execute", record)

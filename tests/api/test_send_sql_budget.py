@@ -5,7 +5,6 @@ transaction to the send path fails here and must say why (and lower or raise the
 Only the request's own work is counted (`Trace.of_run`).
 """
 
-import asyncio
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +16,7 @@ import httpx
 import pytest
 from sqlalchemy import event
 
+from tests.api.sql_tasks import is_cancel_poll, task_name
 from tests.conftest import LiveServer
 from tests.mock_llm import MockLLM, Reply
 
@@ -71,16 +71,10 @@ LETTA_CODE_STATEMENTS, LETTA_CODE_ROUND_TRIPS = 11, 13
 # in one statement on the driver (`messages/history_sql.py`; two ORM statements before), in autocommit (no BEGIN and
 # COMMIT around it: 2 / 4 before).
 LIST_MESSAGES_STATEMENTS, LIST_MESSAGES_ROUND_TRIPS = 1, 1
-_CANCEL_POLL = "FROM runs WHERE runs.id = ANY"  # the shared poller's one statement for every run in flight
 
 
 def _listing(statements: list[str]) -> str:
     return "\n".join(" ".join(sql.split())[:100] for sql in statements)
-
-
-def _task_name() -> str:
-    task = asyncio.current_task()
-    return task.get_name() if task is not None else ""
 
 
 @dataclass
@@ -92,7 +86,7 @@ class Trace:
 
     def of_request(self) -> tuple[list[str], list[str]]:
         """What a request that starts no run sent: its handler's ("Task-<n>", less the shared cancel poller)."""
-        pollers = {task for task, sql in self.statements if _CANCEL_POLL in " ".join(sql.split())}
+        pollers = {task for task, sql in self.statements if is_cancel_poll(sql)}
         statements = [sql for task, sql in self.statements if task.startswith("Task-") and task not in pollers]
         # A task that sent only transaction control in the window (another request's session ending) did none of
         # this request's work.
@@ -108,7 +102,7 @@ class Trace:
         still being retried) are not this send's work; nor are the lock's retries while the previous turn releases
         it (that is waiting, 50 ms apart)."""
 
-        pollers = {task for task, sql in self.statements if _CANCEL_POLL in " ".join(sql.split())}
+        pollers = {task for task, sql in self.statements if is_cancel_poll(sql)}
 
         def ours(task: str, _sql: str) -> bool:
             # The run's chunk-log writes run in tasks named after it; a stream's reader in the response's task.
@@ -129,12 +123,12 @@ def recorded(server: LiveServer) -> Iterator[Trace]:
     app: Any = server.server.config.app
 
     def record(_conn: object, _cursor: object, statement: str, *_: object) -> None:
-        trace.statements.append((_task_name(), statement))
+        trace.statements.append((task_name(), statement))
 
     execute = asyncpg.Connection.execute
 
     async def counting(self: asyncpg.Connection, query: str, *args: Any, **kwargs: Any) -> str:
-        trace.control.append((_task_name(), query))
+        trace.control.append((task_name(), query))
         return await execute(self, query, *args, **kwargs)
 
     engines = [app.state.engine.sync_engine, app.state.turn_engine.sync_engine]
