@@ -76,14 +76,27 @@ class StreamPump:
                 self.live.put_nowait(text)
 
     async def live_chunks(self) -> AsyncIterator[str]:
-        """This process's copy of the run's chunks, with keep-alive pings while it is silent."""
+        """This process's copy of the run's chunks, with keep-alive pings while it is silent. Chunks already
+        waiting are handed on together (one write to the client instead of one each)."""
+        live = self.live
         while True:
-            try:
-                chunk = await asyncio.wait_for(self.live.get(), KEEPALIVE_INTERVAL_S)
-            except TimeoutError:
-                if self.include_pings:
-                    yield sse(LettaPing.create(self.run_id))
-                continue
+            if live.empty():
+                try:
+                    async with asyncio.timeout(KEEPALIVE_INTERVAL_S):  # a timer, not a task per chunk
+                        chunk = await live.get()
+                except TimeoutError:
+                    if self.include_pings:
+                        yield sse(LettaPing.create(self.run_id))
+                    continue
+            else:
+                chunk = live.get_nowait()
             if chunk is None:
                 return
-            yield chunk
+            waiting = [chunk]
+            while not live.empty():
+                chunk = live.get_nowait()
+                if chunk is None:
+                    yield "".join(waiting)
+                    return
+                waiting.append(chunk)
+            yield "".join(waiting)
