@@ -1,14 +1,15 @@
 """CPU per streamed token: a one-step turn whose answer is short (10 words) or long (410 words, one chunk each from
 the mock LLM), sent three ways, and the server + Postgres CPU each extra chunk costs.
 
-    .venv/bin/python bench/bench_token_stream.py [--turns 30] [--shapes blocking,stream,letta-code]
+    .venv/bin/python bench/bench_token_stream.py [--turns 30] [--shapes blocking,stream,letta-code] [--gap-ms 0]
 
 Shapes: a blocking send (`POST /v1/agents/{id}/messages`; the provider's answer is still read as a stream), a
 token stream (`/messages/stream` with `stream_tokens`), and Letta Code's turn (a conversation send with
 `streaming`, `stream_tokens`, `background` and pings, read through the run's chunk log). The yardstick's answers
 are a few chunks long; a real model streams one chunk per token, so a long answer's cost is mostly this per-chunk
-cost. The mock sends its chunks at once (a real model spaces them out), so batching that only helps a burst
-flatters these numbers a little. Letta's baseline has no streaming row.
+cost. By default the mock sends its chunks at once; `--gap-ms` spaces them out as a model does (20 ms: 50 tokens a
+second), which is what decides how many chunks each write of the run's chunk log holds. Letta's baseline has no
+streaming row.
 """
 
 import argparse
@@ -29,13 +30,14 @@ SHAPES = ("blocking", "stream", "letta-code")
 
 
 class Turns:
-    def __init__(self, bench: Bench, http: httpx.Client) -> None:
-        self.bench, self.http = bench, http
+    def __init__(self, bench: Bench, http: httpx.Client, gap_s: float = 0.0) -> None:
+        self.bench, self.http, self.gap_s = bench, http, gap_s
         self.agent = http.post("/v1/agents/", json={**AGENT, "name": "token-stream"}).json()["id"]
         self.conversation = http.post("/v1/conversations/", params={"agent_id": self.agent}, json={}).json()["id"]
 
     def turn(self, shape: str, words: int, n: int) -> None:
-        script_remote(self.bench.mock_url, Reply.text(" ".join(f"word{i}" for i in range(words))))
+        answer = Reply.text(" ".join(f"word{i}" for i in range(words))).paced(self.gap_s)
+        script_remote(self.bench.mock_url, answer)
         message = {"role": "user", "content": f"hello {n}", "otid": f"otid-{n}-{time.monotonic_ns()}"}
         if shape == "blocking":
             self.http.post(f"/v1/agents/{self.agent}/messages", json={"messages": [message]}).raise_for_status()
@@ -63,10 +65,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=30)
     parser.add_argument("--shapes", default=",".join(SHAPES))
+    parser.add_argument("--gap-ms", type=float, default=0.0, help="the mock's pause between chunks")
     args = parser.parse_args()
     shapes = [s for s in args.shapes.split(",") if s]
     with bench_server() as bench, httpx.Client(base_url=bench.base_url, timeout=120) as http:
-        turns = Turns(bench, http)
+        turns = Turns(bench, http, args.gap_ms / 1000)
         for n in range(10):  # warm-up: pools, statements, the conversation's first turns
             for shape in shapes:
                 turns.turn(shape, SHORT, n)

@@ -1,6 +1,7 @@
 """OpenAI's chat completions wire format for the mock: a resolved reply rendered as a ``chat.completion`` or a
 stream of ``chat.completion.chunk`` events, its usage, OpenAI-shaped errors and the model list."""
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -91,6 +92,14 @@ class ChatAnswer:
         return _sse(self._envelope("chat.completion.chunk", choices=[choice]))
 
     async def stream(self) -> AsyncIterator[str]:
+        first_chunk = True
+        async for chunk in self._chunks():
+            if self.reply.chunk_gap_s and not first_chunk:
+                await asyncio.sleep(self.reply.chunk_gap_s)
+            first_chunk = False
+            yield chunk
+
+    async def _chunks(self) -> AsyncIterator[str]:
         reply = self.reply
         first: dict[str, Any] = {"role": "assistant"}
         if reply.content is not None or reply.calls:

@@ -40,6 +40,7 @@ class Reply:
     prompt_tokens: int | None = None  # the prompt tokens to report instead of the counted ones
     body: tuple[str, ...] = ()  # raw: the response body, written piece by piece
     content_type: str = "text/event-stream"  # raw: the response's media type
+    chunk_gap_s: float = 0.0  # streamed only: the pause before each chunk after the first (a model's token rate)
 
     @classmethod
     def text(
@@ -114,6 +115,10 @@ class Reply:
             "tokens. Please reduce the length of the messages."
         )
         return cls.error(400, times=times, message=message, code="context_length_exceeded")
+
+    def paced(self, chunk_gap_s: float) -> Self:
+        """This reply, streamed with a pause before each chunk after the first, as a model sends its tokens."""
+        return replace(self, chunk_gap_s=chunk_gap_s)
 
     def reporting(self, prompt_tokens: int) -> Self:
         """This reply, with a usage that claims ``prompt_tokens`` for the prompt (a provider counting high)."""

@@ -6,6 +6,7 @@ import math
 import struct
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -64,6 +65,20 @@ class TestChatCompletions:
         assert json.loads(arguments) == {"message": "hello from the mock"}
         assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"
         assert all("usage" not in c for c in chunks)
+
+    def test_a_paced_reply_spaces_its_chunks_out(self, mock: MockLLM) -> None:
+        gaps: list[float] = []
+        mock.script(Reply.text("one two three four").paced(0.05))
+        with httpx.stream("POST", f"{mock.base_url}/chat/completions", json={**BODY, "stream": True}) as response:
+            last = None
+            for line in response.iter_lines():
+                if line.startswith("data: "):
+                    now = time.monotonic()
+                    if last is not None:
+                        gaps.append(now - last)
+                    last = now
+        # The role chunk, four words, the finish chunk and [DONE]: each after the first waits its turn.
+        assert len(gaps) == 6 and min(gaps) > 0.03
 
     def test_usage_chunk_only_when_requested(self, mock: MockLLM) -> None:
         response = post(mock, "/chat/completions", {**BODY, "stream": True, "stream_options": {"include_usage": True}})
