@@ -90,13 +90,10 @@ class StreamPump:
                     continue
             else:
                 chunk = live.get_nowait()
-            if chunk is None:
+            taken = [chunk]  # with what else is waiting, up to the end (None)
+            while taken[-1] is not None and not live.empty():
+                taken.append(live.get_nowait())
+            if text := "".join(c for c in taken if c is not None):
+                yield text
+            if taken[-1] is None:
                 return
-            waiting = [chunk]
-            while not live.empty():
-                chunk = live.get_nowait()
-                if chunk is None:
-                    yield "".join(waiting)
-                    return
-                waiting.append(chunk)
-            yield "".join(waiting)
