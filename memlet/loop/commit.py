@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm.attributes import set_committed_value
 
 from memlet import ids
 from memlet.agents.system_message import refresh_system_message
@@ -24,6 +25,7 @@ from memlet.loop.agent_state import LoopRepository, LoopState
 from memlet.loop.builtin_tools import ToolContext
 from memlet.loop.compaction_plan import CompactionPlan
 from memlet.loop.deps import OnFinish
+from memlet.loop.edit_write import compile_edit, recompile, settle, takes_one_statement
 from memlet.loop.response import StepContext, StepResult
 from memlet.loop.step_writes import (
     Remembered,
@@ -99,12 +101,19 @@ async def commit_step(
             row.conversation_id = ctx.conversation_id
     end = closing.end if closing is not None else None
     step_write = StepWrite(ctx, step, rows, num_steps, tools_used, end)
-    if fits(rows, end) and not ctx.tool_ctx.memory_changed and (closing is None or closing.on_finish is None):
+    alone = fits(rows, end) and (closing is None or closing.on_finish is None)
+    if alone and not ctx.tool_ctx.memory_changed:
         written = await _write_alone(maker, step_write)
         committed = [StoredMessage.model_validate(model_input(r)) for r in result.rows]
         if ctx.conversation_id is None:
             ctx.agent.message_ids = written.message_ids
         return Committed(committed, rows, written.run_status, closed=closing is not None)
+    if alone and takes_one_statement(ctx):
+        edited = await _edit_alone(maker, step_write)
+        if edited is not None:
+            committed = [StoredMessage.model_validate(model_input(r)) for r in result.rows]
+            status, remembered = edited
+            return Committed(committed, rows, status, closed=closing is not None, remembered=remembered)
     async with maker() as session, session.begin():
         if not await LoopRepository(session).agents.lock_for_commit(ctx.agent.id):  # deleted during the turn
             raise NotFoundError("Agent", ctx.agent.id)
@@ -134,10 +143,39 @@ async def _write_alone(maker: async_sessionmaker[AsyncSession], write: StepWrite
         async with lone_statements(maker) as driver:
             return await write_step(driver, **write.statement_args(), lock_key=lock_key(write.ctx.agent.id))
     except IntegrityError:
-        async with maker() as session:
-            if await LoopRepository(session).agents.reload(write.ctx.agent.id) is None:  # deleted during the turn
-                raise NotFoundError("Agent", write.ctx.agent.id) from None
+        await _raise_if_deleted(maker, write.ctx.agent.id)
         raise
+
+
+async def _raise_if_deleted(maker: async_sessionmaker[AsyncSession], agent_id: str) -> None:
+    async with maker() as session:
+        if await LoopRepository(session).agents.reload(agent_id) is None:  # deleted during the turn
+            raise NotFoundError("Agent", agent_id) from None
+
+
+async def _edit_alone(
+    maker: async_sessionmaker[AsyncSession], write: StepWrite
+) -> tuple[str | None, Remembered | None] | None:
+    """A memory edit's commit as one statement (`loop/edit_write.py`): the run's status and what the next step
+    goes on from (None: the agent is gone); None when the edit needs `commit_step`'s transaction after all."""
+    ctx, end = write.ctx, write.end
+    try:
+        async with lone_statements(maker) as driver:
+            edit = await compile_edit(driver, ctx)
+            if edit is None:
+                return None
+            key = lock_key(ctx.agent.id)
+            args = write.statement_args()
+            written = await write_step(driver, **args, system=edit.system, lock_key=key, now=edit.system.compiled_at)
+    except IntegrityError:
+        await _raise_if_deleted(maker, ctx.agent.id)
+        raise
+    set_committed_value(ctx.agent, "message_ids", written.message_ids)
+    settle(ctx, edit, len(write.rows), end.stop_reason if end is not None else None)
+    if written.system_written:
+        return written.run_status, Remembered(ctx.agent, ctx.tool_ctx.blocks, edit.text)
+    stored = await recompile(maker, ctx.agent.id)  # someone rewrote the prompt meanwhile
+    return written.run_status, (Remembered(*stored) if stored is not None else None)
 
 
 async def commit_memory_edits(maker: async_sessionmaker[AsyncSession], tool_ctx: ToolContext) -> bool:

@@ -12,6 +12,7 @@ from typing import Any
 from memlet import ids
 from memlet.config import Settings
 from memlet.db import models as orm
+from memlet.db.message_row import MessageRow
 from memlet.db.sql import storable_value
 from memlet.llm.chat_format import HEARTBEAT_PARAM, THINKING_PARAM, is_v2
 from memlet.llm.types import ChatResult, ThinkingBlock, ToolCall
@@ -67,6 +68,11 @@ class StepContext:
     conversation_id: str | None = None  # the conversation the step's rows belong to (None: the agent's own)
     # The last step a blocking V2 send may take: as in Letta's V2 `step()`, it ends the turn with max_steps.
     final_step: bool = False
+    # The thread's system message as the loop last read or wrote it (a memory edit's commit checks that nobody
+    # rewrote it since), and whether the request overrides the agent's llm_config (its prompt is compiled from the
+    # stored one).
+    system_message: MessageRow | None = None
+    config_overridden: bool = False
 
     def row(self, role: str, **fields: Any) -> orm.Message:
         """A new message row of this step (ids, run and step filled in)."""

@@ -137,6 +137,8 @@ class RunState:
             final_step=self.options.blocking
             and is_v2(state.agent.agent_type)
             and self.steps >= self.options.max_steps - 1,
+            system_message=state.messages[0] if state.messages else None,
+            config_overridden=bool(self.options.llm_config_override),
         )
 
     def add_usage(self, step: orm.Step, usage: Any) -> None:

@@ -42,6 +42,7 @@ _AGENTS: Table = orm.Agent.__table__  # type: ignore[assignment]
 _RUNS: Table = orm.Run.__table__  # type: ignore[assignment]
 _CONVERSATIONS: Table = orm.Conversation.__table__  # type: ignore[assignment]
 _LINKS: Table = orm.ConversationMessage.__table__  # type: ignore[assignment]
+_BLOCKS: Table = orm.Block.__table__  # type: ignore[assignment]
 _MESSAGE_COLUMNS = tuple(
     (attr.key, attr.columns[0].key) for attr in orm.Message.__mapper__.column_attrs if attr.key != "sequence_id"
 )
@@ -51,10 +52,17 @@ _STEP_COLUMNS = tuple((attr.key, attr.columns[0]) for attr in orm.Step.__mapper_
 @dataclass(frozen=True)
 class SystemWrite:
     """Recompiled system messages, `(message id, new text)` (the agent's, and in a conversation the
-    conversation's own too), and the agent's new recompile time."""
+    conversation's own too), and the agent's new recompile time.
+
+    `expected`: the content the caller compiled against (one text only). The text is then written only if the
+    stored content is still that (a compare-and-set; `StepWritten.system_written` says whether it was), and
+    `blocks`, `(block id, new value)`, are written in the same statement with the same `updated_at`: a memory
+    edit compiled outside any transaction (`loop/edit_write.py`)."""
 
     texts: tuple[tuple[str, str], ...]
     compiled_at: datetime
+    expected: list[dict[str, Any]] | None = None
+    blocks: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,7 @@ class StepWritten:
 
     message_ids: list[str]
     run_status: str | None
+    system_written: bool = True
 
 
 def _typed(name: str, table: Table, column: str) -> Any:
@@ -79,6 +88,7 @@ def _statement(
     conversation: bool,
     system: bool = False,
     locking: bool = False,
+    checked: bool = False,
 ) -> DriverSQL:
     written = (
         insert(_MESSAGES)
@@ -122,25 +132,46 @@ def _statement(
             thread_values["last_stop_reason"] = _typed("a_stop_reason", _AGENTS, "last_stop_reason")
         if system:  # as `refresh_system_message` and the agent's flush after it
             thread_values["system_compiled_at"] = _typed("y_compiled_at", _AGENTS, "system_compiled_at")
+    # The agent's xact lock when the statement commits by itself (see `write_step`'s `lock_key`): in the filter of
+    # each UPDATE of a row a lock holder may rewrite, so it is held before that UPDATE reads its row.
+    lock_filter: list[Any] = []
+    if locking:
+        locked = func.pg_advisory_xact_lock(bindparam("l_key", type_=BigInteger))
+        lock_filter.append(select(literal_column("1")).select_from(locked).scalar_subquery() == 1)
+    recompiled = None
     if system:  # as `MessageRepository.set_system_texts`
         texts = array_rows(
             "system_texts",
             message_id=bindparam("y_message_ids", type_=ARRAY(String)),
             text=bindparam("y_texts", type_=ARRAY(String)),
         )
-        side.append(
+        system_where = [_MESSAGES.c.id == texts.c.message_id, _MESSAGES.c.agent_id == bindparam("a_agent_id")]
+        if checked:  # compare-and-set: nobody rewrote the prompt since the caller read it
+            system_where += [_MESSAGES.c.content == _typed("y_expected", _MESSAGES, "content"), *lock_filter]
+        recompiled = (
             update(_MESSAGES)
-            .where(_MESSAGES.c.id == texts.c.message_id, _MESSAGES.c.agent_id == bindparam("a_agent_id"))
+            .where(*system_where)
             .values(
                 content=func.jsonb_build_array(func.jsonb_build_object("type", "text", "text", texts.c.text)),
                 updated_at=_typed("y_updated_at", _MESSAGES, "updated_at"),
             )
+            .returning(_MESSAGES.c.id)
             .cte("recompiled")
         )
-    thread_where: list[Any] = [thread.c.id == thread_id]
-    if locking:  # the agent's xact lock, taken before the thread's row is read: see `write_step`'s `lock_key`
-        locked = func.pg_advisory_xact_lock(bindparam("l_key", type_=BigInteger))
-        thread_where.append(select(literal_column("1")).select_from(locked).scalar_subquery() == 1)
+        side.append(recompiled)
+    if checked:  # the edited blocks' values, as `BlockRepository.save_for_agent` without a rename
+        values = array_rows(
+            "block_values",
+            block_id=bindparam("b_ids", type_=ARRAY(String)),
+            value=bindparam("b_values", type_=ARRAY(String)),
+        )
+        side.append(
+            update(_BLOCKS)
+            .where(_BLOCKS.c.id == values.c.block_id, *lock_filter)
+            .values(value=values.c.value, updated_at=_typed("y_updated_at", _MESSAGES, "updated_at"))
+            .cte("edited")
+        )
+    thread_where: list[Any] = [thread.c.id == thread_id, *lock_filter]
     appended = (
         update(thread)
         .where(*thread_where)
@@ -179,6 +210,8 @@ def _statement(
         select(func.array_agg(aggregate_order_by(written.c.id, by_sequence))).scalar_subquery(),
         select(func.array_agg(aggregate_order_by(by_sequence, by_sequence))).scalar_subquery(),
     )
+    if checked and recompiled is not None:
+        statement = statement.add_columns(select(func.count()).select_from(recompiled).scalar_subquery())
     if with_step:
         step = insert(_STEPS).values({c: _typed(f"s_{c.key}", _STEPS, c.key) for _, c in _STEP_COLUMNS})
         side.insert(0, step.cte("stepped"))
@@ -204,6 +237,7 @@ async def write_step(
     end: RunEnd | None,
     system: SystemWrite | None = None,
     lock_key: int | None = None,
+    now: datetime | None = None,
 ) -> StepWritten:
     """Write the step row (unless None), `rows` (their `sequence_id` set from the database, in list order), append
     their ids to the thread's window (the conversation's when `conversation_id` is given, else the agent's) and
@@ -213,8 +247,9 @@ async def write_step(
     `session`: a session whose transaction holds the agent's xact lock, or a driver with no transaction open and
     `lock_key` (the agent's), when the statement commits by itself: it then takes the lock itself, in the filter of
     its thread UPDATE (evaluated once, before that UPDATE reads the row), so a concurrent holder's read-modify-write
-    of the window (a compaction, a reset) ends before this append reads the row, which it then appends to."""
-    now = utcnow()
+    of the window (a compaction, a reset) ends before this append reads the row, which it then appends to.
+    `now`: the time the rows are written at (their `updated_at`; the present unless given)."""
+    now = now or utcnow()
     params: dict[str, Any] = {
         "a_agent_id": agent_id,
         "c_conversation_id": conversation_id,
@@ -249,6 +284,12 @@ async def write_step(
             y_updated_at=now,
             y_compiled_at=system.compiled_at,
         )
+        if system.expected is not None:
+            params.update(
+                y_expected=system.expected,
+                b_ids=[block_id for block_id, _ in system.blocks],
+                b_values=[value for _, value in system.blocks],
+            )
     statement = _statement(
         len(rows),
         step is not None,
@@ -257,13 +298,15 @@ async def write_step(
         conversation_id is not None,
         system is not None,
         lock_key is not None,
+        system is not None and system.expected is not None,
     )
     if lock_key is not None:
         params["l_key"] = lock_key
     driver = session if isinstance(session, Driver) else await driver_of(session)
     record = await driver.fetchrow(statement, params)
-    message_ids, status, ids, sequences = record
+    message_ids, status, ids, sequences = record[:4]
     sequence = dict(zip(ids or [], sequences or [], strict=True))
     for row in rows:
         row.sequence_id = sequence[row.id]
-    return StepWritten(list(message_ids or []), status)
+    checked = system is not None and system.expected is not None
+    return StepWritten(list(message_ids or []), status, not checked or record[4] > 0)

@@ -42,8 +42,9 @@ TWO_STEP_STATEMENTS, TWO_STEP_ROUND_TRIPS = 11, 16
 # instead of reloading the agent and its buffer (`step_writes.Remembered`). The edit step's commit: the lock, the block,
 # the agent with what its prompt shows (blocks, archival count and tags, folders) in one read, then one statement
 # writing the step, the messages, message_ids, the system message and system_compiled_at, and the run (19 / 26
-# before).
-MEMORY_EDIT_STATEMENTS, MEMORY_EDIT_ROUND_TRIPS = 11, 16
+# before; 10 / 12 then). Now with no transaction: one read of the counts the prompt shows, then one statement that
+# also writes the block and takes the agent's lock itself (`loop/edit_write.py`): as many as a tool call's turn.
+MEMORY_EDIT_STATEMENTS, MEMORY_EDIT_ROUND_TRIPS = 9, 10
 # Create agent: the tool lookup, the agent with its blocks and links (one statement of CTEs), the system message;
 # between BEGIN and COMMIT.
 CREATE_STATEMENTS, CREATE_ROUND_TRIPS = 3, 5
