@@ -14,7 +14,9 @@ the loop's hottest write.
 Used for up to `MAX_ROWS` messages and without a run error (`loop/step_writes.py` keeps the separate statements
 for the rest). After a memory edit the same statement also rewrites the system messages (the agent's, and in a
 conversation the conversation's own) and the agent's `system_compiled_at` (`SystemWrite`: the caller compiled the
-texts in the transaction, after writing the blocks).
+texts in the transaction, after writing the blocks; or, for a memory edit committed without a transaction, the
+statement writes the edited block values too and the prompt only if it is still the one the caller compiled
+against, `SystemWrite.expected`).
 """
 
 from collections.abc import Sequence
