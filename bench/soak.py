@@ -3,7 +3,8 @@
     .venv/bin/python bench/soak.py --minutes 10 [--clients 2]
 
 Each client loops over a bounded pool of agents (created, used and deleted in turn, so the database stays small):
-create an agent, send a message (blocking and streamed), start a background stream and read it back through
+create an agent, send a message (blocking and streamed), make it edit its memory (`memory_insert`, then a reply; in
+the mix since session 18), start a background stream and read it back through
 ``POST /v1/runs/{id}/stream``, list messages, list agents, retrieve the agent, insert and list archival memory, and
 delete the oldest agent once the pool is full. Growth in the RSS series with a flat request mix points at an
 unbounded cache or log in the server process.
@@ -25,6 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.harness import bench_server
 from bench.procstat import rss_mb
+from tests.mock_llm import Reply
+from tests.mock_llm.server import script_remote
 
 AGENT = {
     "model": "openai/gpt-4o-mini",
@@ -38,10 +41,14 @@ def say(text: str, **extra: object) -> dict[str, object]:
     return {"messages": [{"role": "user", "content": text}], **extra}
 
 
-def one_round(http: httpx.Client, pool: list[str], n: int, counts: Counter[str]) -> None:
+def one_round(http: httpx.Client, mock_url: str, pool: list[str], n: int, counts: Counter[str]) -> None:
     agent_id = http.post("/v1/agents/", json={**AGENT, "name": f"soak-{n}"}).raise_for_status().json()["id"]
     pool.append(agent_id)
     http.post(f"/v1/agents/{agent_id}/messages", json=say(f"hello {n}")).raise_for_status()
+    # Another client's send may take these replies first: any agent doing the edit will do.
+    edit = Reply.tool_call("memory_insert", {"label": "human", "new_string": f"Fact {n}."})
+    script_remote(mock_url, edit, Reply.text("noted"))
+    http.post(f"/v1/agents/{agent_id}/messages", json=say("remember this")).raise_for_status()
     with http.stream("POST", f"/v1/agents/{agent_id}/messages/stream", json=say("stream please")) as response:
         for _ in response.iter_lines():
             pass
@@ -65,12 +72,12 @@ def one_round(http: httpx.Client, pool: list[str], n: int, counts: Counter[str])
     counts["rounds"] += 1
 
 
-def client(base_url: str, stop: float, counter: itertools.count[int], counts: Counter[str]) -> None:
+def client(base_url: str, mock_url: str, stop: float, counter: itertools.count[int], counts: Counter[str]) -> None:
     pool: list[str] = []
     with httpx.Client(base_url=base_url, timeout=120) as http:
         while time.monotonic() < stop:
             try:
-                one_round(http, pool, next(counter), counts)
+                one_round(http, mock_url, pool, next(counter), counts)
             except httpx.HTTPError as exc:
                 counts[f"error {type(exc).__name__}"] += 1
 
@@ -86,7 +93,8 @@ def main() -> None:
         stop = started + args.minutes * 60
         counter = itertools.count()
         threads = [
-            threading.Thread(target=client, args=(bench.base_url, stop, counter, counts)) for _ in range(args.clients)
+            threading.Thread(target=client, args=(bench.base_url, bench.mock_url, stop, counter, counts))
+            for _ in range(args.clients)
         ]
         print(f"minute 0: RSS {rss_mb(bench.server_pid):6.1f} MB (idle, after start-up)", flush=True)
         for thread in threads:
