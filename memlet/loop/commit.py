@@ -104,14 +104,14 @@ async def commit_step(
     alone = fits(rows, end) and (closing is None or closing.on_finish is None)
     if alone and not ctx.tool_ctx.memory_changed:
         written = await _write_alone(maker, step_write)
-        committed = [StoredMessage.model_validate(model_input(r)) for r in result.rows]
+        committed = _views(result)
         if ctx.conversation_id is None:
             ctx.agent.message_ids = written.message_ids
         return Committed(committed, rows, written.run_status, closed=closing is not None)
     if alone and takes_one_statement(ctx):
         edited = await _edit_alone(maker, step_write)
         if edited is not None:
-            committed = [StoredMessage.model_validate(model_input(r)) for r in result.rows]
+            committed = _views(result)
             status, remembered = edited
             return Committed(committed, rows, status, closed=closing is not None, remembered=remembered)
     async with maker() as session, session.begin():
@@ -128,12 +128,17 @@ async def commit_step(
         if outcome is None:  # the agent is gone
             return Committed([], [], None, closed=False)
         message_ids, status, remembered = outcome
-        committed = [StoredMessage.model_validate(model_input(r)) for r in result.rows]
+        committed = _views(result)
         if closing is not None and closing.on_finish is not None:
             await closing.on_finish(session, closing.event, committed)
         if ctx.conversation_id is None:
             ctx.agent.message_ids = message_ids
     return Committed(committed, rows, status, closed=closing is not None, remembered=remembered)
+
+
+def _views(result: StepResult) -> list[StoredMessage]:
+    """The step's own new messages as public views need them."""
+    return [StoredMessage.model_validate(model_input(r)) for r in result.rows]
 
 
 async def _write_alone(maker: async_sessionmaker[AsyncSession], write: StepWrite) -> StepWritten:
