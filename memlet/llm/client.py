@@ -13,7 +13,6 @@ import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, Protocol
 
-import httpx2
 import orjson
 
 from memlet.errors import BadRequestError
@@ -42,6 +41,8 @@ from memlet.llm.types import (
     Usage,
 )
 from memlet.llm.wire_errors import ProviderHTTPError
+from memlet.net.outbound import OutboundPolicy
+from memlet.net.transport import guarded_sdk_client
 
 __all__ = [
     "OPENAI_COMPATIBLE_ENDPOINTS",
@@ -110,13 +111,13 @@ class OpenAICompatibleClient:
         timeout_s: float = 60.0,
         retry: RetryPolicy = RetryPolicy(),
         max_tokens_param: str = "max_tokens",
-        http_client: httpx2.AsyncClient | None = None,
+        policy: OutboundPolicy | None = None,
         provider: str = "openai",
     ) -> None:
         self.retry = retry
         self.provider = provider  # the endpoint type, for metrics
         self._max_tokens_param = max_tokens_param
-        self._http = OpenAIHTTP(base_url, api_key, timeout_s, http_client)
+        self._http = OpenAIHTTP(base_url, api_key, timeout_s, policy)
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""
@@ -224,15 +225,15 @@ def client_for(
     max_retries: int = 3,
     *,
     retry_base_delay_s: float = 0.5,
-    http_client: httpx2.AsyncClient | None = None,
+    policy: OutboundPolicy | None = None,
 ) -> "OpenAICompatibleClient | AnthropicClient":
-    """Build the chat client for one of Letta's model endpoint types (`http_client`: e.g. a policy-guarded one)."""
+    """Build the chat client for one of Letta's model endpoint types (`policy`: check every connection against
+    it, for a user-given URL)."""
     check_endpoint_type(endpoint_type)
     retry = RetryPolicy(max_retries=max_retries, base_delay_s=retry_base_delay_s)
     if endpoint_type == "anthropic":
-        return AnthropicClient(
-            base_url=base_url, api_key=api_key, timeout_s=timeout_s, retry=retry, http_client=http_client
-        )
+        http = guarded_sdk_client(policy, timeout_s=timeout_s) if policy is not None else None
+        return AnthropicClient(base_url=base_url, api_key=api_key, timeout_s=timeout_s, retry=retry, http_client=http)
     # OpenAI itself rejects max_tokens for reasoning models; its successor name works for all its models.
     param = "max_completion_tokens" if endpoint_type == "openai" else "max_tokens"
     return OpenAICompatibleClient(
@@ -241,6 +242,6 @@ def client_for(
         timeout_s=timeout_s,
         retry=retry,
         max_tokens_param=param,
-        http_client=http_client,
+        policy=policy,
         provider=endpoint_type,
     )

@@ -7,13 +7,12 @@ Both clients embed in batches, retry each batch with the chat client's policy an
 from functools import partial
 from typing import Any, Protocol
 
-import httpx2
-
 from memlet.errors import BadRequestError
 from memlet.llm.client import OPENAI_COMPATIBLE_ENDPOINTS
 from memlet.llm.errors import LLMEmptyResponseError
 from memlet.llm.openai_http import OpenAIHTTP
 from memlet.llm.retry import RetryPolicy, with_retries
+from memlet.net.outbound import OutboundPolicy
 
 # Letta stores every embedding in one vector(4096) column, zero-padding shorter ones (its MAX_EMBEDDING_DIM).
 MAX_EMBEDDING_DIM = 4096
@@ -53,11 +52,11 @@ class OpenAICompatibleEmbeddingClient:
         timeout_s: float = 60.0,
         retry: RetryPolicy = RetryPolicy(),
         batch_size: int = DEFAULT_BATCH_SIZE,
-        http_client: httpx2.AsyncClient | None = None,
+        policy: OutboundPolicy | None = None,
     ) -> None:
         self.retry = retry
         self.batch_size = batch_size
-        self._http = OpenAIHTTP(base_url, api_key, timeout_s, http_client)
+        self._http = OpenAIHTTP(base_url, api_key, timeout_s, policy)
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""
@@ -107,7 +106,7 @@ class OllamaEmbeddingClient:
     """``EmbeddingClient`` over Ollama's native ``POST /api/embed`` (``{"model", "input": [...]}``).
 
     Requests go through the same HTTP layer as the chat calls (``memlet.llm.openai_http``), so timeouts, the
-    guarded transport and error classes are the same as for every other provider call.
+    outbound policy and error classes are the same as for every other provider call.
     """
 
     def __init__(
@@ -117,11 +116,11 @@ class OllamaEmbeddingClient:
         timeout_s: float = 60.0,
         retry: RetryPolicy = RetryPolicy(),
         batch_size: int = DEFAULT_BATCH_SIZE,
-        http_client: httpx2.AsyncClient | None = None,
+        policy: OutboundPolicy | None = None,
     ) -> None:
         self.retry = retry
         self.batch_size = batch_size
-        self._http = OpenAIHTTP(ollama_root(base_url), None, timeout_s, http_client)
+        self._http = OpenAIHTTP(ollama_root(base_url), None, timeout_s, policy)
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -152,16 +151,16 @@ def embedding_client_for(
     max_retries: int = 3,
     *,
     retry_base_delay_s: float = 0.5,
-    http_client: httpx2.AsyncClient | None = None,
+    policy: OutboundPolicy | None = None,
 ) -> EmbeddingClient:
     """Build the embedding client for one of Letta's embedding endpoint types (``ollama``: the native API).
 
-    For a user-given endpoint pass `memlet.net.transport.guarded_sdk_client(...)` as `http_client` and a key bound
+    For a user-given endpoint pass the outbound policy as `policy` and a key bound
     to that URL (`memlet.providers.endpoints.key_for`).
     """
     retry = RetryPolicy(max_retries=max_retries, base_delay_s=retry_base_delay_s)
     if endpoint_type == "ollama":
-        return OllamaEmbeddingClient(base_url=base_url, timeout_s=timeout_s, retry=retry, http_client=http_client)
+        return OllamaEmbeddingClient(base_url=base_url, timeout_s=timeout_s, retry=retry, policy=policy)
     if endpoint_type not in OPENAI_COMPATIBLE_ENDPOINTS:
         raise BadRequestError(
             f"INVALID_ARGUMENT: Embedding endpoint type '{endpoint_type}' is not supported; "
@@ -172,5 +171,5 @@ def embedding_client_for(
         api_key=api_key,
         timeout_s=timeout_s,
         retry=retry,
-        http_client=http_client,
+        policy=policy,
     )

@@ -1,13 +1,16 @@
-"""JSON over HTTP to an OpenAI-compatible API: one pooled httpx2 client per endpoint, no SDK in between.
+"""JSON over HTTP to an OpenAI-compatible API: one pooled aiohttp session per endpoint, no SDK in between.
 
 ``post`` returns the decoded JSON body (plain dicts and lists; the text when the body is not JSON), ``stream``
 the decoded ``data:`` events of a server-sent event stream up to ``[DONE]``. Both raise the
-``memlet.llm.wire_errors`` exceptions: a non-2xx answer, a timeout, a failed connection (the guarded transport's
+``memlet.llm.wire_errors`` exceptions: a non-2xx answer, a timeout, a failed connection (the outbound policy's
 refusals included), an error object inside a stream, an event that is not JSON.
 
 Requests carry what the openai SDK sent: ``Authorization: Bearer <key>`` (a placeholder for servers that need
 none), JSON ``Content-Type`` and ``Accept``, and its ``User-Agent``; URLs join the base URL and the path as the
 SDK did (``https://host/v1`` and ``https://host/v1/`` both give ``https://host/v1/chat/completions``).
+
+aiohttp rather than httpx: its C parser reads a streamed answer for about a quarter of the CPU httpx's pure-Python
+stack takes, and a turn makes one such call per step (`bench/bench_llm_call.py`).
 """
 
 import asyncio
@@ -19,9 +22,10 @@ from functools import cache
 from importlib import metadata
 from typing import Any
 
-import anyio
+import aiohttp
 import httpx2
 import orjson
+from yarl import URL
 
 from memlet.llm.json_text import InvalidJSON, decode_json
 from memlet.llm.sse import ServerEvent, SSEDecoder
@@ -33,15 +37,15 @@ from memlet.llm.wire_errors import (
     status_error,
     stream_error,
 )
+from memlet.net.aio import OutboundSession
+from memlet.net.outbound import OutboundPolicy
 
 # Local servers (vLLM, Ollama, LM Studio) ignore the key, but the SDK refused to start without one.
 PLACEHOLDER_API_KEY = "sk-no-key"
 # How long to read the rest of a stream after [DONE], so its HTTP/1.1 connection can be reused (as the SDK did).
 DRAIN_TIMEOUT_S = 0.1
-# The SDK's own pool limits and redirect handling, for a client built without a (guarded) httpx2 client.
-DEFAULT_LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
-# Failures of the connection itself (the SDK's list: TLS and AnyIO stream errors httpx2 does not wrap).
-_CONNECTION_ERRORS = (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream)
+# Failures of the connection itself: aiohttp's client errors, TLS, and the socket's own (a refused address).
+_CONNECTION_ERRORS = (aiohttp.ClientError, ssl.SSLError, OSError)
 
 
 @cache
@@ -65,10 +69,10 @@ def join_url(base_url: str | httpx2.URL, path: str) -> httpx2.URL:
 
 @contextlib.contextmanager
 def transport_errors() -> Iterator[None]:
-    """httpx2's timeouts and connection failures as ``ProviderTimeoutError`` / ``ProviderConnectionError``."""
+    """Timeouts and connection failures as ``ProviderTimeoutError`` / ``ProviderConnectionError``."""
     try:
         yield
-    except httpx2.TimeoutException as exc:
+    except TimeoutError as exc:  # aiohttp's connect and read timeouts are TimeoutErrors (and OSErrors: first)
         raise ProviderTimeoutError() from exc
     except _CONNECTION_ERRORS as exc:
         raise ProviderConnectionError() from exc
@@ -82,70 +86,79 @@ def encode_json(body: Any) -> bytes:
         return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
-def decode_body(response: httpx2.Response) -> Any:
+def _decoded_body(content: bytes) -> Any:
     """The JSON of a 200 body; its text when it is not JSON (the caller reports it as unusable)."""
     try:
-        return decode_json(response.content)
+        return decode_json(content)
     except InvalidJSON:
-        return response.text
+        return content.decode("utf-8", "replace")
 
 
 class OpenAIHTTP:
-    """POSTs JSON to one OpenAI-compatible base URL; ``aclose`` closes the HTTP client (it owns it)."""
+    """POSTs JSON to one OpenAI-compatible base URL; ``aclose`` closes its connections.
+
+    ``policy``: check every connection against the outbound policy (user-given URLs); None for URLs memlet trusts.
+    """
 
     def __init__(
-        self, base_url: str, api_key: str | None, timeout_s: float, http_client: httpx2.AsyncClient | None = None
+        self, base_url: str, api_key: str | None, timeout_s: float, policy: OutboundPolicy | None = None
     ) -> None:
         self.base_url = httpx2.URL(base_url)  # a malformed URL fails here, as the SDK's constructor failed
-        self._http = http_client or httpx2.AsyncClient(timeout=timeout_s, limits=DEFAULT_LIMITS, follow_redirects=True)
-        self._timeout = httpx2.Timeout(timeout_s)
+        self._outbound = OutboundSession(policy, timeout_s)
         self._headers = {
             "Authorization": f"Bearer {api_key or PLACEHOLDER_API_KEY}",
             "Accept": "application/json",
             "Content-Type": "application/json",
             "User-Agent": user_agent(),
         }
-        self._urls: dict[str, httpx2.URL] = {}
+        self._urls: dict[str, URL] = {}
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        await self._outbound.aclose()
 
-    def _request(self, path: str, body: Any) -> httpx2.Request:
+    async def _send(self, path: str, body: Any) -> aiohttp.ClientResponse:
         url = self._urls.get(path)
         if url is None:
-            url = self._urls[path] = join_url(self.base_url, path)
+            url = self._urls[path] = URL(str(join_url(self.base_url, path)), encoded=True)
         content = body if isinstance(body, bytes) else encode_json(body)  # bytes: encoded by the caller
-        return self._http.build_request("POST", url, content=content, headers=self._headers, timeout=self._timeout)
+        outbound = self._outbound
+        with transport_errors():
+            outbound.check(url)
+            return await outbound.session().post(
+                url, data=content, headers=self._headers, allow_redirects=outbound.follow_redirects
+            )
 
     async def post(self, path: str, body: Any) -> Any:
         """POST ``body`` (JSON data, or its encoded bytes) and return the decoded answer."""
-        request = self._request(path, body)
-        with transport_errors():
-            response = await self._http.send(request)
-        if not response.is_success:
-            raise status_error(response.status_code, response.text, response.headers)
-        return decode_body(response)
+        response = await self._send(path, body)
+        try:
+            with transport_errors():
+                content = await response.read()
+        finally:
+            response.release()
+        if not 200 <= response.status < 300:
+            raise status_error(response.status, content.decode("utf-8", "replace"), response.headers)
+        return _decoded_body(content)
 
     async def stream(self, path: str, body: Any) -> "EventStream":
         """POST ``body`` (JSON data, or its encoded bytes) and return its event stream once the answer's status is
         known to be a success."""
-        request = self._request(path, body)
-        with transport_errors():
-            response = await self._http.send(request, stream=True)
-        if not response.is_success:
+        response = await self._send(path, body)
+        if not 200 <= response.status < 300:
             try:
                 with transport_errors():
-                    await response.aread()
+                    content = await response.read()
             finally:
-                await response.aclose()
-            raise status_error(response.status_code, response.text, response.headers)
+                response.release()
+            raise status_error(response.status, content.decode("utf-8", "replace"), response.headers)
         return EventStream(response)
 
 
 class EventStream:
-    """The decoded JSON objects of an SSE response, in order; ``close()`` ends it and releases the connection."""
+    """The decoded JSON objects of an SSE response, in order; ``close()`` ends it and releases the connection (back
+    to the pool when the body was read to its end, else closed)."""
 
-    def __init__(self, response: httpx2.Response) -> None:
+    def __init__(self, response: aiohttp.ClientResponse) -> None:
         self._response = response
         self._events = self._read()
 
@@ -157,11 +170,11 @@ class EventStream:
 
     async def close(self) -> None:
         await self._events.aclose()
-        await self._response.aclose()
+        self._response.release()
 
     async def _bytes(self) -> AsyncGenerator[bytes, None]:
         with transport_errors():
-            async for chunk in self._response.aiter_bytes():
+            async for chunk in self._response.content.iter_any():
                 yield chunk
 
     async def _read(self) -> AsyncGenerator[dict[str, Any], None]:
@@ -170,13 +183,23 @@ class EventStream:
             async for chunk in chunks:
                 for event in decoder.feed(chunk):
                     if event.data.startswith(b"[DONE]"):
-                        await _drain(chunks)
+                        await self._drain(chunks)
                         return
                     yield _decoded(event)
         for event in decoder.flush():
             if event.data.startswith(b"[DONE]"):
                 return
             yield _decoded(event)
+
+    async def _drain(self, chunks: AsyncGenerator[bytes, None]) -> None:
+        """Read what follows [DONE] (usually only the end of the chunked body, often already read) for a short
+        while."""
+        if self._response.content.at_eof():
+            return
+        with contextlib.suppress(TimeoutError, ProviderHTTPError):
+            async with asyncio.timeout(DRAIN_TIMEOUT_S):
+                async for _ in chunks:
+                    pass
 
 
 def _decoded(event: ServerEvent) -> dict[str, Any]:
@@ -189,11 +212,3 @@ def _decoded(event: ServerEvent) -> dict[str, Any]:
     if error := stream_error(data):
         raise error
     return data
-
-
-async def _drain(chunks: AsyncGenerator[bytes, None]) -> None:
-    """Read what follows [DONE] (usually only the end of the chunked body) for a short while."""
-    with contextlib.suppress(TimeoutError, ProviderHTTPError):
-        async with asyncio.timeout(DRAIN_TIMEOUT_S):
-            async for _ in chunks:
-                pass

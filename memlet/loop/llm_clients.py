@@ -18,7 +18,6 @@ from memlet.llm.anthropic_format import AnthropicOptions
 from memlet.llm.client import AnthropicClient, LLMClient, OpenAICompatibleClient, check_endpoint_type, client_for
 from memlet.llm.pool import ClientPool
 from memlet.net.outbound import policy_for
-from memlet.net.transport import guarded_sdk_client
 from memlet.providers.endpoints import EndpointKey, byok_keys, endpoint_url, env_keys, key_for
 
 
@@ -49,7 +48,6 @@ class LLMClients:
         settings = self.settings
 
         def build() -> OpenAICompatibleClient | AnthropicClient:
-            http = guarded_sdk_client(self.policy, timeout_s=settings.llm_timeout_s)
             return client_for(
                 endpoint_type,
                 base_url,
@@ -57,7 +55,7 @@ class LLMClients:
                 settings.llm_timeout_s,
                 settings.llm_max_retries,
                 retry_base_delay_s=settings.llm_retry_base_delay_s,
-                http_client=http,
+                policy=self.policy,
             )
 
         async with self.pool.lease((endpoint_type, base_url, key), build) as client:

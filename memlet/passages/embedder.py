@@ -18,7 +18,6 @@ from memlet.errors import BadRequestError
 from memlet.llm.embeddings import DIMENSIONS_MODELS, EmbeddingClient, embedding_client_for
 from memlet.llm.pool import ClientPool
 from memlet.net.outbound import policy_for
-from memlet.net.transport import guarded_sdk_client
 from memlet.providers.endpoints import OLLAMA_URL, EndpointKey, byok_keys, env_keys, key_for
 from memlet.providers.remote import normalize_base_url
 
@@ -80,7 +79,6 @@ class Embedder:
         settings = self.settings
 
         def build() -> EmbeddingClient:
-            http = guarded_sdk_client(self.policy, timeout_s=settings.llm_timeout_s)
             return embedding_client_for(
                 kind,
                 url,
@@ -88,7 +86,7 @@ class Embedder:
                 settings.llm_timeout_s,
                 settings.llm_max_retries,
                 retry_base_delay_s=settings.llm_retry_base_delay_s,
-                http_client=http,
+                policy=self.policy,
             )
 
         async with self.pool.lease((kind, url, key), build) as client:

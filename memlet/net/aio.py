@@ -1,0 +1,121 @@
+"""aiohttp sessions whose every connection obeys the outbound policy (`memlet.net.outbound`): the HTTP stack of the
+OpenAI-compatible chat and embedding clients (`memlet.llm.openai_http`), where a turn spends most of its HTTP time.
+
+A name is resolved once, by `GuardedResolver`: every address it gives must be allowed, and the connection goes to
+one of those checked addresses (no second lookup a rebinding DNS server could answer differently). The URL's host
+stays in the Host header and in TLS (SNI, certificate checks). aiohttp never asks the resolver about an IP literal,
+so `OutboundSession.check` refuses a literal the policy refuses before any request. Redirects are not followed and
+the environment's proxy settings are ignored (a proxy would be the one to connect, past this check). Connections
+are kept alive and pooled per session; the session opens on first use, in the running event loop.
+"""
+
+import socket
+import ssl
+from functools import cache
+from ipaddress import ip_address
+
+import aiohttp
+import certifi
+from aiohttp.abc import AbstractResolver, ResolveResult
+from aiohttp.resolver import DefaultResolver
+from yarl import URL
+
+from memlet.log import get_logger
+from memlet.net.outbound import OutboundPolicy
+from memlet.net.transport import BLOCKED_MESSAGE, MAX_CONNECTIONS
+
+log = get_logger("net.aio")
+
+# How long an idle pooled connection is kept (httpx's default, which the clients had before).
+KEEPALIVE_S = 5.0
+
+
+class OutboundRefusedError(OSError):
+    """A connection the policy refused; aiohttp reports it as a connection error (the target is unreachable)."""
+
+
+@cache
+def tls_context() -> ssl.SSLContext:
+    """Certificate checks against certifi's bundle, as httpx did; built once (loading the bundle costs ~25 ms)."""
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+def _refusal(policy: OutboundPolicy, host: str, port: int, addresses: list[str]) -> OutboundRefusedError:
+    log.warning(
+        "outbound connection refused: %s:%s resolves to a non-public address (%s); MEMLET_ALLOWED_HOSTS can allow it",
+        host,
+        port,
+        ", ".join(addresses),
+    )
+    return OutboundRefusedError(BLOCKED_MESSAGE)
+
+
+class GuardedResolver(AbstractResolver):
+    """Resolves a name and refuses it when any address it resolves to is not allowed; an allowed name is resolved
+    as usual."""
+
+    def __init__(self, policy: OutboundPolicy) -> None:
+        self.policy = policy
+        self._inner = DefaultResolver()
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        if self.policy.admits_name(host, port):
+            return await self._inner.resolve(host, port, family)
+        addresses = await self.policy.addresses(host, port)
+        if not addresses:
+            raise OSError(f"could not resolve {host}")
+        if refused := self.policy.refused(addresses, port):
+            raise _refusal(self.policy, host, port, [str(ip) for ip in refused])
+        found: list[ResolveResult] = []
+        for ip in addresses:
+            ip_family = socket.AF_INET6 if ip.version == 6 else socket.AF_INET
+            if family in (socket.AF_UNSPEC, ip_family):
+                flags = socket.AI_NUMERICHOST | socket.AI_NUMERICSERV
+                found.append(
+                    ResolveResult(hostname=host, host=str(ip), port=port, family=ip_family, proto=0, flags=flags)
+                )
+        if not found:
+            raise OSError(f"could not resolve {host}")
+        return found
+
+    async def close(self) -> None:
+        await self._inner.close()
+
+
+class OutboundSession:
+    """One pooled aiohttp session, opened on first use; with a policy every connection is checked and redirects
+    are not followed, without one (a client memlet points at itself) redirects are followed as the SDK did."""
+
+    def __init__(self, policy: OutboundPolicy | None, timeout_s: float) -> None:
+        self.policy = policy
+        self.follow_redirects = policy is None
+        self.timeout = aiohttp.ClientTimeout(total=None, connect=timeout_s, sock_read=timeout_s)
+        self._session: aiohttp.ClientSession | None = None
+
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            resolver = GuardedResolver(self.policy) if self.policy is not None else None
+            connector = aiohttp.TCPConnector(
+                limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE_S, ssl=tls_context(), resolver=resolver
+            )
+            self._session = aiohttp.ClientSession(connector=connector, timeout=self.timeout, trust_env=False)
+        return self._session
+
+    def check(self, url: URL) -> None:
+        """Refuse a URL whose host is an IP address the policy refuses (aiohttp does not resolve literals)."""
+        if self.policy is None or url.host is None:
+            return
+        try:
+            ip = ip_address(url.host)
+        except ValueError:
+            return  # a name: the resolver checks it
+        port = url.port or 0
+        if not self.policy.admits_name(url.host, port) and self.policy.refused([ip], port):
+            raise _refusal(self.policy, url.host, port, [str(ip)])
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
