@@ -42,7 +42,7 @@ from memlet.llm.types import (
 )
 from memlet.llm.wire_errors import ProviderHTTPError
 from memlet.net.outbound import OutboundPolicy
-from memlet.net.transport import guarded_sdk_client
+from memlet.net.transport import guarded_client
 
 __all__ = [
     "OPENAI_COMPATIBLE_ENDPOINTS",
@@ -232,7 +232,7 @@ def client_for(
     check_endpoint_type(endpoint_type)
     retry = RetryPolicy(max_retries=max_retries, base_delay_s=retry_base_delay_s)
     if endpoint_type == "anthropic":
-        http = guarded_sdk_client(policy, timeout_s=timeout_s) if policy is not None else None
+        http = guarded_client(policy, timeout_s=timeout_s) if policy is not None else None
         return AnthropicClient(base_url=base_url, api_key=api_key, timeout_s=timeout_s, retry=retry, http_client=http)
     # OpenAI itself rejects max_tokens for reasoning models; its successor name works for all its models.
     param = "max_completion_tokens" if endpoint_type == "openai" else "max_tokens"

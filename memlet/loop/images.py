@@ -12,7 +12,7 @@ import mimetypes
 from collections.abc import Sequence
 from typing import Any
 
-import httpx
+import httpx2
 
 from memlet.config import Settings
 from memlet.db import models as orm
@@ -49,10 +49,10 @@ def _from_data_url(url: str) -> tuple[str, str]:
     return media_type, data
 
 
-async def _fetch(client: httpx.AsyncClient, url: str) -> tuple[str, str]:
+async def _fetch(client: httpx2.AsyncClient, url: str) -> tuple[str, str]:
     try:
         response = await client.get(url)
-    except httpx.HTTPError as exc:
+    except httpx2.HTTPError as exc:
         raise BadRequestError(f"INVALID_ARGUMENT: could not fetch image {url!r}: {exc}") from exc
     if response.status_code != 200:
         raise BadRequestError(f"INVALID_ARGUMENT: could not fetch image {url!r}: HTTP {response.status_code}")

@@ -23,7 +23,7 @@ import anyio
 import httpx2
 
 from memlet.net.outbound import OutboundPolicy
-from memlet.net.transport import GuardedTransport2
+from memlet.net.transport import GuardedTransport
 
 if TYPE_CHECKING:
     import mcp_types
@@ -89,7 +89,7 @@ def _guarded_factory(policy: OutboundPolicy, statuses: set[int]) -> Callable[...
         headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None, auth: httpx2.Auth | None = None
     ) -> httpx2.AsyncClient:
         return httpx2.AsyncClient(
-            transport=GuardedTransport2(policy),
+            transport=GuardedTransport(policy),
             headers=headers,
             timeout=timeout,
             auth=auth,

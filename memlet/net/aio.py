@@ -10,21 +10,15 @@ are kept alive and pooled per session; the session opens on first use, in the ru
 """
 
 import socket
-import ssl
-from functools import cache
 from ipaddress import ip_address
 
 import aiohttp
-import certifi
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
 from yarl import URL
 
-from memlet.log import get_logger
-from memlet.net.outbound import OutboundPolicy
-from memlet.net.transport import BLOCKED_MESSAGE, MAX_CONNECTIONS
-
-log = get_logger("net.aio")
+from memlet.net.outbound import IPAddress, OutboundPolicy
+from memlet.net.transport import BLOCKED_MESSAGE, MAX_CONNECTIONS, log_refusal, tls_context
 
 # How long an idle pooled connection is kept (httpx's default, which the clients had before).
 KEEPALIVE_S = 5.0
@@ -34,19 +28,8 @@ class OutboundRefusedError(OSError):
     """A connection the policy refused; aiohttp reports it as a connection error (the target is unreachable)."""
 
 
-@cache
-def tls_context() -> ssl.SSLContext:
-    """Certificate checks against certifi's bundle, as httpx did; built once (loading the bundle costs ~25 ms)."""
-    return ssl.create_default_context(cafile=certifi.where())
-
-
-def _refusal(policy: OutboundPolicy, host: str, port: int, addresses: list[str]) -> OutboundRefusedError:
-    log.warning(
-        "outbound connection refused: %s:%s resolves to a non-public address (%s); MEMLET_ALLOWED_HOSTS can allow it",
-        host,
-        port,
-        ", ".join(addresses),
-    )
+def _refusal(host: str, port: int, refused: list[IPAddress]) -> OutboundRefusedError:
+    log_refusal(host, port, refused)
     return OutboundRefusedError(BLOCKED_MESSAGE)
 
 
@@ -67,7 +50,7 @@ class GuardedResolver(AbstractResolver):
         if not addresses:
             raise OSError(f"could not resolve {host}")
         if refused := self.policy.refused(addresses, port):
-            raise _refusal(self.policy, host, port, [str(ip) for ip in refused])
+            raise _refusal(host, port, refused)
         found: list[ResolveResult] = []
         for ip in addresses:
             ip_family = socket.AF_INET6 if ip.version == 6 else socket.AF_INET
@@ -113,7 +96,7 @@ class OutboundSession:
             return  # a name: the resolver checks it
         port = url.port or 0
         if not self.policy.admits_name(url.host, port) and self.policy.refused([ip], port):
-            raise _refusal(self.policy, url.host, port, [str(ip)])
+            raise _refusal(url.host, port, [ip])
 
     async def aclose(self) -> None:
         if self._session is not None:

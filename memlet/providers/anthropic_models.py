@@ -3,7 +3,7 @@ token window (the API does not say), Letta's default output limits, and no embed
 
 from typing import Any
 
-import httpx
+import httpx2
 
 from memlet.providers.schemas import LLMConfig
 
@@ -30,7 +30,7 @@ def max_output_tokens(model: str) -> int:
     return 8192
 
 
-async def list_model_ids(client: httpx.AsyncClient, base_url: str, api_key: str | None) -> list[str]:
+async def list_model_ids(client: httpx2.AsyncClient, base_url: str, api_key: str | None) -> list[str]:
     """Every model id the endpoint lists, following `has_more` / `last_id`."""
     ids: list[str] = []
     params: dict[str, Any] = {"limit": 1000}

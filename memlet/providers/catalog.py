@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
+import httpx2
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.config import Settings
@@ -97,7 +97,7 @@ class ModelCatalog:
     """Every model memlet can serve, plus the conversions between handles, llm_configs and model_settings."""
 
     def __init__(
-        self, settings: Settings, *, timeout_s: float = 5.0, transport: httpx.AsyncBaseTransport | None = None
+        self, settings: Settings, *, timeout_s: float = 5.0, transport: httpx2.AsyncBaseTransport | None = None
     ) -> None:
         self.settings = settings
         self.keyring = keyring_for(settings)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
+import httpx2
 
 from memlet.crypto import Keyring
 from memlet.db import models as orm
@@ -142,7 +142,7 @@ def _headers(source: ProviderSource) -> dict[str, str]:
     return {"Authorization": f"Bearer {source.api_key}"} if source.api_key else {}
 
 
-async def _anthropic_models(source: ProviderSource, client: httpx.AsyncClient) -> ModelLists:
+async def _anthropic_models(source: ProviderSource, client: httpx2.AsyncClient) -> ModelLists:
     url = source.base_url or anthropic_models.ANTHROPIC_URL
     ids = await anthropic_models.list_model_ids(client, url, source.api_key)
     return ModelLists(llm=[anthropic_models.llm_config(source.name, source.category, url, m) for m in ids])
@@ -152,7 +152,7 @@ def _is_openai_chat_model(model: str) -> bool:
     return model.startswith(_OPENAI_PREFIXES) and not any(word in model for word in _OPENAI_EXCLUDED)
 
 
-async def _openai_style_models(source: ProviderSource, client: httpx.AsyncClient) -> ModelLists:
+async def _openai_style_models(source: ProviderSource, client: httpx2.AsyncClient) -> ModelLists:
     if not source.base_url:
         raise BadRequestError(f"Provider {source.name} of type {source.provider_type} needs a base_url")
     response = await client.get(f"{source.base_url}/models", headers=_headers(source))
@@ -185,12 +185,12 @@ async def _openai_style_models(source: ProviderSource, client: httpx.AsyncClient
     return lists
 
 
-async def _ollama_show(client: httpx.AsyncClient, root: str, name: str) -> dict[str, Any] | None:
+async def _ollama_show(client: httpx2.AsyncClient, root: str, name: str) -> dict[str, Any] | None:
     try:
         response = await client.post(f"{root}/api/show", json={"name": name})
         response.raise_for_status()
         details = response.json()
-    except (httpx.HTTPError, ValueError):
+    except (httpx2.HTTPError, ValueError):
         return None
     return details if isinstance(details, dict) else None
 
@@ -202,7 +202,7 @@ def _ollama_info(details: dict[str, Any], key: str) -> int | None:
     return int(value) if isinstance(value, int | float) and value > 0 else None
 
 
-async def _ollama_models(source: ProviderSource, client: httpx.AsyncClient) -> ModelLists:
+async def _ollama_models(source: ProviderSource, client: httpx2.AsyncClient) -> ModelLists:
     root = (source.base_url or "").removesuffix("/v1")
     endpoint = f"{root}/v1"
     response = await client.get(f"{root}/api/tags")
@@ -234,10 +234,10 @@ async def _ollama_models(source: ProviderSource, client: httpx.AsyncClient) -> M
 
 
 def _client(
-    policy: OutboundPolicy | None, timeout_s: float, transport: httpx.AsyncBaseTransport | None
-) -> httpx.AsyncClient:
+    policy: OutboundPolicy | None, timeout_s: float, transport: httpx2.AsyncBaseTransport | None
+) -> httpx2.AsyncClient:
     if transport is not None:  # tests answer the providers' HTTP calls themselves
-        return httpx.AsyncClient(timeout=timeout_s, transport=transport)
+        return httpx2.AsyncClient(timeout=timeout_s, transport=transport)
     return guarded_client(policy or OutboundPolicy(), timeout_s=timeout_s)
 
 
@@ -246,7 +246,7 @@ async def fetch_models(
     *,
     timeout_s: float,
     policy: OutboundPolicy | None = None,
-    transport: httpx.AsyncBaseTransport | None = None,
+    transport: httpx2.AsyncBaseTransport | None = None,
 ) -> ModelLists:
     """The chat and embedding models `source` serves; raises on network or protocol errors.
 
@@ -262,7 +262,7 @@ async def fetch_models(
                 return await _anthropic_models(source, client)
             if source.provider_type in OPENAI_STYLE:
                 return await _openai_style_models(source, client)
-    except (httpx.InvalidURL, UnicodeEncodeError) as exc:
+    except (httpx2.InvalidURL, UnicodeEncodeError) as exc:
         raise unsendable_request() from exc
     raise BadRequestError(f"Listing the models of a {source.provider_type} provider is not supported")
 
@@ -288,12 +288,12 @@ async def check_key(source: ProviderSource, *, timeout_s: float, policy: Outboun
     try:
         async with guarded_client(policy, timeout_s=timeout_s) as client:
             response = await client.get(f"{source.base_url}/models", headers=_headers(source))
-    except httpx.HTTPError as exc:
+    except httpx2.HTTPError as exc:
         raise LLMError(
             "An error occurred with the LLM request.",
             detail=f"INTERNAL_SERVER_ERROR: could not reach the {source.provider_type} provider",
         ) from exc
-    except (httpx.InvalidURL, UnicodeEncodeError) as exc:
+    except (httpx2.InvalidURL, UnicodeEncodeError) as exc:
         raise unsendable_request() from exc
     if response.status_code == 401:
         raise LLMError(

@@ -3,7 +3,7 @@
 import json
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from memlet.config import Settings
@@ -25,12 +25,12 @@ class NoRows:
         return None
 
 
-def openai_transport(ids: list[str]) -> httpx.MockTransport:
-    def handler(request: httpx.Request) -> httpx.Response:
+def openai_transport(ids: list[str]) -> httpx2.MockTransport:
+    def handler(request: httpx2.Request) -> httpx2.Response:
         assert request.url.path.endswith("/models")
-        return httpx.Response(200, json={"object": "list", "data": [{"id": i, "object": "model"} for i in ids]})
+        return httpx2.Response(200, json={"object": "list", "data": [{"id": i, "object": "model"} for i in ids]})
 
-    return httpx.MockTransport(handler)
+    return httpx2.MockTransport(handler)
 
 
 async def loaded_catalog(base_url: str = MOCK_URL) -> ModelCatalog:
@@ -77,18 +77,18 @@ class TestListing:
         assert sorted(c["model"] for c in lists.llm) == ["gpt-4o-mini", "o3-mini"]
 
     async def test_ollama_lists_tool_models_and_embedders(self) -> None:
-        def handler(request: httpx.Request) -> httpx.Response:
+        def handler(request: httpx2.Request) -> httpx2.Response:
             if request.url.path == "/api/tags":
-                return httpx.Response(200, json={"models": [{"name": "qwen3:8b"}, {"name": "nomic-embed-text"}]})
+                return httpx2.Response(200, json={"models": [{"name": "qwen3:8b"}, {"name": "nomic-embed-text"}]})
             name = json.loads(request.content)["name"]
             if name == "qwen3:8b":
                 info = {"general.architecture": "qwen3", "qwen3.context_length": 40960}
-                return httpx.Response(200, json={"capabilities": ["completion", "tools"], "model_info": info})
+                return httpx2.Response(200, json={"capabilities": ["completion", "tools"], "model_info": info})
             info = {"general.architecture": "nomic-bert", "nomic-bert.embedding_length": 768}
-            return httpx.Response(200, json={"capabilities": ["embedding"], "model_info": info})
+            return httpx2.Response(200, json={"capabilities": ["embedding"], "model_info": info})
 
         source = ProviderSource("ollama", "ollama", "base", "http://localhost:11434")
-        lists = await fetch_models(source, timeout_s=1, transport=httpx.MockTransport(handler))
+        lists = await fetch_models(source, timeout_s=1, transport=httpx2.MockTransport(handler))
         assert [(c["handle"], c["context_window"], c["model_endpoint"]) for c in lists.llm] == [
             ("ollama/qwen3:8b", 40960, "http://localhost:11434/v1")
         ]
@@ -154,13 +154,13 @@ class TestProviderDownAtStartup:
     async def test_listing_is_retried_once_the_provider_answers(self) -> None:
         up = False
 
-        def handler(request: httpx.Request) -> httpx.Response:
+        def handler(request: httpx2.Request) -> httpx2.Response:
             if not up:
-                raise httpx.ConnectError("refused", request=request)
-            return httpx.Response(200, json={"data": [{"id": "gpt-4o-mini"}]})
+                raise httpx2.ConnectError("refused", request=request)
+            return httpx2.Response(200, json={"data": [{"id": "gpt-4o-mini"}]})
 
         settings = Settings(_env_file=None, openai_api_key="sk", openai_base_url=MOCK_URL)  # type: ignore[call-arg]
-        catalog = ModelCatalog(settings, timeout_s=1, transport=httpx.MockTransport(handler))
+        catalog = ModelCatalog(settings, timeout_s=1, transport=httpx2.MockTransport(handler))
         await catalog.load()
         with pytest.raises(NotFoundError):
             await catalog.resolve_llm(NoRows(), "o", "openai/gpt-4o-mini")  # type: ignore[arg-type]

@@ -25,7 +25,8 @@ print(json.dumps(sorted(name for name in sys.modules if name.split(".")[0] in {m
 # Loaded on first use: an Anthropic model, an MCP server, a PDF upload, the tokenizer (~40 MB: compaction and the
 # context window count tokens), the grep tool's regex engine, cryptography (~7 MB: only with MEMLET_ENCRYPTION_KEY
 # set). Never loaded by the server: the fuzzer, Alembic (migrations run in a child process), httpx's command-line
-# client (rich, pygments), the openai SDK (LLM calls and embeddings post JSON through httpx2 themselves).
+# client (rich, pygments), the openai SDK (LLM calls and embeddings post JSON through aiohttp themselves), httpx
+# and httpcore (the server's own outbound calls use httpx2, as the Anthropic and MCP SDKs do).
 LAZY = (
     "openai",
     "anthropic",
@@ -39,6 +40,8 @@ LAZY = (
     "rich",
     "pygments",
     "regex",
+    "httpx",
+    "httpcore",
 )
 
 

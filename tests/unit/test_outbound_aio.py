@@ -94,7 +94,9 @@ class SSEServer:
                 )
                 await reader.readexactly(length)
                 self.requests += 1
-                writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                )
                 for event in (b'data: {"n": 1}\n\n', b"data: [DONE]\n\n"):
                     writer.write(b"%x\r\n%s\r\n" % (len(event), event))
                     await writer.drain()

@@ -5,8 +5,7 @@ import asyncio
 import ipaddress
 from typing import Any
 
-import httpcore
-import httpx
+import httpx2
 import pytest
 
 from memlet.config import Settings
@@ -99,7 +98,7 @@ class TestGuardedTransport:
     async def test_name_resolving_to_loopback_is_refused_at_connect_time(self) -> None:
         with listener() as target:
             async with guarded_client(OutboundPolicy(), timeout_s=2) as client:
-                with pytest.raises(httpx.ConnectError):
+                with pytest.raises(httpx2.ConnectError):
                     await client.get(f"http://localhost:{target.port}/")
             assert target.seen == []
 
@@ -194,7 +193,7 @@ class TestRebinding:
     async def test_connects_to_the_address_it_checked(self) -> None:
         FixedDNS.answers = {"rebind.example": [["8.8.8.8"], ["127.0.0.1"]]}
         inner = RecordingBackend()
-        backend = GuardedBackend(FixedDNS(), inner, OutboundBlockedError, httpcore.ConnectError)
+        backend = GuardedBackend(FixedDNS(), inner)
         assert await backend.connect_tcp("rebind.example", 443) == "stream"
         assert inner.hosts == ["8.8.8.8"]  # the checked address, not the name (which now points at loopback)
         with pytest.raises(OutboundBlockedError):
@@ -204,7 +203,7 @@ class TestRebinding:
     async def test_one_private_answer_refuses_the_name(self) -> None:
         FixedDNS.answers = {"mixed.example": [["8.8.8.8", "10.0.0.1"]]}
         inner = RecordingBackend()
-        backend = GuardedBackend(FixedDNS(), inner, OutboundBlockedError, httpcore.ConnectError)
+        backend = GuardedBackend(FixedDNS(), inner)
         with pytest.raises(OutboundBlockedError):
             await backend.connect_tcp("mixed.example", 80)
         assert inner.hosts == []
