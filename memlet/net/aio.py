@@ -18,7 +18,7 @@ from aiohttp.resolver import DefaultResolver
 from yarl import URL
 
 from memlet.net.outbound import IPAddress, OutboundPolicy
-from memlet.net.transport import BLOCKED_MESSAGE, MAX_CONNECTIONS, log_refusal, tls_context
+from memlet.net.transport import BLOCKED_MESSAGE, MAX_CONNECTIONS, log_refusal
 
 # How long an idle pooled connection is kept (httpx's default, which the clients had before).
 KEEPALIVE_S = 5.0
@@ -80,8 +80,10 @@ class OutboundSession:
     def session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             resolver = GuardedResolver(self.policy) if self.policy is not None else None
+            # ssl=True: aiohttp's own verifying context (the system's CA store, as httpx2's), built when aiohttp is
+            # imported; a second context would hold a second copy of the store (~3 MB).
             connector = aiohttp.TCPConnector(
-                limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE_S, ssl=tls_context(), resolver=resolver
+                limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE_S, ssl=True, resolver=resolver
             )
             self._session = aiohttp.ClientSession(connector=connector, timeout=self.timeout, trust_env=False)
         return self._session

@@ -9,9 +9,7 @@ from the request, not from the socket. Redirects are not followed, and proxy set
 ignored (a proxy would be the one to connect, past this check).
 """
 
-import ssl
 from collections.abc import Iterable
-from functools import cache
 from typing import Any
 
 import httpcore2
@@ -29,13 +27,6 @@ MAX_CONNECTIONS, MAX_KEEPALIVE = 1000, 100
 
 class OutboundBlockedError(httpcore2.ConnectError):
     """A connection the policy refused (httpx2 reports it as a ConnectError: the target is unreachable)."""
-
-
-@cache
-def tls_context() -> ssl.SSLContext:
-    """Certificate checks against certifi's bundle (httpx2's defaults), built once and shared by every outbound
-    client: loading the bundle costs ~25 ms of CPU and ~10 MB."""
-    return httpx2.create_ssl_context(trust_env=False)
 
 
 class GuardedBackend(httpcore2.AsyncNetworkBackend):
@@ -90,9 +81,12 @@ class GuardedTransport(httpx2.AsyncHTTPTransport):
     """httpx2's transport over a connection pool built on `GuardedBackend`."""
 
     def __init__(self, policy: OutboundPolicy) -> None:
-        super().__init__(trust_env=False)
+        # One TLS context (loading the CA store costs ~25 ms), the base class's and the pool's, freed with the
+        # client: one kept for the process would hold the store (~2.4 MB) for good.
+        context = httpx2.create_ssl_context(trust_env=False)
+        super().__init__(verify=context, trust_env=False)
         self._pool = httpcore2.AsyncConnectionPool(
-            ssl_context=tls_context(),
+            ssl_context=context,
             max_connections=MAX_CONNECTIONS,
             max_keepalive_connections=MAX_KEEPALIVE,
             keepalive_expiry=5.0,
