@@ -117,13 +117,14 @@ class OpenAIHTTP:
         await self._outbound.aclose()
 
     async def _send(self, path: str, body: Any) -> aiohttp.ClientResponse:
-        url = self._urls.get(path)
-        if url is None:
-            url = self._urls[path] = URL(str(join_url(self.base_url, path)), encoded=True)
         content = body if isinstance(body, bytes) else encode_json(body)  # bytes: encoded by the caller
         outbound = self._outbound
         with transport_errors():
-            outbound.check(url)
+            url = self._urls.get(path)
+            if url is None:  # checked once: the policy and the URL are fixed (a refused one is never kept)
+                url = URL(str(join_url(self.base_url, path)), encoded=True)
+                await outbound.check(url)
+                self._urls[path] = url
             return await outbound.session().post(
                 url, data=content, headers=self._headers, allow_redirects=outbound.follow_redirects
             )
@@ -131,13 +132,9 @@ class OpenAIHTTP:
     async def post(self, path: str, body: Any) -> Any:
         """POST ``body`` (JSON data, or its encoded bytes) and return the decoded answer."""
         response = await self._send(path, body)
-        try:
-            with transport_errors():
-                content = await response.read()
-        finally:
-            response.release()
+        content = await _read_whole(response)
         if not 200 <= response.status < 300:
-            raise status_error(response.status, content.decode("utf-8", "replace"), response.headers)
+            raise _status_error(response, content)
         return _decoded_body(content)
 
     async def stream(self, path: str, body: Any) -> "EventStream":
@@ -145,13 +142,21 @@ class OpenAIHTTP:
         known to be a success."""
         response = await self._send(path, body)
         if not 200 <= response.status < 300:
-            try:
-                with transport_errors():
-                    content = await response.read()
-            finally:
-                response.release()
-            raise status_error(response.status, content.decode("utf-8", "replace"), response.headers)
+            raise _status_error(response, await _read_whole(response))
         return EventStream(response)
+
+
+async def _read_whole(response: aiohttp.ClientResponse) -> bytes:
+    """The body, read to its end; the connection is released either way."""
+    try:
+        with transport_errors():
+            return await response.read()
+    finally:
+        response.release()
+
+
+def _status_error(response: aiohttp.ClientResponse, content: bytes) -> ProviderHTTPError:
+    return status_error(response.status, content.decode("utf-8", "replace"), response.headers)
 
 
 class EventStream:

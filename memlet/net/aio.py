@@ -17,8 +17,8 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
 from yarl import URL
 
-from memlet.net.outbound import IPAddress, OutboundPolicy
-from memlet.net.transport import BLOCKED_MESSAGE, MAX_CONNECTIONS, log_refusal
+from memlet.net.outbound import IPAddress, OutboundPolicy, RefusedHostError
+from memlet.net.transport import BLOCKED_MESSAGE, MAX_CONNECTIONS
 
 # How long an idle pooled connection is kept (httpx's default, which the clients had before).
 KEEPALIVE_S = 5.0
@@ -28,9 +28,12 @@ class OutboundRefusedError(OSError):
     """A connection the policy refused; aiohttp reports it as a connection error (the target is unreachable)."""
 
 
-def _refusal(host: str, port: int, refused: list[IPAddress]) -> OutboundRefusedError:
-    log_refusal(host, port, refused)
-    return OutboundRefusedError(BLOCKED_MESSAGE)
+async def _connect_addresses(policy: OutboundPolicy, host: str, port: int) -> list[IPAddress] | None:
+    """`OutboundPolicy.connect_addresses`, its refusal an OSError (which aiohttp reports as a connection error)."""
+    try:
+        return await policy.connect_addresses(host, port)
+    except RefusedHostError:
+        raise OutboundRefusedError(BLOCKED_MESSAGE) from None
 
 
 class GuardedResolver(AbstractResolver):
@@ -44,13 +47,9 @@ class GuardedResolver(AbstractResolver):
     async def resolve(
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
     ) -> list[ResolveResult]:
-        if self.policy.admits_name(host, port):
+        addresses = await _connect_addresses(self.policy, host, port)
+        if addresses is None:
             return await self._inner.resolve(host, port, family)
-        addresses = await self.policy.addresses(host, port)
-        if not addresses:
-            raise OSError(f"could not resolve {host}")
-        if refused := self.policy.refused(addresses, port):
-            raise _refusal(host, port, refused)
         found: list[ResolveResult] = []
         for ip in addresses:
             ip_family = socket.AF_INET6 if ip.version == 6 else socket.AF_INET
@@ -88,17 +87,15 @@ class OutboundSession:
             self._session = aiohttp.ClientSession(connector=connector, timeout=self.timeout, trust_env=False)
         return self._session
 
-    def check(self, url: URL) -> None:
+    async def check(self, url: URL) -> None:
         """Refuse a URL whose host is an IP address the policy refuses (aiohttp does not resolve literals)."""
         if self.policy is None or url.host is None:
             return
         try:
-            ip = ip_address(url.host)
+            ip_address(url.host)
         except ValueError:
             return  # a name: the resolver checks it
-        port = url.port or 0
-        if not self.policy.admits_name(url.host, port) and self.policy.refused([ip], port):
-            raise _refusal(url.host, port, [ip])
+        await _connect_addresses(self.policy, url.host, url.port or 0)
 
     async def aclose(self) -> None:
         if self._session is not None:

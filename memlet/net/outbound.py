@@ -12,7 +12,8 @@ local (fc00::/7), multicast, unspecified and reserved addresses are refused, als
   by default (DeepSeek, Letta's free endpoint, ...), each for its own host and port.
 
 The policy is applied twice: `check_url` when a URL is stored (a 400 naming the field), and again when a
-connection is opened (`memlet.net.transport`), so a name that re-resolves elsewhere later is still refused.
+connection is opened (`connect_addresses`, for `memlet.net.transport` and `memlet.net.aio`), so a name that
+re-resolves elsewhere later is still refused.
 """
 
 import asyncio
@@ -25,6 +26,9 @@ from urllib.parse import urlsplit
 
 from memlet.config import Settings
 from memlet.errors import BadRequestError
+from memlet.log import get_logger
+
+log = get_logger("net.outbound")
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -72,6 +76,10 @@ _ALWAYS_BLOCKED: tuple[IPNetwork, ...] = tuple(
 )
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 RESOLVE_TIMEOUT_S = 5.0
+
+
+class RefusedHostError(Exception):
+    """A connection the policy refuses: the host is, or resolves to, an address that is not allowed."""
 
 
 class BlockedURLError(BadRequestError):
@@ -227,6 +235,24 @@ class OutboundPolicy:
     def refused(self, addresses: Sequence[IPAddress], port: int) -> list[IPAddress]:
         """The addresses of `addresses` a connection may not go to."""
         return [ip for ip in addresses if not self.admits_ip(ip, port)]
+
+    async def connect_addresses(self, host: str, port: int) -> list[IPAddress] | None:
+        """Where a connection to `host:port` may go: None when the name itself is allowed (connect as usual), else
+        the addresses it resolves to, every one allowed (empty: it does not resolve). Raises `RefusedHostError`,
+        logged, when any is not; the caller connects only to the addresses returned (no second lookup)."""
+        if self.admits_name(host, port):
+            return None
+        addresses = await self.addresses(host, port) or []
+        if refused := self.refused(addresses, port):
+            log.warning(
+                "outbound connection refused: %s:%s resolves to a non-public address (%s); "
+                "MEMLET_ALLOWED_HOSTS can allow it",
+                host,
+                port,
+                ", ".join(map(str, refused)),
+            )
+            raise RefusedHostError(host)
+        return addresses
 
     async def check_url(self, url: str, field: str) -> None:
         """Raise `BlockedURLError` (400) when `url`, given for `field`, may not be called.

@@ -15,10 +15,7 @@ from typing import Any
 import httpcore2
 import httpx2
 
-from memlet.log import get_logger
-from memlet.net.outbound import OutboundPolicy
-
-log = get_logger("net.transport")
+from memlet.net.outbound import OutboundPolicy, RefusedHostError
 
 BLOCKED_MESSAGE = "connection refused by memlet's outbound URL policy"
 # As many connections as the OpenAI SDK's own default pool allowed.
@@ -45,14 +42,14 @@ class GuardedBackend(httpcore2.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> Any:
-        if self.policy.admits_name(host, port):
+        try:
+            addresses = await self.policy.connect_addresses(host, port)
+        except RefusedHostError:
+            raise OutboundBlockedError(BLOCKED_MESSAGE) from None
+        if addresses is None:
             return await self.inner.connect_tcp(host, port, timeout, local_address, socket_options)
-        addresses = await self.policy.addresses(host, port)
         if not addresses:
             raise httpcore2.ConnectError(f"could not resolve {host}")
-        if refused := self.policy.refused(addresses, port):
-            log_refusal(host, port, refused)
-            raise OutboundBlockedError(BLOCKED_MESSAGE)
         error: Exception | None = None
         for ip in addresses:
             try:
@@ -66,15 +63,6 @@ class GuardedBackend(httpcore2.AsyncNetworkBackend):
 
     async def sleep(self, seconds: float) -> None:
         await self.inner.sleep(seconds)
-
-
-def log_refusal(host: str, port: int, refused: Iterable[object]) -> None:
-    log.warning(
-        "outbound connection refused: %s:%s resolves to a non-public address (%s); MEMLET_ALLOWED_HOSTS can allow it",
-        host,
-        port,
-        ", ".join(map(str, refused)),
-    )
 
 
 class GuardedTransport(httpx2.AsyncHTTPTransport):
