@@ -19,8 +19,6 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import httpx2
-
 from memlet.llm.anthropic_format import AnthropicOptions, request_body
 from memlet.llm.errors import LLMEmptyResponseError
 from memlet.llm.first_chunk import with_first_chunk
@@ -40,6 +38,7 @@ from memlet.llm.types import (
 
 if TYPE_CHECKING:
     import anthropic
+    import httpx2
     from anthropic.types import Message, RawMessageStreamEvent
 
     from memlet.llm.retry import SDKErrors

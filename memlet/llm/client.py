@@ -42,7 +42,6 @@ from memlet.llm.types import (
 )
 from memlet.llm.wire_errors import ProviderHTTPError
 from memlet.net.outbound import OutboundPolicy
-from memlet.net.transport import guarded_client
 
 __all__ = [
     "OPENAI_COMPATIBLE_ENDPOINTS",
@@ -232,6 +231,8 @@ def client_for(
     check_endpoint_type(endpoint_type)
     retry = RetryPolicy(max_retries=max_retries, base_delay_s=retry_base_delay_s)
     if endpoint_type == "anthropic":
+        from memlet.net.transport import guarded_client  # httpx2, which only the Anthropic SDK needs here
+
         http = guarded_client(policy, timeout_s=timeout_s) if policy is not None else None
         return AnthropicClient(base_url=base_url, api_key=api_key, timeout_s=timeout_s, retry=retry, http_client=http)
     # OpenAI itself rejects max_tokens for reasoning models; its successor name works for all its models.

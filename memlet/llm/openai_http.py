@@ -23,7 +23,6 @@ from importlib import metadata
 from typing import Any
 
 import aiohttp
-import httpx2
 import orjson
 from yarl import URL
 
@@ -38,6 +37,7 @@ from memlet.llm.wire_errors import (
     stream_error,
 )
 from memlet.net.aio import OutboundSession
+from memlet.net.fetch import parse_url
 from memlet.net.outbound import OutboundPolicy
 
 # Local servers (vLLM, Ollama, LM Studio) ignore the key, but the SDK refused to start without one.
@@ -58,13 +58,18 @@ def user_agent() -> str:
     return f"AsyncOpenAI/Python {version}"
 
 
-def join_url(base_url: str | httpx2.URL, path: str) -> httpx2.URL:
-    """``path`` under ``base_url``, which is read as a directory (a missing trailing slash is added)."""
-    base = httpx2.URL(base_url)
-    raw_path, separator, query = base.raw_path.partition(b"?")
-    if not raw_path.endswith(b"/"):
-        raw_path += b"/"
-    return base.copy_with(raw_path=raw_path + path.lstrip("/").encode() + separator + query)
+def join_url(base_url: str | URL, path: str) -> URL:
+    """``path`` under ``base_url``, which is read as a directory (a missing trailing slash is added); its query
+    stays."""
+    base = parse_url(base_url) if isinstance(base_url, str) else base_url
+    raw_path = base.raw_path if base.raw_path.endswith("/") else base.raw_path + "/"
+    return URL.build(
+        scheme=base.scheme,
+        authority=base.raw_authority,
+        path=raw_path + path.lstrip("/"),
+        query_string=base.raw_query_string,
+        encoded=True,
+    )
 
 
 @contextlib.contextmanager
@@ -103,7 +108,7 @@ class OpenAIHTTP:
     def __init__(
         self, base_url: str, api_key: str | None, timeout_s: float, policy: OutboundPolicy | None = None
     ) -> None:
-        self.base_url = httpx2.URL(base_url)  # a malformed URL fails here, as the SDK's constructor failed
+        self.base_url = parse_url(base_url)  # a malformed URL fails here, as the SDK's constructor failed
         self._outbound = OutboundSession(policy, timeout_s)
         self._headers = {
             "Authorization": f"Bearer {api_key or PLACEHOLDER_API_KEY}",
@@ -122,7 +127,7 @@ class OpenAIHTTP:
         with transport_errors():
             url = self._urls.get(path)
             if url is None:  # checked once: the policy and the URL are fixed (a refused one is never kept)
-                url = URL(str(join_url(self.base_url, path)), encoded=True)
+                url = join_url(self.base_url, path)
                 await outbound.check(url)
                 self._urls[path] = url
             return await outbound.session().post(

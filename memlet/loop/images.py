@@ -12,13 +12,11 @@ import mimetypes
 from collections.abc import Sequence
 from typing import Any
 
-import httpx2
-
 from memlet.config import Settings
 from memlet.db import models as orm
 from memlet.errors import BadRequestError
+from memlet.net.fetch import Fetcher, FetchError, TooLargeError, UnsendableRequestError
 from memlet.net.outbound import policy_for
-from memlet.net.transport import guarded_client
 
 MAX_IMAGE_BYTES = 20 * 1024 * 1024
 FETCH_TIMEOUT_S = 30.0
@@ -49,19 +47,20 @@ def _from_data_url(url: str) -> tuple[str, str]:
     return media_type, data
 
 
-async def _fetch(client: httpx2.AsyncClient, url: str) -> tuple[str, str]:
+async def _fetch(fetcher: Fetcher, url: str) -> tuple[str, str]:
     try:
-        response = await client.get(url)
-    except httpx2.HTTPError as exc:
+        # One byte over the limit is enough to refuse it: a bigger image is never read whole into memory.
+        response = await fetcher.request("GET", url, max_bytes=MAX_IMAGE_BYTES)
+    except TooLargeError as exc:
+        raise BadRequestError(f"INVALID_ARGUMENT: image {url!r} is larger than {MAX_IMAGE_BYTES} bytes") from exc
+    except (FetchError, UnsendableRequestError) as exc:
         raise BadRequestError(f"INVALID_ARGUMENT: could not fetch image {url!r}: {exc}") from exc
-    if response.status_code != 200:
-        raise BadRequestError(f"INVALID_ARGUMENT: could not fetch image {url!r}: HTTP {response.status_code}")
-    if len(response.content) > MAX_IMAGE_BYTES:
-        raise BadRequestError(f"INVALID_ARGUMENT: image {url!r} is larger than {MAX_IMAGE_BYTES} bytes")
-    media_type = response.headers.get("content-type", "").split(";", 1)[0].strip()
+    if response.status != 200:
+        raise BadRequestError(f"INVALID_ARGUMENT: could not fetch image {url!r}: HTTP {response.status}")
+    media_type = response.content_type.split(";", 1)[0].strip()
     if not media_type.startswith("image/"):
         media_type = mimetypes.guess_type(url)[0] or "image/png"
-    return media_type, base64.b64encode(response.content).decode()
+    return media_type, base64.b64encode(response.body).decode()
 
 
 async def inline_url_images(rows: Sequence[orm.Message], settings: Settings) -> None:
@@ -70,14 +69,14 @@ async def inline_url_images(rows: Sequence[orm.Message], settings: Settings) -> 
     if not sources:
         return
     policy = policy_for(settings)
-    async with guarded_client(policy, timeout_s=FETCH_TIMEOUT_S) as client:
+    async with Fetcher(policy, FETCH_TIMEOUT_S) as fetcher:
         for source in sources:
             url = str(source["url"])
             if url.startswith("data:"):
                 media_type, data = _from_data_url(url)
             else:
                 await policy.check_url(url, "image url")
-                media_type, data = await _fetch(client, url)
+                media_type, data = await _fetch(fetcher, url)
             detail = source.get("detail")
             source.clear()
             source.update({"type": "base64", "media_type": media_type, "data": data})

@@ -20,12 +20,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
-import httpx2
 
 from memlet.net.outbound import OutboundPolicy
-from memlet.net.transport import GuardedTransport
 
 if TYPE_CHECKING:
+    import httpx2
     import mcp_types
     from mcp.client.session import ClientSession
 
@@ -81,6 +80,9 @@ class CallResult:
 def _guarded_factory(policy: OutboundPolicy, statuses: set[int]) -> Callable[..., httpx2.AsyncClient]:
     """httpx2 clients for the SDK: policy-checked connections; every response status is noted in `statuses`
     (the SDK turns an HTTP error into a generic JSON-RPC error, and a 401 must be told apart)."""
+    import httpx2  # with the SDK, on the first operation: a server that never uses MCP does not load it
+
+    from memlet.net.transport import GuardedTransport
 
     async def note(response: httpx2.Response) -> None:
         statuses.add(response.status_code)
@@ -103,6 +105,8 @@ def _guarded_factory(policy: OutboundPolicy, statuses: set[int]) -> Callable[...
 
 @contextlib.asynccontextmanager
 async def _streams(spec: ServerSpec, limits: Limits, errlog: Any, statuses: set[int]) -> AsyncIterator[Any]:
+    import httpx2
+
     timeout = httpx2.Timeout(limits.connect_timeout_s, read=limits.call_timeout_s + limits.connect_timeout_s)
     factory = _guarded_factory(limits.policy, statuses)
     if spec.server_type == "stdio":

@@ -1,5 +1,6 @@
 """aiohttp sessions whose every connection obeys the outbound policy (`memlet.net.outbound`): the HTTP stack of the
-OpenAI-compatible chat and embedding clients (`memlet.llm.openai_http`), where a turn spends most of its HTTP time.
+OpenAI-compatible chat and embedding clients (`memlet.llm.openai_http`), where a turn spends most of its HTTP time,
+and of memlet's one-off requests (`memlet.net.fetch`: model lists, key checks, image fetches, callbacks).
 
 A name is resolved once, by `GuardedResolver`: every address it gives must be allowed, and the connection goes to
 one of those checked addresses (no second lookup a rebinding DNS server could answer differently). The URL's host
@@ -17,8 +18,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
 from yarl import URL
 
-from memlet.net.outbound import IPAddress, OutboundPolicy, RefusedHostError
-from memlet.net.transport import BLOCKED_MESSAGE, MAX_CONNECTIONS
+from memlet.net.outbound import BLOCKED_MESSAGE, MAX_CONNECTIONS, IPAddress, OutboundPolicy, RefusedHostError
 
 # How long an idle pooled connection is kept (httpx's default, which the clients had before).
 KEEPALIVE_S = 5.0

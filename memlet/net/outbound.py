@@ -12,7 +12,7 @@ local (fc00::/7), multicast, unspecified and reserved addresses are refused, als
   by default (DeepSeek, Letta's free endpoint, ...), each for its own host and port.
 
 The policy is applied twice: `check_url` when a URL is stored (a 400 naming the field), and again when a
-connection is opened (`connect_addresses`, for `memlet.net.transport` and `memlet.net.aio`), so a name that
+connection is opened (`connect_addresses`, for `memlet.net.aio` and `memlet.net.transport`), so a name that
 re-resolves elsewhere later is still refused.
 """
 
@@ -76,6 +76,9 @@ _ALWAYS_BLOCKED: tuple[IPNetwork, ...] = tuple(
 )
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 RESOLVE_TIMEOUT_S = 5.0
+BLOCKED_MESSAGE = "connection refused by memlet's outbound URL policy"
+# As many connections per client as the OpenAI SDK's own default pool allowed.
+MAX_CONNECTIONS = 1000
 
 
 class RefusedHostError(Exception):

@@ -1,6 +1,7 @@
-"""An httpx2 client whose every connection obeys the outbound policy (`memlet.net.outbound`): for the Anthropic and
-MCP SDKs (both on httpx2), provider model lists, image fetches and run callbacks. The OpenAI-compatible chat and
-embedding calls go through `memlet.net.aio` instead, under the same policy.
+"""An httpx2 client whose every connection obeys the outbound policy (`memlet.net.outbound`), for the Anthropic and
+MCP SDKs, which are built on httpx2; it is imported with them, on first use. memlet's own outbound calls (the
+OpenAI-compatible chat and embedding calls, model lists, key checks, image fetches, callbacks) go through aiohttp
+(`memlet.net.aio`, `memlet.net.fetch`) under the same policy.
 
 DNS rebinding: the check and the connection use the same lookup. The network backend resolves the host itself,
 refuses the connection when any address it got is not allowed, and connects to one of those checked addresses.
@@ -15,11 +16,9 @@ from typing import Any
 import httpcore2
 import httpx2
 
-from memlet.net.outbound import OutboundPolicy, RefusedHostError
+from memlet.net.outbound import BLOCKED_MESSAGE, MAX_CONNECTIONS, OutboundPolicy, RefusedHostError
 
-BLOCKED_MESSAGE = "connection refused by memlet's outbound URL policy"
-# As many connections as the OpenAI SDK's own default pool allowed.
-MAX_CONNECTIONS, MAX_KEEPALIVE = 1000, 100
+MAX_KEEPALIVE = 100  # the OpenAI SDK's default
 
 
 class OutboundBlockedError(httpcore2.ConnectError):

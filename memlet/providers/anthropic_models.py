@@ -3,8 +3,7 @@ token window (the API does not say), Letta's default output limits, and no embed
 
 from typing import Any
 
-import httpx2
-
+from memlet.net.fetch import Fetcher
 from memlet.providers.schemas import LLMConfig
 
 ANTHROPIC_URL = "https://api.anthropic.com/v1"
@@ -30,12 +29,12 @@ def max_output_tokens(model: str) -> int:
     return 8192
 
 
-async def list_model_ids(client: httpx2.AsyncClient, base_url: str, api_key: str | None) -> list[str]:
+async def list_model_ids(fetcher: Fetcher, base_url: str, api_key: str | None) -> list[str]:
     """Every model id the endpoint lists, following `has_more` / `last_id`."""
     ids: list[str] = []
     params: dict[str, Any] = {"limit": 1000}
     for _ in range(_MAX_PAGES):
-        response = await client.get(f"{base_url}/models", headers=headers(api_key), params=params)
+        response = await fetcher.request("GET", f"{base_url}/models", headers=headers(api_key), params=params)
         response.raise_for_status()
         body = response.json()
         data = body.get("data") if isinstance(body, dict) else None

@@ -18,7 +18,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx2
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.config import Settings
@@ -96,13 +95,10 @@ def _split_handle(handle: str) -> tuple[str, str] | None:
 class ModelCatalog:
     """Every model memlet can serve, plus the conversions between handles, llm_configs and model_settings."""
 
-    def __init__(
-        self, settings: Settings, *, timeout_s: float = 5.0, transport: httpx2.AsyncBaseTransport | None = None
-    ) -> None:
+    def __init__(self, settings: Settings, *, timeout_s: float = 5.0) -> None:
         self.settings = settings
         self.keyring = keyring_for(settings)
         self.timeout_s = timeout_s
-        self.transport = transport  # tests answer the providers' HTTP calls here
         self.outbound = policy_for(settings)  # also reads MEMLET_ALLOWED_HOSTS at start-up: a bad entry stops it
         self.base: list[tuple[ProviderSource, ModelLists]] = [(s, ModelLists()) for s in self.env_sources()]
         self._byok: dict[str, _Cached] = {}
@@ -160,7 +156,7 @@ class ModelCatalog:
 
     async def _fetch(self, source: ProviderSource) -> ModelLists | None:
         try:
-            return await fetch_models(source, timeout_s=self.timeout_s, policy=self.outbound, transport=self.transport)
+            return await fetch_models(source, timeout_s=self.timeout_s, policy=self.outbound)
         except Exception as exc:  # any failure of a remote listing must not stop the server
             log.warning("could not list models of provider %s: %s", source.name, exc)
             return None
@@ -184,7 +180,7 @@ class ModelCatalog:
         """List a BYOK provider's models now and cache them; False when the provider could not be reached."""
         try:
             source = ProviderSource.from_row(row, self.keyring)
-            lists = await fetch_models(source, timeout_s=self.timeout_s, policy=self.outbound, transport=self.transport)
+            lists = await fetch_models(source, timeout_s=self.timeout_s, policy=self.outbound)
         except Exception as exc:  # a provider that cannot be listed is still saved, as in Letta
             log.warning("could not list models of provider %s: %s", row.name, exc)
             return False

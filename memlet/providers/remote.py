@@ -8,13 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx2
-
 from memlet.crypto import Keyring
 from memlet.db import models as orm
 from memlet.errors import BadRequestError, LLMError
+from memlet.net.fetch import Fetcher, FetchError, StatusError, UnsendableRequestError
 from memlet.net.outbound import OutboundPolicy
-from memlet.net.transport import guarded_client
 from memlet.providers import anthropic_models
 from memlet.providers import known_models as km
 from memlet.providers.schemas import EmbeddingConfig, LLMConfig
@@ -142,9 +140,9 @@ def _headers(source: ProviderSource) -> dict[str, str]:
     return {"Authorization": f"Bearer {source.api_key}"} if source.api_key else {}
 
 
-async def _anthropic_models(source: ProviderSource, client: httpx2.AsyncClient) -> ModelLists:
+async def _anthropic_models(source: ProviderSource, fetcher: Fetcher) -> ModelLists:
     url = source.base_url or anthropic_models.ANTHROPIC_URL
-    ids = await anthropic_models.list_model_ids(client, url, source.api_key)
+    ids = await anthropic_models.list_model_ids(fetcher, url, source.api_key)
     return ModelLists(llm=[anthropic_models.llm_config(source.name, source.category, url, m) for m in ids])
 
 
@@ -152,10 +150,10 @@ def _is_openai_chat_model(model: str) -> bool:
     return model.startswith(_OPENAI_PREFIXES) and not any(word in model for word in _OPENAI_EXCLUDED)
 
 
-async def _openai_style_models(source: ProviderSource, client: httpx2.AsyncClient) -> ModelLists:
+async def _openai_style_models(source: ProviderSource, fetcher: Fetcher) -> ModelLists:
     if not source.base_url:
         raise BadRequestError(f"Provider {source.name} of type {source.provider_type} needs a base_url")
-    response = await client.get(f"{source.base_url}/models", headers=_headers(source))
+    response = await fetcher.request("GET", f"{source.base_url}/models", headers=_headers(source))
     response.raise_for_status()
     body = response.json()
     data = body.get("data", []) if isinstance(body, dict) else body
@@ -185,12 +183,12 @@ async def _openai_style_models(source: ProviderSource, client: httpx2.AsyncClien
     return lists
 
 
-async def _ollama_show(client: httpx2.AsyncClient, root: str, name: str) -> dict[str, Any] | None:
+async def _ollama_show(fetcher: Fetcher, root: str, name: str) -> dict[str, Any] | None:
     try:
-        response = await client.post(f"{root}/api/show", json={"name": name})
+        response = await fetcher.request("POST", f"{root}/api/show", json_body={"name": name})
         response.raise_for_status()
         details = response.json()
-    except (httpx2.HTTPError, ValueError):
+    except (FetchError, StatusError, ValueError):
         return None
     return details if isinstance(details, dict) else None
 
@@ -202,13 +200,13 @@ def _ollama_info(details: dict[str, Any], key: str) -> int | None:
     return int(value) if isinstance(value, int | float) and value > 0 else None
 
 
-async def _ollama_models(source: ProviderSource, client: httpx2.AsyncClient) -> ModelLists:
+async def _ollama_models(source: ProviderSource, fetcher: Fetcher) -> ModelLists:
     root = (source.base_url or "").removesuffix("/v1")
     endpoint = f"{root}/v1"
-    response = await client.get(f"{root}/api/tags")
+    response = await fetcher.request("GET", f"{root}/api/tags")
     response.raise_for_status()
     names = [m["name"] for m in response.json().get("models", []) if isinstance(m, dict) and m.get("name")]
-    details = await asyncio.gather(*(_ollama_show(client, root, n) for n in names))
+    details = await asyncio.gather(*(_ollama_show(fetcher, root, n) for n in names))
     lists = ModelLists()
     for name, info in zip(names, details, strict=True):
         if info is None:
@@ -233,21 +231,7 @@ async def _ollama_models(source: ProviderSource, client: httpx2.AsyncClient) -> 
     return lists
 
 
-def _client(
-    policy: OutboundPolicy | None, timeout_s: float, transport: httpx2.AsyncBaseTransport | None
-) -> httpx2.AsyncClient:
-    if transport is not None:  # tests answer the providers' HTTP calls themselves
-        return httpx2.AsyncClient(timeout=timeout_s, transport=transport)
-    return guarded_client(policy or OutboundPolicy(), timeout_s=timeout_s)
-
-
-async def fetch_models(
-    source: ProviderSource,
-    *,
-    timeout_s: float,
-    policy: OutboundPolicy | None = None,
-    transport: httpx2.AsyncBaseTransport | None = None,
-) -> ModelLists:
+async def fetch_models(source: ProviderSource, *, timeout_s: float, policy: OutboundPolicy | None = None) -> ModelLists:
     """The chat and embedding models `source` serves; raises on network or protocol errors.
 
     Connections obey the outbound URL `policy` (default: public addresses only; redirects are not followed).
@@ -255,14 +239,14 @@ async def fetch_models(
     if source.provider_type == "letta":
         return _letta_models(source)
     try:
-        async with _client(policy, timeout_s, transport) as client:
+        async with Fetcher(policy or OutboundPolicy(), timeout_s) as fetcher:
             if source.provider_type == "ollama":
-                return await _ollama_models(source, client)
+                return await _ollama_models(source, fetcher)
             if source.provider_type == "anthropic":
-                return await _anthropic_models(source, client)
+                return await _anthropic_models(source, fetcher)
             if source.provider_type in OPENAI_STYLE:
-                return await _openai_style_models(source, client)
-    except (httpx2.InvalidURL, UnicodeEncodeError) as exc:
+                return await _openai_style_models(source, fetcher)
+    except UnsendableRequestError as exc:
         raise unsendable_request() from exc
     raise BadRequestError(f"Listing the models of a {source.provider_type} provider is not supported")
 
@@ -286,28 +270,28 @@ async def check_key(source: ProviderSource, *, timeout_s: float, policy: Outboun
     if not listable or not source.base_url:
         raise BadRequestError(f"Checking a {source.provider_type} provider's key is not supported")
     try:
-        async with guarded_client(policy, timeout_s=timeout_s) as client:
-            response = await client.get(f"{source.base_url}/models", headers=_headers(source))
-    except httpx2.HTTPError as exc:
+        async with Fetcher(policy, timeout_s) as fetcher:
+            response = await fetcher.request("GET", f"{source.base_url}/models", headers=_headers(source), max_bytes=0)
+    except UnsendableRequestError as exc:
+        raise unsendable_request() from exc
+    except FetchError as exc:
         raise LLMError(
             "An error occurred with the LLM request.",
             detail=f"INTERNAL_SERVER_ERROR: could not reach the {source.provider_type} provider",
         ) from exc
-    except (httpx2.InvalidURL, UnicodeEncodeError) as exc:
-        raise unsendable_request() from exc
-    if response.status_code == 401:
+    if response.status == 401:
         raise LLMError(
             "Authentication failed with the LLM model provider.",
             error_type="llm_authentication",
             status_code=401,
             detail=f"UNAUTHENTICATED: Failed to authenticate with {source.provider_type}",
         )
-    if response.status_code == 403:
+    if response.status == 403:
         raise LLMError(
             "An error occurred with the LLM request.",
             detail=f"PERMISSION_DENIED: Permission denied by {source.provider_type}",
         )
-    if response.status_code >= 400:
+    if response.status >= 400:
         raise LLMError(
             "An error occurred with the LLM request.",
             detail=f"INTERNAL_SERVER_ERROR: the {source.provider_type} provider did not accept the request",

@@ -18,8 +18,8 @@ from memlet.db import models as orm
 from memlet.db.pagination import Page
 from memlet.log import get_logger
 from memlet.messages.schemas import LettaResponse, LettaStopReason, LettaUsageStatistics, StopReasonType
+from memlet.net.fetch import Fetcher
 from memlet.net.outbound import OutboundPolicy
-from memlet.net.transport import guarded_client
 from memlet.runs.repository import RunRepository
 from memlet.runs.service import RunService
 from memlet.runs.step_repository import StepRepository
@@ -80,9 +80,9 @@ async def post_callback(
     """
     sent_at = datetime.now(UTC)
     try:
-        async with guarded_client(policy, timeout_s=timeout_s) as client:
-            response = await client.post(url, json=payload)
-        return CallbackOutcome(sent_at=sent_at, status_code=response.status_code)
+        async with Fetcher(policy, timeout_s) as fetcher:
+            response = await fetcher.request("POST", url, json_body=payload, max_bytes=0)  # only the status counts
+        return CallbackOutcome(sent_at=sent_at, status_code=response.status)
     except Exception as exc:
         log.warning("callback of %s %s could not be delivered: %r", subject, run_id, exc)
         return CallbackOutcome(sent_at=sent_at, error=callback_error(run_id, url, subject))

@@ -4,7 +4,10 @@ import base64
 import json
 from typing import Any
 
+import pytest
+
 from memlet.db import models as orm
+from memlet.loop import images
 from memlet.loop.events import RunFailed
 from memlet.messages.requests import MessageCreate
 from tests.mock_llm import MOCK_IMAGE, Call, Reply
@@ -142,6 +145,17 @@ class TestImages:
         assert user["content"][1]["image_url"]["url"] == f"data:image/png;base64,{encoded}"
         stored = [r for r in await loop_env.in_context(agent.id) if r.role == "user"][-1]
         assert stored.content[1]["source"] == {"type": "base64", "media_type": "image/png", "data": encoded}
+
+    async def test_an_image_past_the_size_limit_is_refused(
+        self, loop_env: LoopEnv, mock_llm, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(images, "MAX_IMAGE_BYTES", len(MOCK_IMAGE) - 1)
+        agent = await loop_env.agent()
+        url = mock_llm.base_url.removesuffix("/v1") + "/_mock/image.png"
+        out = await loop_env.send(agent, self.image_message(url))
+        assert isinstance(out.final, RunFailed)
+        assert f"is larger than {len(MOCK_IMAGE) - 1} bytes" in str(out.final.error)
+        assert mock_llm.requests == []
 
     async def test_private_url_is_refused(self, loop_env: LoopEnv, mock_llm) -> None:
         agent = await loop_env.agent()

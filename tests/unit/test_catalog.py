@@ -1,21 +1,27 @@
-"""The model catalog without a network or database: listings, handle resolution, model_settings, legacy configs."""
+"""The model catalog without a database: listings (from a real HTTP server on 127.0.0.1), handle resolution,
+model_settings, legacy configs."""
 
 import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-import httpx2
 import pytest
 
 from memlet.config import Settings
 from memlet.errors import BadRequestError, NotFoundError
+from memlet.net.outbound import OutboundPolicy, parse_allowed_hosts
+from memlet.providers import remote
 from memlet.providers.catalog import ModelCatalog
 from memlet.providers.known_models import context_window_for
 from memlet.providers.model_settings import llm_params_from_settings
 from memlet.providers.remote import ProviderSource, fetch_models, normalize_base_url
+from tests.api.listener import Listener, free_port
 from tests.shared_paths import SAMPLES
 
-MOCK_URL = "http://127.0.0.1:9900/v1"
+SAMPLE_URL = "http://127.0.0.1:9900/v1"  # where the mock answered when Letta's samples were recorded
 MOCK_IDS = ["gpt-4o-mini", "gpt-4o", "gpt-4.1", "mock-model", "text-embedding-3-small"]
+Answer = Callable[[str, Any], tuple[int, Any]]
 
 
 class NoRows:
@@ -25,30 +31,64 @@ class NoRows:
         return None
 
 
-def openai_transport(ids: list[str]) -> httpx2.MockTransport:
-    def handler(request: httpx2.Request) -> httpx2.Response:
-        assert request.url.path.endswith("/models")
-        return httpx2.Response(200, json={"object": "list", "data": [{"id": i, "object": "model"} for i in ids]})
+class Provider(Listener):
+    """A provider on 127.0.0.1 answering with `reply(path, body)` -> (status, JSON)."""
 
-    return httpx2.MockTransport(handler)
+    def __init__(self, reply: Answer, port: int = 0) -> None:
+        super().__init__(port)
+        self.reply = reply
+        self.base_url = f"{self.url}/v1"
 
-
-async def loaded_catalog(base_url: str = MOCK_URL) -> ModelCatalog:
-    settings = Settings(_env_file=None, openai_api_key="sk-test", openai_base_url=base_url)  # type: ignore[call-arg]
-    catalog = ModelCatalog(settings, timeout_s=1, transport=openai_transport(MOCK_IDS))
-    await catalog.load()
-    return catalog
+    def answer(self, path: str, body: Any) -> tuple[int, bytes, str]:
+        status, content = self.reply(path, body)
+        return status, json.dumps(content).encode(), "application/json"
 
 
-def sample(name: str) -> Any:
-    return json.loads((SAMPLES / name).read_text())
+def openai_models(ids: list[str]) -> Answer:
+    def reply(path: str, body: Any) -> tuple[int, Any]:
+        assert path.endswith("/models")
+        return 200, {"object": "list", "data": [{"id": i, "object": "model"} for i in ids]}
+
+    return reply
+
+
+@contextmanager
+def provider(reply: Answer, port: int = 0) -> Iterator[Provider]:
+    server = Provider(reply, port)
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="module")
+def openai() -> Iterator[Provider]:
+    with provider(openai_models(MOCK_IDS)) as server:
+        yield server
+
+
+@pytest.fixture
+async def catalog(openai: Provider) -> ModelCatalog:
+    settings = Settings(_env_file=None, openai_api_key="sk-test", openai_base_url=openai.base_url)  # type: ignore[call-arg]
+    loaded = ModelCatalog(settings, timeout_s=5)
+    await loaded.load()
+    return loaded
+
+
+def allowing(server: Listener) -> OutboundPolicy:
+    return OutboundPolicy(parse_allowed_hosts(f"127.0.0.1:{server.port}"))
+
+
+def sample(name: str, base_url: str | None = None) -> Any:
+    """A Letta sample; with `base_url`, the mock's URL in it is replaced by that one."""
+    text = (SAMPLES / name).read_text()
+    return json.loads(text.replace(SAMPLE_URL, base_url) if base_url else text)
 
 
 class TestListing:
-    async def test_llm_entries_match_letta_sample(self) -> None:
-        catalog = await loaded_catalog()
+    async def test_llm_entries_match_letta_sample(self, catalog: ModelCatalog, openai: Provider) -> None:
         entries = {c["handle"]: c for s, lists in catalog.base for c in lists.llm}
-        expected = {m["handle"]: m for m in sample("list_models.json")}
+        expected = {m["handle"]: m for m in sample("list_models.json", openai.base_url)}
         for handle in ("letta/letta-free", "openai/gpt-4o-mini", "openai/gpt-4.1", "openai/text-embedding-3-small"):
             model = expected[handle]
             ours = entries[handle]
@@ -56,41 +96,49 @@ class TestListing:
                 assert ours[key] == model[key], (handle, key)
             assert ours["provider_name"] == model["provider_name"]
 
-    async def test_unknown_model_gets_letta_default_window(self) -> None:
-        catalog = await loaded_catalog()
+    async def test_unknown_model_gets_letta_default_window(self, catalog: ModelCatalog) -> None:
         mock = next(c for _, lists in catalog.base for c in lists.llm if c["model"] == "mock-model")
         assert mock["context_window"] == 30000
 
-    async def test_openai_embeddings_are_the_fixed_three_plus_letta_free(self) -> None:
-        catalog = await loaded_catalog()
+    async def test_openai_embeddings_are_the_fixed_three_plus_letta_free(
+        self, catalog: ModelCatalog, openai: Provider
+    ) -> None:
         ours = {c["handle"]: c for _, lists in catalog.base for c in lists.embedding}
-        theirs = {m["handle"]: m for m in sample("list_embedding_models.json")}
+        theirs = {m["handle"]: m for m in sample("list_embedding_models.json", openai.base_url)}
         assert set(ours) == set(theirs)
         for handle, model in theirs.items():
             for key in ("embedding_dim", "embedding_endpoint", "embedding_endpoint_type", "batch_size"):
                 assert ours[handle][key] == model[key], (handle, key)
 
-    async def test_api_openai_com_lists_only_tool_capable_chat_models(self) -> None:
-        source = ProviderSource("openai", "openai", "base", "https://api.openai.com/v1", "sk")
+    async def test_api_openai_com_lists_only_tool_capable_chat_models(self, monkeypatch: pytest.MonkeyPatch) -> None:
         ids = ["gpt-4o-mini", "gpt-4o-realtime-preview", "whisper-1", "o3-mini", "text-embedding-3-small"]
-        lists = await fetch_models(source, timeout_s=1, transport=openai_transport(ids))
-        assert sorted(c["model"] for c in lists.llm) == ["gpt-4o-mini", "o3-mini"]
+        with provider(openai_models(ids)) as official:
+            monkeypatch.setattr(remote, "OPENAI_URL", official.base_url)  # this server stands for api.openai.com
+            source = ProviderSource("openai", "openai", "base", official.base_url, "sk")
+            lists = await fetch_models(source, timeout_s=5, policy=allowing(official))
+            assert sorted(c["model"] for c in lists.llm) == ["gpt-4o-mini", "o3-mini"]
+            monkeypatch.undo()  # any other OpenAI-compatible server lists every model
+            lists = await fetch_models(source, timeout_s=5, policy=allowing(official))
+            assert sorted(c["model"] for c in lists.llm) == sorted(ids)
 
     async def test_ollama_lists_tool_models_and_embedders(self) -> None:
-        def handler(request: httpx2.Request) -> httpx2.Response:
-            if request.url.path == "/api/tags":
-                return httpx2.Response(200, json={"models": [{"name": "qwen3:8b"}, {"name": "nomic-embed-text"}]})
-            name = json.loads(request.content)["name"]
-            if name == "qwen3:8b":
+        def reply(path: str, body: Any) -> tuple[int, Any]:
+            if path == "/api/tags":
+                return 200, {"models": [{"name": "qwen3:8b"}, {"name": "nomic-embed-text"}, {"name": "gone"}]}
+            assert path == "/api/show"
+            if body["name"] == "qwen3:8b":
                 info = {"general.architecture": "qwen3", "qwen3.context_length": 40960}
-                return httpx2.Response(200, json={"capabilities": ["completion", "tools"], "model_info": info})
+                return 200, {"capabilities": ["completion", "tools"], "model_info": info}
+            if body["name"] == "gone":  # removed between the two calls: left out, the others still listed
+                return 404, {"error": "model 'gone' not found"}
             info = {"general.architecture": "nomic-bert", "nomic-bert.embedding_length": 768}
-            return httpx2.Response(200, json={"capabilities": ["embedding"], "model_info": info})
+            return 200, {"capabilities": ["embedding"], "model_info": info}
 
-        source = ProviderSource("ollama", "ollama", "base", "http://localhost:11434")
-        lists = await fetch_models(source, timeout_s=1, transport=httpx2.MockTransport(handler))
+        with provider(reply) as ollama:
+            source = ProviderSource("ollama", "ollama", "base", ollama.url)
+            lists = await fetch_models(source, timeout_s=5, policy=allowing(ollama))
         assert [(c["handle"], c["context_window"], c["model_endpoint"]) for c in lists.llm] == [
-            ("ollama/qwen3:8b", 40960, "http://localhost:11434/v1")
+            ("ollama/qwen3:8b", 40960, f"{ollama.url}/v1")
         ]
         assert [(c["handle"], c["embedding_dim"]) for c in lists.embedding] == [("ollama/nomic-embed-text", 768)]
 
@@ -105,10 +153,9 @@ class TestListing:
 
 
 class TestResolveLLM:
-    async def test_gpt_4o_mini_matches_agent_sample(self) -> None:
-        catalog = await loaded_catalog()
+    async def test_gpt_4o_mini_matches_agent_sample(self, catalog: ModelCatalog, openai: Provider) -> None:
         config = await catalog.resolve_llm(NoRows(), "org-x", "openai/gpt-4o-mini")  # type: ignore[arg-type]
-        expected = sample("agent_state.json")["llm_config"]
+        expected = sample("agent_state.json", openai.base_url)["llm_config"]
         # enable_reasoner is switched off later, by the agent type's reasoning policy (apply_reasoning).
         assert {k: v for k, v in config.items() if k != "enable_reasoner"} == {
             k: v for k, v in expected.items() if k != "enable_reasoner"
@@ -116,34 +163,31 @@ class TestResolveLLM:
         v1 = catalog.apply_reasoning(config, None, "letta_v1_agent")
         assert v1 == expected
 
-    async def test_window_capped_unless_limit_given(self) -> None:
-        catalog = await loaded_catalog()
+    async def test_window_capped_unless_limit_given(self, catalog: ModelCatalog) -> None:
         capped = await catalog.resolve_llm(NoRows(), "o", "openai/gpt-4.1")  # type: ignore[arg-type]
         limited = await catalog.resolve_llm(NoRows(), "o", "openai/gpt-4.1", context_window_limit=200_000)  # type: ignore[arg-type]
         assert (capped["context_window"], limited["context_window"]) == (128_000, 200_000)
 
-    async def test_openai_proxy_alias_resolves_and_keeps_requested_handle(self) -> None:
-        catalog = await loaded_catalog()
+    async def test_openai_proxy_alias_resolves_and_keeps_requested_handle(
+        self, catalog: ModelCatalog, openai: Provider
+    ) -> None:
         config = await catalog.resolve_llm(NoRows(), "o", "openai-proxy/gpt-4o-mini")  # type: ignore[arg-type]
         assert config["model"] == "gpt-4o-mini"
         assert config["handle"] == "openai-proxy/gpt-4o-mini"
-        assert config["model_endpoint"] == MOCK_URL
+        assert config["model_endpoint"] == openai.base_url
 
-    async def test_unknown_handle_is_404_naming_it(self) -> None:
-        catalog = await loaded_catalog()
+    async def test_unknown_handle_is_404_naming_it(self, catalog: ModelCatalog) -> None:
         with pytest.raises(NotFoundError) as err:
             await catalog.resolve_llm(NoRows(), "o", "openai/no-such-model")  # type: ignore[arg-type]
         assert err.value.message.startswith("NOT_FOUND: Handle openai/no-such-model not found, must be one of [")
         assert "'openai/gpt-4o-mini'" in err.value.message
 
-    async def test_handle_without_slash_is_400(self) -> None:
-        catalog = await loaded_catalog()
+    async def test_handle_without_slash_is_400(self, catalog: ModelCatalog) -> None:
         with pytest.raises(BadRequestError) as err:
             await catalog.resolve_llm(NoRows(), "o", "gpt-4o-mini")  # type: ignore[arg-type]
         assert err.value.message == "INVALID_ARGUMENT: The model handle should be in the format provider/model-name"
 
-    async def test_model_settings_override_but_keep_max_tokens_when_absent(self) -> None:
-        catalog = await loaded_catalog()
+    async def test_model_settings_override_but_keep_max_tokens_when_absent(self, catalog: ModelCatalog) -> None:
         settings = {"provider_type": "openai", "temperature": 0.2, "parallel_tool_calls": False}
         config = await catalog.resolve_llm(NoRows(), "o", "openai/gpt-4o-mini", model_settings=settings)  # type: ignore[arg-type]
         assert (config["temperature"], config["max_tokens"], config["parallel_tool_calls"]) == (0.2, 16384, False)
@@ -152,32 +196,25 @@ class TestResolveLLM:
 
 class TestProviderDownAtStartup:
     async def test_listing_is_retried_once_the_provider_answers(self) -> None:
-        up = False
-
-        def handler(request: httpx2.Request) -> httpx2.Response:
-            if not up:
-                raise httpx2.ConnectError("refused", request=request)
-            return httpx2.Response(200, json={"data": [{"id": "gpt-4o-mini"}]})
-
-        settings = Settings(_env_file=None, openai_api_key="sk", openai_base_url=MOCK_URL)  # type: ignore[call-arg]
-        catalog = ModelCatalog(settings, timeout_s=1, transport=httpx2.MockTransport(handler))
+        port = free_port()  # nothing listens there yet: the start-up listing's connection is refused
+        url = f"http://127.0.0.1:{port}/v1"
+        settings = Settings(_env_file=None, openai_api_key="sk", openai_base_url=url)  # type: ignore[call-arg]
+        catalog = ModelCatalog(settings, timeout_s=5)
         await catalog.load()
         with pytest.raises(NotFoundError):
             await catalog.resolve_llm(NoRows(), "o", "openai/gpt-4o-mini")  # type: ignore[arg-type]
-        up = True
-        catalog._retry_at["openai"] = 0  # the retry delay has passed
-        config = await catalog.resolve_llm(NoRows(), "o", "openai/gpt-4o-mini")  # type: ignore[arg-type]
+        with provider(openai_models(["gpt-4o-mini"]), port):
+            catalog._retry_at["openai"] = 0  # the retry delay has passed
+            config = await catalog.resolve_llm(NoRows(), "o", "openai/gpt-4o-mini")  # type: ignore[arg-type]
         assert config["model"] == "gpt-4o-mini"
 
 
 class TestResolveEmbedding:
-    async def test_matches_agent_sample(self) -> None:
-        catalog = await loaded_catalog()
+    async def test_matches_agent_sample(self, catalog: ModelCatalog, openai: Provider) -> None:
         config = await catalog.resolve_embedding(NoRows(), "o", "openai/text-embedding-3-small")  # type: ignore[arg-type]
-        assert config == sample("agent_state.json")["embedding_config"]
+        assert config == sample("agent_state.json", openai.base_url)["embedding_config"]
 
-    async def test_unknown_is_400(self) -> None:
-        catalog = await loaded_catalog()
+    async def test_unknown_is_400(self, catalog: ModelCatalog) -> None:
         with pytest.raises(BadRequestError) as err:
             await catalog.resolve_embedding(NoRows(), "o", "openai/nope")  # type: ignore[arg-type]
         assert err.value.message == "INVALID_ARGUMENT: Embedding model openai/nope not found"

@@ -26,7 +26,8 @@ print(json.dumps(sorted(name for name in sys.modules if name.split(".")[0] in {m
 # context window count tokens), the grep tool's regex engine, cryptography (~7 MB: only with MEMLET_ENCRYPTION_KEY
 # set). Never loaded by the server: the fuzzer, Alembic (migrations run in a child process), httpx's command-line
 # client (rich, pygments), the openai SDK (LLM calls and embeddings post JSON through aiohttp themselves), httpx
-# and httpcore (the server's own outbound calls use httpx2, as the Anthropic and MCP SDKs do).
+# and httpcore. httpx2 (httpcore2, h11) loads with the Anthropic or MCP SDK, which need it: memlet's own outbound
+# calls (LLM calls, embeddings, model lists, key checks, image fetches, callbacks) go through aiohttp.
 LAZY = (
     "openai",
     "anthropic",
@@ -42,6 +43,9 @@ LAZY = (
     "regex",
     "httpx",
     "httpcore",
+    "httpx2",
+    "httpcore2",
+    "h11",
 )
 
 
@@ -64,6 +68,16 @@ def test_building_the_app_imports_no_lazy_sdk() -> None:
         (
             'from memlet.llm.client import client_for\nclient_for("anthropic", "http://127.0.0.1:1/v1", None, 5.0)',
             "anthropic",
+        ),
+        (
+            "from memlet.llm.client import client_for\nfrom memlet.net.outbound import OutboundPolicy\n"
+            'client_for("anthropic", "http://127.0.0.1:1/v1", None, 5.0, policy=OutboundPolicy())',
+            "httpx2",
+        ),
+        (
+            "from memlet.mcp.client import _guarded_factory\nfrom memlet.net.outbound import OutboundPolicy\n"
+            "_guarded_factory(OutboundPolicy(), set())",
+            "httpcore2",
         ),
         ("from memlet.loop.file_tools import _compile\n_compile('a+')", "regex"),
         ('from memlet.crypto import Keyring\nKeyring(("' + "A" * 43 + '=",))', "cryptography"),

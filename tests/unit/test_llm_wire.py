@@ -22,6 +22,7 @@ from memlet.llm.embeddings import OpenAICompatibleEmbeddingClient
 from memlet.llm.openai_http import PLACEHOLDER_API_KEY, join_url, user_agent
 from memlet.llm.sse import ServerEvent, SSEDecoder
 from memlet.llm.wire_errors import status_error
+from memlet.net.fetch import UnsendableRequestError
 from tests.mock_llm import MockLLM, Reply
 
 FAST_RETRY = RetryPolicy(max_retries=2, base_delay_s=0.01)
@@ -99,6 +100,17 @@ class TestURLsAndHeaders:
 
     def test_host_only_base_url(self) -> None:
         assert str(join_url("http://localhost:11434", "/api/embed")) == "http://localhost:11434/api/embed"
+
+    def test_query_and_escapes_of_the_base_url_stay(self) -> None:
+        joined = join_url("https://h:8443/a%20b/v1?api-version=2024", "chat/completions")
+        assert str(joined) == "https://h:8443/a%20b/v1/chat/completions?api-version=2024"
+
+    @pytest.mark.parametrize(
+        "base", ["https://api.open\x17ai.com/v1", "https://api.example.com/v1\n", "http://[::1/v1"]
+    )
+    def test_a_base_url_that_cannot_be_sent_is_refused(self, base: str) -> None:
+        with pytest.raises(UnsendableRequestError):
+            join_url(base, "chat/completions")
 
     async def test_bearer_key_json_headers_and_user_agent(self, mock: MockLLM) -> None:
         for key, expected in (("sk-real", "Bearer sk-real"), (None, f"Bearer {PLACEHOLDER_API_KEY}")):
