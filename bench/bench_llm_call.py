@@ -9,8 +9,6 @@ request the size of a warm agent's (`--messages` in-context messages, eight tool
 
 import argparse
 import asyncio
-import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,12 +26,12 @@ def _args() -> argparse.Namespace:
 
 ARGS = _args()
 sys.path.insert(0, str(ARGS.root.resolve()))
-sys.path.insert(1, str(ROOT))
-
-import httpx  # noqa: E402
 
 from memlet.llm.client import ChatRequest, OpenAICompatibleClient, RetryPolicy  # noqa: E402
 from tests.mock_llm import Reply, script_remote  # noqa: E402
+
+sys.path.insert(0, str(ROOT))  # this checkout's bench and tests; memlet stays the one imported above
+from bench.harness import mock_llm_process  # noqa: E402
 
 REPLY = Reply.text(" ".join(f"word{i}" for i in range(60)))
 
@@ -58,13 +56,6 @@ def request(messages: int, *, stream: bool) -> ChatRequest:
     for i in range(messages):
         body.append({"role": "user" if i % 2 == 0 else "assistant", "content": f"message number {i} " * 20})
     return ChatRequest(model="gpt-4o-mini", messages=body, tools=tools(), tool_choice="auto", stream=stream)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 async def cpu_per_call(client: OpenAICompatibleClient, mock_url: str, req: ChatRequest, calls: int) -> float:
@@ -92,20 +83,8 @@ async def measure(mock_url: str) -> None:
 
 
 def main() -> None:
-    port = free_port()
-    mock = subprocess.Popen([sys.executable, "-m", "tests.mock_llm", "--port", str(port)], cwd=ROOT)
-    mock_url = f"http://127.0.0.1:{port}/v1"
-    try:
-        for _ in range(100):
-            try:
-                httpx.get(f"{mock_url}/models", timeout=1).raise_for_status()
-                break
-            except httpx.HTTPError:
-                time.sleep(0.1)
+    with mock_llm_process() as (mock_url, _):
         asyncio.run(measure(mock_url))
-    finally:
-        mock.terminate()
-        mock.wait()
 
 
 if __name__ == "__main__":

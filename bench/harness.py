@@ -140,19 +140,30 @@ def stop(*procs: subprocess.Popen[bytes], timeout_s: float = 20) -> None:
 
 
 @contextmanager
+def mock_llm_process() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The project's mock LLM in a process of its own, answering: (its http://127.0.0.1:<port>/v1, the process)."""
+    port = free_port()
+    mock = subprocess.Popen([sys.executable, "-m", "tests.mock_llm", "--port", str(port)], cwd=ROOT)
+    try:
+        wait_healthy(f"http://127.0.0.1:{port}/v1/models", mock)
+        yield f"http://127.0.0.1:{port}/v1", mock
+    finally:
+        stop(mock)
+
+
+@contextmanager
 def bench_server(workers: int = 1) -> Iterator[Bench]:
     """memlet (`workers` processes) and the mock LLM as separate processes on one embedded Postgres, which memlet
     reaches through MEMLET_PG_URI as it would an external one."""
-    with _database() as (uri, pg_data):
-        mock_port, port = free_port(), free_port()
-        mock = subprocess.Popen([sys.executable, "-m", "tests.mock_llm", "--port", str(mock_port)], cwd=ROOT)
+    with _database() as (uri, pg_data), mock_llm_process() as (mock_url, mock):
+        port = free_port()
         env = {
             **os.environ,
             "MEMLET_PG_URI": uri,
             "MEMLET_MIGRATE_ON_START": "false",
             "MEMLET_LOG_LEVEL": "WARNING",
             "OPENAI_API_KEY": "sk-mock",
-            "OPENAI_BASE_URL": f"http://127.0.0.1:{mock_port}/v1",
+            "OPENAI_BASE_URL": mock_url,
         }
         # MEMLET_BENCH_PROFILE=<file>: run the server under a CPU-time cProfile, its stats written to <file> at the end.
         profile = os.environ.get("MEMLET_BENCH_PROFILE")
@@ -160,13 +171,10 @@ def bench_server(workers: int = 1) -> Iterator[Bench]:
         command = [sys.executable, *memlet, "server", "--port", str(port), "--workers", str(workers)]
         server = subprocess.Popen(command, cwd=ROOT, env=env)
         try:
-            wait_healthy(f"http://127.0.0.1:{mock_port}/v1/models", mock)
             wait_healthy(f"http://127.0.0.1:{port}/v1/health/", server)
-            yield Bench(
-                f"http://127.0.0.1:{port}", server.pid, uri, pg_data, f"http://127.0.0.1:{mock_port}/v1", mock.pid
-            )
+            yield Bench(f"http://127.0.0.1:{port}", server.pid, uri, pg_data, mock_url, mock.pid)
         finally:
-            stop(server, mock)
+            stop(server)
 
 
 @contextmanager

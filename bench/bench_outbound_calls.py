@@ -1,0 +1,75 @@
+"""CPU and time of memlet's one-off outbound calls: a provider's model list and a run's completion callback, each
+against the mock LLM in another process (the callback posts to a route that answers 405: its status is recorded).
+
+    .venv/bin/python bench/bench_outbound_calls.py [--calls 200] [--root DIR]
+
+Prints this process's CPU per call and the wall time per call. Every call opens its own connection under the
+outbound policy, as the server's do. `--root` imports memlet from another checkout (e.g. a worktree of an older
+commit) to compare.
+"""
+
+import argparse
+import asyncio
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose memlet to import")
+    return parser.parse_args()
+
+
+ARGS = _args()
+sys.path.insert(0, str(ARGS.root.resolve()))
+
+from memlet.net.outbound import OutboundPolicy, parse_allowed_hosts  # noqa: E402
+from memlet.providers.remote import ProviderSource, fetch_models  # noqa: E402
+from memlet.runs.callbacks import post_callback  # noqa: E402
+
+sys.path.insert(0, str(ROOT))  # this checkout's bench and tests; memlet stays the one imported above
+from bench.harness import mock_llm_process  # noqa: E402
+
+PAYLOAD = {"run_id": "run-1", "status": "completed", "completed_at": "2026-11-28T00:00:00", "metadata": {}}
+
+
+async def per_call(call: Callable[[], Awaitable[object]], calls: int) -> tuple[float, float]:
+    """(µs of this process's CPU, ms of wall time) per call, after a few warm-up calls."""
+    for _ in range(5):
+        await call()
+    cpu, wall = time.process_time(), time.perf_counter()
+    for _ in range(calls):
+        await call()
+    return (time.process_time() - cpu) / calls * 1e6, (time.perf_counter() - wall) / calls * 1e3
+
+
+async def measure(mock_url: str) -> None:
+    policy = OutboundPolicy(parse_allowed_hosts(mock_url.split("/")[2]))  # 127.0.0.1:<port>
+    source = ProviderSource("mine", "openai", "byok", mock_url, "sk-mock")
+
+    async def listing() -> None:
+        lists = await fetch_models(source, timeout_s=5, policy=policy)
+        assert lists.llm, "the mock listed no models"
+
+    async def callback() -> None:
+        outcome = await post_callback(f"{mock_url}/models", PAYLOAD, run_id="run-1", policy=policy)
+        assert outcome.status_code == 405, outcome
+
+    name = ARGS.root.resolve().name
+    for label, call in (("model list", listing), ("callback", callback)):
+        cpu_us, wall_ms = await per_call(call, ARGS.calls)
+        print(f"{name}: {label:10s} {cpu_us:8.0f} us client CPU, {wall_ms:6.2f} ms wall per call", flush=True)
+
+
+def main() -> None:
+    with mock_llm_process() as (mock_url, _):
+        asyncio.run(measure(mock_url))
+
+
+if __name__ == "__main__":
+    main()
