@@ -23,6 +23,8 @@ from memlet.net.outbound import OutboundPolicy
 # The most a listing or a check may answer; a caller reading a bigger body (an image) says so.
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 _READ_CHUNK = 64 * 1024
+# A whole request may take this many times the per-read timeout (an image of 20 MB: 120 s at the 30 s timeout).
+DEADLINE_FACTOR = 4
 # What httpx refused in a URL and what cannot be in a header: control characters (a newline would split the line).
 _CONTROL = frozenset(chr(c) for c in (*range(0x20), 0x7F))
 
@@ -87,11 +89,14 @@ def _headers(headers: dict[str, str]) -> dict[str, str]:
 class Fetcher:
     """`async with Fetcher(policy, timeout_s) as fetcher`: requests over one pooled session, closed at the end.
 
-    `timeout_s` bounds the connection and each read, as httpx's timeout did.
+    `timeout_s` bounds the connection and each read, as httpx's timeout did; a whole request, body included, also
+    ends after `DEADLINE_FACTOR` times that, so a server dripping its answer a byte at a time cannot hold a turn
+    or a listing for long.
     """
 
     def __init__(self, policy: OutboundPolicy, timeout_s: float) -> None:
         self._outbound = OutboundSession(policy, timeout_s)
+        self._timeout = aiohttp.ClientTimeout(total=timeout_s * DEADLINE_FACTOR, connect=timeout_s, sock_read=timeout_s)
 
     async def __aenter__(self) -> Self:
         return self
@@ -124,7 +129,12 @@ class Fetcher:
         try:
             await outbound.check(target)
             async with outbound.session().request(
-                method, target, headers=sent, data=data, allow_redirects=outbound.follow_redirects
+                method,
+                target,
+                headers=sent,
+                data=data,
+                allow_redirects=outbound.follow_redirects,
+                timeout=self._timeout,
             ) as response:
                 body = await _read(response, max_bytes) if max_bytes else b""
                 return Fetched(response.status, response.headers.get("Content-Type", ""), body)

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from memlet.net.fetch import Fetcher, FetchError, TooLargeError, UnsendableRequestError
+from memlet.net.fetch import DEADLINE_FACTOR, Fetcher, FetchError, TooLargeError, UnsendableRequestError
 from memlet.net.outbound import OutboundPolicy, parse_allowed_hosts
 from tests.api.listener import Listener, listener
 
@@ -110,3 +110,26 @@ async def test_a_declared_length_past_the_limit_is_refused_at_once() -> None:
                 await fetcher.request("GET", f"{target.url}/big", max_bytes=1000)
             answer = await fetcher.request("GET", f"{target.url}/big", max_bytes=2000)
         assert len(answer.body) == 2000
+
+
+async def test_an_answer_dripped_a_byte_at_a_time_ends_at_the_deadline() -> None:
+    async def drip(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 1000000\r\n\r\n")
+        try:
+            while True:  # each byte well inside the read timeout: only the whole request's deadline ends it
+                writer.write(b"x")
+                await writer.drain()
+                await asyncio.sleep(0.05)
+        except ConnectionError:
+            writer.close()
+
+    server = await asyncio.start_server(drip, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    policy = OutboundPolicy(parse_allowed_hosts(f"127.0.0.1:{port}"))
+    began = asyncio.get_running_loop().time()
+    async with Fetcher(policy, 0.5) as fetcher:
+        with pytest.raises(FetchError):
+            await asyncio.wait_for(fetcher.request("GET", f"http://127.0.0.1:{port}/slow.png"), 10)
+    server.close()
+    assert asyncio.get_running_loop().time() - began < 0.5 * DEADLINE_FACTOR + 1.5
