@@ -7,31 +7,22 @@ request the size of a warm agent's (`--messages` in-context messages, eight tool
 `--root` imports memlet from another checkout, e.g. `--root /work/main` to compare with the code there.
 """
 
-import argparse
 import asyncio
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench import checkout
 
+PARSER = checkout.parser(__doc__, calls=300)
+PARSER.add_argument("--messages", type=int, default=60)
+ARGS = PARSER.parse_args()
+checkout.use_root(ARGS)
 
-def _args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=300)
-    parser.add_argument("--messages", type=int, default=60)
-    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose memlet to import")
-    return parser.parse_args()
-
-
-ARGS = _args()
-sys.path.insert(0, str(ARGS.root.resolve()))
-
+from bench.harness import mock_llm_process  # noqa: E402
 from memlet.llm.client import ChatRequest, OpenAICompatibleClient, RetryPolicy  # noqa: E402
 from tests.mock_llm import Reply, script_remote  # noqa: E402
-
-sys.path.insert(0, str(ROOT))  # this checkout's bench and tests; memlet stays the one imported above
-from bench.harness import mock_llm_process  # noqa: E402
 
 REPLY = Reply.text(" ".join(f"word{i}" for i in range(60)))
 

@@ -8,32 +8,22 @@ outbound policy, as the server's do. `--root` imports memlet from another checko
 commit) to compare.
 """
 
-import argparse
 import asyncio
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench import checkout
 
+ARGS = checkout.parser(__doc__, calls=200).parse_args()
+checkout.use_root(ARGS)
 
-def _args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=200)
-    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose memlet to import")
-    return parser.parse_args()
-
-
-ARGS = _args()
-sys.path.insert(0, str(ARGS.root.resolve()))
-
+from bench.harness import mock_llm_process  # noqa: E402
 from memlet.net.outbound import OutboundPolicy, parse_allowed_hosts  # noqa: E402
 from memlet.providers.remote import ProviderSource, fetch_models  # noqa: E402
 from memlet.runs.callbacks import post_callback  # noqa: E402
-
-sys.path.insert(0, str(ROOT))  # this checkout's bench and tests; memlet stays the one imported above
-from bench.harness import mock_llm_process  # noqa: E402
 
 PAYLOAD = {"run_id": "run-1", "status": "completed", "completed_at": "2026-11-28T00:00:00", "metadata": {}}
 
