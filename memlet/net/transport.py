@@ -10,7 +10,9 @@ from the request, not from the socket. Redirects are not followed, and proxy set
 ignored (a proxy would be the one to connect, past this check).
 """
 
+import ssl
 from collections.abc import Iterable
+from functools import cache
 from typing import Any
 
 import httpcore2
@@ -64,13 +66,19 @@ class GuardedBackend(httpcore2.AsyncNetworkBackend):
         await self.inner.sleep(seconds)
 
 
+@cache
+def tls_context() -> ssl.SSLContext:
+    """The verifying TLS context every guarded httpx2 client shares, built on first use. Loading the CA store costs
+    ~21 ms of CPU, which every MCP operation (a client each) would otherwise pay again; it holds ~2.4 MB, only in a
+    server that uses the Anthropic or MCP SDK (this module is imported with them)."""
+    return httpx2.create_ssl_context(trust_env=False)
+
+
 class GuardedTransport(httpx2.AsyncHTTPTransport):
     """httpx2's transport over a connection pool built on `GuardedBackend`."""
 
     def __init__(self, policy: OutboundPolicy) -> None:
-        # One TLS context (loading the CA store costs ~25 ms), the base class's and the pool's, freed with the
-        # client: one kept for the process would hold the store (~2.4 MB) for good.
-        context = httpx2.create_ssl_context(trust_env=False)
+        context = tls_context()
         super().__init__(verify=context, trust_env=False)
         self._pool = httpcore2.AsyncConnectionPool(
             ssl_context=context,

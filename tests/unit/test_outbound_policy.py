@@ -3,6 +3,7 @@ client pool (memlet.llm.pool)."""
 
 import asyncio
 import ipaddress
+import ssl
 from typing import Any
 
 import httpx2
@@ -108,6 +109,15 @@ class TestGuardedTransport:
             async with guarded_client(policy, timeout_s=2) as client:
                 assert (await client.get(f"{target.url}/models")).status_code == 200
             assert [s.path for s in target.seen] == ["/models"]
+
+    async def test_clients_share_one_verifying_tls_context(self) -> None:
+        """Built once (its CA store costs ~21 ms of CPU), not for every client, e.g. every MCP operation."""
+        contexts = []
+        for _ in range(2):
+            async with guarded_client(OutboundPolicy(), timeout_s=2) as client:
+                contexts.append(client._transport._pool._ssl_context)  # type: ignore[attr-defined]
+        assert contexts[0] is contexts[1]
+        assert contexts[0].verify_mode == ssl.CERT_REQUIRED and contexts[0].check_hostname
 
 
 class TestEndpoints:
