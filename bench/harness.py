@@ -8,6 +8,7 @@ serves the app in this process instead (used by ``trace_sql.py``, whose numbers 
 import asyncio
 import os
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -114,6 +115,19 @@ def wait_healthy(url: str, proc: subprocess.Popen[bytes] | None = None, timeout_
             raise RuntimeError(f"{url}: process exited with {proc.returncode}")
         time.sleep(0.05)
     raise RuntimeError(f"{url} did not become healthy")
+
+
+def wait_port(port: int, proc: subprocess.Popen[bytes], timeout_s: float = 30) -> None:
+    """Wait until something accepts connections on 127.0.0.1:`port`; raise if `proc` exits first."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"port {port}: process exited with {proc.returncode}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on port {port}")
 
 
 @contextmanager
