@@ -74,6 +74,36 @@ class TestReturnValues:
         result = await run_tool(source, "f", {"n": 1})
         assert result.func_return == "None 1"
 
+    @pytest.mark.parametrize(
+        "source",
+        [
+            "def f(n: int, *, agent_state=None):\n    return f'{agent_state} {n}'\n",  # keyword-only
+            (  # decorated: its parameters are the wrapped function's
+                "import functools\n"
+                "def logged(fn):\n"
+                "    @functools.wraps(fn)\n"
+                "    def inner(*args, **kwargs):\n"
+                "        return fn(*args, **kwargs)\n"
+                "    return inner\n"
+                "@logged\n"
+                "def f(agent_state, n: int):\n"
+                "    return f'{agent_state} {n}'\n"
+            ),
+            (  # a callable object
+                "class F:\n    def __call__(self, agent_state, n: int):\n        return f'{agent_state} {n}'\nf = F()\n"
+            ),
+        ],
+    )
+    async def test_agent_state_is_found_however_the_tool_is_defined(self, source: str) -> None:
+        result = await run_tool(source, "f", {"n": 1})
+        assert (result.status, result.func_return) == ("success", "None 1")
+
+    async def test_a_plain_tool_starts_without_asyncio_or_inspect(self) -> None:
+        # Importing them was most of a call's start-up; only a coroutine tool (or an unusual callable) needs them.
+        source = "import sys\ndef f():\n    return [m for m in ('asyncio', 'inspect') if m in sys.modules]\n"
+        result = await run_tool(source, "f", {})
+        assert (result.status, result.value) == ("success", [])
+
     async def test_return_truncated_with_letta_notice(self) -> None:
         result = await run_tool(ECHO, "echo", {"value": "x" * 120}, return_char_limit=100)
         assert result.status == "success"
