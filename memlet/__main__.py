@@ -1,4 +1,5 @@
-"""The ``memlet`` command: ``memlet server``, ``memlet db upgrade|downgrade`` and ``memlet secrets reencrypt``."""
+"""The ``memlet`` command: ``memlet server``, ``memlet db upgrade|downgrade``, ``memlet secrets reencrypt`` and
+``memlet openapi``."""
 
 import argparse
 import asyncio
@@ -197,6 +198,18 @@ def secrets(args: argparse.Namespace) -> int:
         return asyncio.run(run(uri))
 
 
+def openapi(_args: argparse.Namespace) -> int:
+    """Print the server's OpenAPI schema as JSON (what `/openapi.json` serves: the server runs this in a child)."""
+    from memlet.api.openapi_doc import encode
+    from memlet.app import create_app
+
+    # No route depends on the settings; these only satisfy create_app (nothing is connected to).
+    app = create_app(Settings(_env_file=None, pg_uri="postgresql://memlet@127.0.0.1:1/memlet"))  # type: ignore[call-arg]
+    sys.stdout.buffer.write(encode(app.openapi()))
+    sys.stdout.flush()
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="memlet", description="A Letta-compatible agent server.")
     parser.add_argument("--version", action="version", version=f"memlet {__version__}")
@@ -213,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     secrets_cmd = sub.add_parser("secrets", help="stored credentials")
     secrets_cmd.add_argument("action", choices=["reencrypt"], help="encrypt every row with the first key")
     secrets_cmd.set_defaults(func=secrets)
+    sub.add_parser("openapi", help="print the API's OpenAPI schema (JSON)").set_defaults(func=openapi)
     args = parser.parse_args(argv)
     return int(args.func(args))
 

@@ -13,7 +13,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from memlet import __version__, ids, metrics
 from memlet.agents.json_cache import AgentJsonCache
 from memlet.agents.system_message import rebuild_prompts
-from memlet.api import route_index
+from memlet.api import openapi_doc, route_index
 from memlet.api.edge import EdgeMiddleware
 from memlet.bootstrap import ensure_defaults
 from memlet.config import Settings
@@ -200,6 +200,7 @@ def create_app(settings: Settings) -> FastAPI:
         strict_content_type=True,
     )
     app.state.settings = settings
+    openapi_doc.install(app)  # the schema is built in a child process (~20 MB the server then never holds)
     add_v1_routes(app.router)
     route_index.install(app.router)
 

@@ -190,7 +190,7 @@ class TestDocsUnderPassword:
         secured = settings.model_copy(update={"server_password": SecretStr("s3cret")})
         server = LiveServer(secured).start()
         try:
-            with httpx.Client(base_url=server.base_url) as http:
+            with httpx.Client(base_url=server.base_url, timeout=60) as http:  # the schema's first build takes a while
                 for path in ("/openapi.json", "/docs", "/redoc", "/"):
                     assert http.get(path).status_code == 401, path
                 token = {"Authorization": "Bearer s3cret"}
