@@ -11,6 +11,7 @@ Every provider failure becomes one of these, with Letta's ``error_type``, status
 from memlet.errors import BadRequestError, LLMError
 from memlet.llm.wire_errors import (
     ProviderConnectionError,
+    ProviderRequestError,
     ProviderResponseError,
     ProviderStatusError,
     ProviderTimeoutError,
@@ -71,6 +72,8 @@ def to_llm_error(exc: Exception) -> ProviderError:
         return llm_error("llm_error", f"INTERNAL_SERVER_ERROR: Failed to connect to the LLM provider: {text}")
     if isinstance(exc, ProviderResponseError):
         return LLMEmptyResponseError(f"INTERNAL_SERVER_ERROR: Unparsable LLM response: {text}")
+    if isinstance(exc, ProviderRequestError):
+        return llm_error("llm_bad_request", f"INVALID_ARGUMENT: The LLM endpoint URL cannot be used: {text}")
     if any(hint in lowered for hint in _CONTEXT_OVERFLOW_HINTS):
         return ContextWindowExceededError(f"CONTEXT_WINDOW_EXCEEDED: The LLM context window was exceeded: {text}")
     if isinstance(exc, ProviderStatusError):

@@ -1,9 +1,11 @@
 """Provider failures through the HTTP API: a timeout ends the run with Letta's error shape and the agent stays usable;
 and the classic memgpt_agent type ends its turn with send_message after editing core memory."""
 
+import json
 import time
 
 import httpx
+import pytest
 from letta_client import Letta
 
 from memlet.config import Settings
@@ -114,3 +116,35 @@ def test_retries_wait_the_configured_base_delay(settings: Settings, mock_llm: Mo
     finally:
         patient.stop()
         reset_database(pg_uri)
+
+
+@pytest.mark.parametrize("endpoint_type", ["openai", "anthropic"])
+def test_an_endpoint_url_that_cannot_be_sent_fails_the_turn_not_the_server(
+    http: httpx.Client, mock_llm: MockLLM, endpoint_type: str
+) -> None:
+    """A control character in a stored model_endpoint (it resolves nowhere, so it passes the outbound check) made
+    every send a 500 and every stream a reset connection."""
+    mock_llm.reset()
+    bad = {"model": "m", "model_endpoint_type": endpoint_type, "model_endpoint": "http://api.open\x17ai.com/v1"}
+    agent = http.post("/v1/agents/", json={"name": "bad-url", "llm_config": {**bad, "context_window": 8000}}).json()
+    failed = say(http, agent["id"], "hello?")
+    assert failed.status_code == 400, failed.text
+    assert failed.json()["error"] == {
+        "type": "llm_bad_request",
+        "message": "The request to the LLM model provider was invalid.",
+        "detail": "INVALID_ARGUMENT: The LLM endpoint URL cannot be used: the URL holds a control character",
+    }
+    body = {"messages": [{"role": "user", "content": "and now?"}], "stream_tokens": True}
+    with http.stream("POST", f"/v1/agents/{agent['id']}/messages/stream", json=body) as streamed:
+        events = [line for line in streamed.iter_lines() if line.startswith("data: ")]
+    assert streamed.status_code == 200 and events[-1] == "data: [DONE]"
+    kinds = [json.loads(e.removeprefix("data: ")) for e in events[:-1]]
+    assert {"message_type": "stop_reason", "stop_reason": "error"} in kinds
+    assert [k["error_type"] for k in kinds if k["message_type"] == "error_message"] == ["llm_bad_request"]
+    assert mock_llm.requests == []
+
+    fixed = {"model": "gpt-4o-mini", "model_endpoint_type": "openai", "model_endpoint": mock_llm.base_url}
+    assert http.patch(f"/v1/agents/{agent['id']}", json={"llm_config": {**fixed, "context_window": 8000}}).is_success
+    mock_llm.script(Reply.text("all good"))
+    answered = say(http, agent["id"], "hello again")
+    assert answered.status_code == 200 and answered.json()["messages"][-1]["content"] == "all good"
