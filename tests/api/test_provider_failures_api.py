@@ -148,3 +148,18 @@ def test_an_endpoint_url_that_cannot_be_sent_fails_the_turn_not_the_server(
     mock_llm.script(Reply.text("all good"))
     answered = say(http, agent["id"], "hello again")
     assert answered.status_code == 200 and answered.json()["messages"][-1]["content"] == "all good"
+
+
+def test_an_embedding_endpoint_that_cannot_be_sent_is_a_400(http: httpx.Client) -> None:
+    embedding = {
+        "embedding_model": "text-embedding-3-small",
+        "embedding_endpoint_type": "openai",
+        "embedding_endpoint": "http://api.open\x17ai.com/v1",
+        "embedding_dim": 1536,
+    }
+    agent = http.post(
+        "/v1/agents/", json={"name": "bad-embedding", "model": "openai/gpt-4o-mini", "embedding_config": embedding}
+    ).json()
+    inserted = http.post(f"/v1/agents/{agent['id']}/archival-memory", json={"text": "hello"})
+    assert inserted.status_code == 400, inserted.text
+    assert inserted.json()["error"]["type"] == "llm_bad_request"
