@@ -74,11 +74,11 @@ class OpenAPIDocument:
             return encode(self.build_here())
 
 
-def install(app: FastAPI, document: OpenAPIDocument | None = None) -> OpenAPIDocument:
+def install(app: FastAPI) -> None:
     """Serve the app's `openapi_url` from an `OpenAPIDocument` instead of FastAPI's in-process route."""
     url = app.openapi_url
     assert url is not None
-    doc = document or OpenAPIDocument(app.openapi)
+    doc = OpenAPIDocument(app.openapi)
 
     async def openapi(request: Request) -> Response:
         body = await doc.json()
@@ -93,4 +93,3 @@ def install(app: FastAPI, document: OpenAPIDocument | None = None) -> OpenAPIDoc
     routes = app.router.routes
     position = next(i for i, r in enumerate(routes) if isinstance(r, Route) and r.path == url)
     routes[position] = Route(url, openapi, methods=["GET", "HEAD"], include_in_schema=False)
-    return doc

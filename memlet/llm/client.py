@@ -22,6 +22,7 @@ from memlet.llm.errors import (
     ContextWindowExceededError,
     LLMEmptyResponseError,
     ProviderError,
+    check_sendable_endpoint,
     llm_error,
     to_llm_error,
 )
@@ -40,8 +41,7 @@ from memlet.llm.types import (
     ToolCallDelta,
     Usage,
 )
-from memlet.llm.wire_errors import ProviderHTTPError, ProviderRequestError
-from memlet.net.fetch import UnsendableRequestError, parse_url
+from memlet.llm.wire_errors import ProviderHTTPError
 from memlet.net.outbound import OutboundPolicy
 
 __all__ = [
@@ -230,10 +230,7 @@ def client_for(
     """Build the chat client for one of Letta's model endpoint types (`policy`: check every connection against
     it, for a user-given URL)."""
     check_endpoint_type(endpoint_type)
-    try:
-        parse_url(base_url)
-    except UnsendableRequestError as exc:  # nothing can be sent there: the turn ends with Letta's bad-request error
-        raise to_llm_error(ProviderRequestError(str(exc))) from exc
+    check_sendable_endpoint(base_url)
     retry = RetryPolicy(max_retries=max_retries, base_delay_s=retry_base_delay_s)
     if endpoint_type == "anthropic":
         from memlet.net.transport import guarded_client  # httpx2, which only the Anthropic SDK needs here

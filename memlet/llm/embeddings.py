@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 from memlet.errors import BadRequestError
 from memlet.llm.client import OPENAI_COMPATIBLE_ENDPOINTS
-from memlet.llm.errors import LLMEmptyResponseError
+from memlet.llm.errors import LLMEmptyResponseError, check_sendable_endpoint
 from memlet.llm.openai_http import OpenAIHTTP
 from memlet.llm.retry import RetryPolicy, with_retries
 from memlet.net.outbound import OutboundPolicy
@@ -158,6 +158,7 @@ def embedding_client_for(
     For a user-given endpoint pass the outbound policy as `policy` and a key bound
     to that URL (`memlet.providers.endpoints.key_for`).
     """
+    check_sendable_endpoint(base_url)
     retry = RetryPolicy(max_retries=max_retries, base_delay_s=retry_base_delay_s)
     if endpoint_type == "ollama":
         return OllamaEmbeddingClient(base_url=base_url, timeout_s=timeout_s, retry=retry, policy=policy)

@@ -11,11 +11,11 @@ Every provider failure becomes one of these, with Letta's ``error_type``, status
 from memlet.errors import BadRequestError, LLMError
 from memlet.llm.wire_errors import (
     ProviderConnectionError,
-    ProviderRequestError,
     ProviderResponseError,
     ProviderStatusError,
     ProviderTimeoutError,
 )
+from memlet.net.fetch import UnsendableRequestError, parse_url
 
 # error_type -> (HTTP status, the user-facing message Letta puts in {"error": {"message": ...}}).
 _ERROR_TYPES: dict[str, tuple[int, str]] = {
@@ -72,8 +72,6 @@ def to_llm_error(exc: Exception) -> ProviderError:
         return llm_error("llm_error", f"INTERNAL_SERVER_ERROR: Failed to connect to the LLM provider: {text}")
     if isinstance(exc, ProviderResponseError):
         return LLMEmptyResponseError(f"INTERNAL_SERVER_ERROR: Unparsable LLM response: {text}")
-    if isinstance(exc, ProviderRequestError):
-        return llm_error("llm_bad_request", f"INVALID_ARGUMENT: The LLM endpoint URL cannot be used: {text}")
     if any(hint in lowered for hint in _CONTEXT_OVERFLOW_HINTS):
         return ContextWindowExceededError(f"CONTEXT_WINDOW_EXCEEDED: The LLM context window was exceeded: {text}")
     if isinstance(exc, ProviderStatusError):
@@ -88,3 +86,13 @@ def to_llm_error(exc: Exception) -> ProviderError:
         return llm_error("llm_bad_request", f"INVALID_ARGUMENT: Bad request to the LLM provider: {text}")
     # An error event inside a stream, or anything else.
     return llm_error("llm_error", f"INTERNAL_SERVER_ERROR: LLM provider error: {text}")
+
+
+def check_sendable_endpoint(base_url: str) -> None:
+    """Letta's bad-request error for an endpoint URL nothing can be sent to (e.g. a control character: it resolves
+    nowhere, so the outbound check lets it be stored). Checked before a chat or embedding client is built, so the
+    turn or the request fails with it instead of a 500."""
+    try:
+        parse_url(base_url)
+    except UnsendableRequestError as exc:
+        raise llm_error("llm_bad_request", f"INVALID_ARGUMENT: The LLM endpoint URL cannot be used: {exc}") from exc

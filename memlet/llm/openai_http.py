@@ -31,14 +31,13 @@ from memlet.llm.sse import ServerEvent, SSEDecoder
 from memlet.llm.wire_errors import (
     ProviderConnectionError,
     ProviderHTTPError,
-    ProviderRequestError,
     ProviderResponseError,
     ProviderTimeoutError,
     status_error,
     stream_error,
 )
 from memlet.net.aio import OutboundSession
-from memlet.net.fetch import UnsendableRequestError, parse_url
+from memlet.net.fetch import parse_url
 from memlet.net.outbound import OutboundPolicy
 
 # Local servers (vLLM, Ollama, LM Studio) ignore the key, but the SDK refused to start without one.
@@ -75,12 +74,9 @@ def join_url(base_url: str | URL, path: str) -> URL:
 
 @contextlib.contextmanager
 def transport_errors() -> Iterator[None]:
-    """Timeouts and connection failures as ``ProviderTimeoutError`` / ``ProviderConnectionError``, an endpoint URL
-    that cannot be sent as ``ProviderRequestError``."""
+    """Timeouts and connection failures as ``ProviderTimeoutError`` / ``ProviderConnectionError``."""
     try:
         yield
-    except UnsendableRequestError as exc:
-        raise ProviderRequestError(str(exc)) from exc
     except TimeoutError as exc:  # aiohttp's connect and read timeouts are TimeoutErrors (and OSErrors: first)
         raise ProviderTimeoutError() from exc
     except _CONNECTION_ERRORS as exc:
@@ -112,7 +108,8 @@ class OpenAIHTTP:
     def __init__(
         self, base_url: str, api_key: str | None, timeout_s: float, policy: OutboundPolicy | None = None
     ) -> None:
-        self.base_url = base_url  # parsed with the first request: a malformed one fails that request, not the client
+        # Parsed once; the client factories refuse an endpoint that cannot be sent first (`check_sendable_endpoint`).
+        self.base_url = parse_url(base_url)
         self._outbound = OutboundSession(policy, timeout_s)
         self._headers = {
             "Authorization": f"Bearer {api_key or PLACEHOLDER_API_KEY}",

@@ -5,8 +5,7 @@
     │   └── ProviderTimeoutError  "Request timed out."
     ├── ProviderStatusError       a non-2xx answer: "Error code: 429 - <the body's error message>"
     ├── ProviderStreamError       an ``{"error": {...}}`` object inside a 200 stream
-    ├── ProviderResponseError     a body that is not the JSON it should be
-    └── ProviderRequestError      nothing was sent: the endpoint URL cannot be put on the wire
+    └── ProviderResponseError     a body that is not the JSON it should be
 
 The texts are the ones the openai SDK gave its exceptions, so errors read as they did before memlet spoke HTTP
 itself: a status error names the code and, when the body is JSON with an error message, that message only.
@@ -54,11 +53,6 @@ class ProviderStreamError(ProviderHTTPError):
 
 class ProviderResponseError(ProviderHTTPError):
     """A 200 whose body (or a stream event of it) is not usable JSON."""
-
-
-class ProviderRequestError(ProviderHTTPError):
-    """The request could not be sent: the endpoint URL holds what HTTP cannot carry (e.g. a control character).
-    Not transient: retrying cannot help."""
 
 
 def status_error(status_code: int, text: str, headers: Mapping[str, str]) -> ProviderStatusError:

@@ -151,7 +151,7 @@ def _parameters(function: Any) -> set[str]:
 
 
 def _awaitable(value: Any) -> bool:
-    if isinstance(value, types.CoroutineType) or hasattr(type(value), "__await__"):
+    if hasattr(type(value), "__await__"):  # a coroutine, or any awaitable object
         return True
     if isinstance(value, types.GeneratorType):  # a generator-based coroutine (types.coroutine) is awaitable too
         import inspect
