@@ -10,7 +10,6 @@ Prints this process's CPU per call and the wall time per call, after a few warm-
 import asyncio
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -37,13 +36,7 @@ async def measure(url: str, port: int) -> None:
         result = await call_tool(spec, limits, "echo", {"message": "hi"})
         assert result.success and result.text == "Echo: hi", result
 
-    for _ in range(5):
-        await call()
-    cpu, wall = time.process_time(), time.perf_counter()
-    for _ in range(ARGS.calls):
-        await call()
-    cpu_us = (time.process_time() - cpu) / ARGS.calls * 1e6
-    wall_ms = (time.perf_counter() - wall) / ARGS.calls * 1e3
+    cpu_us, wall_ms = await checkout.per_call(call, ARGS.calls)
     print(f"{ARGS.root.resolve().name}: MCP tool call {cpu_us:8.0f} us client CPU, {wall_ms:6.2f} ms wall per call")
 
 

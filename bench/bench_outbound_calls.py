@@ -10,8 +10,6 @@ commit) to compare.
 
 import asyncio
 import sys
-import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -28,16 +26,6 @@ from memlet.runs.callbacks import post_callback  # noqa: E402
 PAYLOAD = {"run_id": "run-1", "status": "completed", "completed_at": "2026-11-28T00:00:00", "metadata": {}}
 
 
-async def per_call(call: Callable[[], Awaitable[object]], calls: int) -> tuple[float, float]:
-    """(µs of this process's CPU, ms of wall time) per call, after a few warm-up calls."""
-    for _ in range(5):
-        await call()
-    cpu, wall = time.process_time(), time.perf_counter()
-    for _ in range(calls):
-        await call()
-    return (time.process_time() - cpu) / calls * 1e6, (time.perf_counter() - wall) / calls * 1e3
-
-
 async def measure(mock_url: str) -> None:
     policy = OutboundPolicy(parse_allowed_hosts(mock_url.split("/")[2]))  # 127.0.0.1:<port>
     source = ProviderSource("mine", "openai", "byok", mock_url, "sk-mock")
@@ -52,7 +40,7 @@ async def measure(mock_url: str) -> None:
 
     name = ARGS.root.resolve().name
     for label, call in (("model list", listing), ("callback", callback)):
-        cpu_us, wall_ms = await per_call(call, ARGS.calls)
+        cpu_us, wall_ms = await checkout.per_call(call, ARGS.calls)
         print(f"{name}: {label:10s} {cpu_us:8.0f} us client CPU, {wall_ms:6.2f} ms wall per call", flush=True)
 
 
