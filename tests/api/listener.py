@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 
 from memlet.config import Settings
+from memlet.net.outbound import OutboundPolicy, parse_allowed_hosts
 from tests.conftest import LiveServer, reset_database
 
 COMPLETION = {
@@ -99,6 +100,11 @@ class Listener:
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def allowing(*servers: Listener) -> OutboundPolicy:
+    """An outbound policy that lets connections reach these listeners (and nothing else private)."""
+    return OutboundPolicy(parse_allowed_hosts(",".join(f"127.0.0.1:{s.port}" for s in servers)))
 
 
 @contextmanager

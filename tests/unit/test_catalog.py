@@ -10,13 +10,12 @@ import pytest
 
 from memlet.config import Settings
 from memlet.errors import BadRequestError, NotFoundError
-from memlet.net.outbound import OutboundPolicy, parse_allowed_hosts
 from memlet.providers import remote
 from memlet.providers.catalog import ModelCatalog
 from memlet.providers.known_models import context_window_for
 from memlet.providers.model_settings import llm_params_from_settings
 from memlet.providers.remote import ProviderSource, fetch_models, normalize_base_url
-from tests.api.listener import Listener, free_port
+from tests.api.listener import Listener, allowing, free_port
 from tests.shared_paths import SAMPLES
 
 SAMPLE_URL = "http://127.0.0.1:9900/v1"  # where the mock answered when Letta's samples were recorded
@@ -73,10 +72,6 @@ async def catalog(openai: Provider) -> ModelCatalog:
     loaded = ModelCatalog(settings, timeout_s=5)
     await loaded.load()
     return loaded
-
-
-def allowing(server: Listener) -> OutboundPolicy:
-    return OutboundPolicy(parse_allowed_hosts(f"127.0.0.1:{server.port}"))
 
 
 def sample(name: str, base_url: str | None = None) -> Any:

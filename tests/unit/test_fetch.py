@@ -8,11 +8,7 @@ import pytest
 
 from memlet.net.fetch import DEADLINE_FACTOR, Fetcher, FetchError, TooLargeError, UnsendableRequestError
 from memlet.net.outbound import OutboundPolicy, parse_allowed_hosts
-from tests.api.listener import Listener, listener
-
-
-def allowing(*servers: Listener) -> OutboundPolicy:
-    return OutboundPolicy(parse_allowed_hosts(",".join(f"127.0.0.1:{s.port}" for s in servers)))
+from tests.api.listener import allowing, listener
 
 
 async def test_the_request_arrives_as_given() -> None:
