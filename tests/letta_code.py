@@ -12,14 +12,13 @@ or written.
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tarfile
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tests.npm import install_packages
 
 LETTA_CODE = "@letta-ai/letta-code@0.32.18"
 WS = "ws@8.19.0"
@@ -27,48 +26,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "letta-code" / LETTA_CODE.rsplit("@", 1)[1]
 
 
-def _npm_pack(spec: str, into: Path) -> Path:
-    """`npm pack spec` into a directory; returns the tarball (npm checks the registry's integrity hash)."""
-    npm = shutil.which("npm")
-    if npm is None:
-        raise RuntimeError("npm is needed to fetch Letta Code (node is installed but npm is not)")
-    out = subprocess.run(
-        [npm, "pack", spec, "--silent", "--pack-destination", str(into)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
-    return into / out.stdout.strip().splitlines()[-1]
-
-
-def _unpack(tarball: Path, into: Path) -> None:
-    """An npm tarball's `package/` directory becomes `into`."""
-    with tarfile.open(tarball) as tar:
-        tar.extractall(into.parent / "unpack", filter="data")
-    (into.parent / "unpack" / "package").rename(into)
-    shutil.rmtree(into.parent / "unpack")
-
-
 def install(cache: Path = CACHE) -> Path:
     """The path of `letta.js`, downloading and unpacking Letta Code and `ws` into `cache` when missing."""
-    script = cache / "package" / "letta.js"
-    if script.exists():
-        return script
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=cache.parent) as tmp:
-        work = Path(tmp)
-        package = work / "build" / "package"
-        package.parent.mkdir()
-        _unpack(_npm_pack(LETTA_CODE, work), package)
-        (package / "node_modules").mkdir(exist_ok=True)
-        _unpack(_npm_pack(WS, work), package / "node_modules" / "ws")
-        try:
-            (work / "build").rename(cache)  # atomic: a concurrent installer either wins or finds it done
-        except OSError:
-            if not script.exists():
-                raise
-    return script
+    return install_packages(cache, LETTA_CODE, WS) / "letta.js"
 
 
 @dataclass
