@@ -7,7 +7,7 @@
     ''')
 
 The snippet is the body of an async function in an ES module that has imported the SDK as `Letta` (its error
-classes included) and built `client` at the server, the way a TypeScript user writes it. What the snippet returns is
+classes included), its `toFile` and node's `readFile`, and built `client` at the server, the way a TypeScript user writes it. What the snippet returns is
 printed as JSON and comes back as `out`. An SDK error that escapes the snippet comes back as
 ``{"thrown": <class name>, "status": ..., "error": <the parsed body>, "message": ...}``, so a test can check which
 error class a user would catch. `python -m tests.typescript_sdk` installs the SDK ahead of the tests (CI does this
@@ -31,7 +31,8 @@ CACHE = ROOT / ".cache" / "letta-client-ts" / SDK.rsplit("@", 1)[1]
 NODE = shutil.which("node")
 
 _MODULE = """\
-import Letta from {entry};
+import Letta, {{ toFile }} from {entry};
+import {{ readFile }} from "node:fs/promises";
 const {{ APIError, NotFoundError, UnprocessableEntityError, AuthenticationError, ConflictError }} = Letta;
 const client = new Letta({{ baseURL: process.env.MEMLET_URL, apiKey: process.env.MEMLET_KEY || null, maxRetries: 0,
   timeout: 60000 }});

@@ -32,6 +32,7 @@ from memlet.crypto import PREFIX
 from memlet.db import models as orm
 from memlet.db.pagination import Page
 from memlet.errors import BadRequestError, NotFoundError
+from memlet.folders.file_agent_repository import FileAgentRepository
 from memlet.folders.repository import FolderRepository
 from memlet.messages.repository import MessageRepository
 from memlet.tools.repository import ToolRepository
@@ -82,6 +83,10 @@ class AgentService:
         with_sources = [i for i in agent_ids if i in links and links[i].source_ids]
         folders = FolderRepository(self.session)
         sources = await folders.for_agents(with_sources) if with_sources and "agent.sources" in include else {}
+        files: dict[str, list[orm.FileAgent]] = {}
+        if with_sources and "agent.blocks" in include:
+            for link in await FileAgentRepository(self.session).of_agents(with_sources):
+                files.setdefault(link.agent_id, []).append(link)
         managers = [i for i in agent_ids if i in links and links[i].manages_group]
         groups = await self._managed_groups(managers) if managers and MANAGED_GROUP in include else {}
         # Agents share tool rows: build each tool's public view once for the whole page.
@@ -96,6 +101,7 @@ class AgentService:
                 tools=[views[t.id] for t in tools.get(a.id, [])],
                 tags=links[a.id].tags if a.id in links else [],
                 sources=sources.get(a.id, []),
+                files=files.get(a.id, ()),
                 identities=identities.get(a.id, []),
                 include=include,
                 secrets=self.catalog.keyring.reveal_secrets(a.secrets) if "agent.secrets" in include else (),

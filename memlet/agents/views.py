@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from memlet.agents.parts import AgentEnvironmentVariable, Group
 from memlet.agents.schemas import AgentState
+from memlet.blocks.file_blocks import file_blocks
 from memlet.blocks.schemas import Block, Memory
 from memlet.db import models as orm
 from memlet.db.base import Base
@@ -35,6 +36,7 @@ class AgentRelations:
     tools: Sequence[orm.Tool | Tool] = ()
     tags: Sequence[str] = ()
     sources: Sequence[orm.Source] = ()  # attached folders, in attachment order
+    files: Sequence[orm.FileAgent] = ()  # the files of those folders as the agent sees them (with "agent.blocks")
     identities: Sequence[orm.Identity] = ()
     include: frozenset[str] = field(default_factory=lambda: ALL_RELATIONSHIPS)
     # The agent's secrets with their values decrypted (only when "agent.secrets" is included).
@@ -131,7 +133,11 @@ def agent_state(agent: orm.Agent, rel: AgentRelations, memo: ConfigMemo | None =
             "response_format": a["response_format"],
             "description": a["description"],
             "metadata": a["metadata_"],
-            "memory": Memory(agent_type=a["agent_type"], blocks=blocks),
+            "memory": Memory(
+                agent_type=a["agent_type"],
+                blocks=blocks,
+                file_blocks=file_blocks(agent, rel.files) if rel.files and "agent.blocks" in inc else [],
+            ),
             "blocks": blocks,
             "tools": [t if isinstance(t, Tool) else Tool.model_validate(t) for t in rel.tools]
             if "agent.tools" in inc

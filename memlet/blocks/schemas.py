@@ -70,7 +70,7 @@ class Block(BaseModel):
 
 
 class FileBlock(Block):
-    """The in-context view of an attached file (always empty in memlet, which has no folders)."""
+    """The in-context view of an attached file (`blocks/file_blocks.py` builds them)."""
 
     file_id: str
     source_id: str = Field(json_schema_extra=_DEPRECATED)

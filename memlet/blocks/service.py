@@ -12,11 +12,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
 from memlet.actor import Actor
+from memlet.blocks.file_blocks import file_blocks
 from memlet.blocks.repository import BlockFilters, BlockRepository
 from memlet.blocks.schemas import Block, BlockUpdate, CreateBlock, Memory
 from memlet.db import models as orm
 from memlet.db.pagination import Page
 from memlet.errors import ConflictError, LimitExceededError, NotFoundError, UpdateLimitExceededError
+from memlet.folders.file_agent_repository import FileAgentRepository
 from memlet.prompt.rebuild import PromptRebuilder
 
 # Fields rendered into the system prompt: changing one means attached agents' prompts must be rebuilt.
@@ -157,7 +159,10 @@ class BlockService:
         """The agent's core memory, blocks in prompt (attachment) order."""
         agent = await self._agent(actor, agent_id)
         rows = (await self.blocks.for_agents([agent_id])).get(agent_id, [])
-        return Memory(agent_type=agent.agent_type, blocks=[to_block(r) for r in rows])
+        links = await FileAgentRepository(self.session).of_agent(agent_id)
+        return Memory(
+            agent_type=agent.agent_type, blocks=[to_block(r) for r in rows], file_blocks=file_blocks(agent, links)
+        )
 
     async def _by_label(self, actor: Actor, agent_id: str, label: str, *, for_update: bool = False) -> orm.Block:
         await self._agent(actor, agent_id)

@@ -202,6 +202,28 @@ class TestAgentFiles:
         assert not {"open_files", "grep_files"} & {t.name for t in client.agents.tools.list(agent.id)}
         assert client.agents.files.list(agent.id).files == []
 
+    def test_memory_shows_each_file_as_a_read_only_block(self, client: Letta, http: httpx.Client) -> None:
+        _folder, note, agent = self._setup(client)
+        client.agents.update(agent.id, per_file_view_window_char_limit=110)
+        state = client.agents.retrieve(agent.id, include=["agent.blocks"])
+        (block,) = state.memory.file_blocks
+        assert (block.label, block.file_id, block.is_open, block.read_only) == ("docs/notes.txt", note.id, True, True)
+        assert block.limit == 110 and len(block.value) == 110  # the 125-character view, cut to the limit
+        assert block.value.startswith("[Viewing file")
+        assert block.value.endswith(
+            "...[TRUNCATED]\n# NOTE: This file view is truncated; open the file with an offset to see the rest."
+        )
+        # The deprecated core-memory view and a listing with blocks show the same; without blocks there are none.
+        memory = http.get(f"/v1/agents/{agent.id}/core-memory").json()
+        assert [(b["label"], b["value"]) for b in memory["file_blocks"]] == [(block.label, block.value)]
+        (listed,) = client.agents.list(include=["agent.blocks"]).items
+        assert [b.label for b in listed.memory.file_blocks] == ["docs/notes.txt"]
+        assert client.agents.retrieve(agent.id, include=["agent.tools"]).memory.file_blocks == []
+        # A closed file keeps its block, empty.
+        client.agents.files.close(note.id, agent_id=agent.id)
+        (closed,) = client.agents.retrieve(agent.id, include=["agent.blocks"]).memory.file_blocks
+        assert (closed.label, closed.is_open, closed.value) == ("docs/notes.txt", False, "")
+
     def test_open_grep_search_through_tools(self, client: Letta, mock_llm: MockLLM) -> None:
         _folder, note, agent = self._setup(client)
         client.agents.files.close(note.id, agent_id=agent.id)

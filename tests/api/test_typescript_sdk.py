@@ -16,6 +16,7 @@ from pydantic import SecretStr
 from memlet.config import Settings
 from tests.conftest import LiveServer
 from tests.mock_llm import MockLLM, Reply
+from tests.shared_paths import LETTA
 from tests.typescript_sdk import NODE, install, run_js
 
 pytestmark = [pytest.mark.skipif(NODE is None, reason="the TypeScript SDK needs node"), pytest.mark.timeout(300)]
@@ -310,3 +311,48 @@ def test_the_api_key_is_the_server_password(sdk: Path, settings: Settings) -> No
         assert (wrong["thrown"], wrong["status"]) == ("AuthenticationError", 401)
     finally:
         secured.stop()
+
+
+def test_files_upload_and_agent_files_travel_as_multipart(sdk: Path, server: LiveServer, mock_llm: MockLLM) -> None:
+    agent_file = json.dumps(str(LETTA / "agent-files" / "test_agent_with_files_and_sources.af"))
+    out = ts(
+        sdk,
+        server,
+        CREATE_AGENT
+        + f"""
+  const folder = await client.folders.create({{ name: "ts-notes", embedding: "{EMBEDDING}" }});
+  const text = "The lighthouse keeper logs every ship that passes the northern reef.";
+  const uploaded = await client.folders.files.upload(folder.id, {{
+    file: await toFile(Buffer.from(text), "keeper.txt", {{ type: "text/plain" }}) }});
+  let file = uploaded;
+  for (let tries = 0; tries < 200 && !["completed", "error"].includes(file.processing_status); tries++) {{
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    file = await client.folders.files.retrieve(uploaded.id, {{ folder_id: folder.id }});
+  }}
+  await client.agents.folders.attach(folder.id, {{ agent_id: agent.id }});
+  const withFiles = await client.agents.retrieve(agent.id, {{ include: ["agent.blocks"] }});
+  const imported = await client.agents.importFile({{
+    file: await toFile(await readFile({agent_file}), "agent.af"), append_copy_suffix: true,
+    embedding: "{EMBEDDING}", model: "{MODEL}" }});
+  const exported = await client.agents.exportFile(imported.agent_ids[0]);
+  return {{
+    uploaded: {{ name: uploaded.file_name, status: uploaded.processing_status }},
+    file: {{ status: file.processing_status, chunks: file.total_chunks, error: file.error_message }},
+    fileBlocks: withFiles.memory.file_blocks.map((b) => [b.label, b.value]),
+    imported: imported.agent_ids,
+    exported: typeof exported === "string" ? JSON.parse(exported) : exported,
+  }};
+""",
+    )
+    assert out["uploaded"]["name"] == "ts-notes/keeper.txt"  # Letta names a file after its folder
+    assert out["file"] == {"status": "completed", "chunks": 1, "error": None}
+    ((label, value),) = out["fileBlocks"]  # the agent's memory shows the attached file, open
+    assert label == "ts-notes/keeper.txt" and "1: The lighthouse keeper logs every ship" in value
+    (agent_id,) = out["imported"]
+    (exported_agent,) = out["exported"]["agents"]
+    assert exported_agent["id"].startswith("agent-") and exported_agent["name"].endswith("_copy")
+    assert sorted(f["file_name"] for f in out["exported"]["files"]) == [
+        "test_disk_export_source/test.md",
+        "test_disk_export_source/test.txt",
+    ]
+    assert agent_id.startswith("agent-")
