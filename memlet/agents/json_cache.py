@@ -22,11 +22,15 @@ from memlet.forgotten import Forgotten
 AgentKey = tuple[int, tuple[tuple[str, int], ...], tuple[str, ...], frozenset[str]]
 
 
+# Relationships read from rows the key does not cover: an agent's secrets, the approval request it waits on.
+_UNKEYED = frozenset({"agent.secrets", "agent.pending_approval"})
+
+
 def agent_key(
     version: int, links: AgentLinks, rel: AgentRelations, block_versions: Mapping[str, int]
 ) -> AgentKey | None:
     """What the agent's JSON (but its tools) is built from, or None when some of it is outside the key."""
-    if links.identity_ids or links.source_ids or links.manages_group or "agent.secrets" in rel.include:
+    if links.identity_ids or links.source_ids or links.manages_group or rel.include & _UNKEYED:
         return None
     blocks = tuple((b.id, block_versions[b.id]) for b in rel.blocks)
     return version, blocks, tuple(rel.tags), rel.include

@@ -30,11 +30,14 @@ from memlet.agents.views import (
 from memlet.blocks.repository import BlockRepository
 from memlet.crypto import PREFIX
 from memlet.db import models as orm
+from memlet.db.loaded import model_input
 from memlet.db.pagination import Page
 from memlet.errors import BadRequestError, NotFoundError
 from memlet.folders.file_agent_repository import FileAgentRepository
 from memlet.folders.repository import FolderRepository
 from memlet.messages.repository import MessageRepository
+from memlet.messages.schemas import ApprovalRequestMessage, StoredMessage
+from memlet.messages.views import approval_request_view
 from memlet.tools.repository import ToolRepository
 from memlet.tools.rules import dump_tool_rules
 from memlet.tools.schemas import Tool
@@ -87,6 +90,7 @@ class AgentService:
         if with_sources and "agent.blocks" in include:
             for link in await FileAgentRepository(self.session).of_agents(with_sources):
                 files.setdefault(link.agent_id, []).append(link)
+        pending = await self._pending_approvals(agents) if "agent.pending_approval" in include else {}
         managers = [i for i in agent_ids if i in links and links[i].manages_group]
         groups = await self._managed_groups(managers) if managers and MANAGED_GROUP in include else {}
         # Agents share tool rows: build each tool's public view once for the whole page.
@@ -106,9 +110,17 @@ class AgentService:
                 include=include,
                 secrets=self.catalog.keyring.reveal_secrets(a.secrets) if "agent.secrets" in include else (),
                 managed_group=groups.get(a.id),
+                pending_approval=pending.get(a.id),
             )
             for a in agents
         }
+
+    async def _pending_approvals(self, agents: Sequence[orm.Agent]) -> dict[str, ApprovalRequestMessage]:
+        """The approval request each agent waits on: its context's last message, when that is one (Letta's
+        `include=agent.pending_approval`)."""
+        last = [a.message_ids[-1] for a in agents if a.message_ids]
+        rows = await MessageRepository(self.session).approval_requests(last)
+        return {row.agent_id: approval_request_view(StoredMessage.model_validate(model_input(row))) for row in rows}
 
     async def _managed_groups(self, agent_ids: Sequence[str]) -> Mapping[str, Group]:
         if self.managed_groups is None:

@@ -16,6 +16,7 @@ from memlet.db.base import Base
 from memlet.db.loaded import column_keys, complete, model_input
 from memlet.folders.schemas import Source
 from memlet.identities.schemas import Identity
+from memlet.messages.schemas import ApprovalRequestMessage
 from memlet.providers.schemas import EmbeddingConfig, LLMConfig
 from memlet.tools.schemas import Tool
 
@@ -42,6 +43,7 @@ class AgentRelations:
     # The agent's secrets with their values decrypted (only when "agent.secrets" is included).
     secrets: Sequence[Mapping[str, Any]] = ()
     managed_group: Group | None = None  # the group the agent manages (only when "agent.managed_group" is included)
+    pending_approval: ApprovalRequestMessage | None = None  # only when "agent.pending_approval" is included
 
 
 def loaded(row: Base) -> Mapping[str, Any]:
@@ -153,7 +155,7 @@ def agent_state(agent: orm.Agent, rel: AgentRelations, memo: ConfigMemo | None =
             "entity_id": a["entity_id"],
             "identity_ids": [i.id for i in rel.identities],
             "identities": identities,
-            "pending_approval": None,
+            "pending_approval": rel.pending_approval if "agent.pending_approval" in inc else None,
             "message_buffer_autoclear": a["message_buffer_autoclear"],
             "enable_sleeptime": a["enable_sleeptime"],
             "multi_agent_group": rel.managed_group if MANAGED_GROUP in inc else None,

@@ -188,6 +188,14 @@ class MessageRepository:
         by_id = {row.id: row for row in rows}
         return [by_id[i] for i in message_ids if i in by_id]
 
+    async def approval_requests(self, message_ids: Sequence[str]) -> list[orm.Message]:
+        """Those of `message_ids` that are approval requests (rows of role `approval` holding tool calls)."""
+        if not message_ids:
+            return []
+        wanted = any_(literal(list(message_ids), ARRAY(String)))
+        stmt = select(M).where(M.id == wanted, M.role == "approval", M.tool_calls.is_not(None))
+        return [row for row in await self.session.scalars(stmt) if row.tool_calls]
+
     async def in_context(self, agent_id: str, message_ids: Sequence[str]) -> list[MessageRow]:
         """`by_ids` as plain read-only rows, for the loop's in-context buffer (on the driver: no ORM entities, no
         SQLAlchemy rows)."""

@@ -169,7 +169,7 @@ def row_to_letta_messages(
         return views
     if role == MessageRole.approval:
         views = _content_views(row, text_is_assistant) if row.content else []
-        views.append(_approval_request(row) if row.tool_calls else _approval_response(row))
+        views.append(approval_request_view(row) if row.tool_calls else _approval_response(row))
         return views
     if role in (MessageRole.tool, MessageRole.function):
         return [_tool_return_view(row)]
@@ -328,7 +328,8 @@ def _public_return(row: StoredMessage, stored: StoredToolReturn) -> ToolReturn:
     )
 
 
-def _approval_request(row: StoredMessage) -> ApprovalRequestMessage:
+def approval_request_view(row: StoredMessage) -> ApprovalRequestMessage:
+    """An approval row (role `approval` with tool calls) as its `approval_request_message`."""
     calls = [_public_call(call) for call in row.tool_calls or []]
     fields = _fields(row, row.otid, err=False)
     return ApprovalRequestMessage(**fields, tool_call=calls[0], tool_calls=calls)

@@ -94,6 +94,30 @@ class TestApprove:
         assembled = [m for m in mock_llm.requests[1]["messages"] if m.get("tool_calls")]
         assert [c["id"] for c in assembled[-1]["tool_calls"]] == [call_id]
 
+    def test_the_agent_shows_the_request_it_waits_on(self, client: Letta, mock_llm: MockLLM) -> None:
+        tool = client.tools.create(source_code=MULTIPLY, default_requires_approval=True)
+        agent = make_agent(client, tool_ids=[tool.id])
+        other = make_agent(client)
+        assert client.agents.retrieve(agent.id, include=["agent.pending_approval"]).pending_approval is None
+        call_id = ask_and_expect_approval(
+            client, mock_llm, agent.id, Reply.tool_call("multiply", {"a": 2, "b": 3}, id="call_wait")
+        )
+        shown = client.agents.retrieve(agent.id, include=["agent.pending_approval"]).pending_approval
+        assert shown is not None and shown.message_type == "approval_request_message"
+        assert [(c.tool_call_id, c.name, json.loads(c.arguments)) for c in shown.tool_calls] == [
+            (call_id, "multiply", {"a": 2, "b": 3})
+        ]
+        assert shown.id == client.agents.retrieve(agent.id).message_ids[-1]
+        # Only when asked for, and per agent in a listing.
+        assert client.agents.retrieve(agent.id).pending_approval is None
+        listed = {a.id: a.pending_approval for a in client.agents.list(include=["agent.pending_approval"]).items}
+        assert listed[other.id] is None and listed[agent.id] is not None and listed[agent.id].id == shown.id
+
+        mock_llm.script(Reply.text("It is 6."))
+        approval = {"type": "approval", "approvals": [{"type": "approval", "tool_call_id": call_id, "approve": True}]}
+        client.agents.messages.create(agent.id, messages=[approval])
+        assert client.agents.retrieve(agent.id, include=["agent.pending_approval"]).pending_approval is None
+
 
 class TestDeny:
     def test_denial_reason_reaches_the_model_and_the_tool_never_runs(self, client: Letta, mock_llm: MockLLM) -> None:
