@@ -18,7 +18,7 @@ from memlet.agents.parts import Group
 from memlet.agents.repository import AgentFilters, AgentLinks, AgentRepository
 from memlet.agents.schemas import AgentState, CreateAgent, UpdateAgent
 from memlet.agents.sleeptime_hook import SleeptimeHook
-from memlet.agents.system_message import refresh_system_message
+from memlet.agents.system_message import rebuild_prompts, refresh_system_message
 from memlet.agents.views import (
     ALL_RELATIONSHIPS,
     DEFAULT_RELATIONSHIPS,
@@ -35,6 +35,7 @@ from memlet.db.pagination import Page
 from memlet.errors import BadRequestError, NotFoundError
 from memlet.folders.file_agent_repository import FileAgentRepository
 from memlet.folders.repository import FolderRepository
+from memlet.folders.service import FolderService
 from memlet.messages.repository import MessageRepository
 from memlet.messages.schemas import ApprovalRequestMessage, StoredMessage
 from memlet.messages.views import approval_request_view
@@ -191,7 +192,26 @@ class AgentService:
     async def create(self, actor: Actor, req: CreateAgent, *, ignore_missing_tools: bool = False) -> AgentState:
         """Create an agent; with `ignore_missing_tools` (template deployments) unknown tools are left out, not a 404."""
         creator = AgentCreator(self.session, self.catalog, self.sleeptime, self.managed_groups)
-        return await creator.create(actor, req, ignore_missing_tools=ignore_missing_tools)
+        state = await creator.create(actor, req, ignore_missing_tools=ignore_missing_tools)
+        # As in Letta: `folder_ids`, or the deprecated `source_ids` when it is empty.
+        if folder_ids := req.folder_ids or req.source_ids:
+            await self._link_folders(actor, state.id, folder_ids)
+            return await self.get_state(actor, state.id, ALL_RELATIONSHIPS)
+        return state
+
+    async def _link_folders(self, actor: Actor, agent_id: str, folder_ids: Sequence[str]) -> None:
+        """Make `folder_ids` the agent's folders: each new one attached with its files (open, in the prompt) and
+        the file tools, as `POST /agents/{id}/folders/attach/...` does; each other one detached. Letta's PATCH
+        only rewrote the links, leaving the files and tools behind; its create attached them as here."""
+        folders = FolderService(self.session, rebuild_prompts)
+        current = [row.id for row in await FolderRepository(self.session).of_agent(agent_id)]
+        wanted = list(dict.fromkeys(folder_ids))
+        for folder_id in current:
+            if folder_id not in wanted:
+                await folders.detach(actor, agent_id, folder_id)
+        for folder_id in wanted:
+            if folder_id not in current:
+                await folders.attach(actor, agent_id, folder_id)
 
     async def update(self, actor: Actor, agent_id: str, req: UpdateAgent) -> AgentState:
         agent = await self.agents.get_or_404(actor.organization_id, agent_id, for_update=True)
@@ -207,6 +227,9 @@ class AgentService:
         if {"embedding", "embedding_config"} & fields.keys():
             agent.embedding_config = await self.configs.embedding_config(actor, req)
         await self._apply_links(actor, agent, req, fields)
+        folder_ids = req.folder_ids if req.folder_ids is not None else req.source_ids
+        if folder_ids is not None:
+            await self._link_folders(actor, agent.id, folder_ids)
         for name in (
             "name",
             "description",

@@ -7,7 +7,6 @@ from fastapi import Depends
 from memlet.agents.deps import AgentServiceDep
 from memlet.api.deps import SessionDep
 from memlet.blocks.deps import BlockServiceDep
-from memlet.folders.deps import FolderServiceDep
 from memlet.groups.deps import GroupServiceDep
 from memlet.templates.service import DeploymentService
 
@@ -17,9 +16,8 @@ async def get_deployment_service(
     agents: AgentServiceDep,
     blocks: BlockServiceDep,
     groups: GroupServiceDep,
-    folders: FolderServiceDep,
 ) -> DeploymentService:
-    return DeploymentService(session, agents, blocks, groups, folders)
+    return DeploymentService(session, agents, blocks, groups)
 
 
 DeploymentServiceDep = Annotated[DeploymentService, Depends(get_deployment_service)]

@@ -13,12 +13,10 @@ from memlet.actor import Actor
 from memlet.agents.repository import AgentRepository
 from memlet.agents.schemas import AgentState, InternalTemplateAgentCreate
 from memlet.agents.service import AgentService
-from memlet.agents.views import ALL_RELATIONSHIPS
 from memlet.blocks.repository import BlockRepository
 from memlet.blocks.schemas import Block
 from memlet.blocks.service import BlockService
 from memlet.db import models as orm
-from memlet.folders.service import FolderService
 from memlet.groups.repository import GroupRepository
 from memlet.groups.schemas import Group, InternalTemplateGroupCreate
 from memlet.groups.service import GroupService
@@ -77,26 +75,18 @@ class DeploymentService:
         agents: AgentService,
         blocks: BlockService,
         groups: GroupService,
-        folders: FolderService,
     ) -> None:
         self.agents = agents
         self.blocks = blocks
         self.groups = groups
-        self.folders = folders
         self.agent_rows = AgentRepository(session)
         self.block_rows = BlockRepository(session)
         self.group_rows = GroupRepository(session)
 
     async def create_agent(self, actor: Actor, req: InternalTemplateAgentCreate) -> AgentState:
-        """Create the agent; as in Letta, tools this server lacks are left out instead of failing the deploy, and
-        the template's folders are attached with their files."""
-        agent = await self.agents.create(actor, req, ignore_missing_tools=True)
-        folder_ids = list(dict.fromkeys([*(req.folder_ids or []), *(req.source_ids or [])]))
-        if not folder_ids:
-            return agent
-        for folder_id in folder_ids:
-            await self.folders.attach(actor, agent.id, folder_id)
-        return await self.agents.get_state(actor, agent.id, ALL_RELATIONSHIPS)
+        """Create the agent; as in Letta, tools this server lacks are left out instead of failing the deploy (the
+        template's folders are attached with their files, as for every new agent)."""
+        return await self.agents.create(actor, req, ignore_missing_tools=True)
 
     async def create_blocks(self, actor: Actor, specs: Sequence[InternalTemplateBlockCreate]) -> list[Block]:
         """Create the blocks in order, all or none (one transaction)."""

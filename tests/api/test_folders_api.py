@@ -202,6 +202,37 @@ class TestAgentFiles:
         assert not {"open_files", "grep_files"} & {t.name for t in client.agents.tools.list(agent.id)}
         assert client.agents.files.list(agent.id).files == []
 
+    def test_folders_named_at_create_and_update_are_attached_with_their_files(
+        self, client: Letta, mock_llm: MockLLM
+    ) -> None:
+        folder = make_folder(client)
+        note = client.folders.files.upload(folder.id, file=("notes.txt", NOTES.encode(), "text/plain"))
+        assert wait_done(client, folder.id, note.id).processing_status == "completed"
+        second = make_folder(client, name="more")
+        agent = client.agents.create(name="reader", model=MODEL, embedding=EMBEDDING, folder_ids=[folder.id])
+        assert [s.id for s in agent.sources] == [folder.id]  # the create response shows it
+        assert [b.label for b in agent.memory.file_blocks] == ["docs/notes.txt"]
+        assert {"open_files", "grep_files", "semantic_search_files"} <= {t.name for t in agent.tools}
+        mock_llm.reset()
+        mock_llm.script(Reply.text("ok"))
+        client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "hi"}])
+        assert "2: The launch code is PELICAN-42." in mock_llm.requests[-1]["messages"][0]["content"]
+
+        # A PATCH makes the list the agent's folders: the deprecated source_ids too.
+        updated = client.agents.update(agent.id, source_ids=[second.id])
+        assert [s.id for s in updated.sources] == [second.id] and updated.memory.file_blocks == []
+        assert client.agents.files.list(agent.id).files == []
+        updated = client.agents.update(agent.id, folder_ids=[second.id, folder.id])
+        assert sorted(s.id for s in updated.sources) == sorted([folder.id, second.id])
+        assert [b.label for b in updated.memory.file_blocks] == ["docs/notes.txt"]
+        emptied = client.agents.update(agent.id, folder_ids=[])
+        assert emptied.sources == [] and not {"open_files", "grep_files"} & {t.name for t in emptied.tools}
+        # An unknown folder is a 404 and creates nothing.
+        missing = "source-00000000-0000-4000-8000-000000000000"
+        with pytest.raises(NotFoundError):
+            client.agents.create(name="ghost", model=MODEL, embedding=EMBEDDING, folder_ids=[missing])
+        assert [a.name for a in client.agents.list(name="ghost")] == []
+
     def test_memory_shows_each_file_as_a_read_only_block(self, client: Letta, http: httpx.Client) -> None:
         _folder, note, agent = self._setup(client)
         client.agents.update(agent.id, per_file_view_window_char_limit=110)
