@@ -1,6 +1,7 @@
 """One normal step of the loop: compact if needed, call the LLM (compact and retry on overflow), run the tools,
 commit the step, compact after it when the provider's count passes the trigger."""
 
+import time
 from collections.abc import AsyncIterator
 from functools import partial
 from typing import Any
@@ -32,7 +33,7 @@ def _step_row(run: RunState, agent: orm.Agent, step_id: str, window: int) -> orm
         agent_id=run.agent_id,
         run_id=run.run_id,
         provider_name=agent.llm_config.get("model_endpoint_type"),
-        provider_category="base",
+        provider_category=agent.llm_config.get("provider_category") or "base",
         model=agent.llm_config.get("model"),
         model_handle=agent.llm_config.get("handle"),
         model_endpoint=agent.llm_config.get("model_endpoint"),
@@ -40,6 +41,37 @@ def _step_row(run: RunState, agent: orm.Agent, step_id: str, window: int) -> orm
         status="pending",
         tags=[],
     )
+
+
+class StepClock:
+    """A step's timings as Letta's step metrics hold them (`GET /v1/steps/{id}/metrics`): when the step and its LLM
+    request started (epoch ns), how long the request, the tools (only when some ran) and the whole step took."""
+
+    def __init__(self) -> None:
+        self.step_start_ns, self._step = time.time_ns(), time.perf_counter_ns()
+        self.llm_request_start_ns, self._mark = self.step_start_ns, self._step
+        self.llm_request_ns: int | None = None
+        self.tool_execution_ns: int | None = None
+
+    def llm_started(self) -> None:
+        """Each attempt restarts the request's clock (a compaction between attempts is not the request's time)."""
+        self.llm_request_start_ns, self._mark = time.time_ns(), time.perf_counter_ns()
+
+    def llm_done(self) -> None:
+        now = time.perf_counter_ns()
+        self.llm_request_ns, self._mark = now - self._mark, now
+
+    def tools_done(self, *, ran: bool) -> None:
+        self.tool_execution_ns = time.perf_counter_ns() - self._mark if ran else None
+
+    def metrics(self) -> dict[str, int | None]:
+        return {
+            "step_start_ns": self.step_start_ns,
+            "llm_request_start_ns": self.llm_request_start_ns,
+            "llm_request_ns": self.llm_request_ns,
+            "tool_execution_ns": self.tool_execution_ns,
+            "step_ns": time.perf_counter_ns() - self._step,
+        }
 
 
 async def llm_step(
@@ -69,6 +101,7 @@ async def llm_step(
         yield event
     state = fresh[-1] if fresh else state
     step = _step_row(run, agent, step_id, window)
+    clock = StepClock()
     assistant_id = ids.new_id(ids.Prefix.MESSAGE)
     result_box: list[Any] = []
     for attempt in range(MAX_OVERFLOW_RETRIES + 1):
@@ -80,6 +113,7 @@ async def llm_step(
             gated=partial(needs_approval, ctx),
             thoughts_in_content=not inner_thoughts_in_kwargs(agent),
         )
+        clock.llm_started()
         try:
             async for delta in guarded(
                 run.watch,
@@ -121,14 +155,17 @@ async def llm_step(
             await run.fail_step(step, exc)
             raise
     chat = result_box[0]
+    clock.llm_done()
     run.add_usage(step, chat.usage)
     result = await raced(run.watch, handle_response(ctx, chat, allowed, assistant_id))
+    clock.tools_done(ran=bool(result.tools_called))
     outcome.append(result)
     if result.stop_reason == "no_tool_call":
         await run.fail_step(step, None, stop_reason="no_tool_call")
         return
     step.stop_reason = None if result.should_continue else result.stop_reason
     step.status = "success"
+    step.step_metrics = clock.metrics()
     run.tools_used += result.tools_called
     total = int(chat.usage.total_tokens or 0)
     turn_over = not result.should_continue

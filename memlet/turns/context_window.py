@@ -11,6 +11,7 @@ from memlet.llm.chat_format import is_v2, text_parts, to_openai_messages, tool_d
 from memlet.llm.tokens import count_message_tokens, count_tokens, count_tools_tokens
 from memlet.loop.agent_state import LoopRepository
 from memlet.messages.schemas import StoredMessage
+from memlet.passages.repository import PassageRepository
 from memlet.prompt.system_prompt import split_sections
 from memlet.tools.solver import ToolRulesSolver
 
@@ -22,7 +23,7 @@ _SUMMARY_MARKER = "The following is a summary of the previous "
 async def context_window(
     session: AsyncSession, org_id: str, agent_id: str, conversation_id: str | None = None
 ) -> ContextWindowOverview:
-    """The context-window report for one agent (three queries: the agent with its blocks and tools, its buffer, its message count)."""
+    """The context-window report for one agent (four queries: the agent with its blocks and tools, its buffer, its message and passage counts)."""
     repo = LoopRepository(session)
     state = await repo.load_state_or_404(agent_id, org_id, conversation_id)
     agent, rows = state.agent, state.messages
@@ -57,7 +58,7 @@ async def context_window(
         context_window_size_max=int((agent.llm_config or {}).get("context_window") or DEFAULT_CONTEXT_WINDOW),
         context_window_size_current=sum(counts.values()),
         num_messages=len(rows),
-        num_archival_memory=0,
+        num_archival_memory=(await PassageRepository(session).agent_count_and_tags(org_id, agent_id))[0],
         num_recall_memory=await repo.messages.count_for_agent(agent_id),
         external_memory_summary=sections["external_memory_summary"] or "",
         system_prompt=sections["system_prompt"] or "",

@@ -47,6 +47,10 @@ class TestContextWindow:
         parts = [k for k in report if k.startswith("num_tokens_")]
         assert report["context_window_size_current"] == sum(report[k] for k in parts)
         assert report["context_window_size_max"] == 128000
+        assert report["num_archival_memory"] == 0
+        for text in ("Bob has a cat.", "Bob lives in Leeds."):
+            client.agents.passages.create(agent.id, text=text)
+        assert http.get(f"/v1/agents/{agent.id}/context").json()["num_archival_memory"] == 2
 
     def test_unknown_agent_404(self, http: httpx.Client) -> None:
         assert http.get("/v1/agents/agent-00000000-0000-4000-8000-000000000000/context").status_code == 404

@@ -9,6 +9,7 @@ from letta_client import Letta
 
 from memlet.config import Settings
 from tests.api.listener import http_client, start_server
+from tests.mock_llm import Reply
 
 
 def create(http: httpx.Client, mock_url: str, name: str = "my-proxy", **extra: Any) -> dict[str, Any]:
@@ -69,6 +70,14 @@ class TestByokModels:
         assert agent.llm_config.provider_name == "byok-openai"
         assert agent.llm_config.provider_category == "byok"
         assert agent.llm_config.model_endpoint == mock_llm.base_url
+        # Its steps say so too (Letta's step.provider_category), as a base model's say "base".
+        mock_llm.script(Reply.text("from my own key"))
+        client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "hi"}])
+        assert [s.provider_category for s in client.steps.list(agent_id=agent.id).items] == ["byok"]
+        base = client.agents.create(name="base", model="openai/gpt-4o-mini")
+        mock_llm.script(Reply.text("from the server's key"))
+        client.agents.messages.create(base.id, messages=[{"role": "user", "content": "hi"}])
+        assert [s.provider_category for s in client.steps.list(agent_id=base.id).items] == ["base"]
 
     def test_deleted_provider_models_disappear(self, http: httpx.Client, client: Letta, mock_llm: Any) -> None:
         provider = create(http, mock_llm.base_url, "short-lived")

@@ -1,6 +1,7 @@
 """Runs and steps through letta-client after real sends: shapes vs Letta samples, filters, usage, feedback."""
 
 import json
+import time
 from typing import Any
 
 import httpx
@@ -148,6 +149,23 @@ class TestSteps:
         assert updated.feedback == "positive" and updated.tags == ["good"]
         assert [s.id for s in client.steps.list(feedback="positive").items] == [step.id]
         assert len(client.steps.list(has_feedback=False, agent_id=agent_id).items) == 1
+
+    def test_metrics_time_each_step(self, http: httpx.Client, client: Letta, mock_llm: MockLLM) -> None:
+        agent = make_agent(client)
+        insert = Reply.tool_call("memory_insert", {"label": "human", "new_string": "Bob has a cat."})
+        mock_llm.script(Reply.delay(0.3, insert), Reply.text("ok"))
+        before = time.time_ns()
+        send(http, agent.id, "remember the cat")
+        after = time.time_ns()
+        steps = client.steps.list(agent_id=agent.id).items[::-1]  # newest first: the first step last
+        first, second = (http.get(f"/v1/steps/{s.id}/metrics").json() for s in steps)
+        assert first["id"] == steps[0].id and first["agent_id"] == agent.id and first["run_id"] == steps[0].run_id
+        assert first["llm_request_ns"] >= 300_000_000  # the model took 0.3 s
+        assert first["tool_execution_ns"] > 0 and second["tool_execution_ns"] is None  # no tool in the reply step
+        assert first["step_ns"] >= first["llm_request_ns"] + first["tool_execution_ns"]
+        assert 0 < second["llm_request_ns"] < 300_000_000 and second["step_ns"] >= second["llm_request_ns"]
+        starts = [first["step_start_ns"], first["llm_request_start_ns"], second["step_start_ns"]]
+        assert before <= starts[0] <= starts[1] < starts[2] <= after
 
     def test_unknown_step_404(self, http: httpx.Client) -> None:
         response = http.get("/v1/steps/step-00000000-0000-4000-8000-000000000000")

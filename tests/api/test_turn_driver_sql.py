@@ -48,7 +48,7 @@ class TestStepRow:
             " cached_input_tokens, feedback, organization_id FROM steps WHERE run_id = $1",
             sent["run_id"],
         )
-        assert step["no_error"] and step["no_metrics"]  # SQL NULL, as the ORM wrote them: not JSON null
+        assert step["no_error"] and not step["no_metrics"]  # SQL NULL as the ORM wrote it, not JSON null; timings
         assert step["tags_type"] == "array" and step["tags"] == "[]"
         assert step["status"] == "success" and step["prompt_tokens"] > 0 and step["completion_tokens"] > 0
         assert step["cached_input_tokens"] is None and step["feedback"] is None
