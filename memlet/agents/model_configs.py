@@ -1,5 +1,7 @@
 """An agent's `llm_config` and `embedding_config` from a create or update request: a handle resolved through the
-model catalog, or a client-given config normalized and its endpoint checked against the outbound URL policy."""
+model catalog, or a client-given config normalized and its endpoint checked against the outbound URL policy; then
+the request's overrides, in Letta's order: the deprecated `max_tokens` / `max_reasoning_tokens` / `enable_reasoner`,
+`model_settings`, `parallel_tool_calls` and, on an update, `reasoning`."""
 
 from typing import Any
 
@@ -8,6 +10,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memlet.actor import Actor
 from memlet.agents.catalog import Catalog
 from memlet.agents.schemas import CreateAgent, UpdateAgent
+from memlet.errors import BadRequestError
+from memlet.providers.model_settings import llm_params_from_settings
+from memlet.providers.schemas import LLMConfig
 
 
 class ModelConfigs:
@@ -15,15 +20,51 @@ class ModelConfigs:
         self.session = session
         self.catalog = catalog
 
-    async def llm_config(self, actor: Actor, req: CreateAgent | UpdateAgent) -> dict[str, Any] | None:
-        settings = req.model_settings.model_dump(exclude_unset=True) if req.model_settings else None
+    async def llm_config(self, actor: Actor, req: CreateAgent) -> dict[str, Any] | None:
+        """A new agent's llm_config (None: the request names no model)."""
+        config = await self._named(actor, req)
+        if config is None:
+            return None
+        if req.model:  # Letta applies the deprecated limits only to a handle it resolves
+            config = _deprecated_limits(config, req)
+        if req.model_settings is not None:
+            config |= llm_params_from_settings(req.model_settings.model_dump(exclude_unset=True))
+        if req.parallel_tool_calls is not None:
+            config["parallel_tool_calls"] = req.parallel_tool_calls
+        return _valid(config)
+
+    async def updated_llm_config(
+        self, actor: Actor, req: UpdateAgent, current: dict[str, Any], agent_type: str
+    ) -> dict[str, Any] | None:
+        """The agent's new llm_config after a PATCH, or None when the request changes none of it.
+
+        Unlike Letta, a PATCH of only `context_window_limit` or `max_tokens` changes that field of the current
+        config instead of resolving the handle afresh (which would reset every other setting, and fails for an
+        agent made from a raw llm_config, which has no handle)."""
+        sent = req.model_fields_set
+        config = await self._named(actor, req) if (req.model or req.llm_config) else None
+        if config is None and req.context_window_limit:
+            config = {**current, "context_window": req.context_window_limit}
+        if "max_tokens" in sent:  # an explicit null clears it
+            config = {**(config or current), "max_tokens": req.max_tokens}
+        if req.model_settings is not None:
+            settings = req.model_settings.model_dump(exclude_unset=True)
+            if config is None:
+                config = dict(current)
+            elif "max_tokens" not in sent and "max_output_tokens" not in settings:
+                config["max_tokens"] = current.get("max_tokens")  # a new model keeps the agent's output limit
+            config |= llm_params_from_settings(settings)
+        if req.parallel_tool_calls is not None:
+            config = {**(config or current), "parallel_tool_calls": req.parallel_tool_calls}
+        if req.reasoning is not None:
+            config = self.catalog.apply_reasoning(config or current, req.reasoning, agent_type)
+        return None if config is None else _valid(config)
+
+    async def _named(self, actor: Actor, req: CreateAgent | UpdateAgent) -> dict[str, Any] | None:
+        """The config of the request's `model` handle or its raw `llm_config`, at its `context_window_limit`."""
         if req.model:
             return await self.catalog.resolve_llm(
-                self.session,
-                actor.organization_id,
-                req.model,
-                context_window_limit=req.context_window_limit,
-                model_settings=settings,
+                self.session, actor.organization_id, req.model, context_window_limit=req.context_window_limit
             )
         if req.llm_config:
             config = self.catalog.normalize_llm_config(req.llm_config.model_dump(mode="json"))
@@ -45,3 +86,27 @@ class ModelConfigs:
         url = (config or {}).get(key)
         if isinstance(url, str) and url:
             await self.catalog.outbound.check_url(url, field)
+
+
+def _valid(config: dict[str, Any]) -> dict[str, Any]:
+    return LLMConfig.model_validate(config).model_dump(mode="json")
+
+
+def _deprecated_limits(config: dict[str, Any], req: CreateAgent) -> dict[str, Any]:
+    """CreateAgent's deprecated `max_tokens`, `max_reasoning_tokens` and `enable_reasoner` (only when sent: its
+    default is left to the reasoning policy), checked and applied as Letta does."""
+    config = dict(config)
+    if req.max_tokens is not None:
+        config["max_tokens"] = req.max_tokens
+    if req.max_reasoning_tokens is not None:
+        if not req.max_tokens or req.max_reasoning_tokens > req.max_tokens:
+            raise BadRequestError(
+                f"INVALID_ARGUMENT: Max reasoning tokens ({req.max_reasoning_tokens}) must be less than max tokens "
+                f"({req.max_tokens})"
+            )
+        config["max_reasoning_tokens"] = req.max_reasoning_tokens
+    if "enable_reasoner" in req.model_fields_set and req.enable_reasoner is not None:
+        config["enable_reasoner"] = req.enable_reasoner
+        if req.enable_reasoner and config.get("model_endpoint_type") == "anthropic":
+            config["put_inner_thoughts_in_kwargs"] = False
+    return config

@@ -218,9 +218,7 @@ class AgentService:
         fields = req.model_dump(exclude_unset=True)
         if "message_ids" in fields and req.message_ids is not None:
             await self._check_own_messages(agent.id, req.message_ids)
-        llm_config = await self.configs.llm_config(actor, req) if {"model", "llm_config"} & fields.keys() else None
-        if llm_config is None and "context_window_limit" in fields and req.context_window_limit:
-            llm_config = {**agent.llm_config, "context_window": req.context_window_limit}
+        llm_config = await self.configs.updated_llm_config(actor, req, agent.llm_config or {}, agent.agent_type)
         if llm_config is not None:
             agent.llm_config = llm_config
             agent.model_settings = self.catalog.model_settings_for(llm_config)
@@ -250,6 +248,8 @@ class AgentService:
                 setattr(agent, name, fields[name])
         if "metadata" in fields:
             agent.metadata_ = req.metadata
+        if "response_format" in fields:
+            agent.response_format = req.response_format.model_dump(mode="json") if req.response_format else None
         if "tool_rules" in fields:
             agent.tool_rules = dump_tool_rules(req.tool_rules or [])
         if "compaction_settings" in fields:
