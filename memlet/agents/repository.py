@@ -24,6 +24,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import aggregate_order_by, insert
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.attributes import set_committed_value
 
 from memlet.blocks.repository import BLOCK_ROWS, agent_blocks_array
 from memlet.db import models as orm
@@ -354,6 +355,17 @@ class AgentRepository:
     async def set_last_stop_reason(self, agent_id: str, stop_reason: str) -> None:
         driver = await driver_of(self.session)
         await driver.fetch(_SET_LAST_STOP_REASON, {"agent_id": agent_id, "stop_reason": stop_reason})
+
+    async def set_message_ids(self, agent: orm.Agent, message_ids: Sequence[str]) -> None:
+        """Replace the in-context list, by statement: `agent` may be a detached row (a turn's load)."""
+        window = list(message_ids)
+        await self.session.execute(
+            update(orm.Agent)
+            .where(orm.Agent.id == agent.id)
+            .values(message_ids=window)
+            .execution_options(synchronize_session=False)
+        )
+        set_committed_value(agent, "message_ids", window)
 
     async def remove_message_ids(self, agent_id: str, message_ids: Sequence[str]) -> None:
         """Take ids out of the agent's in-context list in one statement, keeping the order of the rest."""

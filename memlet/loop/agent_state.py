@@ -78,6 +78,21 @@ class LoopRepository:
         row, status = await self.runs.read_and_start(WITH_AGENT_READ, params, start)
         return (None if row is None else await self._state(*with_agent(row))), status
 
+    async def clear_buffer(self, state: LoopState) -> None:
+        """`message_buffer_autoclear`: the turn starts from the thread's system message alone, as in Letta, whose
+        window becomes the system message and this turn's messages (the rest stay in recall memory). Not while an
+        approval request waits: its answer goes on with the turn that asked (Letta cleared it and then refused the
+        answer)."""
+        last = state.messages[-1] if state.messages else None
+        if len(state.messages) < 2 or last is None or (last.role == "approval" and last.tool_calls):
+            return
+        keep = [state.messages[0].id]
+        if state.conversation is not None:
+            await self.conversations.set_message_ids(state.conversation, keep)
+        else:
+            await self.agents.set_message_ids(state.agent, keep)
+        state.messages, state.chat = state.messages[:1], None
+
     async def _state(
         self,
         loaded: AgentWithMemory,

@@ -126,6 +126,8 @@ async def _run_locked(
             agent_id, org_id, options.conversation_id, start
         )
         state = found_or_404(loaded, agent_id, options.conversation_id)
+        if state.agent.message_buffer_autoclear:
+            await LoopRepository(session, deps.window_cache).clear_buffer(state)
         if state.conversation is not None and state.messages:
             state.messages[0] = await refresh_if_stale(
                 session, state.agent, state.conversation, state.blocks, state.messages[0]

@@ -96,3 +96,38 @@ def test_a_patch_of_response_format_is_kept(client: Letta) -> None:
     updated = client.agents.update(agent.id, response_format={"type": "json_object"})  # type: ignore[arg-type]
     assert updated.response_format is not None and updated.response_format.type == "json_object"
     assert client.agents.retrieve(agent.id).response_format.type == "json_object"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("in_conversation", [False, True])
+def test_an_autoclear_agent_starts_each_turn_from_its_system_message(
+    client: Letta, mock_llm: MockLLM, in_conversation: bool
+) -> None:
+    agent = make_agent(client, message_buffer_autoclear=True)
+    conversation = client.conversations.create(agent_id=agent.id).id if in_conversation else None
+
+    def turn(text: str) -> list[dict[str, Any]]:
+        mock_llm.script(Reply.text(f"reply to {text}"))
+        message = [{"role": "user", "content": text}]
+        if conversation is None:
+            client.agents.messages.create(agent.id, messages=message)  # type: ignore[arg-type]
+        else:
+            list(client.conversations.messages.create(conversation, messages=message))  # type: ignore[arg-type]
+        return list(mock_llm.requests[-1]["messages"])
+
+    turn("first")
+    sent = turn("second")
+    assert [m["role"] for m in sent] == ["system", "user"] and "second" in str(sent[-1]["content"])
+    assert "first" not in str(sent)
+    window = (
+        client.agents.retrieve(agent.id).message_ids
+        if conversation is None
+        else client.conversations.retrieve(conversation).in_context_message_ids
+    )
+    assert window is not None and len(window) == 3  # the system message, then this turn's question and reply
+    # Earlier messages stay in recall memory.
+    history = (
+        client.agents.messages.list(agent.id, limit=100, order="asc").items
+        if conversation is None
+        else client.conversations.messages.list(conversation, limit=100, order="asc").items
+    )
+    assert [m.content for m in history if m.message_type == "user_message"][-2:] == ["first", "second"]
