@@ -69,6 +69,9 @@ class RunOptions:
     client_tools: list[dict[str, Any]] = field(default_factory=list)
     # Skills the client can load ({name, description, location}): listed in this request's system prompt only.
     client_skills: list[dict[str, Any]] = field(default_factory=list)
+    # The request's system prompt in place of the stored one, for this request's LLM calls only (Letta's
+    # `override_system`, alias `system`).
+    override_system: str | None = None
     # Stream a compaction as an event_message plus a summary_message (Letta Code asks for it) instead of a
     # user_message; the summary is then stored with the `summary` role, as Letta does.
     include_compaction_messages: bool = False

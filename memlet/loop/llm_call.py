@@ -17,12 +17,20 @@ from memlet.loop.events import TokenDelta
 from memlet.loop.response import previous_message_id
 from memlet.loop.stream_args import ArgumentSplitter
 from memlet.messages.views import otid_from_id
+from memlet.prompt.skills import with_skills
 
 # V2 replies to the user through this tool; its argument streams as assistant text.
 ASSISTANT_TOOL = "send_message"
 ASSISTANT_KWARG = "message"
 
-__all__ = ["DeltaLabels", "build_chat_request", "call_llm", "request_tools", "stored_system_text"]
+__all__ = [
+    "DeltaLabels",
+    "build_chat_request",
+    "call_llm",
+    "request_system_text",
+    "request_tools",
+    "stored_system_text",
+]
 
 
 class DeltaLabels:
@@ -200,6 +208,14 @@ class _V2Labels:
 def stored_system_text(state: LoopState) -> str:
     """The text of the agent's stored system message (the loop sends it as is, to keep the prompt cache)."""
     return "".join(p.get("text", "") for p in (state.messages[0].content or []) if p.get("type") == "text")
+
+
+def request_system_text(state: LoopState, override: str | None, client_skills: Sequence[dict[str, Any]]) -> str:
+    """The system prompt one request sends: the request's `override_system` exactly as given (Letta adds no skills
+    to it), else the stored system message with the client's skills listed."""
+    if override is not None:
+        return override
+    return with_skills(stored_system_text(state), state.blocks, client_skills)
 
 
 async def call_llm(

@@ -20,10 +20,9 @@ from memlet.loop.compaction_plan import trigger_threshold
 from memlet.loop.compaction_step import MAX_OVERFLOW_RETRIES, Site, compact
 from memlet.loop.headroom import DEFAULT_CONTEXT_WINDOW
 from memlet.loop.images import inline_url_images
-from memlet.loop.llm_call import DeltaLabels, call_llm, request_tools, stored_system_text
+from memlet.loop.llm_call import DeltaLabels, call_llm, request_system_text, request_tools
 from memlet.loop.response import StepResult, handle_response, needs_approval
 from memlet.loop.run_tracker import RunState, turn_stop_reason
-from memlet.prompt.skills import with_skills
 
 
 def _step_row(run: RunState, agent: orm.Agent, step_id: str, window: int) -> orm.Step:
@@ -106,7 +105,7 @@ async def llm_step(
     result_box: list[Any] = []
     for attempt in range(MAX_OVERFLOW_RETRIES + 1):
         ctx = run.step_context(state, step_id)
-        system_text = with_skills(stored_system_text(state), state.blocks, run.options.client_skills)
+        system_text = request_system_text(state, run.options.override_system, run.options.client_skills)
         labels = DeltaLabels(
             assistant_id,
             v2=is_v2(agent.agent_type),

@@ -4,8 +4,7 @@ Built by the loop's own functions (`request_tools`, `build_chat_request`) from t
 request's input messages, then rendered by the agent's LLM client exactly as it would post it, minus the
 transport-level streaming flags (``stream``, ``stream_options``). Nothing is stored and no model is called, so
 the preview shows the request before any compaction the loop might do when the prompt overflows. As in the
-loop, ``override_model`` applies for this request only; ``override_system`` is not applied (the loop does not
-apply it either).
+loop, ``override_model`` and ``override_system`` apply for this request only.
 """
 
 from typing import Any
@@ -15,10 +14,9 @@ from memlet.llm.client import AnthropicClient, LLMClient, OpenAICompatibleClient
 from memlet.llm.types import ChatRequest
 from memlet.loop.agent_state import LoopRepository
 from memlet.loop.deps import LoopDeps
-from memlet.loop.llm_call import build_chat_request, request_tools, stored_system_text
+from memlet.loop.llm_call import build_chat_request, request_system_text, request_tools
 from memlet.loop.runner import input_row
 from memlet.messages.requests import LettaRequest, MessageCreate
-from memlet.prompt.skills import with_skills
 from memlet.tools.solver import ToolRulesSolver
 
 
@@ -52,7 +50,7 @@ async def preview_request(
     client_tools = [t.model_dump() for t in req.client_tools or []]
     tools, _, tool_choice = request_tools(state, solver, client_tools)
     skills = [s.model_dump() for s in req.client_skills or []]
-    system_text = with_skills(stored_system_text(state), state.blocks, skills)
+    system_text = request_system_text(state, req.override_system, skills)
     request = build_chat_request(state, system_text, pending, tools, tool_choice)
     async with deps.llm_for(agent.llm_config, actor.organization_id) as llm:
         return request_body(llm, request)

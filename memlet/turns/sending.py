@@ -91,6 +91,7 @@ class SendService(SendAdmission):
             llm_config_override=llm_override,
             client_tools=[t.model_dump() for t in req.client_tools or []],
             client_skills=[s.model_dump() for s in req.client_skills or []],
+            override_system=req.override_system,
             include_compaction_messages=req.include_compaction_messages,
             run_metadata=run.metadata_,
             request_config=run.request_config,

@@ -324,6 +324,27 @@ class TestOverrideModel:
         assert mock_llm.requests == []
 
 
+class TestOverrideSystem:
+    @pytest.mark.parametrize("field", ["override_system", "system"])
+    def test_the_system_prompt_is_replaced_for_one_request(
+        self, client: Letta, http: httpx.Client, mock_llm: MockLLM, field: str
+    ) -> None:
+        mock_llm.reset()
+        agent = make_agent(client)
+        mock_llm.script(Reply.text("Arr."), Reply.text("Hello."))
+        assert send(http, agent.id, "hi", **{field: "You are a pirate."}).status_code == 200
+        overridden = mock_llm.requests[-1]["messages"][0]
+        assert overridden == {"role": "system", "content": "You are a pirate."}
+        preview = http.post(
+            f"/v1/agents/{agent.id}/messages/preview-raw-payload",
+            json={"messages": [{"role": "user", "content": "x"}], field: "You are a pirate."},
+        ).json()
+        assert preview["messages"][0]["content"] == "You are a pirate."
+        assert send(http, agent.id, "again").status_code == 200
+        stored = mock_llm.requests[-1]["messages"][0]["content"]
+        assert "You are a pirate." not in stored and "The human's name is Bob." in stored
+
+
 class TestCancelPendingApproval:
     def test_cancel_denies_the_pending_call_and_unblocks_the_agent(self, client, http, mock_llm) -> None:  # type: ignore[no-untyped-def]
         from tests.mock_llm import Reply
