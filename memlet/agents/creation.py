@@ -56,6 +56,10 @@ def new_secrets(values: dict[str, str] | None) -> list[dict[str, Any]]:
     ]
 
 
+# Agents tagged as another agent's subagent are always created hidden, as in Letta.
+SUBAGENT_ROLE_TAG = "role:subagent"
+
+
 class AgentCreator:
     def __init__(
         self,
@@ -177,7 +181,7 @@ class AgentCreator:
             timezone=req.timezone or "UTC",
             max_files_open=req.max_files_open,
             per_file_view_window_char_limit=req.per_file_view_window_char_limit,
-            hidden=req.hidden,
+            hidden=True if SUBAGENT_ROLE_TAG in (req.tags or []) else req.hidden,  # Letta hides subagents
             created_by_id=actor.user_id,
             last_updated_by_id=actor.user_id,
             message_ids=[],

@@ -109,6 +109,8 @@ def _sort_column(sort_by: str) -> ColumnElement[Any]:
         # Agents that never ran sort first (NULL would drop out of the cursor comparison and break paging).
         never = literal(datetime.min.replace(tzinfo=UTC), DateTime(timezone=True))
         return func.coalesce(orm.Agent.last_run_completion, never)
+    if sort_by == "updated_at":
+        return orm.Agent.updated_at  # type: ignore[return-value]
     return orm.Agent.created_at  # type: ignore[return-value]
 
 

@@ -29,6 +29,8 @@ async def agent_filters(
     identifier_keys: Annotated[list[str] | None, Query()] = None,
     last_stop_reason: str | None = None,
     created_by_id: str | None = None,
+    # Letta's unlisted switch: hidden agents (subagents, `hidden: true`) are left out unless it is set.
+    show_hidden_agents: Annotated[bool | None, Query(include_in_schema=False)] = False,
 ) -> AgentFilters:
     return AgentFilters(
         name=name,
@@ -42,6 +44,7 @@ async def agent_filters(
         identifier_keys=identifier_keys,
         last_stop_reason=last_stop_reason,
         created_by_id=created_by_id,
+        exclude_hidden=not show_hidden_agents,
     )
 
 
@@ -62,7 +65,7 @@ async def list_agents(
     include_relationships: LegacyIncludeQuery = None,
     include: IncludeQuery = None,
     order: Literal["asc", "desc"] | None = None,
-    order_by: Literal["created_at", "last_run_completion"] = "created_at",
+    order_by: Literal["created_at", "updated_at", "last_run_completion"] = "created_at",
     ascending: bool | None = None,
     sort_by: str | None = None,
 ) -> Any:
@@ -72,7 +75,8 @@ async def list_agents(
     # The bytes FastAPI would send for list[AgentState], with each shared tool encoded once (agents/page_json.py) and
     # each unchanged agent from the process' cache (agents/json_cache.py).
     cache = getattr(request.app.state, "agent_json_cache", None)
-    body = await service.list_page_json(actor, filters, page, sort_by=sort_by or order_by, include=wanted, cache=cache)
+    # `order_by` always has a value, so Letta never reads the deprecated `sort_by`; nor does memlet.
+    body = await service.list_page_json(actor, filters, page, sort_by=order_by, include=wanted, cache=cache)
     return Response(content=body, media_type="application/json")
 
 

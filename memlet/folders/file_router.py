@@ -60,6 +60,8 @@ SOURCE_FILE_OPS = {
 
 def build_router(prefix: str, id_name: str, ops: dict[str, str], *, deprecated: bool) -> APIRouter:
     router = APIRouter(prefix=prefix, tags=[prefix.strip("/")], deprecated=deprecated or None)
+    # Letta's deprecated `/v1/sources` listings take no order and return the oldest first.
+    listing_order: Literal["asc", "desc"] = "asc" if deprecated else "desc"
     FolderIdParam = Annotated[str, folder_path(id_name)]
     at = f"/{{{id_name}}}"  # the folder id segment, named as the prefix names it
 
@@ -93,11 +95,11 @@ def build_router(prefix: str, id_name: str, ops: dict[str, str], *, deprecated: 
         before: str | None = None,
         after: str | None = None,
         limit: PageLimit = 1000,
-        order: Literal["asc", "desc"] = "desc",
+        order: Literal["asc", "desc"] = listing_order,
         order_by: Literal["created_at"] = "created_at",
         include_content: bool = False,
     ) -> Any:
-        """List the files of a folder with their processing status, newest first by default."""
+        """List the files of a folder with their processing status, newest first by default (oldest first under `/v1/sources`, as Letta lists them there)."""
         rows = await service.list_page(actor, folder_id, Page(before=before, after=after, limit=limit, order=order))
         texts = await service.texts([r.id for r in rows]) if include_content else {}
         return [file_metadata(r, content=texts.get(r.id)) for r in rows]

@@ -57,6 +57,8 @@ def folder_path(name: str) -> Any:
 
 def build_router(prefix: str, id_name: str, ops: dict[str, str], *, deprecated: bool) -> APIRouter:
     router = APIRouter(prefix=prefix, tags=[prefix.strip("/")], deprecated=deprecated or None)
+    # Letta's deprecated `/v1/sources` listings take no order and return the oldest first.
+    listing_order: Literal["asc", "desc"] = "asc" if deprecated else "desc"
     model: type[Folder | Source] = Source if deprecated else Folder
     FolderIdParam = Annotated[str, folder_path(id_name)]
     at = f"/{{{id_name}}}"  # the folder id segment, named as the prefix names it
@@ -137,10 +139,10 @@ def build_router(prefix: str, id_name: str, ops: dict[str, str], *, deprecated: 
         before: str | None = None,
         after: str | None = None,
         limit: PageLimit = 100,
-        order: Order = "desc",
+        order: Order = listing_order,
         order_by: Literal["created_at"] = "created_at",
     ) -> Any:
-        """The passages of the folder's files, newest first by default."""
+        """The passages of the folder's files, newest first by default (oldest first under `/v1/sources`, as Letta lists them there)."""
         page = Page(before=before, after=after, limit=limit, order=order)
         return passage_views.passages(await service.passages_page(actor, folder_id, page))
 

@@ -142,6 +142,26 @@ class TestListAgents:
             after = page[-1]["id"]
         assert sorted(seen) == sorted(created)
 
+    def test_hidden_agents_and_subagents_are_left_out(self, client: Letta, http: httpx.Client) -> None:
+        shown = make_agent(client, "shown", memory_blocks=[])
+        hidden = make_agent(client, "hidden", memory_blocks=[], hidden=True)
+        subagent = make_agent(client, "helper", memory_blocks=[], tags=["role:subagent"])
+        assert subagent.hidden is True  # as Letta does for Letta Code's subagents
+        assert [a.id for a in client.agents.list().items] == [shown.id]
+        assert http.get("/v1/agents/count").json() == 1
+        everyone = http.get("/v1/agents/", params={"show_hidden_agents": "true"}).json()
+        assert {a["id"] for a in everyone} == {shown.id, hidden.id, subagent.id}
+        assert http.get("/v1/agents/count", params={"show_hidden_agents": "true"}).json() == 3
+        assert client.agents.retrieve(hidden.id).id == hidden.id  # hidden, not gone
+
+    def test_order_by_updated_at(self, client: Letta) -> None:
+        first, second = (make_agent(client, name, memory_blocks=[]) for name in ("first", "second"))
+        client.agents.update(first.id, description="touched")
+        assert [a.id for a in client.agents.list(order_by="updated_at").items] == [first.id, second.id]
+        assert [a.id for a in client.agents.list(order_by="created_at").items] == [second.id, first.id]
+        walked = [a.id for a in client.agents.list(order_by="updated_at", order="asc", limit=1)]
+        assert walked == [second.id, first.id]
+
     def test_before_cursor_returns_closest_rows(self, client: Letta) -> None:
         created = [make_agent(client, f"b{i}", memory_blocks=[]).id for i in range(5)]
         page = client.agents.list(order="asc", before=created[3], limit=2).items

@@ -111,6 +111,19 @@ class TestUpload:
         assert any("PELICAN-42" in p["text"] for p in found) and all(p["source_id"] == folder.id for p in found)
         assert [f.file_name for f in client.folders.files.list(folder.id)] == ["report.pdf", "notes.txt"]
 
+    def test_sources_list_oldest_first_and_folders_newest_first(self, client: Letta, http: httpx.Client) -> None:
+        folder = make_folder(client)
+        names = ["one.txt", "two.txt", "three.txt"]
+        for name in names:
+            uploaded = client.folders.files.upload(folder.id, file=(name, f"{name} body.".encode(), "text/plain"))
+            assert wait_done(client, folder.id, uploaded.id).processing_status == "completed"
+        listed = [f["original_file_name"] for f in http.get(f"/v1/folders/{folder.id}/files").json()]
+        assert listed == names[::-1]
+        assert [f["original_file_name"] for f in http.get(f"/v1/sources/{folder.id}/files").json()] == names
+        chunks = [p["text"] for p in http.get(f"/v1/sources/{folder.id}/passages").json()]
+        assert chunks == [f"{name} body." for name in names]
+        assert [p["text"] for p in passages(http, folder.id)] == chunks[::-1]
+
     def test_bad_uploads_give_4xx_and_leave_nothing(self, client: Letta, http: httpx.Client) -> None:
         folder = make_folder(client)
         url = f"/v1/folders/{folder.id}/upload"
