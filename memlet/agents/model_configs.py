@@ -76,7 +76,10 @@ class ModelConfigs:
 
     async def embedding_config(self, actor: Actor, req: CreateAgent | UpdateAgent) -> dict[str, Any] | None:
         if req.embedding:
-            return await self.catalog.resolve_embedding(self.session, actor.organization_id, req.embedding)
+            resolved = await self.catalog.resolve_embedding(self.session, actor.organization_id, req.embedding)
+            if isinstance(req, CreateAgent) and req.embedding_chunk_size:  # deprecated, still honoured by Letta
+                resolved["embedding_chunk_size"] = req.embedding_chunk_size
+            return resolved
         config = req.embedding_config.model_dump(mode="json") if req.embedding_config else None
         await self._check_endpoint(config, "embedding_endpoint", "embedding_config.embedding_endpoint")
         return config

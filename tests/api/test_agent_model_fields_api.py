@@ -57,6 +57,11 @@ def test_max_tokens_set_and_cleared_by_patch(client: Letta, mock_llm: MockLLM) -
     assert "max_completion_tokens" not in next_request(client, mock_llm, agent.id)
 
 
+def test_embedding_chunk_size_on_create(client: Letta) -> None:
+    assert make_agent(client).embedding_config.embedding_chunk_size == 300
+    assert make_agent(client, embedding_chunk_size=512).embedding_config.embedding_chunk_size == 512
+
+
 def test_deprecated_limits_on_create(client: Letta) -> None:
     agent = make_agent(client, max_tokens=900, max_reasoning_tokens=300)
     assert agent.llm_config.max_tokens == 900  # (a model that does not reason keeps no reasoning budget)
