@@ -1,5 +1,6 @@
 """An agent's model fields on create and PATCH, through letta-client: `model_settings` alone, the deprecated
-`max_tokens` / `max_reasoning_tokens` / `enable_reasoner` / `reasoning` / `parallel_tool_calls` / `response_format`.
+`max_tokens` / `max_reasoning_tokens` / `enable_reasoner` / `reasoning` / `parallel_tool_calls` / `response_format` /
+`embedding_chunk_size`, and `message_buffer_autoclear` (a fresh window every turn).
 
 Each test checks what the agent reports and what the model is sent on the next turn (the mock's records).
 """
