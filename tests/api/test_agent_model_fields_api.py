@@ -16,11 +16,6 @@ MODEL = "openai/gpt-4o-mini"
 EMBEDDING = "openai/text-embedding-3-small"
 
 
-@pytest.fixture(autouse=True)
-def _fresh_mock(mock_llm: MockLLM) -> None:
-    mock_llm.reset()
-
-
 def make_agent(client: Letta, **kwargs: Any) -> Any:
     return client.agents.create(model=MODEL, embedding=EMBEDDING, **kwargs)
 
