@@ -1,7 +1,6 @@
 """One normal step of the loop: compact if needed, call the LLM (compact and retry on overflow), run the tools,
 commit the step, compact after it when the provider's count passes the trigger."""
 
-import time
 from collections.abc import AsyncIterator
 from functools import partial
 from typing import Any
@@ -23,6 +22,7 @@ from memlet.loop.images import inline_url_images
 from memlet.loop.llm_call import DeltaLabels, call_llm, request_system_text, request_tools
 from memlet.loop.response import StepResult, handle_response, needs_approval
 from memlet.loop.run_tracker import RunState, turn_stop_reason
+from memlet.loop.step_clock import StepClock
 
 
 def _step_row(run: RunState, agent: orm.Agent, step_id: str, window: int) -> orm.Step:
@@ -40,37 +40,6 @@ def _step_row(run: RunState, agent: orm.Agent, step_id: str, window: int) -> orm
         status="pending",
         tags=[],
     )
-
-
-class StepClock:
-    """A step's timings as Letta's step metrics hold them (`GET /v1/steps/{id}/metrics`): when the step and its LLM
-    request started (epoch ns), how long the request, the tools (only when some ran) and the whole step took."""
-
-    def __init__(self) -> None:
-        self.step_start_ns, self._step = time.time_ns(), time.perf_counter_ns()
-        self.llm_request_start_ns, self._mark = self.step_start_ns, self._step
-        self.llm_request_ns: int | None = None
-        self.tool_execution_ns: int | None = None
-
-    def llm_started(self) -> None:
-        """Each attempt restarts the request's clock (a compaction between attempts is not the request's time)."""
-        self.llm_request_start_ns, self._mark = time.time_ns(), time.perf_counter_ns()
-
-    def llm_done(self) -> None:
-        now = time.perf_counter_ns()
-        self.llm_request_ns, self._mark = now - self._mark, now
-
-    def tools_done(self, *, ran: bool) -> None:
-        self.tool_execution_ns = time.perf_counter_ns() - self._mark if ran else None
-
-    def metrics(self) -> dict[str, int | None]:
-        return {
-            "step_start_ns": self.step_start_ns,
-            "llm_request_start_ns": self.llm_request_start_ns,
-            "llm_request_ns": self.llm_request_ns,
-            "tool_execution_ns": self.tool_execution_ns,
-            "step_ns": time.perf_counter_ns() - self._step,
-        }
 
 
 async def llm_step(
