@@ -83,8 +83,10 @@ class LoopRepository:
         window becomes the system message and this turn's messages (the rest stay in recall memory). Not while an
         approval request waits: its answer goes on with the turn that asked (Letta cleared it and then refused the
         answer)."""
-        last = state.messages[-1] if state.messages else None
-        if len(state.messages) < 2 or last is None or (last.role == "approval" and last.tool_calls):
+        if len(state.messages) < 2:
+            return
+        last = state.messages[-1]
+        if last.role == "approval" and last.tool_calls:
             return
         keep = [state.messages[0].id]
         if state.conversation is not None:

@@ -180,6 +180,11 @@ class PassageRepository:
         row = (await self.session.execute(select(*agent_passage_stats(org_id, agent_id)))).one()  # one statement
         return int(row[0] or 0), list(row[1] or [])
 
+    async def agent_count(self, org_id: str, agent_id: str) -> int:
+        """How many passages the agent's archives hold (without `agent_count_and_tags`' tag scan)."""
+        count, _ = agent_passage_stats(org_id, agent_id)
+        return int(await self.session.scalar(select(count)) or 0)
+
     async def embedding_bytes(self, org_id: str) -> int:
         """Bytes of the organization's stored vectors (4 per dimension)."""
         total = await self.session.scalar(

@@ -58,7 +58,7 @@ async def context_window(
         context_window_size_max=int((agent.llm_config or {}).get("context_window") or DEFAULT_CONTEXT_WINDOW),
         context_window_size_current=sum(counts.values()),
         num_messages=len(rows),
-        num_archival_memory=(await PassageRepository(session).agent_count_and_tags(org_id, agent_id))[0],
+        num_archival_memory=await PassageRepository(session).agent_count(org_id, agent_id),
         num_recall_memory=await repo.messages.count_for_agent(agent_id),
         external_memory_summary=sections["external_memory_summary"] or "",
         system_prompt=sections["system_prompt"] or "",
