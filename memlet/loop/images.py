@@ -6,6 +6,7 @@ through the outbound-URL policy (`memlet.net`): a private or loopback host the o
 refused with a 400, like every other user-given URL.
 """
 
+import asyncio
 import base64
 import binascii
 import mimetypes
@@ -20,6 +21,7 @@ from memlet.net.outbound import policy_for
 
 MAX_IMAGE_BYTES = 20 * 1024 * 1024
 FETCH_TIMEOUT_S = 30.0
+CONCURRENT_FETCHES = 4
 
 
 def _url_images(rows: Sequence[orm.Message]) -> list[dict[str, Any]]:
@@ -64,21 +66,34 @@ async def _fetch(fetcher: Fetcher, url: str) -> tuple[str, str]:
 
 
 async def inline_url_images(rows: Sequence[orm.Message], settings: Settings) -> None:
-    """Replace every URL image source in the user `rows` by base64 data (in place). Raises BadRequestError."""
+    """Replace every URL image source in the user `rows` by base64 data (in place). Raises BadRequestError.
+
+    Up to CONCURRENT_FETCHES images are fetched at once; the first failure cancels the others.
+    """
     sources = _url_images(rows)
     if not sources:
         return
     policy = policy_for(settings)
-    async with Fetcher(policy, FETCH_TIMEOUT_S) as fetcher:
-        for source in sources:
-            url = str(source["url"])
-            if url.startswith("data:"):
-                media_type, data = _from_data_url(url)
-            else:
-                await policy.check_url(url, "image url")
+    gate = asyncio.Semaphore(CONCURRENT_FETCHES)
+
+    async def inline(fetcher: Fetcher, source: dict[str, Any]) -> None:
+        url = str(source["url"])
+        if url.startswith("data:"):
+            media_type, data = _from_data_url(url)
+        else:
+            await policy.check_url(url, "image url")
+            async with gate:
                 media_type, data = await _fetch(fetcher, url)
-            detail = source.get("detail")
-            source.clear()
-            source.update({"type": "base64", "media_type": media_type, "data": data})
-            if detail:
-                source["detail"] = detail
+        detail = source.get("detail")
+        source.clear()
+        source.update({"type": "base64", "media_type": media_type, "data": data})
+        if detail:
+            source["detail"] = detail
+
+    async with Fetcher(policy, FETCH_TIMEOUT_S) as fetcher:
+        try:
+            async with asyncio.TaskGroup() as group:
+                for source in sources:
+                    group.create_task(inline(fetcher, source))
+        except ExceptionGroup as failed:
+            raise failed.exceptions[0] from None  # the first failure, as a serial loop would raise it

@@ -1,5 +1,6 @@
 """What reaches the model (issue #11 item 4): the recorded chat requests, and what the user then sees."""
 
+import asyncio
 import base64
 import json
 from typing import Any
@@ -145,6 +146,33 @@ class TestImages:
         assert user["content"][1]["image_url"]["url"] == f"data:image/png;base64,{encoded}"
         stored = [r for r in await loop_env.in_context(agent.id) if r.role == "user"][-1]
         assert stored.content[1]["source"] == {"type": "base64", "media_type": "image/png", "data": encoded}
+
+    async def test_several_images_are_fetched_at_once(
+        self, loop_env: LoopEnv, mock_llm, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        real_fetch, in_flight, peak = images._fetch, [0], [0]
+
+        async def slow_fetch(fetcher: Any, url: str) -> tuple[str, str]:
+            in_flight[0] += 1
+            peak[0] = max(peak[0], in_flight[0])
+            try:
+                await asyncio.sleep(0.2)
+                return await real_fetch(fetcher, url)
+            finally:
+                in_flight[0] -= 1
+
+        monkeypatch.setattr(images, "_fetch", slow_fetch)
+        monkeypatch.setattr(images, "CONCURRENT_FETCHES", 3, raising=False)
+        agent = await loop_env.agent()
+        url = mock_llm.base_url.removesuffix("/v1") + "/_mock/image.png"
+        parts = [{"type": "text", "text": "compare"}] + [
+            {"type": "image", "source": {"type": "url", "url": f"{url}?n={n}"}} for n in range(6)
+        ]
+        await loop_env.send(agent, MessageCreate.model_validate({"role": "user", "content": parts}))
+        assert peak[0] == 3  # six images, three at a time
+        sent = mock_llm.requests[0]["messages"][-1]["content"][1:]
+        encoded = base64.b64encode(MOCK_IMAGE).decode()
+        assert [p["image_url"]["url"] for p in sent] == [f"data:image/png;base64,{encoded}"] * 6
 
     async def test_an_image_past_the_size_limit_is_refused(
         self, loop_env: LoopEnv, mock_llm, monkeypatch: pytest.MonkeyPatch
