@@ -362,4 +362,4 @@ BUILTIN_TOOLS: dict[str, BuiltinTool] = {
 }
 
 # Tools whose results Letta never truncates.
-UNTRUNCATED_TOOLS = frozenset({"conversation_search", "archival_memory_search"})
+UNTRUNCATED_TOOLS = frozenset({"conversation_search", "conversation_search_date", "archival_memory_search"})

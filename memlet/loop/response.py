@@ -18,7 +18,7 @@ from memlet.llm.chat_format import HEARTBEAT_PARAM, THINKING_PARAM, is_v2
 from memlet.llm.types import ChatResult, ThinkingBlock, ToolCall
 from memlet.loop.builtin_tools import ToolContext
 from memlet.loop.chat_request import parallel_calls_enabled
-from memlet.loop.tool_dispatch import ToolOutcome, execute_tool, failure
+from memlet.loop.tool_dispatch import ToolOutcome, execute_tool, failure, message_for_model
 from memlet.messages.packing import pack_heartbeat, pack_tool_return
 from memlet.tools.prefill import PrefillError, merge_prefilled
 from memlet.tools.solver import ToolRulesSolver
@@ -190,7 +190,8 @@ async def run_call(ctx: StepContext, name: str, args: dict[str, Any] | None, all
         return failure(f"Error: tool {name} not found.")
     if (bad := prefill_error(ctx, name, args)) is not None:
         return failure(bad)
-    return await execute_tool(ctx.tool_ctx, tool, {**args, **ctx.solver.prefilled_args(name)}, ctx.settings)
+    outcome = await execute_tool(ctx.tool_ctx, tool, {**args, **ctx.solver.prefilled_args(name)}, ctx.settings)
+    return message_for_model(tool, outcome)
 
 
 def previous_message_id(message_id: str) -> str:

@@ -5,6 +5,7 @@ the packed tool return the model reads.
 """
 
 import inspect
+import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ class ToolOutcome:
     value: Any
     stdout: list[str] = field(default_factory=list)
     stderr: list[str] = field(default_factory=list)
+    shaped: bool = False  # `value` is already the model's text (see `message_for_model`)
 
 
 def failure(message: str, stderr: str | None = None) -> ToolOutcome:
@@ -42,13 +44,25 @@ def agent_env(agent: orm.Agent, keyring: Keyring) -> dict[str, str]:
     return {str(s["key"]): str(s.get("value") or "") for s in keyring.reveal_secrets(agent.secrets) if s.get("key")}
 
 
-def _truncate(name: str, value: Any, limit: int) -> Any:
-    if name in UNTRUNCATED_TOOLS or not isinstance(value, str) or limit <= 0 or len(value) <= limit:
-        return value
+def _truncated(text: str, limit: int) -> str:
     return (
-        f"{value[:limit]}... [NOTE: function output was truncated since it exceeded the character limit "
-        f"({len(value)} > {limit})]"
+        f"{text[:limit]}... [NOTE: function output was truncated since it exceeded the character limit "
+        f"({len(text)} > {limit})]"
     )
+
+
+def returned_message(value: Any, limit: int | None, *, truncate: bool = True) -> Any:
+    """What a tool's return becomes in the packed result the model reads, as in Letta: text stays text, None is
+    "None", a dict stays an object, anything else (lists, numbers, booleans) is its Python text; past `limit`
+    characters the text (a dict: its indented JSON) is cut with a note."""
+    if isinstance(value, dict):
+        if truncate and limit:
+            encoded = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+            if len(encoded) > limit:
+                return _truncated(encoded, limit)
+        return value
+    text = value if isinstance(value, str) else "None" if value is None else str(value)
+    return _truncated(text, limit) if truncate and limit and len(text) > limit else text
 
 
 async def execute_tool(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], settings: Settings) -> ToolOutcome:
@@ -56,6 +70,16 @@ async def execute_tool(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], s
     started = time.perf_counter()
     outcome = await _execute(ctx, tool, args, settings)
     metrics.tool_executed(tool.tool_type, outcome.success, started)
+    return outcome
+
+
+def message_for_model(tool: orm.Tool, outcome: ToolOutcome) -> ToolOutcome:
+    """`outcome` with its value as the packed result shows it to the model (`returned_message`, the tool's limit;
+    the search tools are never cut, as in Letta)."""
+    if not outcome.shaped:
+        truncate = tool.name not in UNTRUNCATED_TOOLS
+        outcome.value = returned_message(outcome.value, tool.return_char_limit, truncate=truncate)
+        outcome.shaped = True
     return outcome
 
 
@@ -90,8 +114,9 @@ async def _execute(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], setti
             save_sandbox_memory(ctx, result.memory)
         except (ToolError, MemoryEditError) as exc:
             return ToolOutcome(False, str(exc), result.stdout, [*result.stderr, str(exc)])
-    value = result.value if result.value is not None else result.func_return
-    return ToolOutcome(True, value, result.stdout, result.stderr)
+    if result.value is None and result.func_return != "None":  # too large to come back raw: its text, already cut
+        return ToolOutcome(True, result.func_return, result.stdout, result.stderr, shaped=True)
+    return ToolOutcome(True, result.value, result.stdout, result.stderr)
 
 
 def sandbox_agent_state(ctx: ToolContext) -> dict[str, Any]:
@@ -143,8 +168,7 @@ async def _run_builtin(ctx: ToolContext, tool: orm.Tool, builtin: Any, args: dic
         log.exception("built-in tool %s failed", tool.name)
         text = f"Error executing function {tool.name}: {type(exc).__name__}: {exc}"
         return failure(text, text)
-    # Letta shows a tool that returned nothing as the text "None".
-    return ToolOutcome(True, _truncate(tool.name, "None" if value is None else value, tool.return_char_limit))
+    return ToolOutcome(True, value)
 
 
 async def _run_mcp(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], settings: Settings) -> ToolOutcome:
@@ -155,4 +179,4 @@ async def _run_mcp(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], setti
     except (MCPError, SecretDecryptError) as exc:
         text = f"Error executing function {tool.name}: {type(exc).__name__}: {exc}"[:1000]
         return failure(text, text)
-    return ToolOutcome(result.success, _truncate(tool.name, result.text, tool.return_char_limit))
+    return ToolOutcome(result.success, result.text)

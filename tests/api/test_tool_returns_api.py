@@ -1,0 +1,88 @@
+"""What a tool's return becomes in the agent loop, as in Letta: cut to the tool's `return_char_limit` with a note,
+and coerced the way Letta's loop coerces it (text stays text, a dict stays an object, other values become their
+Python text). Checked in the response a client gets and in the request the model gets next."""
+
+import json
+from typing import Any
+
+import pytest
+from letta_client import Letta
+
+from tests.mock_llm import MockLLM, Reply
+
+MODEL = "openai/gpt-4o-mini"
+EMBEDDING = "openai/text-embedding-3-small"
+
+RETURNS = '''
+def give(kind: str, n: int) -> object:
+    """Return a value of some kind.
+
+    Args:
+        kind: text, list, number, flag or object.
+        n: A size.
+    """
+    values = {
+        "text": "x" * n,
+        "list": [1, "a", True, None],
+        "number": n,
+        "flag": n > 0,
+        "object": {"key": "v" * n},
+    }
+    return values[kind]
+'''
+
+
+@pytest.fixture(autouse=True)
+def _fresh_mock(mock_llm: MockLLM) -> None:
+    mock_llm.reset()
+
+
+def agent_with_give(client: Letta, return_char_limit: int) -> Any:
+    tool = client.tools.create(source_code=RETURNS, return_char_limit=return_char_limit)
+    agent = client.agents.create(model=MODEL, embedding=EMBEDDING, include_base_tools=False)
+    client.agents.tools.attach(tool.id, agent_id=agent.id)
+    return agent
+
+
+def give(client: Letta, mock_llm: MockLLM, agent_id: str, kind: str, n: int) -> tuple[Any, Any]:
+    """Have the model call `give`; the `message` of the packed return in the model's next request, and the
+    response's tool return."""
+    mock_llm.reset()
+    mock_llm.script(Reply.tool_call("give", {"kind": kind, "n": n}), Reply.text("ok"))
+    response = client.agents.messages.create(agent_id, messages=[{"role": "user", "content": "go"}])
+    returned = next(m for m in response.messages if m.message_type == "tool_return_message")
+    sent = [m for m in mock_llm.requests[1]["messages"] if m["role"] == "tool"][-1]["content"]
+    return json.loads(sent)["message"], returned.tool_return
+
+
+def note(length: int, limit: int) -> str:
+    return f"... [NOTE: function output was truncated since it exceeded the character limit ({length} > {limit})]"
+
+
+def test_a_long_return_is_cut_to_the_tools_limit(client: Letta, mock_llm: MockLLM) -> None:
+    agent = agent_with_give(client, return_char_limit=100)
+    sent, shown = give(client, mock_llm, agent.id, "text", 250)
+    assert sent == "x" * 100 + note(250, 100)
+    assert shown == sent
+    sent, _ = give(client, mock_llm, agent.id, "text", 100)
+    assert sent == "x" * 100  # at the limit: whole
+
+
+def test_an_object_stays_an_object_until_its_json_passes_the_limit(client: Letta, mock_llm: MockLLM) -> None:
+    agent = agent_with_give(client, return_char_limit=100)
+    sent, _ = give(client, mock_llm, agent.id, "object", 10)
+    assert sent == {"key": "v" * 10}
+    sent, _ = give(client, mock_llm, agent.id, "object", 200)
+    encoded = json.dumps({"key": "v" * 200}, indent=2)
+    assert sent == encoded[:100] + note(len(encoded), 100)
+
+
+@pytest.mark.parametrize(
+    ("kind", "n", "text"), [("list", 1, "[1, 'a', True, None]"), ("number", 7, "7"), ("flag", 1, "True")]
+)
+def test_other_values_reach_the_model_as_their_python_text(
+    client: Letta, mock_llm: MockLLM, kind: str, n: int, text: str
+) -> None:
+    agent = agent_with_give(client, return_char_limit=1000)
+    sent, _ = give(client, mock_llm, agent.id, kind, n)
+    assert sent == text
