@@ -42,13 +42,17 @@ def request_config(req: LettaRequest) -> dict[str, Any]:
 
 
 def view_options(agent_type: str, req: LettaRequest) -> ViewOptions:
-    """V3 agents (letta_v1, sleeptime) reply in plain text; V2 agents think in text and reply via send_message."""
+    """How a send's response shows its messages, as Letta's loops render them.
+
+    V3 agents (letta_v1, sleeptime) reply in plain text, and a `send_message` call they make is shown as the tool
+    call and return it is (Letta's V3 loop ignores `use_assistant_message`). V2 agents think in text and reply via
+    `send_message`, shown as an assistant message unless the request turns that off; the loop ignores a custom
+    `assistant_message_tool_name` / `_kwarg` (only message listings honour them).
+    """
     v2 = is_v2(agent_type)
     return ViewOptions(
         text_is_assistant=not v2,
-        use_assistant_message=req.use_assistant_message,
-        assistant_message_tool_name=req.assistant_message_tool_name,
-        assistant_message_tool_kwarg=req.assistant_message_tool_kwarg,
+        use_assistant_message=v2 and req.use_assistant_message,
         include_types=req.include_return_message_types,
         reasoning_source="non_reasoner_model" if v2 else "reasoner_model",
         summary_as_user=not req.include_compaction_messages,

@@ -215,3 +215,22 @@ def test_a_cancel_sent_to_another_process_is_noticed_within_a_second(
     reader.join(10)
     assert ended and ended[0] - cancelled_at < 1.0
     assert chunks[-1].message_type == "stop_reason" and chunks[-1].stop_reason == "cancelled"
+
+
+def test_a_v2_send_ignores_a_custom_assistant_message_tool(client: Letta, mock_llm: MockLLM) -> None:
+    # Letta's V2 loop renders its response with the default tool name and kwarg, whatever the request names.
+    agent = make_agent(client, agent_type="memgpt_v2_agent")
+    mock_llm.script(Reply.tool_call("send_message", REPLY))
+    response = client.agents.messages.create(
+        agent.id,
+        messages=[{"role": "user", "content": "hi"}],
+        assistant_message_tool_name="shout",
+        assistant_message_tool_kwarg="text",
+    )
+    assert [m.message_type for m in response.messages] == ["reasoning_message", "assistant_message"]
+    assert response.messages[-1].content == "Done."
+    mock_llm.script(Reply.tool_call("send_message", REPLY))
+    plain = client.agents.messages.create(
+        agent.id, messages=[{"role": "user", "content": "hi"}], use_assistant_message=False
+    )
+    assert [m.message_type for m in plain.messages] == ["reasoning_message", "tool_call_message", "tool_return_message"]

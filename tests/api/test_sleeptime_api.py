@@ -1,5 +1,7 @@
 """Sleeptime agents through letta-client: creation, firing every Nth turn, shared-memory edits, lifecycle."""
 
+import json
+
 import httpx
 import pytest
 from letta_client import Letta
@@ -64,8 +66,20 @@ class TestEnableSleeptime:
         assert tools == {"send_message", "conversation_search", "archival_memory_search"}
         response = say(client, mock_llm, main.id, "hello")
         assert response.stop_reason.stop_reason == "tool_rule"
-        assert [m.message_type for m in response.messages][-1] == "assistant_message"
-        assert response.messages[-1].content == "re: hello"
+        # As Letta's V3 loop renders a send's messages: the call and its return, whatever use_assistant_message says.
+        call, returned = response.messages[-2:]
+        assert (call.message_type, returned.message_type) == ("tool_call_message", "tool_return_message")
+        assert call.tool_call.name == "send_message"
+        assert json.loads(call.tool_call.arguments)["message"] == "re: hello"
+        mock_llm.script(Reply.tool_call("send_message", {"message": "re: again"}))
+        streamed = list(
+            client.agents.messages.stream(main.id, messages=[{"role": "user", "content": "again"}], stream_tokens=True)
+        )
+        assert "assistant_message" not in {getattr(c, "message_type", None) for c in streamed}
+        assert "tool_call_message" in {getattr(c, "message_type", None) for c in streamed}
+        # A listing still shows the reply as an assistant message.
+        listed = client.agents.messages.list(main.id, limit=100).items
+        assert "re: hello" in [m.content for m in listed if m.message_type == "assistant_message"]
 
     def test_patch_enables_it_once(self, client: Letta, http: httpx.Client) -> None:
         main = client.agents.create(name="later", model="openai/gpt-4o-mini", embedding="openai/text-embedding-3-small")
