@@ -160,10 +160,9 @@ def assistant_content(result: ChatResult, thinking: str | None, v2: bool) -> lis
 
 
 def needs_approval(ctx: StepContext, name: str) -> bool:
-    """Whether a call to `name` waits for the client: a requires_approval rule or default, or a client tool."""
-    tool = ctx.tools.get(name)
-    default = bool(tool is not None and tool.default_requires_approval)
-    return name in ctx.client_tools or ctx.solver.requires_approval(name) or default
+    """Whether a call to `name` waits for the client: a requires_approval rule (attaching a tool whose default
+    requires approval adds one; the agent may drop it), or a client tool."""
+    return name in ctx.client_tools or ctx.solver.requires_approval(name)
 
 
 def prefill_error(ctx: StepContext, name: str, args: dict[str, Any] | None) -> str | None:

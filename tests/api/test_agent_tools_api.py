@@ -4,6 +4,8 @@ import httpx
 import pytest
 from letta_client import Letta, NotFoundError
 
+from tests.mock_llm import MockLLM, Reply
+
 MODEL = "openai/gpt-4o-mini"
 EMBEDDING = "openai/text-embedding-3-small"
 # Letta answers older clients (not letta-client 1.x) with the updated AgentState.
@@ -94,6 +96,21 @@ class TestApproval:
         assert approval_rules(client, agent.id) == ["memory_insert"]
         client.agents.tools.update_approval("memory_insert", agent_id=agent.id, body_requires_approval=False)
         assert approval_rules(client, agent.id) == []
+
+    def test_a_tool_gated_by_default_runs_once_the_agent_turns_approval_off(
+        self, client: Letta, mock_llm: MockLLM
+    ) -> None:
+        agent = make_agent(client)
+        tool = client.tools.create(source_code=source("gated_echo"), default_requires_approval=True)
+        client.agents.tools.attach(tool.id, agent_id=agent.id)
+        client.agents.tools.update_approval("gated_echo", agent_id=agent.id, body_requires_approval=False)
+        mock_llm.reset()
+        mock_llm.script(Reply.tool_call("gated_echo", {"x": 7}), Reply.text("done"))
+        response = client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "echo"}])
+        types = [m.message_type for m in response.messages]
+        assert "approval_request_message" not in types
+        assert response.stop_reason.stop_reason == "end_turn"
+        assert next(m for m in response.messages if m.message_type == "tool_return_message").tool_return == "7"
 
     def test_deprecated_query_param(self, client: Letta, http: httpx.Client) -> None:
         agent = make_agent(client)

@@ -71,6 +71,9 @@ async def make_agent(
     await session.flush()
     tool_names = list(tools) if tools is not None else base_tool_names_for(agent_type)
     rules = tool_rules if tool_rules is not None else default_tool_rules_for(agent_type, tool_names)
+    # As attaching does: a tool whose default requires approval gets the agent's requires_approval rule.
+    gated = [{"tool_name": c.name, "type": "requires_approval"} for c in custom_tools if c.default_requires_approval]
+    rules = [*rules, *(g for g in gated if g not in rules)]
     agent = orm.Agent(
         id=ids.new_id(ids.Prefix.AGENT),
         organization_id=org_id,
