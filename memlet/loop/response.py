@@ -276,7 +276,7 @@ async def handle_response(
         elif v2:
             decision = _v2_decision(ctx, call.name, heartbeat, violated, outcome.success)
         else:
-            decision = _v3_decision(ctx, call)
+            decision = _v3_decision(ctx, call.name, violated)
         if v2 and ctx.final_step:
             decision = (False, None)
         continues.append(decision)
@@ -334,17 +334,19 @@ def answered_decision(
 
 
 def ending(ctx: StepContext, step: StepResult, names: Sequence[str], asked: bool, v2: bool) -> StepResult:
-    """Set the stop reason of a step that does not go on (unless a required-before-exit tool is still uncalled)."""
+    """Set the stop reason of a step that does not go on (unless a required-before-exit tool is still uncalled:
+    then V2 goes on with a heartbeat, V3 after a tool call without one, as Letta's loops do)."""
     step.stop_reason = "tool_rule" if any(ctx.solver.is_terminal(n) for n in names) else "end_turn"
     if v2 and step.stop_reason == "tool_rule":
         # V2 reports tool_rule only when the model asked to go on; a plain terminal send_message is end_turn.
         step.stop_reason = "tool_rule" if asked else "end_turn"
-    return _require_before_exit(ctx, step, v2)
+    return _require_before_exit(ctx, step, v2, heartbeat=v2)
 
 
-def _v3_decision(ctx: StepContext, call: ToolCall) -> tuple[bool, str | None]:
-    # V3 continues after any call except a terminal one; it writes no heartbeat rows.
-    return (not ctx.solver.is_terminal(call.name), None)
+def _v3_decision(ctx: StepContext, name: str, violated: bool) -> tuple[bool, str | None]:
+    # V3 continues after any call except a terminal one that ran (a refused call never ends the turn); it writes
+    # no heartbeat rows.
+    return (violated or not ctx.solver.is_terminal(name), None)
 
 
 def _v2_decision(
@@ -364,12 +366,13 @@ def _v2_decision(
     return False, None
 
 
-def _require_before_exit(ctx: StepContext, step: StepResult, v2: bool) -> StepResult:
+def _require_before_exit(ctx: StepContext, step: StepResult, v2: bool, *, heartbeat: bool = True) -> StepResult:
     missing = ctx.solver.uncalled_required_before_exit(list(ctx.tools))
     if not missing:
         return step
-    reason = required_before_exit_v2_reason(missing) if v2 else required_before_exit_reason(missing)
-    step.rows.append(ctx.heartbeat_row(reason))
+    if heartbeat:
+        reason = required_before_exit_v2_reason(missing) if v2 else required_before_exit_reason(missing)
+        step.rows.append(ctx.heartbeat_row(reason))
     step.should_continue, step.stop_reason = True, None
     return step
 

@@ -158,6 +158,31 @@ class TestContinueLoop:
         assert len(mock_llm.requests) == 2
 
 
+class TestV3Exits:
+    async def test_a_refused_exit_tool_does_not_end_the_turn(self, loop_env: LoopEnv, mock_llm) -> None:
+        rules = [{"tool_name": "tool_a", "type": "run_first"}, {"tool_name": "tool_b", "type": "exit_loop"}]
+        agent = await loop_env.agent(tools=[], custom_tools=[noop("tool_a"), noop("tool_b")], tool_rules=rules)
+        mock_llm.script(Reply.tool_call("tool_b", {}), Reply.tool_call("tool_a", {}), Reply.tool_call("tool_b", {}))
+        out = await loop_env.send(agent, "go")
+        assert len(mock_llm.requests) == 3  # the refused tool_b did not stop the loop; the one that ran did
+        assert out.final.stop_reason == "tool_rule"
+        returns = tool_texts(await loop_env.in_context(agent.id))
+        assert [r["status"] for r in returns] == ["Failed", "OK", "OK"]
+
+    async def test_an_exit_before_a_required_tool_goes_on_without_a_heartbeat(
+        self, loop_env: LoopEnv, mock_llm
+    ) -> None:
+        rules = [
+            {"tool_name": "tool_a", "type": "required_before_exit"},
+            {"tool_name": "tool_b", "type": "exit_loop"},
+        ]
+        agent = await loop_env.agent(tools=[], custom_tools=[noop("tool_a"), noop("tool_b")], tool_rules=rules)
+        mock_llm.script(Reply.tool_call("tool_b", {}), Reply.tool_call("tool_a", {}), Reply.tool_call("tool_b", {}))
+        out = await loop_env.send(agent, "go")
+        assert len(mock_llm.requests) == 3 and out.final.stop_reason == "tool_rule"
+        assert [m.role for m in out.messages] == ["assistant", "tool"] * 3  # no heartbeat user row
+
+
 class TestChildRules:
     async def test_child_arg_nodes_prefill_override_the_models_args(self, loop_env: LoopEnv, mock_llm) -> None:
         rules = [
