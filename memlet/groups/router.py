@@ -90,14 +90,14 @@ async def list_group_messages(
     before: str | None = None,
     after: str | None = None,
     limit: PageLimit = 10,
-    order: Literal["asc", "desc"] = "desc",
+    order: Literal["asc", "desc"] | None = None,
     order_by: Literal["created_at"] = "created_at",
     use_assistant_message: Annotated[bool, Query(deprecated=True)] = True,
     assistant_message_tool_name: Annotated[str, Query(deprecated=True)] = "send_message",
     assistant_message_tool_kwarg: Annotated[str, Query(deprecated=True)] = "message",
     include_return_message_types: Annotated[list[MessageType] | None, Query()] = None,
 ) -> Any:
-    """List the group's messages (the manager agent's, when the group has one), newest first by default."""
+    """List the group's messages (the manager agent's, when the group has one); no `order`: oldest first."""
     query = HistoryQuery(
         before=before,
         after=after,

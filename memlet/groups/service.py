@@ -188,15 +188,27 @@ class GroupService:
 
     async def list_messages(self, group_id: str, query: HistoryQuery) -> list[LettaMessage]:
         """The group's messages: with a manager agent, that agent's messages carrying the group id; without one,
-        every message of the organization carrying it."""
+        every message of the organization carrying it.
+
+        With no ``order`` the pages are Letta's: the manager's newest ``limit`` messages oldest first (``after`` =
+        newer than), or without a manager the oldest ``limit`` first. An explicit order gives sort-relative cursors,
+        as an agent's own message list does."""
         row = await self._row(group_id)
-        page = Page(before=query.before, after=query.after, limit=query.limit, order=query.order or "desc")
-        if row.manager_agent_id:
-            agent_type = await self.agents.agent_type(self.actor.organization_id, row.manager_agent_id)
-            rows = await self.messages.page_for_agent(row.manager_agent_id, page, group_id=group_id)
+        org_id = self.actor.organization_id
+        manager_id = row.manager_agent_id
+        if manager_id and query.order is None:
+            found = await self.messages.agent_tail(
+                org_id, manager_id, after=query.after, before=query.before, limit=query.limit, group_id=group_id
+            )
+            tail_type, tail = found or ("", [])
+            return views_in_order(tail, query, text_is_assistant=tail_type == "letta_v1_agent", newest_first=False)
+        page = Page(before=query.before, after=query.after, limit=query.limit, order=query.order or "asc")
+        if manager_id:
+            agent_type = await self.agents.agent_type(org_id, manager_id)
+            rows = await self.messages.page_for_agent(manager_id, page, group_id=group_id)
             text_is_assistant = agent_type == "letta_v1_agent"
         else:
-            rows = await self.messages.page_for_org(self.actor.organization_id, page, group_id=group_id)
+            rows = await self.messages.page_for_org(org_id, page, group_id=group_id)
             text_is_assistant = True
         newest_first = page.descending
         ordered = rows[::-1] if newest_first else rows

@@ -71,7 +71,7 @@ class TestGroupMessages:
     def test_reset_unknown_group_404(self, http: httpx.Client) -> None:
         assert http.patch(f"/v1/groups/{MISSING_GROUP}/reset-messages").status_code == 404
 
-    def test_manager_messages_newest_first_limit_10_then_reset(
+    def test_manager_messages_newest_10_oldest_first_then_reset(
         self, http: httpx.Client, client: Letta, mock_llm: MockLLM, pg_uri: str
     ) -> None:
         boss, w = agent_ids(client, "boss", "w")
@@ -83,7 +83,16 @@ class TestGroupMessages:
         tag_with_group(pg_uri, w, group_id)  # not the manager's: the manager view leaves it out
         listed = http.get(f"/v1/groups/{group_id}/messages").json()
         assert len(listed) == 10
-        assert (listed[0]["message_type"], listed[0]["content"]) == ("assistant_message", "reply 5")
+        assert [m["content"] for m in listed[:2]] == ["turn 1", "reply 1"]
+        assert (listed[-1]["message_type"], listed[-1]["content"]) == ("assistant_message", "reply 5")
+        newer = http.get(f"/v1/groups/{group_id}/messages", params={"after": listed[-3]["id"]}).json()
+        assert [m["content"] for m in newer] == ["turn 5", "reply 5"]
+        newest = http.get(f"/v1/groups/{group_id}/messages", params={"order": "desc", "limit": 3}).json()
+        assert [m["content"] for m in newest] == ["reply 5", "turn 5", "reply 4"]
+        older = http.get(
+            f"/v1/groups/{group_id}/messages", params={"order": "desc", "limit": 2, "after": newest[-1]["id"]}
+        ).json()
+        assert [m["content"] for m in older] == ["turn 4", "reply 3"]
         oldest = http.get(f"/v1/groups/{group_id}/messages", params={"order": "asc", "limit": 2}).json()
         assert [m["content"] for m in oldest] == ["turn 0", "reply 0"]
         every = http.get(f"/v1/groups/{group_id}/messages", params={"limit": 100}).json()
@@ -113,3 +122,7 @@ class TestGroupMessages:
         listed = http.get(f"/v1/groups/{group_id}/messages", params={"order": "asc"}).json()
         assert [m["content"] for m in listed] == ["turn 0", "reply 0", "turn 0", "reply 0"]
         assert {m["message_type"] for m in listed} == {"user_message", "assistant_message"}
+        first = http.get(f"/v1/groups/{group_id}/messages", params={"limit": 3}).json()
+        assert [m["id"] for m in first] == [m["id"] for m in listed[:3]]
+        newest = http.get(f"/v1/groups/{group_id}/messages", params={"order": "desc", "limit": 1}).json()
+        assert [m["id"] for m in newest] == [listed[-1]["id"]]
