@@ -2,7 +2,9 @@
 
 The target's turn is an ordinary blocking send (`SendService.run_blocking`): a run row on the target, a slot of this
 worker's turn registry, the target's request lock (waited for at most `settings.agent_message_wait_s`, then
-AgentBusyError), and its messages committed like any other turn. Nothing goes through HTTP or the tool sandbox.
+AgentBusyError), and its messages committed like any other turn. Nothing goes through HTTP or the tool sandbox, but
+the turn is the one an HTTP send would start (Letta's tools call the `/messages` route): a target with sleeptime on
+tags its input with its group's id, counts the turn and fires its sleeptime agents.
 """
 
 from memlet.loop.agent_messaging import AgentMessage
@@ -10,6 +12,7 @@ from memlet.loop.deps import LoopDeps
 from memlet.messages.letta_messages import AssistantMessage
 from memlet.messages.requests import LettaStreamingRequest, MessageCreate
 from memlet.turns.registry import TurnRegistry
+from memlet.turns.send_request import AfterTurn
 from memlet.turns.sending import SendService
 from memlet.turns.streaming import public_views
 
@@ -18,12 +21,13 @@ class InProcessMessenger:
     """Runs the targets' turns with the app's loop dependencies (whose `agent_messenger` is this object, so a
     target can message further agents)."""
 
-    def __init__(self, deps: LoopDeps, turns: TurnRegistry) -> None:
+    def __init__(self, deps: LoopDeps, turns: TurnRegistry, sleeptime: AfterTurn | None = None) -> None:
         self.deps = deps
         self.turns = turns
+        self.sleeptime = sleeptime
 
     async def deliver(self, message: AgentMessage) -> list[str]:
-        service = SendService(self.deps, message.actor, self.turns)
+        service = SendService(self.deps, message.actor, self.turns, sleeptime=self.sleeptime)
         service.agent_chain = message.chain
         request = LettaStreamingRequest(messages=[MessageCreate(role="system", content=message.text)])
         wait_s = self.deps.settings.agent_message_wait_s

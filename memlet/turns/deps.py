@@ -32,7 +32,7 @@ async def get_loop_deps(request: Request) -> LoopDeps:
         window_cache=getattr(state, "window_cache", None),
     )
     if worker is not None:  # the multi-agent tools run other agents' turns through the loop's hook
-        deps.agent_messenger = InProcessMessenger(deps, worker.turns)
+        deps.agent_messenger = InProcessMessenger(deps, worker.turns, getattr(state, "sleeptime_runs", None))
     return deps
 
 

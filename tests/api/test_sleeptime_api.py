@@ -18,6 +18,7 @@ from tests.api.sleeptime_support import (
     wait_all_ended,
     wait_for,
 )
+from tests.api.test_multi_agent_tools_api import WAIT, make_agent
 from tests.mock_llm import MockLLM, Reply
 
 
@@ -244,3 +245,24 @@ class TestEveryRouteFires:
             next(response.iter_lines())  # the first chunk, then the client goes away
         (run,) = wait_all_ended(client, helper.id, 1)
         assert run.status == "completed"
+
+    def test_a_multi_agent_tool_turn(self, client: Letta, mock_llm: MockLLM, http: httpx.Client) -> None:
+        # Letta's tools send through the /messages route, so the target's sleeptime group sees the turn.
+        supervisor = make_agent(client, multi=True)
+        main = make_main(client)
+        helper = sleeptime_of(client, main)
+        mock_llm.script(
+            Reply.tool_call(WAIT, {"message": "note this", "other_agent_id": main.id}),
+            Reply.tool_call("send_message", {"message": "noted"}),
+            Reply.text("done"),
+        )
+        client.agents.messages.create(supervisor.id, messages=[{"role": "user", "content": "go"}])
+        (run,) = wait_all_ended(client, helper.id, 1)
+        assert run.status == "completed"
+        (group,) = groups(http)
+        assert group["turns_counter"] == 0
+        listed = http.get(f"/v1/groups/{group['id']}/messages").json()
+        assert [m["message_type"] for m in listed][:1] == ["system_message"]
+        assert listed[0]["content"].endswith("] note this")
+        (first,) = [r for r in sleeptime_requests(mock_llm) if r["messages"][-1]["role"] == "user"]
+        assert "Messages:\nassistant: noted" in first["messages"][-1]["content"]  # system inputs are left out
