@@ -19,6 +19,7 @@ from typing import Any
 from memlet.db import models as orm
 from memlet.db.engine import single_read
 from memlet.errors import AgentBusyError, MemletError
+from memlet.llm.chat_format import is_v2
 from memlet.log import get_logger
 from memlet.loop import events as ev
 from memlet.loop.deps import OnFinish
@@ -130,7 +131,7 @@ class SendService(SendAdmission):
                 if isinstance(event, ev.MessagesCommitted) and event.messages:
                     last_message_id = event.messages[-1].id
                 if isinstance(event, ev.RunFinished | ev.RunFailed) and group_id is not None:
-                    event = await self._after_turn(agent_id, event, last_message_id)
+                    event = await self._after_turn(agent_id, event, last_message_id, blocking=options.blocking)
                 await sink(event)
         except Exception as exc:
             if not isinstance(exc, MemletError):
@@ -147,12 +148,14 @@ class SendService(SendAdmission):
             await dispatch_run_callback(self.deps.sessionmaker, self.actor, run_id, policy=policy)
 
     async def _after_turn(
-        self, agent_id: str, event: ev.RunFinished | ev.RunFailed, last_message_id: str | None
+        self, agent_id: str, event: ev.RunFinished | ev.RunFailed, last_message_id: str | None, *, blocking: bool
     ) -> ev.RunFinished | ev.RunFailed:
-        """Fire the agent's sleeptime runs; their ids are the turn's `usage.run_ids`, as in Letta (null when none)."""
+        """Fire the agent's sleeptime runs; their ids are the turn's `usage.run_ids`, as in Letta. A turn that fires
+        none leaves it null, except a blocking turn of a legacy (memgpt-style) main agent: Letta's runner for those
+        always sets the list, so it is ``[]``."""
         assert self.sleeptime is not None
         fired = await self.sleeptime.after_turn(self.actor, agent_id, last_message_id)
-        if not fired:
+        if not fired and not (blocking and is_v2(self._agents.get(agent_id, ("", None))[0])):
             return event
         return replace(event, usage={**event.usage, "run_ids": list(fired)})
 

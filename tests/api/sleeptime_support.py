@@ -16,7 +16,7 @@ SLEEPTIME_PROMPT_MARK = "background memory manager"
 RUN_TYPE = "sleeptime_agent_send_message_async"
 
 
-def make_main(client: Letta, name: str = "main") -> AgentState:
+def make_main(client: Letta, name: str = "main", **overrides: Any) -> AgentState:
     return client.agents.create(
         name=name,
         model=MODEL,
@@ -26,6 +26,7 @@ def make_main(client: Letta, name: str = "main") -> AgentState:
             {"label": "human", "value": "The user's name is not known yet."},
             {"label": "persona", "value": "A helpful assistant."},
         ],
+        **overrides,
     )
 
 

@@ -162,6 +162,20 @@ class TestFiring:
         system = mock_llm.requests[-1]["messages"][0]["content"]
         assert "Ada; she likes tea." in system and "Lives in Lyon." in system
 
+    def test_run_ids_of_a_turn_that_does_not_fire(self, client: Letta, mock_llm: MockLLM) -> None:
+        # Letta's legacy runner (memgpt-style main agents) always sets the list; the letta_v1 runner leaves it null.
+        v1 = make_main(client, "v1")
+        legacy = make_main(client, "legacy", agent_type="memgpt_v2_agent")
+        for agent in (v1, legacy):
+            assert say(client, mock_llm, agent.id, "first").usage.run_ids
+            wait_all_ended(client, sleeptime_of(client, agent).id, 1)
+        assert say(client, mock_llm, v1.id, "second").usage.run_ids is None
+        assert say(client, mock_llm, legacy.id, "second").usage.run_ids == []
+        mock_llm.script(Reply.tool_call("send_message", {"message": "streamed"}))
+        chunks = list(client.agents.messages.stream(legacy.id, messages=[{"role": "user", "content": "third"}]))
+        (usage,) = [c for c in chunks if c.message_type == "usage_statistics"]
+        assert usage.run_ids is None  # Letta's stream sends its usage before the firing
+
     def test_streaming_turns_fire_too(self, client: Letta, mock_llm: MockLLM) -> None:
         main = make_main(client)
         helper = sleeptime_of(client, main)
