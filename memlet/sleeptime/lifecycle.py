@@ -4,7 +4,8 @@ Implements `memlet.agents.sleeptime_hook.SleeptimeHook`. Enabling creates ``<nam
 ``sleeptime_agent``, the default sleeptime prompt and tools, no initial messages, the main agent's models, every
 main block shared by id plus its own ``memory_persona``) and a ``sleeptime`` group managed by the main agent
 (frequency 5, counter -1). Deleting the main agent deletes its sleeptime agents and group; deleting a sleeptime
-agent deletes its group and turns ``enable_sleeptime`` off (null) on the main agent.
+agent deletes its group and turns ``enable_sleeptime`` off (null) on the main agent. Deletion treats a
+``voice_sleeptime`` group (made through ``/v1/groups``) the same way, as Letta does.
 """
 
 from collections.abc import Sequence
@@ -29,6 +30,9 @@ from memlet.log import get_logger, log_fields
 log = get_logger("sleeptime.lifecycle")
 
 SLEEPTIME = "sleeptime"
+# The groups that are an agent's sleeptime side, and the types of the agents that do its work.
+SIDE_GROUP_TYPES = frozenset({SLEEPTIME, "voice_sleeptime"})
+SIDE_AGENT_TYPES = frozenset({"sleeptime_agent", "voice_sleeptime_agent"})
 DEFAULT_FREQUENCY = 5
 MEMORY_PERSONA = """\
 I look after the memory of an assistant that talks with a user. After its conversations I:
@@ -89,22 +93,37 @@ class SleeptimeLifecycle:
         await groups.create(group, [helper.id])
 
     async def before_delete(self, session: AsyncSession, actor: Actor, agent_id: str) -> None:
+        """As Letta: a deleted sleeptime (or voice sleeptime) agent takes its group with it and turns the main
+        agent's ``enable_sleeptime`` off; otherwise a deleted manager of such a group takes the group and every
+        participant with it."""
         groups, agents = GroupRepository(session), AgentRepository(session)
-        for group in await groups.managed_by(agent_id, SLEEPTIME):
-            participants = [p for p in await groups.agent_ids(group.id) if p != agent_id]
-            await groups.delete(group.id)
-            for participant in participants:
-                if await agents.find(actor.organization_id, participant, for_update=True) is not None:
-                    await agents.delete(participant)
-        for group in await groups.groups_of_agent(agent_id):
-            if group.manager_type != SLEEPTIME:
-                continue
-            await groups.delete(group.id)
-            if group.manager_agent_id is not None:
-                main = await agents.find(actor.organization_id, group.manager_agent_id, for_update=True)
-                if main is not None:
-                    main.enable_sleeptime = None
+        agent = await agents.find(actor.organization_id, agent_id)
+        if agent is not None and agent.agent_type in SIDE_AGENT_TYPES:
+            for group in await groups.groups_of_agent(agent_id):
+                if group.manager_type in SIDE_GROUP_TYPES:
+                    await self._drop_side(session, actor, group)
+        else:
+            for group in await groups.managed_by(agent_id):
+                if group.manager_type in SIDE_GROUP_TYPES:
+                    await self._drop_with_participants(session, actor, group, agent_id)
         await session.flush()
+
+    async def _drop_with_participants(
+        self, session: AsyncSession, actor: Actor, group: orm.Group, manager_id: str
+    ) -> None:
+        groups, agents = GroupRepository(session), AgentRepository(session)
+        participants = [p for p in await groups.agent_ids(group.id) if p != manager_id]
+        await groups.delete(group.id)
+        for participant in participants:
+            if await agents.find(actor.organization_id, participant, for_update=True) is not None:
+                await agents.delete(participant)
+
+    async def _drop_side(self, session: AsyncSession, actor: Actor, group: orm.Group) -> None:
+        await GroupRepository(session).delete(group.id)
+        if group.manager_agent_id is not None:
+            main = await AgentRepository(session).find(actor.organization_id, group.manager_agent_id, for_update=True)
+            if main is not None:
+                main.enable_sleeptime = None
 
     async def blocks_attached(
         self, session: AsyncSession, actor: Actor, agent_id: str, block_ids: Sequence[str]

@@ -286,6 +286,46 @@ class TestManagerAgentDeletion:
         assert http.get(f"/v1/groups/{group_id}").json()["agent_ids"] == [b]
 
 
+VOICE_BUFFERS = {"max_message_buffer_length": 30, "min_message_buffer_length": 15}
+
+
+class TestVoiceSleeptimeDeletion:
+    """As Letta: a voice_sleeptime group is an agent's sleeptime side, deleted with its manager or its worker."""
+
+    def voice_group(self, http: httpx.Client, boss: str, *participants: str, pattern: str = "voice_sleeptime") -> str:
+        config = {"manager_type": pattern, "manager_agent_id": boss}
+        if pattern == "voice_sleeptime":
+            config.update(VOICE_BUFFERS)
+        return str(create(http, {"agent_ids": list(participants), "description": "", "manager_config": config})["id"])
+
+    def test_deleting_the_manager_deletes_the_group_and_participants(self, http: httpx.Client, client: Letta) -> None:
+        boss, w, other = agent_ids(client, "boss", "w", "other")
+        group_id = self.voice_group(http, boss, w)
+        response = http.delete(f"/v1/agents/{boss}")
+        assert response.status_code == 200, response.text
+        assert http.get(f"/v1/groups/{group_id}").status_code == 404
+        assert [a.id for a in client.agents.list()] == [other]
+
+    def test_deleting_its_sleeptime_agent_deletes_the_group(self, http: httpx.Client, client: Letta) -> None:
+        [boss] = agent_ids(client, "boss")
+        worker = client.agents.create(name="w", agent_type="sleeptime_agent", model=MODEL, embedding=EMBEDDING)
+        group_id = self.voice_group(http, boss, worker.id)
+        assert http.delete(f"/v1/agents/{worker.id}").status_code == 200
+        assert http.get(f"/v1/groups/{group_id}").status_code == 404
+        assert client.agents.retrieve(boss).enable_sleeptime is None
+        assert http.delete(f"/v1/agents/{boss}").status_code == 200
+
+    @pytest.mark.parametrize("pattern", ["voice_sleeptime", "sleeptime"])
+    def test_deleting_a_plain_participant_keeps_the_group(
+        self, http: httpx.Client, client: Letta, pattern: str
+    ) -> None:
+        # Only a sleeptime-type worker takes the group with it (Letta checks the deleted agent's type).
+        boss, w = agent_ids(client, "boss", "w")
+        group_id = self.voice_group(http, boss, w, pattern=pattern)
+        assert http.delete(f"/v1/agents/{w}").status_code == 200
+        assert http.get(f"/v1/groups/{group_id}").json()["agent_ids"] == []
+
+
 class TestGroupBlocks:
     def test_attach_links_group_only_and_detach(self, http: httpx.Client, client: Letta) -> None:
         [a] = agent_ids(client, "a")
