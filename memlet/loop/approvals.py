@@ -74,6 +74,14 @@ def approval_items(inputs: Sequence[Any]) -> list[Any] | None:
     return items if found else None
 
 
+def answers_group_id(inputs: Sequence[Any]) -> str | None:
+    """The group id the approval answers carry (a sleeptime manager's inputs are its group's), if any."""
+    for item in inputs:
+        if isinstance(item, ApprovalCreate | ToolReturnCreate) and item.group_id:
+            return item.group_id
+    return None
+
+
 def already_applied(rows: Sequence[MessageLike], items: Sequence[Any]) -> bool:
     """Whether every call the items answer already has its tool return among the last RECENT rows."""
     wanted = {str(getattr(i, "tool_call_id", "")) for i in items}
@@ -129,7 +137,11 @@ def _call_args(call: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
 
 
 async def resume_approval(
-    ctx: StepContext, request: MessageLike, held: Sequence[dict[str, Any]], items: Sequence[Any]
+    ctx: StepContext,
+    request: MessageLike,
+    held: Sequence[dict[str, Any]],
+    items: Sequence[Any],
+    group_id: str | None = None,
 ) -> StepResult:
     """Execute approved calls, turn denials and client results into tool returns, then run the `held` calls.
 
@@ -176,6 +188,7 @@ async def resume_approval(
         approve=first["approve"] if first else None,
         approval_request_id=first["tool_call_id"] if first else None,
         denial_reason=first["reason"] if first else None,
+        group_id=group_id,
     )
     for row in (response, *returns):
         row.step_id = request.step_id

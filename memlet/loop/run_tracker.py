@@ -66,6 +66,7 @@ class RunState:
     watch: CancelWatch | None = None  # fires when a client cancels the run (raced by the LLM call and tools)
     pending: list[orm.Message] = field(default_factory=list)  # input rows, written with the first step
     approval_items: list[Any] = field(default_factory=list)
+    approval_group_id: str | None = None  # the group the answers belong to (a sleeptime manager's)
     steps: int = 0
     tools_used: list[str] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=_empty_usage)

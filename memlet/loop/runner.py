@@ -28,7 +28,14 @@ from memlet.errors import LLMError
 from memlet.llm.errors import LLMEmptyResponseError
 from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopRepository, LoopState, found_or_404
-from memlet.loop.approvals import KEEP_ALIVE, approval_items, check_approval, held_calls, resume_approval
+from memlet.loop.approvals import (
+    KEEP_ALIVE,
+    answers_group_id,
+    approval_items,
+    check_approval,
+    held_calls,
+    resume_approval,
+)
 from memlet.loop.cancel_signal import CancelWatch, RunCancelled, raced
 from memlet.loop.commit import commit_step
 from memlet.loop.deps import LoopDeps, RunOptions, default_llm_for
@@ -144,6 +151,7 @@ async def _run_locked(
         if answers is not None and approval is None and not run.pending:
             run.pending = [input_row(KEEP_ALIVE, state.agent, run_id)]  # answers re-sent after they were applied
         run.approval_items = answers or []
+        run.approval_group_id = answers_group_id(inputs)
         run.run_status = run_status
         await session.commit()
     if options.on_started is not None:
@@ -160,7 +168,9 @@ async def _resume(run: RunState, state: LoopState, approval: MessageLike) -> tup
     """Apply the client's approval answers (a step without an LLM call, reusing the request's step id); when they
     end the turn, the run is closed in the same commit."""
     ctx = run.step_context(state, approval.step_id or ids.new_id(ids.Prefix.STEP))
-    result = await raced(run.watch, resume_approval(ctx, approval, held_calls(state.messages), run.approval_items))
+    result = await raced(
+        run.watch, resume_approval(ctx, approval, held_calls(state.messages), run.approval_items, run.approval_group_id)
+    )
     run.tools_used += result.tools_called
     closing = None if result.should_continue else run.closing(result.stop_reason or "end_turn")
     committed = await commit_step(

@@ -7,7 +7,7 @@ from typing import Any, Protocol
 from memlet.actor import Actor
 from memlet.llm.chat_format import is_v2
 from memlet.loop.runner import InputItem
-from memlet.messages.requests import LettaRequest, MessageCreate
+from memlet.messages.requests import LettaRequest
 from memlet.runs.schemas import LettaRequestConfig
 from memlet.turns.streaming import ViewOptions
 
@@ -60,7 +60,8 @@ def view_options(agent_type: str, req: LettaRequest) -> ViewOptions:
 
 
 def tagged(inputs: list[InputItem], group_id: str | None) -> list[InputItem]:
-    """The inputs of a sleeptime group's manager carry the group id (they are the group's messages)."""
+    """The inputs of a sleeptime group's manager carry the group id (they are the group's messages): messages,
+    approval answers and client tool returns alike, as Letta tags every input."""
     if group_id is None:
         return inputs
-    return [i.model_copy(update={"group_id": group_id}) if isinstance(i, MessageCreate) else i for i in inputs]
+    return [i.model_copy(update={"group_id": group_id}) for i in inputs]

@@ -280,3 +280,20 @@ class TestEveryRouteFires:
         assert listed[0]["content"].endswith("] note this")
         (first,) = [r for r in sleeptime_requests(mock_llm) if r["messages"][-1]["role"] == "user"]
         assert "Messages:\nassistant: noted" in first["messages"][-1]["content"]  # system inputs are left out
+
+
+class TestApprovals:
+    def test_an_approval_answer_is_one_of_the_groups_messages(
+        self, client: Letta, mock_llm: MockLLM, http: httpx.Client
+    ) -> None:
+        main = make_main(client, tool_rules=[{"type": "requires_approval", "tool_name": "conversation_search"}])
+        mock_llm.script(Reply.tool_call("conversation_search", {"query": "tea"}, id="call_tea"))
+        asked = client.agents.messages.create(main.id, messages=[{"role": "user", "content": "search"}])
+        assert asked.stop_reason.stop_reason == "requires_approval"
+        wait_all_ended(client, sleeptime_of(client, main).id, 1)
+        mock_llm.script(Reply.tool_call("send_message", {"message": "found nothing"}))
+        answer = {"type": "approval", "tool_call_id": "call_tea", "approve": True}
+        client.agents.messages.create(main.id, messages=[{"type": "approval", "approvals": [answer]}])
+        (group,) = groups(http)
+        listed = http.get(f"/v1/groups/{group['id']}/messages").json()
+        assert [m["message_type"] for m in listed] == ["user_message", "approval_response_message"]
