@@ -18,8 +18,10 @@ from memlet.loop.builtin_tools import BuiltinTool, ToolContext, ToolError
 
 SENT_ASYNC = "Successfully sent message"
 NO_RESPONSE = "<no response>"
-# How many agents a tag broadcast considers, as Letta's first page of the agent list.
-TAG_CANDIDATES = 100
+# How many agents a tag broadcast considers, as Letta's tool reads them: one page of the agent list, its default
+# 50 for a tag search, 100 when `match_all` is empty (the newest agents, whatever their tags).
+TAG_PAGE = 50
+UNTAGGED_PAGE = 100
 # How many of them are asked at once (each takes a turn slot of this worker while it runs).
 TAG_CONCURRENCY = 8
 
@@ -83,18 +85,20 @@ async def send_message_to_agent_async(ctx: ToolContext, message: str, other_agen
 
 
 async def _tag_recipients(ctx: ToolContext, match_all: list[str], match_some: list[str]) -> list[str]:
-    """Agents of the sender's organization with every tag of `match_all` (or the newest 100 when it is empty) and
-    at least one of `match_some` (when given), newest first, without the sender."""
+    """As Letta's tool: the newest 50 agents of the sender's organization with every tag of `match_all` (the newest
+    100 when it is empty) that are also among the newest 50 with any tag of `match_some` (when given), newest first,
+    without the sender."""
     org_id = ctx.agent.organization_id
     async with ctx.sessionmaker() as session:
         repo = AgentRepository(session)
-        filters = AgentFilters(tags=match_all, match_all_tags=True)
-        candidates = await repo.list_page(org_id, filters, Page(limit=TAG_CANDIDATES), sort_by="created_at")
-        tags = await repo.tags_for([a.id for a in candidates]) if match_some else {}
-    wanted = set(match_some)
-    return [
-        a.id for a in candidates if a.id != ctx.agent.id and (not wanted or wanted.intersection(tags.get(a.id, ())))
-    ]
+        every = AgentFilters(tags=match_all, match_all_tags=True)
+        page = Page(limit=TAG_PAGE if match_all else UNTAGGED_PAGE)
+        candidates = await repo.list_page(org_id, every, page, sort_by="created_at")
+        some: set[str] | None = None
+        if match_some:
+            any_of = AgentFilters(tags=match_some, match_all_tags=False)
+            some = {a.id for a in await repo.list_page(org_id, any_of, Page(limit=TAG_PAGE), sort_by="created_at")}
+    return [a.id for a in candidates if a.id != ctx.agent.id and (some is None or a.id in some)]
 
 
 def _tag_list(tags: object) -> list[str]:

@@ -155,6 +155,19 @@ def test_matching_tags_reaches_only_agents_with_all_and_some(client: Letta, mock
     assert len(mock_llm.requests) == 3
 
 
+def test_matching_tags_reaches_the_newest_50_as_letta_reads_one_page(client: Letta, mock_llm: MockLLM) -> None:
+    supervisor = make_agent(client, multi=True)
+    team = [make_agent(client, tags=["team"]).id for _ in range(51)]
+    mock_llm.script(
+        Reply.tool_call(TAGS, {"message": "roll call", "match_all": ["team"], "match_some": []}),
+        *[Reply.text("here") for _ in range(50)],
+        Reply.text("done"),
+    )
+    (ret,) = tool_returns(ask(client, supervisor.id))
+    assert [r["agent_id"] for r in ast.literal_eval(ret.tool_return)] == team[:0:-1]
+    assert runs_of(client, team[0]) == []
+
+
 def test_matching_tags_reports_a_failed_recipient_as_an_error_entry(client: Letta, mock_llm: MockLLM) -> None:
     asker = make_agent(client, multi=True, tags=["worker", "team-a"])
     broadcaster = make_agent(client, multi=True)
