@@ -18,7 +18,7 @@ from memlet.errors import BadRequestError, MemletError, NotFoundError
 from memlet.folders.file_agent_repository import FileAgentRepository
 from memlet.folders.file_repository import FileRepository
 from memlet.folders.file_schemas import DuplicateFileHandling
-from memlet.folders.file_types import SUPPORTED_SUMMARY, resolve_media_type
+from memlet.folders.file_types import SUPPORTED_SUMMARY, stored_media_type, unsupported_upload
 from memlet.folders.names import safe_file_name, suffixed
 from memlet.folders.service import FolderService
 from memlet.folders.upload_body import UploadedFile
@@ -56,11 +56,10 @@ class FileService:
         name: str | None,
     ) -> Accepted:
         folder = await self.folders.get(actor, folder_id)
-        media_type = resolve_media_type(upload.content_type, upload.file_name)
-        if media_type is None:
+        refused = unsupported_upload(upload.content_type, upload.file_name)
+        if refused is not None:
             raise UnsupportedFileTypeError(
-                f"Unsupported file type: {(upload.content_type or 'unknown').split(';')[0]} "
-                f"(filename: {upload.file_name}). Supported types: {SUPPORTED_SUMMARY}."
+                f"Unsupported file type: {refused} (filename: {upload.file_name}). Supported types: {SUPPORTED_SUMMARY}."
             )
         if not upload.data:
             raise BadRequestError("INVALID_ARGUMENT: The uploaded file is empty")
@@ -82,7 +81,7 @@ class FileService:
             source_id=folder.id,
             file_name=f"{folder.name}/{unique}",
             original_file_name=original,
-            file_type=media_type,
+            file_type=stored_media_type(upload.content_type, original),
             file_size=len(upload.data),
             processing_status="pending",
             created_by_id=actor.user_id,

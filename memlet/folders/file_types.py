@@ -1,8 +1,10 @@
 """The file types an upload may have: extension → media type, and how an agent's view splits each into lines.
 
-Letta 0.16.8's list (PDF, text, Markdown, JSON, CSV, code, HTML, config files, scripts). Anything else is a 415.
+Letta 0.16.8's list (PDF, text, Markdown, JSON, CSV, code, HTML, config files, scripts). An upload is accepted when
+its Content-Type or its name's type is on the list (else 415), and stored with its name's type first, as Letta does.
 """
 
+import mimetypes
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import PurePosixPath
@@ -77,34 +79,55 @@ _BY_EXTENSION: dict[str, FileType] = {
 _BY_MEDIA_TYPE: dict[str, FileType] = {}
 for _type in _BY_EXTENSION.values():
     _BY_MEDIA_TYPE.setdefault(_type.media_type, _type)
-# Other names clients send for the same types.
-_ALIASES = {
-    "text/x-markdown": "text/markdown",
-    "application/x-jsonlines": "application/jsonl",
-    "text/xml": "application/xml",
-    "application/x-yaml": "text/x-yaml",
-    "text/x-script.python": "text/x-python",
-    "application/javascript": "text/javascript",
+# Letta registers these names with Python's `mimetypes` after its own types, so a file name with one of these
+# extensions gets the alias, not the registered type; none of them has a line strategy of its own.
+_NAME_ALIASES = {
+    ".md": "text/x-markdown",
+    ".jsonl": "application/x-jsonlines",
+    ".xml": "text/xml",
 }
+ALLOWED_MEDIA_TYPES = frozenset(_BY_MEDIA_TYPE) | frozenset(_NAME_ALIASES.values())
 
-SUPPORTED_SUMMARY = "PDF, text files (.txt, .md), JSON, CSV, HTML, and code files (.py, .js, .java, etc.)"
+SUPPORTED_SUMMARY = "PDF, text files (.txt, .md), JSON, and code files (.py, .js, .java, etc.)"
 
 
 def extension_of(file_name: str) -> str:
     return PurePosixPath(file_name).suffix.lower()
 
 
-def resolve_media_type(content_type: str | None, file_name: str) -> str | None:
-    """The upload's media type: its Content-Type when supported, else its extension's; None when unsupported."""
+def type_of_name(file_name: str) -> str | None:
+    """The media type a file name implies: memlet's table (with Letta's aliases), else the system's `mimetypes`."""
+    extension = extension_of(file_name)
+    if extension in _NAME_ALIASES:
+        return _NAME_ALIASES[extension]
+    known = _BY_EXTENSION.get(extension)
+    return known.media_type if known else mimetypes.guess_type(file_name, strict=True)[0]
+
+
+def unsupported_upload(content_type: str | None, file_name: str) -> str | None:
+    """None when an upload is accepted (its Content-Type or its name's type is supported), else the type refused."""
     declared = (content_type or "").split(";", 1)[0].strip().lower()
-    declared = _ALIASES.get(declared, declared)
-    if declared in _BY_MEDIA_TYPE:
-        return declared
-    by_extension = _BY_EXTENSION.get(extension_of(file_name))
-    return by_extension.media_type if by_extension else None
+    if declared in ALLOWED_MEDIA_TYPES:
+        return None
+    if not file_name:
+        return declared or "unknown"
+    by_name = (type_of_name(file_name) or "").lower()
+    return None if by_name in ALLOWED_MEDIA_TYPES else by_name or "unknown"
+
+
+def stored_media_type(content_type: str | None, file_name: str) -> str:
+    """The `file_type` an accepted upload is stored with: its stored name's type, else the declared Content-Type."""
+    return type_of_name(file_name) or content_type or "unknown"
 
 
 def line_strategy(media_type: str | None, file_name: str) -> LineStrategy:
-    """How a stored file's text is split into numbered lines (by media type, else by extension)."""
-    known = _BY_MEDIA_TYPE.get(media_type or "") or _BY_EXTENSION.get(extension_of(file_name))
+    """How a stored file's text is split into numbered lines.
+
+    By its media type when it has one (a type with no strategy of its own, such as `text/x-markdown`, is split into
+    plain lines), else by its name's extension.
+    """
+    if media_type:
+        known = _BY_MEDIA_TYPE.get(media_type)
+    else:
+        known = _BY_EXTENSION.get(extension_of(file_name))
     return known.strategy if known else LineStrategy.LINES
