@@ -1,4 +1,4 @@
-"""Uploaded bytes → text: PDFs through pypdf, HTML without its markup, everything else decoded as UTF-8.
+"""Uploaded bytes → text: PDFs through pypdf, everything else (HTML with its markup, as Letta keeps it) as UTF-8.
 
 Parsing runs in a worker thread (`parse_file`), so a large PDF never blocks the event loop. A file that holds
 no text at all is an error: the upload ends in `processing_status: error` with the reason. pypdf (~20 MB
@@ -8,7 +8,6 @@ resident) is imported by the first PDF, not at start-up.
 import asyncio
 import io
 import logging
-from html.parser import HTMLParser
 
 # A PDF with more pages than this is refused rather than parsed for minutes.
 MAX_PDF_PAGES = 2_000
@@ -37,46 +36,10 @@ def _pdf_text(data: bytes) -> str:
     return "\n\n".join(p for p in pages if p).replace("\x00", "")
 
 
-class _TextOfHTML(HTMLParser):
-    _SKIPPED = frozenset({"script", "style", "noscript", "template"})
-    _BREAKS = frozenset({"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article"})
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.skipping = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in self._SKIPPED:
-            self.skipping += 1
-        elif tag in self._BREAKS:
-            self.parts.append("\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in self._SKIPPED and self.skipping:
-            self.skipping -= 1
-        elif tag in self._BREAKS:
-            self.parts.append("\n")
-
-    def handle_data(self, data: str) -> None:
-        if not self.skipping:
-            self.parts.append(data)
-
-
-def _html_text(data: bytes) -> str:
-    parser = _TextOfHTML()
-    parser.feed(_decode(data))
-    parser.close()
-    lines = (" ".join(line.split()) for line in "".join(parser.parts).splitlines())
-    return "\n".join(line for line in lines if line)
-
-
 def extract_text(data: bytes, media_type: str) -> str:
     """The text of an upload of `media_type` (synchronous; see `parse_file`)."""
     if media_type == "application/pdf":
         text = _pdf_text(data)
-    elif media_type == "text/html":
-        text = _html_text(data)
     else:
         text = _decode(data)
     if not text.strip():

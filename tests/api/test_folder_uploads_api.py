@@ -55,3 +55,13 @@ class TestMediaType:
         )
         assert refused.status_code == 415
         assert refused.json()["detail"].startswith("Unsupported file type: unknown (filename: config).")
+
+
+class TestParsedText:
+    def test_html_keeps_its_markup(self, client: Letta) -> None:
+        page = b"<html>\n  <body><p>Hello <b>world</b></p>\n    <script>track()</script>\n  </body>\n</html>\n"
+        folder = make_folder(client)
+        uploaded = client.folders.files.upload(folder.id, file=("page.html", page, "text/html"))
+        assert wait_done(client, folder.id, uploaded.id).processing_status == "completed"
+        stored = client.folders.files.retrieve(uploaded.id, folder_id=folder.id, include_content=True)
+        assert stored.content == page.decode()
