@@ -156,7 +156,7 @@ def _grep_file(
     for index, line in enumerate(lines):
         if len(found) >= room:
             break
-        if _matches(compiled, line, deadline):
+        if _matches(compiled, line.strip(), deadline):  # code keeps its indentation, but is matched without it
             shown = range(max(0, index - context), min(len(lines), index + context + 1))
             block = [f"{'>' if i == index else ' '} {i + 1}: {lines[i]}" for i in shown]
             found.append((name, index + 1, block))
