@@ -84,7 +84,8 @@ async def open_files(ctx: ToolContext, file_requests: list[dict[str, Any]], clos
                     f"{name} not attached - did you get the filename correct? "
                     f"Currently you have the following files attached: {attached}"
                 )
-            start = offset if offset is not None else (0 if length is not None else None)
+            # As in Letta, a length without an offset opens the whole file.
+            start = offset
             end = start + length if start is not None and length is not None else None
             text = (await files.texts([meta.id])).get(meta.id) or ""
             try:

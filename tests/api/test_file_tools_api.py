@@ -33,3 +33,14 @@ class TestGrepFiles:
         (found,) = tool_returns(client, agent.id, mock_llm, Reply.tool_call("grep_files", {"pattern": "^def inner"}))
         assert found.startswith("Found 1 total matches across 1 files")
         assert "=== docs/main.py:2 ===\n  1: def outer():\n> 2:     def inner():\n  3:         return 1" in found
+
+
+class TestOpenFiles:
+    def test_a_length_without_an_offset_opens_the_whole_file(self, client: Letta, mock_llm: MockLLM) -> None:
+        agent = agent_with_code(client)
+        request = {"file_requests": [{"file_name": "docs/main.py", "length": 1}]}
+        (opened,) = tool_returns(client, agent.id, mock_llm, Reply.tool_call("open_files", request))
+        assert opened == "* Opened docs/main.py"
+        (state,) = client.agents.files.list(agent.id, is_open=True).files
+        assert (state.start_line, state.end_line) == (None, None)
+        assert (state.visible_content or "").splitlines()[0] == "[Viewing file start (out of 3 lines)]"
