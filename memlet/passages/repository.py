@@ -157,6 +157,18 @@ class PassageRepository:
             rows = (await self.session.execute(stmt)).all()
         return [(row[0], float(row[1])) for row in rows]
 
+    async def substring_search(
+        self, org_id: str, scope: PassageScope, filters: PassageFilters, query: str, limit: int
+    ) -> list[orm.Passage]:
+        """Passages whose text holds `query` (any case), oldest first: Letta's search without an embedding."""
+        stmt = (
+            select(P)
+            .where(*scope.where(org_id), *filters.where(), P.text.ilike(f"%{escape_like(query)}%", escape="\\"))
+            .order_by(P.created_at, P.id)
+            .limit(limit)
+        )
+        return list(await self.session.scalars(stmt))
+
     async def text_search(
         self, org_id: str, scope: PassageScope, filters: PassageFilters, query: str, limit: int
     ) -> list[tuple[orm.Passage, float]]:

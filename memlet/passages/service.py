@@ -2,7 +2,8 @@
 
 Vectors come from the embedding_config of the agent (archival memory) or of the archive (archive passages),
 stored at their true dimension; a dimension without an HNSW index is refused (400) rather than searched by a
-full scan. Without an embedding_config a passage is stored without a vector and found by full-text search.
+full scan. Without an embedding_config a passage is stored without a vector and found by a case-insensitive
+substring match, oldest first (Letta's search then).
 """
 
 from collections.abc import Sequence
@@ -149,11 +150,12 @@ class PassageService:
         *,
         with_embedding: bool = False,
     ) -> list[Hit]:
-        """Nearest passages by the query's embedding (score 1 − cosine distance), else by full-text rank."""
+        """Nearest passages by the query's embedding (score 1 − cosine distance); without an embedding config, the
+        passages holding the query (any case), oldest first, each scored 1.0, as Letta searches them."""
         org_id = actor.organization_id
         vector = (await self.embed(actor, config, [query]))[0] if query.strip() else None
         if vector is None:
-            return await self.passages.text_search(org_id, scope, filters, query, limit)
+            return [(row, 1.0) for row in await self.passages.substring_search(org_id, scope, filters, query, limit)]
         hits = await self.passages.nearest(org_id, scope, filters, vector, limit, with_embedding=with_embedding)
         return [(row, 1.0 - distance) for row, distance in hits]
 
