@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memlet.db import models as orm
 from memlet.db.pagination import Page, fetch_page
 from memlet.db.row_shape import RowShape
+from memlet.db.sql import escape_like
 
 S, SA, F = orm.Source, orm.SourceAgent, orm.FileMetadata
 FOLDER_ROWS = RowShape(orm.Source)
@@ -45,8 +46,8 @@ class FolderRepository:
 
     async def list_page(self, org_id: str, page: Page, *, name: str | None = None) -> list[Any]:
         stmt = select(S).where(S.organization_id == org_id)
-        if name is not None:
-            stmt = stmt.where(S.name == name)
+        if name:  # as in Letta: any folder whose name holds it, in any case
+            stmt = stmt.where(S.name.ilike(f"%{escape_like(name)}%", escape="\\"))
         return await fetch_page(self.session, stmt, page, sort_col=S.created_at, id_col=S.id)
 
     async def count(self, org_id: str) -> int:

@@ -82,19 +82,29 @@ def build_router(prefix: str, id_name: str, ops: dict[str, str], *, deprecated: 
         """Deprecated: the id of the folder with this name (use the list endpoint's `name` filter)."""
         return await service.id_by_name(actor, name)
 
-    @router.get("/", operation_id=ops["list"], response_model=list[model])  # type: ignore[valid-type]
-    async def list_(
-        service: FolderServiceDep,
-        actor: ActorDep,
-        before: str | None = None,
-        after: str | None = None,
-        limit: PageLimit = 50,
-        order: Order = "asc",
-        order_by: Literal["created_at"] = "created_at",
-        name: Annotated[str | None, Query(max_length=255)] = None,
-    ) -> Any:
-        """List the folders of the organization, oldest first by default, optionally by name."""
-        return await service.list_page(actor, Page(before=before, after=after, limit=limit, order=order), name=name)
+    if deprecated:
+
+        @router.get("/", operation_id=ops["list"], response_model=list[model])  # type: ignore[valid-type]
+        async def list_all(service: FolderServiceDep, actor: ActorDep) -> Any:
+            """Deprecated: the organization's first 50 folders, oldest first (this listing takes no parameters)."""
+            return await service.list_page(actor, Page(limit=50, order="asc"), name=None)
+
+    else:
+
+        @router.get("/", operation_id=ops["list"], response_model=list[model])  # type: ignore[valid-type]
+        async def list_(
+            service: FolderServiceDep,
+            actor: ActorDep,
+            before: str | None = None,
+            after: str | None = None,
+            limit: PageLimit = 50,
+            order: Order = "asc",
+            order_by: Literal["created_at"] = "created_at",
+            name: Annotated[str | None, Query(max_length=255)] = None,
+        ) -> Any:
+            """List the folders of the organization, oldest first by default; `name` keeps names that hold it."""
+            page = Page(before=before, after=after, limit=limit, order=order)
+            return await service.list_page(actor, page, name=name)
 
     @router.post("/", operation_id=ops["create"], response_model=model)
     async def create(body: SourceCreate, service: FolderServiceDep, actor: ActorDep) -> Any:
