@@ -173,8 +173,9 @@ class PassageService:
             scope, config = PassageScope(archive_ids=[archive.id]), archive.embedding_config
         else:
             scope, config = PassageScope(any_archive=True), await self.archives.latest_embedding_config(actor)
-        if not req.query:
-            rows = await self.passages.list_page(actor.organization_id, scope, Page(limit=req.limit), None, filters)
+        if not req.query:  # Letta lists the oldest first
+            page = Page(limit=req.limit, order="asc")
+            rows = await self.passages.list_page(actor.organization_id, scope, page, None, filters)
             return [(row, 1.0) for row in rows]
         return await self.search(actor, scope, config, req.query, filters, req.limit, with_embedding=with_embedding)
 

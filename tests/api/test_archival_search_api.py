@@ -3,7 +3,7 @@
 import httpx
 from letta_client import Letta
 
-from tests.api.test_archival_api import MODEL
+from tests.api.test_archival_api import EMBEDDING, MODEL
 
 TEXTS = ["Apple pie recipe", "Banana bread", "Cider from APPLES"]
 
@@ -19,3 +19,12 @@ class TestWithoutEmbedding:
         body = {"agent_id": agent.id, "query": "pple"}
         searched = http.post("/v1/passages/search", json=body).json()
         assert [r["passage"]["text"] for r in searched] == ["Apple pie recipe", "Cider from APPLES"]
+
+
+class TestSearchPassagesWithoutQuery:
+    def test_the_oldest_come_first(self, client: Letta, http: httpx.Client) -> None:
+        agent = client.agents.create(name="lister", model=MODEL, embedding=EMBEDDING)
+        for text in TEXTS:
+            client.agents.passages.create(agent.id, text=text)
+        found = http.post("/v1/passages/search", json={"agent_id": agent.id, "limit": 2}).json()
+        assert [r["passage"]["text"] for r in found] == TEXTS[:2]
