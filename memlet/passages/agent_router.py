@@ -14,7 +14,7 @@ from memlet.passages import views
 from memlet.passages.deps import PassageServiceDep
 from memlet.passages.repository import PassageFilters
 from memlet.passages.schemas import MAX_PASSAGE_CHARS, ArchivalMemorySearchResponse, CreateArchivalMemory, Passage
-from memlet.passages.service import utc
+from memlet.passages.service import in_zone
 
 router = APIRouter(prefix="/agents", tags=["agents"])
 IncludeEmbedding = Annotated[bool, Query(include_in_schema=False)]
@@ -67,9 +67,10 @@ async def search_archival_memory(
     start_datetime: datetime | None = None,
     end_datetime: datetime | None = None,
 ) -> Any:
-    """Semantic search of the agent's archival memory with tag and date filters (applied before the limit)."""
+    """Semantic search of the agent's archival memory, filtered by tags and dates (naive ones in the agent's zone)."""
     agent = await service.archives.agent(actor, agent_id)
-    filters = PassageFilters(tags or (), tag_match_mode, utc(start_datetime), utc(end_datetime))
+    start, end = in_zone(start_datetime, agent.timezone), in_zone(end_datetime, agent.timezone)
+    filters = PassageFilters(tags or (), tag_match_mode, start, end)
     hits = await service.search_agent(actor, agent, query, filters, top_k)
     results = views.archival_results(hits, agent.timezone)
     return {"results": results, "count": len(results)}

@@ -9,6 +9,7 @@ substring match, oldest first (Letta's search then).
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -44,6 +45,16 @@ def check_dimension(dim: int) -> None:
 def utc(moment: datetime | None) -> datetime | None:
     """Naive datetimes are UTC."""
     return moment.replace(tzinfo=UTC) if moment is not None and moment.tzinfo is None else moment
+
+
+def in_zone(moment: datetime | None, timezone: str | None) -> datetime | None:
+    """Naive datetimes are in `timezone` (an agent's; UTC when it has none or an unknown one), as Letta reads them."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    try:
+        return moment.replace(tzinfo=ZoneInfo(timezone or "UTC"))
+    except (ZoneInfoNotFoundError, ValueError):
+        return moment.replace(tzinfo=UTC)
 
 
 class PassageService:

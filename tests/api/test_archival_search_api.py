@@ -1,5 +1,7 @@
 """Archival search as Letta 0.16.8 answers it where memlet once differed: no embedding, no query, time zones."""
 
+from datetime import UTC, datetime
+
 import httpx
 from letta_client import Letta
 
@@ -28,3 +30,22 @@ class TestSearchPassagesWithoutQuery:
             client.agents.passages.create(agent.id, text=text)
         found = http.post("/v1/passages/search", json={"agent_id": agent.id, "limit": 2}).json()
         assert [r["passage"]["text"] for r in found] == TEXTS[:2]
+
+
+class TestSearchDates:
+    def test_dates_without_a_zone_are_in_the_agents(self, client: Letta, http: httpx.Client) -> None:
+        agent = client.agents.create(name="nyc", model=MODEL, embedding=EMBEDDING, timezone="America/New_York")
+        # 03:00 UTC on Jan 15 is 22:00 on Jan 14 in New York.
+        client.agents.passages.create(agent.id, text="late note", created_at=datetime(2024, 1, 15, 3, tzinfo=UTC))
+        url = f"/v1/agents/{agent.id}/archival-memory/search"
+
+        def found(**dates: str) -> list[str]:
+            response = http.get(url, params={"query": "note", **dates})
+            assert response.status_code == 200, response.text
+            return [r["content"] for r in response.json()["results"]]
+
+        assert found(start_datetime="2024-01-14T21:00:00") == ["late note"]
+        assert found(start_datetime="2024-01-14T23:00:00") == []
+        assert found(end_datetime="2024-01-14T23:00:00") == ["late note"]
+        assert found(end_datetime="2024-01-14T21:00:00") == []
+        assert found(start_datetime="2024-01-14T23:00:00Z") == ["late note"]
