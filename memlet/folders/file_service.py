@@ -61,8 +61,6 @@ class FileService:
             raise UnsupportedFileTypeError(
                 f"Unsupported file type: {refused} (filename: {upload.file_name}). Supported types: {SUPPORTED_SUMMARY}."
             )
-        if not upload.data:
-            raise BadRequestError("INVALID_ARGUMENT: The uploaded file is empty")
         original = safe_file_name(name or upload.file_name)
         existing = await self.files.find_by_original_name(folder.id, original)
         unique = original

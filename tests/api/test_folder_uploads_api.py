@@ -65,3 +65,11 @@ class TestParsedText:
         assert wait_done(client, folder.id, uploaded.id).processing_status == "completed"
         stored = client.folders.files.retrieve(uploaded.id, folder_id=folder.id, include_content=True)
         assert stored.content == page.decode()
+
+    def test_an_empty_file_is_accepted_and_ends_in_error(self, client: Letta) -> None:
+        folder = make_folder(client)
+        empty = client.folders.files.upload(folder.id, file=("empty.txt", b"", "text/plain"))
+        assert empty.file_size == 0
+        done = wait_done(client, folder.id, empty.id)
+        assert done.processing_status == "error" and done.error_message
+        assert [f.id for f in client.folders.files.list(folder.id)] == [empty.id]
