@@ -53,7 +53,7 @@ async def modify_archive(
     return await service.modify(actor, archive_id, body)
 
 
-@router.delete("/{archive_id}", operation_id="delete_archive")
+@router.delete("/{archive_id}", operation_id="delete_archive", status_code=204)
 async def delete_archive(archive_id: ArchiveId, service: ArchiveServiceDep, actor: ActorDep) -> None:
     """Delete an archive and every passage in it."""
     await service.delete(actor, archive_id)

@@ -67,7 +67,6 @@ class ArchiveService:
             description=description,
             vector_db_provider="native",
             embedding_config=embedding_config,
-            metadata_={},
             created_by_id=actor.user_id,
             last_updated_by_id=actor.user_id,
         )

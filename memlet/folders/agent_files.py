@@ -86,7 +86,8 @@ class AgentFiles:
         return result
 
     async def close(self, agent_id: str, file_id: str) -> None:
-        await self.rows.close(agent_id, [file_id])
+        """Close a file on request: its block shows nothing, but the row keeps the view it had."""
+        await self.rows.close_keeping_view(agent_id, file_id)
 
     async def close_all_except(self, agent_id: str, keep_names: Sequence[str] = ()) -> list[str]:
         return await self.rows.close_all_except(agent_id, keep_names)

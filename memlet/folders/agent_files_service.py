@@ -55,7 +55,7 @@ class AgentFileService:
             )
             for r in rows
         ]
-        return PaginatedAgentFiles(files=files, next_cursor=rows[-1].id if has_more else None, has_more=has_more)
+        return PaginatedAgentFiles(files=files, next_cursor=rows[-1].id if rows else None, has_more=has_more)
 
     async def open(self, actor: Actor, agent_id: str, file_id: str) -> list[str]:
         """Open the whole file (cut to the agent's window limit); the names closed to make room."""

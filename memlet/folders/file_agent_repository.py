@@ -61,6 +61,14 @@ class FileAgentRepository:
                 update(FA).where(FA.agent_id == agent_id, FA.file_id.in_(list(file_ids))).values(**_CLOSED)
             )
 
+    async def close_keeping_view(self, agent_id: str, file_id: str) -> None:
+        """Close one file but keep its last view and window on the row (the REST close, as in Letta)."""
+        await self.session.execute(
+            update(FA)
+            .where(FA.agent_id == agent_id, FA.file_id == file_id)
+            .values(is_open=False, last_accessed_at=func.now())
+        )
+
     async def close_all_except(self, agent_id: str, keep_names: Sequence[str]) -> list[str]:
         """Close every open file of the agent but `keep_names`; the names closed."""
         stmt = update(FA).where(FA.agent_id == agent_id, FA.is_open.is_(True))

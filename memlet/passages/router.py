@@ -57,7 +57,9 @@ async def create_passages_in_archive(
     return views.passages(rows, include_embedding=include_embedding)
 
 
-@router.delete("/archives/{archive_id}/passages/{passage_id}", operation_id="delete_passage_from_archive")
+@router.delete(
+    "/archives/{archive_id}/passages/{passage_id}", operation_id="delete_passage_from_archive", status_code=204
+)
 async def delete_passage_from_archive(
     archive_id: ArchiveId, passage_id: PassageId, service: PassageServiceDep, actor: ActorDep
 ) -> None:
