@@ -98,4 +98,4 @@ async def compact(
         return
     if shown:
         yield ev.CompactionStarted(step_id, trigger, plan.tokens_before, window)
-    yield ev.MessagesCommitted([summary])
+    yield ev.MessagesCommitted([summary], summary=plan.summary)

@@ -15,7 +15,11 @@ from memlet.messages.schemas import StoredMessage
 
 @dataclass(frozen=True)
 class MessagesCommitted:
+    """`summary`: set when the one message is a compaction's summary row; the summary's own text (the row holds
+    it packed in a system alert), which a stream shows."""
+
     messages: list[StoredMessage]
+    summary: str | None = None
 
 
 @dataclass(frozen=True)

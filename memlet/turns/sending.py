@@ -191,7 +191,10 @@ class SendService(SendAdmission):
             raise MemletError()
         if isinstance(final, ev.RunFailed):
             raise final.error if isinstance(final.error, MemletError) else MemletError()
-        return BlockingTurn(run.id, view_options(self.agent_type_of(agent_id), req), committed, final)
+        # Letta answers a blocking send with a compaction's summary as a user_message, whatever
+        # include_compaction_messages says (that flag only changes streams, and the stored row's role).
+        opts = replace(view_options(self.agent_type_of(agent_id), req), summary_as_user=True)
+        return BlockingTurn(run.id, opts, committed, final)
 
     async def open_stream(
         self,

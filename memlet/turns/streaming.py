@@ -32,10 +32,11 @@ from memlet.messages.schemas import (
     ReasoningMessage,
     StopReasonType,
     StoredMessage,
+    SummaryMessage,
     ToolCallDelta,
     ToolCallMessage,
 )
-from memlet.messages.views import filter_message_types, is_heartbeat, to_letta_messages
+from memlet.messages.views import filter_message_types, is_heartbeat, otid_from_id, to_letta_messages
 
 DONE = "data: [DONE]\n\n"
 MID_STREAM_ERROR = "An error occurred during agent execution."
@@ -98,21 +99,31 @@ def delta_view(delta: ev.TokenDelta, run_id: str, reasoning_source: str = "reaso
 
 
 def compaction_event(event: ev.CompactionStarted, run_id: str) -> EventMessage:
-    """The event_message announcing a compaction (Letta Code shows it with the summary_message that follows)."""
+    """The event_message announcing a compaction (Letta Code shows it with the summary_message that follows).
+    It is no stored message, so its id is a bare uuid4, as Letta's."""
     data = {
         "trigger": event.trigger,
         "context_token_estimate": event.context_token_estimate,
         "context_window": event.context_window,
     }
-    message_id = f"message-{uuid.uuid5(uuid.NAMESPACE_URL, f'{run_id}/{event.step_id}/compaction')}"
     return EventMessage(
-        id=message_id,
+        id=str(uuid.uuid4()),
         date=datetime.now(UTC),
         event_type="compaction",
         event_data=data,
         run_id=run_id,
         step_id=event.step_id,
     )
+
+
+def streamed_summary(view: LettaMessage, summary: str) -> LettaMessage:
+    """A compaction's summary row as Letta streams it: a summary_message carries the summary's own text (the
+    stored row and later listings keep the packed system alert), and either form gets an otid derived from its
+    id, as the stream's other messages have (the row itself has none)."""
+    update: dict[str, object] = {"otid": view.otid or otid_from_id(view.id, 0)}
+    if isinstance(view, SummaryMessage):
+        update["summary"] = summary
+    return view.model_copy(update=update)
 
 
 def error_message(run_id: str, error: BaseException, error_type: str | None = None) -> LettaErrorMessage:
@@ -149,6 +160,8 @@ class EventRenderer:
             return [sse(view)] if self._wanted(view.message_type) else []
         if isinstance(event, ev.MessagesCommitted):
             views = public_views(event.messages, self.opts)
+            if event.summary is not None:
+                views = [streamed_summary(v, event.summary) for v in views]
             return [sse(v) for v in views if (v.id, v.message_type) not in self._streamed]
         if isinstance(event, ev.CompactionStarted):
             view = compaction_event(event, self.run_id)

@@ -59,9 +59,12 @@ def test_v3_compacts_after_a_step_past_nine_tenths(
         assert [m["message_type"] for m in messages] == ["assistant_message"]
         return
     assert kinds(mock_llm) == ["step", "summary"]  # after the step, not before it
-    summary = next(m for m in messages if m["message_type"] == "summary_message")
-    assert summary["compaction_stats"]["trigger"] == "post_step_context_check"
-    assert summary["compaction_stats"]["context_tokens_before"] == reported
+    # A blocking response shows the summary as Letta does, include_compaction_messages or not: a user_message
+    # holding the stored system alert with its stats.
+    assert [m["message_type"] for m in messages] == ["assistant_message", "user_message"]
+    stats = json.loads(messages[1]["content"])["compaction_stats"]
+    assert stats["trigger"] == "post_step_context_check"
+    assert stats["context_tokens_before"] == reported
     mock_llm.script(Reply.text("next"))
     send(http, agent_id, "again")
     sent = mock_llm.requests[-1]["messages"]
@@ -90,8 +93,9 @@ def test_overflow_compacts_and_retries_the_step(client: Letta, http: httpx.Clien
     first, retry = mock_llm.requests[0]["messages"], mock_llm.requests[2]["messages"]
     assert len(retry) < len(first) and "Summary before retry." in json.dumps(retry[1])
     types = [m["message_type"] for m in response.json()["messages"]]
-    assert types == ["summary_message", "assistant_message"]
-    assert response.json()["messages"][0]["compaction_stats"]["trigger"] == "context_window_exceeded"
+    assert types == ["user_message", "assistant_message"]
+    alert = json.loads(response.json()["messages"][0]["content"])
+    assert alert["compaction_stats"]["trigger"] == "context_window_exceeded"
 
 
 def test_overflow_gives_up_after_three_retries(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:

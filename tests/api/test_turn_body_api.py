@@ -6,11 +6,13 @@ image parts; `include_compaction_messages` streams a compaction as an event_mess
 
 import base64
 import json
+import uuid
 from typing import Any
 
 import pytest
 from letta_client import Letta
 
+from memlet.messages.views import otid_from_id
 from tests.mock_llm import MockLLM, Reply
 
 MODEL = "openai/gpt-4o-mini"
@@ -107,18 +109,27 @@ def test_compaction_is_streamed_as_letta_code_asks(client: Letta, http: Any, moc
     events = stream_events(http, agent.id, body)
     assert len([r for r in mock_llm.requests if not r.get("tools")]) > summaries_before, "it was compacted"
     kinds = [e.get("message_type") for e in events if e.get("message_type") != "ping"]
+    stored = client.agents.messages.list(agent.id, limit=100).items
     if include:
         event = next(e for e in events if e.get("message_type") == "event_message")
         assert event["event_type"] == "compaction"
         assert event["event_data"]["context_window"] == 4000
+        assert uuid.UUID(event["id"]).version == 4  # a bare uuid4, as Letta's (no stored message has it)
         summary = next(e for e in events if e.get("message_type") == "summary_message")
         assert kinds.index("event_message") < kinds.index("summary_message") < kinds.index("assistant_message")
         assert summary["compaction_stats"]["trigger"] == "context_window_exceeded"
+        assert summary["summary"] == "The summary of it all."  # the text alone, not the stored system alert
+        assert summary["step_id"] == event["step_id"]
     else:
         assert "event_message" not in kinds and "summary_message" not in kinds
-        assert kinds[0] == "user_message"  # the summary, as Letta shows it without compaction messages
-    summary_text = json.dumps(events)
-    assert "The summary of it all." in summary_text
+        summary = next(e for e in events if e.get("message_type") == "user_message")  # as Letta shows it then
+        assert json.loads(summary["content"])["type"] == "system_alert"
+    assert summary["otid"] == otid_from_id(summary["id"], 0)
+    # Listed later, the row is a user_message holding the packed alert, with no otid of its own.
+    [listed] = [m for m in stored if m.id == summary["id"]]
+    assert listed.message_type == "user_message" and listed.otid is None
+    assert json.loads(listed.content)["type"] == "system_alert"  # type: ignore[union-attr, arg-type]
+    assert "The summary of it all." in listed.content  # type: ignore[union-attr, operator]
 
 
 def test_override_model_in_a_conversation_turn(client: Letta, http: Any, mock_llm: MockLLM) -> None:
