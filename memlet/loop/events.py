@@ -22,23 +22,27 @@ class MessagesCommitted:
     summary: str | None = None
 
 
+DeltaKind = Literal["assistant", "reasoning", "tool_call", "approval"]
+
+
 @dataclass(frozen=True)
 class TokenDelta:
     """A streamed fragment of the message `message_id` (its public part `otid`); both equal those of the row
-    the step commits and of its public views.
+    the step commits and of its public views, and so does `step_id`.
 
     kind "assistant" / "reasoning" carry `text`; kind "tool_call" (shown as tool_call_message) and "approval"
     (an approval-gated call, shown as approval_request_message) carry `tool_call_id` plus `name` on the first
     fragment and `arguments` fragments afterwards.
     """
 
-    kind: Literal["assistant", "reasoning", "tool_call", "approval"]
+    kind: DeltaKind
     message_id: str
     otid: str
     text: str = ""
     tool_call_id: str | None = None
     name: str | None = None
     arguments: str | None = None
+    step_id: str | None = None  # the step being streamed (the committed row's step_id)
 
 
 @dataclass(frozen=True)

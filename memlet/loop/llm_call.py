@@ -2,7 +2,7 @@
 
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
 from memlet.db import models as orm
 from memlet.db.sql import storable_text
@@ -13,7 +13,7 @@ from memlet.llm.types import ChatResult, ContentDelta, ReasoningDelta, ToolCall,
 from memlet.loop.agent_state import LoopState
 from memlet.loop.buffer_chat import BufferChat
 from memlet.loop.chat_request import build_chat_request, request_tools
-from memlet.loop.events import TokenDelta
+from memlet.loop.events import DeltaKind, TokenDelta
 from memlet.loop.response import previous_message_id
 from memlet.loop.stream_args import ArgumentSplitter
 from memlet.messages.views import otid_from_id
@@ -46,9 +46,16 @@ class DeltaLabels:
     """
 
     def __init__(
-        self, assistant_id: str, *, v2: bool, gated: Callable[[str], bool], thoughts_in_content: bool = False
+        self,
+        assistant_id: str,
+        *,
+        v2: bool,
+        gated: Callable[[str], bool],
+        thoughts_in_content: bool = False,
+        step_id: str | None = None,
     ) -> None:
         self.assistant_id = assistant_id
+        self.step_id = step_id
         self.gated = gated
         # A V2 model not asked for `thinking` as an argument thinks in its content (stored as the thinking part).
         self.thoughts_in_content = thoughts_in_content
@@ -57,6 +64,20 @@ class DeltaLabels:
         self._index = 0
         self.plain_seen = False
         self._approval_calls: dict[str, str] = {}  # tool call id -> approval row id
+
+    def delta(
+        self,
+        kind: DeltaKind,
+        message_id: str,
+        otid: str,
+        *,
+        text: str = "",
+        tool_call_id: str | None = None,
+        name: str | None = None,
+        arguments: str | None = None,
+    ) -> TokenDelta:
+        """A fragment of this step: each carries the step's id, as Letta's do."""
+        return TokenDelta(kind, message_id, otid, text, tool_call_id, name, arguments, self.step_id)
 
     def _part(self, kind: str) -> str:
         if self._kind is not None and self._kind != kind:
@@ -67,15 +88,15 @@ class DeltaLabels:
     def reasoning(self, text: str) -> TokenDelta:
         if self._v2 is not None:
             self._v2.native_seen = True
-            return TokenDelta("reasoning", self.assistant_id, otid_from_id(self.assistant_id, 0), text=text)
-        return TokenDelta("reasoning", self.assistant_id, self._part("reasoning"), text=text)
+            return self.delta("reasoning", self.assistant_id, otid_from_id(self.assistant_id, 0), text=text)
+        return self.delta("reasoning", self.assistant_id, self._part("reasoning"), text=text)
 
     def content(self, text: str) -> TokenDelta | None:
         if self._v2 is not None:
             if not self.thoughts_in_content or not text:
                 return None  # V2 agents do not store plain content, so it is not shown
             return self._v2.content_thought(text)
-        return TokenDelta("assistant", self.assistant_id, self._part("assistant"), text=text)
+        return self.delta("assistant", self.assistant_id, self._part("assistant"), text=text)
 
     def approval_id(self, delta: ToolCallDelta) -> str | None:
         """The approval row a call belongs to, or None when it runs without approval."""
@@ -93,14 +114,14 @@ class DeltaLabels:
         arguments = delta.arguments or None
         if approval_id is not None:
             return [
-                TokenDelta(
+                self.delta(
                     "approval", approval_id, approval_id, tool_call_id=delta.id, name=delta.name, arguments=arguments
                 )
             ]
         self.plain_seen = True
         otid = self._part("tool_call")
         return [
-            TokenDelta(
+            self.delta(
                 "tool_call", self.assistant_id, otid, tool_call_id=delta.id, name=delta.name, arguments=arguments
             )
         ]
@@ -140,7 +161,9 @@ class _V2Labels:
         """Content streamed by a model that thinks in its content: the row's thinking part."""
         self._thinking_taken = True
         assistant_id = self.labels.assistant_id
-        return TokenDelta("reasoning", assistant_id, otid_from_id(assistant_id, self._thinking_index()), text=text)
+        return self.labels.delta(
+            "reasoning", assistant_id, otid_from_id(assistant_id, self._thinking_index()), text=text
+        )
 
     def _thinking_index(self) -> int:
         return 1 if self.native_seen else 0
@@ -177,10 +200,10 @@ class _V2Labels:
             if piece.field == THINKING_PARAM:
                 self._thinking_taken = True
                 otid = otid_from_id(assistant_id, self._thinking_index())
-                out.append(TokenDelta("reasoning", assistant_id, otid, text=piece.text))
+                out.append(self.labels.delta("reasoning", assistant_id, otid, text=piece.text))
             elif piece.field == ASSISTANT_KWARG and call.view is not None:
                 otid = otid_from_id(assistant_id, self._call_index(call.view))
-                out.append(TokenDelta("assistant", assistant_id, otid, text=piece.text))
+                out.append(self.labels.delta("assistant", assistant_id, otid, text=piece.text))
             elif piece.field is None and (call.approval_id is not None or call.name != ASSISTANT_TOOL):
                 out.extend(self._call_fragments(call, piece.text))
         if THINKING_PARAM in call.splitter.completed:
@@ -192,7 +215,7 @@ class _V2Labels:
 
     def _call_fragments(self, call: _V2Call, arguments: str) -> list[TokenDelta]:
         if call.approval_id is not None:
-            kind: Literal["approval", "tool_call"] = "approval"
+            kind: DeltaKind = "approval"
             message_id = otid = call.approval_id
         else:
             kind, message_id = "tool_call", self.labels.assistant_id
@@ -200,8 +223,8 @@ class _V2Labels:
         out: list[TokenDelta] = []
         if not call.head_sent:
             call.head_sent = True
-            out.append(TokenDelta(kind, message_id, otid, tool_call_id=call.id, name=call.name))
-        out.append(TokenDelta(kind, message_id, otid, tool_call_id=call.id, arguments=arguments))
+            out.append(self.labels.delta(kind, message_id, otid, tool_call_id=call.id, name=call.name))
+        out.append(self.labels.delta(kind, message_id, otid, tool_call_id=call.id, arguments=arguments))
         return out
 
 

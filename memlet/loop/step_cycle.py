@@ -80,6 +80,7 @@ async def llm_step(
             v2=is_v2(agent.agent_type),
             gated=partial(needs_approval, ctx),
             thoughts_in_content=not inner_thoughts_in_kwargs(agent),
+            step_id=step_id,
         )
         clock.llm_started()
         try:

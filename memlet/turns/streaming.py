@@ -87,7 +87,13 @@ def public_views(rows: Sequence[StoredMessage], opts: ViewOptions) -> list[Letta
 
 def delta_view(delta: ev.TokenDelta, run_id: str, reasoning_source: str = "reasoner_model") -> LettaMessage:
     """A token fragment as a partial message (tool-call fragments carry a single delta object, not a list)."""
-    common = {"id": delta.message_id, "date": datetime.now(UTC), "otid": delta.otid, "run_id": run_id}
+    common = {
+        "id": delta.message_id,
+        "date": datetime.now(UTC),
+        "otid": delta.otid,
+        "step_id": delta.step_id,
+        "run_id": run_id,
+    }
     if delta.kind == "assistant":
         return AssistantMessage(**common, content=delta.text)
     if delta.kind == "reasoning":

@@ -208,6 +208,9 @@ class TestStreaming:
         parts = [c for c in chunks if c.message_type == "assistant_message"]
         assert len(parts) > 1
         assert len({p.id for p in parts}) == 1
+        # Each fragment names its step, as Letta's do: the step that stored the message.
+        [listed] = [m for m in client.agents.messages.list(agent.id).items if m.id == parts[0].id]
+        assert listed.step_id and {p.step_id for p in parts} == {listed.step_id}
         assert "".join(p.content for p in parts) == "hello token world, streamed in pieces"  # type: ignore[misc]
         assert chunks[-1].message_type == "usage_statistics"
 

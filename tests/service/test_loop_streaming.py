@@ -52,9 +52,9 @@ def views(rows: list[Any], v2: bool = False) -> list[Any]:
 
 
 def assert_labels(fragments: list[TokenDelta], view: Any) -> None:
-    """Every fragment carries the id and otid of the public message it builds."""
-    assert fragments
-    assert {(f.message_id, f.otid) for f in fragments} == {(view.id, view.otid)}
+    """Every fragment carries the id, otid and step id of the public message it builds."""
+    assert fragments and view.step_id
+    assert {(f.message_id, f.otid, f.step_id) for f in fragments} == {(view.id, view.otid, view.step_id)}
 
 
 # Parallel tool calls on: the model may return several calls in one response.
