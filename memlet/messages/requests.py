@@ -2,7 +2,8 @@
 
 Letta is lenient with input and so are we: an item of ``messages`` without ``type`` is a message, or an approval
 when it carries approval fields; ``input`` is shorthand for one user message; missing otids are generated.
-The two route-level 422 checks Letta makes are ``ensure_messages`` and ``ensure_streaming_options``.
+The route-level checks are ``ensure_messages`` (Letta's 422 for no messages, and its 400 for an empty content) and
+``ensure_streaming_options`` (its 422 for stream options on a send that does not stream).
 """
 
 import uuid
@@ -10,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, Field, field_validator, model_validator
 
-from memlet.errors import UnprocessableError
+from memlet.errors import BadRequestError, UnprocessableError
 from memlet.messages.content import MessageContentPart
 from memlet.messages.schemas import DEPRECATED, ApprovalItem, ApprovalReturn, MessageType, ToolReturn
 
@@ -147,9 +148,13 @@ class LettaAsyncRequest(LettaRequest):
 
 
 def ensure_messages(request: LettaRequest) -> None:
-    """422 "Messages must not be empty" for ``messages: []`` (Letta checks this in the send route)."""
+    """422 "Messages must not be empty" for ``messages: []`` (Letta checks this in the send route); 400 for a
+    message whose content is ``""`` or ``[]``, with Letta's text, before anything is stored or sent to a model
+    (Letta refused it when converting the input, after its run had started)."""
     if not request.messages:
         raise UnprocessableError("Messages must not be empty")
+    if any(isinstance(m, MessageCreate) and m.content in ("", []) for m in request.messages):
+        raise BadRequestError("Message content is empty or invalid")
 
 
 def ensure_streaming_options(request: LettaStreamingRequest | ConversationMessageRequest) -> None:

@@ -286,3 +286,21 @@ def test_a_send_arrives_in_one_statement_with_each_404_and_retry_as_before(
     assert [m.message_type for m in history] == ["system_message", "user_message", "assistant_message"]
     own = http.get(f"/v1/conversations/{agent.id}/messages", params={"order": "asc"}).json()
     assert [m["message_type"] for m in own].count("user_message") == 2
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+@pytest.mark.parametrize("thread", ["conversation", "default"])
+def test_empty_content_400_before_anything_is_stored(
+    client: Letta, http: httpx.Client, mock_llm: MockLLM, streaming: bool, thread: str
+) -> None:
+    agent = make_agent(client)
+    conv_id = client.conversations.create(agent_id=agent.id).id if thread == "conversation" else "default"
+    params = {"agent_id": agent.id} if thread == "default" else {}
+    before = http.get(f"/v1/conversations/{conv_id}/messages", params=params).json()
+    body = {"input": "", "streaming": streaming, **params}
+    response = http.post(f"/v1/conversations/{conv_id}/messages", json=body)
+    assert response.status_code == 400
+    assert response.json() == {"detail": "Message content is empty or invalid"}
+    assert mock_llm.requests == []
+    assert http.get(f"/v1/conversations/{conv_id}/messages", params=params).json() == before
+    assert client.runs.list(agent_ids=[agent.id]).items == []

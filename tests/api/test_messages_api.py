@@ -117,6 +117,29 @@ class TestSendBlocking:
         assert response.status_code == 422
         assert response.json() == {"detail": "Messages must not be empty"}
 
+    @pytest.mark.parametrize(
+        ("route", "body"),
+        [
+            ("messages", {"messages": [{"role": "user", "content": ""}]}),
+            ("messages", {"input": []}),
+            ("messages", {"input": "", "streaming": True}),
+            ("messages/stream", {"messages": [{"role": "user", "content": []}]}),
+            ("messages/async", {"input": ""}),
+            ("messages/preview-raw-payload", {"input": ""}),
+        ],
+    )
+    def test_empty_content_400_before_anything_is_stored(
+        self, http: httpx.Client, client: Letta, mock_llm: MockLLM, route: str, body: dict[str, Any]
+    ) -> None:
+        agent = make_agent(client)
+        before = [m.id for m in client.agents.messages.list(agent.id).items]
+        response = http.post(f"/v1/agents/{agent.id}/{route}", json=body)
+        assert response.status_code == 400
+        assert response.json() == {"detail": "Message content is empty or invalid"}
+        assert mock_llm.requests == []
+        assert [m.id for m in client.agents.messages.list(agent.id).items] == before
+        assert client.runs.list(agent_ids=[agent.id]).items == []
+
     def test_stream_options_without_streaming_422(self, http: httpx.Client, client: Letta) -> None:
         agent = make_agent(client)
         response = send(http, agent.id, "x", stream_tokens=True)

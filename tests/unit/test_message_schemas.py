@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from memlet.errors import UnprocessableError
+from memlet.errors import BadRequestError, UnprocessableError
 from memlet.messages.content import Base64Image, ImageContent, TextContent
 from memlet.messages.requests import (
     ApprovalCreate,
@@ -169,7 +169,14 @@ class TestRouteChecks:
         assert caught.value.body() == {"detail": "Messages must not be empty"}
 
     def test_non_empty_messages_pass(self) -> None:
-        ensure_messages(LettaRequest.model_validate({"input": ""}))
+        ensure_messages(LettaRequest.model_validate({"input": " "}))
+        ensure_messages(LettaRequest.model_validate({"input": [{"type": "text", "text": ""}]}))  # Letta's rule too
+
+    def test_an_empty_content_is_letta_400(self) -> None:
+        with pytest.raises(BadRequestError) as caught:
+            ensure_messages(LettaRequest.model_validate({"input": ""}))
+        assert caught.value.status_code == 400
+        assert caught.value.body() == {"detail": "Message content is empty or invalid"}
 
     def test_stream_options_without_streaming(self) -> None:
         request = LettaStreamingRequest.model_validate(
