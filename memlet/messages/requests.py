@@ -3,7 +3,7 @@
 Letta is lenient with input and so are we: an item of ``messages`` without ``type`` is a message, or an approval
 when it carries approval fields; ``input`` is shorthand for one user message; missing otids are generated.
 The route-level checks are ``ensure_messages`` (Letta's 422 for no messages, and its 400 for an empty content) and
-``ensure_streaming_options`` (its 422 for stream options on a send that does not stream).
+``ensure_streaming_options`` (its 422 for stream options on an agent send that does not stream).
 """
 
 import uuid
@@ -157,8 +157,9 @@ def ensure_messages(request: LettaRequest) -> None:
         raise BadRequestError("Message content is empty or invalid")
 
 
-def ensure_streaming_options(request: LettaStreamingRequest | ConversationMessageRequest) -> None:
-    """422 when stream-only options are set on a non-streaming send, with Letta's combined message."""
+def ensure_streaming_options(request: LettaStreamingRequest) -> None:
+    """422 when stream-only options are set on a non-streaming agent send, with Letta's combined message (its
+    conversation route checks nothing of the kind)."""
     if request.streaming:
         return
     problems = []

@@ -20,7 +20,7 @@ from memlet.conversations.system_message import conversation_system_text, refres
 from memlet.errors import ConflictError
 from memlet.ids import ThreadId
 from memlet.loop.cancel import cancel_runs
-from memlet.messages.requests import ensure_messages, ensure_streaming_options
+from memlet.messages.requests import ensure_messages
 from memlet.messages.schemas import LettaResponse
 from memlet.runs.repository import RunRepository
 from memlet.runs.schemas import RetrieveStreamRequest
@@ -70,8 +70,7 @@ async def send_conversation_message(
     actor: ActorDep,
 ) -> Any:
     """Send messages to a conversation (or, with `default` + `agent_id`, the agent's own thread); streams by default."""
-    ensure_messages(body)
-    ensure_streaming_options(body)
+    ensure_messages(body)  # stream-only options on a blocking send are ignored here, as Letta does (no 422)
     token = request_identity(body)[0] if body.streaming else None
     arrival = await arrive(deps.sessionmaker, actor, conversation_id, body.agent_id, token)
     thread = arrival.thread

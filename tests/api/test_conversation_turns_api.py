@@ -304,3 +304,16 @@ def test_empty_content_400_before_anything_is_stored(
     assert mock_llm.requests == []
     assert http.get(f"/v1/conversations/{conv_id}/messages", params=params).json() == before
     assert client.runs.list(agent_ids=[agent.id]).items == []
+
+
+def test_stream_options_on_a_blocking_send_are_ignored(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    # Letta's agent route refuses them with a 422; its conversation route lets them through and answers JSON.
+    agent = make_agent(client)
+    conv = client.conversations.create(agent_id=agent.id)
+    mock_llm.script(Reply.text("a plain answer"))
+    options = {"stream_tokens": True, "include_pings": False, "background": True}
+    response = http.post(f"/v1/conversations/{conv.id}/messages", json={"input": "hi", "streaming": False, **options})
+    assert response.status_code == 200, response.text
+    assert response.json()["messages"][-1]["content"] == "a plain answer"
+    [run] = client.runs.list(agent_ids=[agent.id]).items
+    assert run.background is False and run.status == "completed"
