@@ -6,8 +6,9 @@ as Letta's cancellation-aware stream does, with ``stop_reason: cancelled`` and `
 fragments of a message share its ``id``; when the step commits, the parts already streamed are not sent again.
 Heartbeat rows of V2 agents are stored but never shown in a send's response or stream (Letta filters them too).
 
-Error types follow Letta: an error before the loop streamed anything keeps its own type (``llm_error``,
-``llm_rate_limit``..., else ``internal_error``); once a letta_v1 agent's stream has started, any error is an
+Error types follow Letta: an error before the loop streamed anything keeps its own type when Letta's stream names
+it (``llm_timeout``, ``llm_rate_limit``, ``llm_authentication``, ``llm_empty_response``; other LLM errors are
+``llm_error``), else ``internal_error``; once a letta_v1 agent's stream has started, any error is an
 ``internal_error`` "An error occurred during agent execution." with the cause in ``detail``.
 """
 
@@ -40,6 +41,8 @@ from memlet.messages.views import filter_message_types, is_heartbeat, otid_from_
 
 DONE = "data: [DONE]\n\n"
 MID_STREAM_ERROR = "An error occurred during agent execution."
+GENERIC_LLM_ERROR = "An error occurred with the LLM request."
+_NAMED_IN_STREAMS = frozenset({"llm_timeout", "llm_rate_limit", "llm_authentication", "llm_empty_response"})
 _DELTA_TYPES = {
     "assistant": "assistant_message",
     "reasoning": "reasoning_message",
@@ -133,12 +136,23 @@ def streamed_summary(view: LettaMessage, summary: str) -> LettaMessage:
 
 
 def error_message(run_id: str, error: BaseException, error_type: str | None = None) -> LettaErrorMessage:
-    """The in-stream error: LLM errors keep their type and fixed message, anything else is ``internal_error``."""
+    """An error as memlet names it: LLM errors keep their type and fixed message, anything else is
+    ``internal_error`` (chat-completion error chunks show it; a Letta stream shows ``stream_error``)."""
     if isinstance(error, LLMError):
         return LettaErrorMessage(run_id=run_id, error_type=error.error_type, message=error.message, detail=error.detail)
     detail = str(error) or repr(error)
     message = detail if isinstance(error, MemletError) else "An unknown error occurred with the LLM streaming request."
     return LettaErrorMessage(run_id=run_id, error_type=error_type or "internal_error", message=message, detail=detail)
+
+
+def stream_error(run_id: str, error: BaseException, error_type: str | None = None) -> LettaErrorMessage:
+    """The error event of a Letta stream. Letta's streaming service names only timeouts, rate limits, rejected
+    keys and empty responses; any other LLM failure (a bad request, no credits, a provider error) is a plain
+    ``llm_error`` with its generic message, the cause still in ``detail``. Blocking sends keep the precise type."""
+    item = error_message(run_id, error, error_type)
+    if isinstance(error, LLMError) and item.error_type not in _NAMED_IN_STREAMS:
+        return item.model_copy(update={"error_type": "llm_error", "message": GENERIC_LLM_ERROR})
+    return item
 
 
 class EventRenderer:
@@ -186,7 +200,7 @@ class EventRenderer:
 
     def failure(self, error: BaseException, reason: str = "error", error_type: str | None = None) -> list[str]:
         """The error tail of a stream: stop reason, the error event, [DONE] (no usage, as in Letta)."""
-        return [sse(stop_reason(reason)), sse_error(error_message(self.run_id, error, error_type)), DONE]
+        return [sse(stop_reason(reason)), sse_error(stream_error(self.run_id, error, error_type)), DONE]
 
 
 def stop_reason(reason: str) -> LettaStopReason:

@@ -282,6 +282,23 @@ class TestStreaming:
         assert error["error_type"] == "llm_error" and error["run_id"] == json.loads(events[0][1])["run_id"]
         assert events[3] == (None, "[DONE]") and len(events) == 4
 
+    @pytest.mark.parametrize(("status", "blocking_type"), [(400, "llm_bad_request"), (402, "llm_insufficient_credits")])
+    def test_llm_errors_letta_does_not_name_in_streams_are_llm_error(
+        self, http: httpx.Client, client: Letta, mock_llm: MockLLM, status: int, blocking_type: str
+    ) -> None:
+        agent = make_agent(client)
+        mock_llm.script(Reply.error(status, times=10, message="the provider said no"))
+        blocking = send(http, agent.id, "x")
+        assert blocking.json()["error"]["type"] == blocking_type  # a blocking send keeps the precise type
+        mock_llm.reset()
+        mock_llm.script(Reply.error(status, times=10, message="the provider said no"))
+        response = http.post(f"/v1/agents/{agent.id}/messages/stream", json={"input": "x", "stream_tokens": True})
+        [data] = [d for n, d in sse_events(response.text) if n == "error"]
+        error = json.loads(data)
+        assert error["error_type"] == "llm_error" and error["message"] == "An error occurred with the LLM request."
+        assert error["detail"] == blocking.json()["error"]["detail"]  # the cause, as Letta's str(error)
+        assert "the provider said no" in error["detail"]
+
 
 class TestSendAsync:
     def test_returns_run_then_completes(self, client: Letta, mock_llm: MockLLM) -> None:

@@ -140,7 +140,8 @@ def test_an_endpoint_url_that_cannot_be_sent_fails_the_turn_not_the_server(
     assert streamed.status_code == 200 and events[-1] == "data: [DONE]"
     kinds = [json.loads(e.removeprefix("data: ")) for e in events[:-1]]
     assert {"message_type": "stop_reason", "stop_reason": "error"} in kinds
-    assert [k["error_type"] for k in kinds if k["message_type"] == "error_message"] == ["llm_bad_request"]
+    [error] = [k for k in kinds if k["message_type"] == "error_message"]
+    assert (error["error_type"], error["message"]) == ("llm_error", "An error occurred with the LLM request.")
     assert mock_llm.requests == []
 
     fixed = {"model": "gpt-4o-mini", "model_endpoint_type": "openai", "model_endpoint": mock_llm.base_url}
