@@ -92,13 +92,14 @@ async def list_conversation_messages(
     before: str | None = None,
     after: str | None = None,
     limit: PageLimit = 100,
-    order: Literal["asc", "desc"] = "desc",
+    order: Literal["asc", "desc"] | None = None,
     order_by: Literal["created_at"] = "created_at",
     group_id: str | None = None,
     include_err: bool | None = None,
     include_return_message_types: Annotated[list[MessageType] | None, Query()] = None,
 ) -> Any:
-    """A thread's whole history (in and out of context), in append order; cursors follow the sort order."""
+    """A thread's whole history (in and out of context), newest first by default; cursors follow the sort order.
+    The agent's default thread lists as its history does (no `order`: the newest `limit` messages, oldest first)."""
     query = HistoryQuery(
         before=before,
         after=after,

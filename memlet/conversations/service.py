@@ -209,24 +209,46 @@ class ConversationService:
         return await self.view(fork)
 
     async def messages(self, conversation_id: str, agent_id: str | None, query: HistoryQuery) -> list[LettaMessage]:
-        """The thread's whole history (in context or not), ordered by `sequence_id`; cursors are sort-relative."""
+        """The thread's whole history (in context or not), rows in the asked order (newest first by default), each
+        row's parts (reasoning, then the reply) in their own order, as Letta lists a conversation. The agent's
+        default thread follows the agent history's rule instead (`_default_rows`)."""
         thread = await self.thread(conversation_id, agent_id)
         agent = thread.agent
+        if thread.conversation is None:
+            rows = await self._default_rows(agent, query)
+        else:
+            rows = await self._conversation_rows(thread.conversation, query)
+        return views_in_order(rows, query, text_is_assistant=agent.agent_type == "letta_v1_agent", newest_first=False)
+
+    async def _conversation_rows(self, conversation: orm.Conversation, query: HistoryQuery) -> list[orm.Message]:
+        # A cursor that is no message of this conversation is ignored, as Letta does (it pages from the start).
+        before = query.before if query.before and await self.repo.in_history(conversation.id, query.before) else None
+        after = query.after if query.after and await self.repo.in_history(conversation.id, query.after) else None
+        page = Page(before=before, after=after, limit=query.limit, order=query.order or "desc")
+        window = conversation.message_ids or []
+        system_id = window[0] if window else None
+        return await self.repo.history_page(conversation.id, page, group_id=query.group_id, system_id=system_id)
+
+    async def _default_rows(self, agent: orm.Agent, query: HistoryQuery) -> list[orm.Message]:
+        """The default thread as the agent's history lists it: with no `order`, Letta's page (the newest `limit`
+        rows, oldest first, cursors absolute); an explicit order is that order with sort-relative cursors. A cursor
+        that is no message of the agent is a 404, as in Letta."""
         repo = MessageRepository(self.session)
         await repo.ensure_cursors(agent.id, query.before, query.after)
-        page = Page(before=query.before, after=query.after, limit=query.limit, order=query.order or "desc")
-        if thread.conversation is None:
-            rows = await repo.page_for_agent(agent.id, page, group_id=query.group_id, conversation_id=DEFAULT)
-        else:
-            window = thread.conversation.message_ids or []
-            rows = await self.repo.history_page(
-                thread.conversation.id, page, group_id=query.group_id, system_id=window[0] if window else None
+        group_id = query.group_id
+        if query.order is None:
+            found = await repo.agent_tail(
+                agent.organization_id,
+                agent.id,
+                after=query.after,
+                before=query.before,
+                limit=query.limit,
+                group_id=group_id,
+                conversation_id=DEFAULT,
             )
-        newest_first = page.descending
-        ordered = rows[::-1] if newest_first else rows
-        return views_in_order(
-            ordered, query, text_is_assistant=agent.agent_type == "letta_v1_agent", newest_first=newest_first
-        )
+            return found[1] if found is not None else []
+        page = Page(before=query.before, after=query.after, limit=query.limit, order=query.order)
+        return await repo.page_for_agent(agent.id, page, group_id=group_id, conversation_id=DEFAULT)
 
 
 def _copy_block(block: orm.Block, actor: Actor) -> orm.Block:
