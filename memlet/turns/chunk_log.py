@@ -1,7 +1,8 @@
 """The chunk log of a streamed run: every SSE chunk numbered 1, 2, 3 ... (`seq_id`) and appended to ``run_chunks``.
 
-Numbering writes the chunk's seq_id into its ``"seq_id":null`` field, as Letta does for background streams
-(stop_reason, usage and error chunks have no such field and are numbered silently). Chunks are appended in
+A background stream's chunks also show their number: it is written into the chunk's ``"seq_id":null`` field, as
+Letta does for background streams, so a client can resume after it (stop_reason, usage and error chunks have no
+such field and are numbered silently). A plain stream's chunks keep ``seq_id: null``, as Letta's do. Chunks are appended in
 batches so a token stream is not one INSERT per token: a chunk arriving after a quiet spell (no write for
 ``FLUSH_DELAY_S``, e.g. the first ping) is written at once; otherwise a batch is written when it holds
 ``FLUSH_CHUNKS`` chunks or ``FLUSH_DELAY_S`` after its first chunk; the final ``[DONE]`` is written at once. Batches are written in order by one
@@ -37,10 +38,13 @@ def numbered(chunk: str, seq_id: int) -> str:
 class ChunkLog:
     """Numbers one run's chunks and appends them to the log in batches (one instance per run, one writer)."""
 
-    def __init__(self, maker: async_sessionmaker[AsyncSession], run_id: str, last_seq: int = 0) -> None:
+    def __init__(
+        self, maker: async_sessionmaker[AsyncSession], run_id: str, last_seq: int = 0, *, shown: bool = True
+    ) -> None:
         self.maker = maker
         self.run_id = run_id
         self.seq = last_seq
+        self.shown = shown  # whether the chunks' text shows their seq_id (background streams)
         self.final_written = False
         self._buffer: list[Chunk] = []
         self._lock = asyncio.Lock()
@@ -49,17 +53,17 @@ class ChunkLog:
         self._writes: set[asyncio.Task[None]] = set()  # `append`'s writes in flight
 
     def _queue(self, chunk: str) -> tuple[str, bool]:
-        """Number `chunk` and buffer it; returns it as numbered, and whether the buffer is due to be written now
+        """Number `chunk` and buffer it; returns it as shown, and whether the buffer is due to be written now
         (the final chunk, one after a quiet spell, a full batch)."""
         self.seq += 1
-        text = numbered(chunk, self.seq)
+        text = numbered(chunk, self.seq) if self.shown else chunk
         final = chunk == DONE
         self._buffer.append(Chunk(seq_id=self.seq, data=text, final=final))
         quiet = len(self._buffer) == 1 and time.monotonic() - self._flushed_at >= FLUSH_DELAY_S
         return text, final or quiet or len(self._buffer) >= FLUSH_CHUNKS
 
     async def write(self, chunk: str) -> str:
-        """Number `chunk`, log it (at once when it is due, else within `FLUSH_DELAY_S`) and return it as numbered."""
+        """Number `chunk`, log it (at once when it is due, else within `FLUSH_DELAY_S`) and return it as shown."""
         text, due = self._queue(chunk)
         if due:
             await self.flush()

@@ -4,9 +4,9 @@ Every send creates its run row first, then drives ``run_agent`` in a task of the
 (a queue, or a stream's ``StreamPump``). The request only reads, so a client that disconnects mid-turn does not
 cut a step in half: the loop finishes the turn and closes the run. Errors the loop raises before it holds the
 agent's lock (unknown agent, pending approval, busy agent: Letta's 409 body with the active ``run_id``) are HTTP
-errors. Every chunk of a stream is logged with its ``seq_id`` (``chunk_log``); a background stream reads that log
-(``resume.follow``), and a streamed send whose otids match an earlier run's (a client's retry) attaches to that
-run's stream instead of starting a turn.
+errors. Every chunk of a stream is logged with its ``seq_id`` (``chunk_log``; only a background stream's chunks
+show it, as Letta's); a background stream reads that log (``resume.follow``), and a streamed send whose otids
+match an earlier run's (a client's retry) attaches to that run's stream instead of starting a turn.
 """
 
 import asyncio
@@ -227,7 +227,7 @@ class SendService(SendAdmission):
             if token and (earlier := await self.retried(agent_id, token)) is not None:
                 return self.attach(earlier, req)
             raise AgentBusyError(agent_id) from None
-        chunks = ChunkLog(self.deps.sessionmaker, run.id)
+        chunks = ChunkLog(self.deps.sessionmaker, run.id, shown=bool(req.background))
         renderer = renderer_for(run.id, view_options(self.agent_type_of(agent_id), req))
         pump = StreamPump(renderer, chunks, include_pings=req.include_pings, live=not req.background)
         wait_s = self.deps.settings.stream_lock_wait_s

@@ -210,6 +210,8 @@ class TestStreaming:
         assert stop == {"message_type": "stop_reason", "stop_reason": "end_turn"}
         assert usage["message_type"] == "usage_statistics" and usage["step_count"] == 1
         assert events[4] == (None, "[DONE]") and len(events) == 5
+        # Only background streams number their chunks; here seq_id stays null, as in Letta's sample.
+        assert ping["seq_id"] is None and reply["seq_id"] is None
         # Compact JSON, as Letta writes it.
         assert '"message_type":"assistant_message"' in response.text
 
