@@ -72,8 +72,10 @@ class MessageService:
         )
 
     async def retrieve(self, message_id: str) -> list[LettaMessage]:
-        """Every public view of one stored message, shown raw (no send_message unwrapping), as Letta does."""
+        """Every public view of one stored message, shown raw (no send_message unwrapping) and last part first
+        (e.g. a tool call before the reasoning that led to it), as Letta's default conversion does."""
         row = await self.messages.get_or_404(self.actor.organization_id, message_id)
-        return to_letta_messages(
+        views = to_letta_messages(
             [StoredMessage.model_validate(model_input(row))], use_assistant_message=False, text_is_assistant=False
         )
+        return views[::-1]

@@ -90,6 +90,19 @@ class TestListMessages:
         missing = "message-00000000-0000-4000-8000-000000000000"
         assert http.get(f"/v1/messages/{missing}").json() == {"detail": f"Message with id {missing} not found."}
 
+    def test_retrieve_shows_a_rows_parts_last_first(self, http: httpx.Client, client: Letta, mock_llm: MockLLM) -> None:
+        agent = make_agent(client)
+        mock_llm.script(
+            Reply.tool_call("conversation_search", {"query": "cats"}, content="Let me look."), Reply.text("ok")
+        )
+        client.agents.messages.create(agent.id, input="cats?")
+        listed = http.get(f"/v1/agents/{agent.id}/messages", params={"order": "asc"}).json()
+        call = next(m for m in listed if m["message_type"] == "tool_call_message")
+        views = http.get(f"/v1/messages/{call['id']}").json()
+        # Letta's default conversion reverses a row's parts: the call, then the thought before it.
+        assert [v["message_type"] for v in views] == ["tool_call_message", "reasoning_message"]
+        assert views[1]["reasoning"] == "Let me look." and views[0]["tool_call"]["name"] == "conversation_search"
+
 
 class TestModifyMessage:
     def test_editing_is_gone(self, http: httpx.Client, client: Letta, mock_llm: MockLLM) -> None:
