@@ -23,8 +23,9 @@ from tests.mock_llm import MockLLM, Reply
 
 
 @pytest.fixture(autouse=True)
-def sleeptime_replies_apart(mock_llm: MockLLM) -> None:
-    """The sleeptime agent's requests never take a reply scripted for the main agent (they answer "OK")."""
+def sleeptime_replies_apart(server: object, mock_llm: MockLLM) -> None:
+    """The sleeptime agent's requests never take a reply scripted for the main agent (they answer "OK"). After
+    `server`, whose reset of the mock would otherwise drop the route."""
     mock_llm.script_when(SLEEPTIME_PROMPT_MARK)
 
 
