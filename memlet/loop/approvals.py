@@ -24,6 +24,7 @@ from memlet.loop.response import (
     ending,
     parse_args,
     run_call,
+    tool_returns_row,
 )
 from memlet.loop.tool_dispatch import ToolOutcome, failure
 from memlet.messages.content import tool_return_to_text
@@ -142,8 +143,11 @@ async def resume_approval(
     held: Sequence[dict[str, Any]],
     items: Sequence[Any],
     group_id: str | None = None,
-) -> StepResult:
+) -> tuple[orm.Message, StepResult]:
     """Execute approved calls, turn denials and client results into tool returns, then run the `held` calls.
+
+    Returns the approval-response row (the client's input: stored before the step's rows, not part of the
+    response, as in Letta) and the step: one tool row holding every call's return, in call order.
 
     `items` are ApprovalReturn / ToolReturn models whose tool_call_ids exactly match the request's calls.
     Calls run here are never rule violations: the user approved them, or they were allowed when requested.
@@ -154,7 +158,7 @@ async def resume_approval(
     v2 = is_v2(ctx.agent.agent_type)
     by_id = {getattr(item, "tool_call_id", None): item for item in items}
     approvals: list[dict[str, Any]] = []
-    returns: list[orm.Message] = []
+    outcomes: list[tuple[ToolCall, ToolOutcome]] = []
     names: list[str] = []
     decisions: list[tuple[bool, str | None]] = []
     asked_heartbeat = False
@@ -178,9 +182,9 @@ async def resume_approval(
                 approvals.append({"type": "approval", "tool_call_id": call_id, "approve": True, "reason": item.reason})
             outcome = await run_call(ctx, name, args, [name])
             decisions.append(answered_decision(ctx, name, heartbeat, outcome.success, v2=v2))
-        ctx.solver.register_call(name)
+            ctx.solver.register_call(name)  # only calls that ran count for the rules (not denied or client ones)
         names.append(name)
-        returns.append(ctx.tool_row(call_id, name, outcome))
+        outcomes.append((ToolCall(call_id, name, call["function"]["arguments"]), outcome))
     first = next((a for a in approvals if a["type"] == "approval"), None)
     response = ctx.row(
         "approval",
@@ -190,15 +194,16 @@ async def resume_approval(
         denial_reason=first["reason"] if first else None,
         group_id=group_id,
     )
-    for row in (response, *returns):
+    returns = tool_returns_row(ctx, outcomes)
+    for row in (response, returns):
         row.step_id = request.step_id
-    step = StepResult(rows=[response, *returns], tools_called=names)
+    step = StepResult(rows=[returns], tools_called=names)
     step.should_continue = any(go for go, _ in decisions)
     if not step.should_continue:
-        return ending(ctx, step, names, asked_heartbeat, v2)
+        return response, ending(ctx, step, names, asked_heartbeat, v2)
     reason = next((r for go, r in decisions if go and r), None)
     if v2 and reason:
         heartbeat_row = ctx.heartbeat_row(reason)
         heartbeat_row.step_id = request.step_id
         step.rows.append(heartbeat_row)
-    return step
+    return response, step

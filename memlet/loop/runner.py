@@ -168,7 +168,7 @@ async def _resume(run: RunState, state: LoopState, approval: MessageLike) -> tup
     """Apply the client's approval answers (a step without an LLM call, reusing the request's step id); when they
     end the turn, the run is closed in the same commit."""
     ctx = run.step_context(state, approval.step_id or ids.new_id(ids.Prefix.STEP))
-    result = await raced(
+    answers, result = await raced(
         run.watch, resume_approval(ctx, approval, held_calls(state.messages), run.approval_items, run.approval_group_id)
     )
     run.tools_used += result.tools_called
@@ -178,7 +178,7 @@ async def _resume(run: RunState, state: LoopState, approval: MessageLike) -> tup
         ctx=ctx,
         result=result,
         step=None,
-        pending=[],
+        pending=[answers],  # the client's input: stored, not shown in the response
         num_steps=run.steps,
         tools_used=run.tools_used,
         closing=closing,

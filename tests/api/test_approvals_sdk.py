@@ -82,9 +82,12 @@ class TestApprove:
         response = client.agents.messages.create(agent.id, messages=[approval])
 
         assert response.stop_reason.stop_reason == "end_turn"
+        # As in Letta, the response holds what the answer caused, not the answer itself (the history keeps it).
         kinds = [m.message_type for m in response.messages]
-        assert kinds == ["approval_response_message", "tool_return_message", "assistant_message"]
-        tool_return = response.messages[1]
+        assert kinds == ["tool_return_message", "assistant_message"]
+        history = [m.message_type for m in client.agents.messages.list(agent.id, limit=100).items]
+        assert history[-3:] == ["approval_response_message", "tool_return_message", "assistant_message"]
+        tool_return = response.messages[0]
         assert tool_return.tool_call_id == call_id and tool_return.status == "success"
         assert "product=42" in tool_return.tool_return
         # The model's second request carries the value only the tool's code computes.
@@ -135,10 +138,10 @@ class TestDeny:
         response = client.agents.messages.create(agent.id, messages=[denial])
 
         assert response.stop_reason.stop_reason == "end_turn"
-        answer = response.messages[0]
-        assert answer.message_type == "approval_response_message"
+        listed = client.agents.messages.list(agent.id, limit=100).items
+        answer = next(m for m in listed if m.message_type == "approval_response_message")
         assert [(a.tool_call_id, a.approve, a.reason) for a in answer.approvals] == [(call_id, False, reason)]
-        tool_return = response.messages[1]
+        tool_return = response.messages[0]
         assert tool_return.message_type == "tool_return_message" and tool_return.status == "error"
         # The model is told it was denied, and why.
         assert len(mock_llm.requests) == 2

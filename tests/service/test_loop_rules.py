@@ -257,6 +257,19 @@ class TestApprovalRules:
         assert (await blocks_of(loop_env, agent.id))["human"] == "Name: Sam\nLikes tea."
         assert "Likes tea." in mock_llm.requests[-1]["messages"][0]["content"]
 
+    async def test_a_denied_call_does_not_count_as_called(self, loop_env: LoopEnv, mock_llm) -> None:
+        rules = [{"tool_name": "check", "type": "required_before_exit"}]
+        agent = await loop_env.agent(custom_tools=[noop("check", requires_approval=True)], tool_rules=rules)
+        mock_llm.script(Reply.tool_call("check", {}, id="call_c"))
+        await loop_env.send(agent, "go")
+        mock_llm.script(Reply.text("fine"), Reply.tool_call("check", {}, id="call_c2"))
+        deny = ApprovalCreate(approvals=[ApprovalReturn(tool_call_id="call_c", approve=False, reason="not now")])
+        out = await loop_env.send(agent, deny)
+        # The denial ran nothing, so the model's text reply may not end the turn: check is still owed.
+        assert len(mock_llm.requests) == 3
+        assert "check" in str(mock_llm.requests[2]["messages"][-1]["content"])
+        assert out.final.stop_reason == "requires_approval"
+
     async def test_mixed_response_holds_ungated_calls_and_runs_them_after_approval(
         self, loop_env: LoopEnv, mock_llm
     ) -> None:
@@ -281,8 +294,9 @@ class TestApprovalRules:
         approve = ApprovalCreate(approvals=[ApprovalReturn(tool_call_id="call_g", approve=True)])
         second = await loop_env.send(agent, approve)
         assert second.final.stop_reason == "end_turn"
-        assert [m.role for m in second.messages] == ["approval", "tool", "tool", "assistant"]
-        assert [m.tool_call_id for m in second.messages[1:3]] == ["call_g", "call_u"]
+        # One tool row holds both returns, in call order (the approval answer is stored, not returned).
+        assert [m.role for m in second.messages] == ["tool", "assistant"]
+        assert [r.tool_call_id for r in second.messages[0].tool_returns] == ["call_g", "call_u"]
         assert (await blocks_of(loop_env, agent.id))["human"] == "Name: Sam\nLaunching."
         # The model sees its response as one message with both calls, then both returns.
         wire = mock_llm.requests[-1]["messages"]

@@ -76,7 +76,7 @@ class TestApprovals:
         approve = ApprovalCreate(approvals=[ApprovalReturn(tool_call_id="call_1", approve=True)])
         second = await loop_env.send(agent, approve)
         assert second.final.stop_reason == "end_turn"
-        assert [m.role for m in second.messages] == ["approval", "tool", "assistant"]
+        assert [m.role for m in second.messages] == ["tool", "assistant"]
         rows = await loop_env.in_context(agent.id)
         assert tool_texts(rows)[-1]["message"] == "s3"
 
