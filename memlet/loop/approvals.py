@@ -12,7 +12,7 @@ from typing import Any
 from memlet.db import models as orm
 from memlet.db.message_row import MessageLike
 from memlet.errors import BadRequestError, PendingApprovalError
-from memlet.llm.chat_format import HEARTBEAT_PARAM, is_v2
+from memlet.llm.chat_format import is_v2
 from memlet.llm.types import ToolCall
 from memlet.loop.agent_state import LoopState
 from memlet.loop.response import (
@@ -23,6 +23,7 @@ from memlet.loop.response import (
     answered_decision,
     ending,
     parse_args,
+    pop_heartbeat,
     run_call,
     tool_returns_row,
 )
@@ -133,7 +134,7 @@ def _client_return(ctx: StepContext, call_id: str, item: Any) -> tuple[dict[str,
 def _call_args(call: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
     """A stored call's arguments without the heartbeat flag, and that flag (V2 stores it on waiting calls)."""
     args = parse_args(ToolCall(call["id"], call["function"]["name"], call["function"]["arguments"]))
-    heartbeat = bool(args.pop(HEARTBEAT_PARAM, False)) if args is not None else False
+    heartbeat = pop_heartbeat(args)
     return args, heartbeat
 
 

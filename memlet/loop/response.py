@@ -135,6 +135,16 @@ def parse_args(call: ToolCall) -> dict[str, Any] | None:
     return storable_value(args) if isinstance(args, dict) else None
 
 
+def heartbeat_flag(value: Any) -> bool:
+    """A `request_heartbeat` argument as a flag: text counts only when it says "true" (any case), as in Letta."""
+    return value.lower() == "true" if isinstance(value, str) else bool(value)
+
+
+def pop_heartbeat(args: dict[str, Any] | None) -> bool:
+    """Remove `request_heartbeat` from a call's arguments; whether the model asked for one."""
+    return heartbeat_flag(args.pop(HEARTBEAT_PARAM, False)) if args is not None else False
+
+
 def stored_call(call_id: str, name: str, args: dict[str, Any] | None, raw: str) -> dict[str, Any]:
     """A call as stored on its row: re-serialized arguments, or the model's raw text when it was not JSON."""
     arguments = json.dumps(args, ensure_ascii=False) if args is not None else raw
@@ -261,7 +271,7 @@ async def handle_response(
     invalid = False
     decision: tuple[bool, str | None]
     for call, args in calls:
-        heartbeat = bool(args.pop(HEARTBEAT_PARAM, False)) if args is not None else False
+        heartbeat = pop_heartbeat(args)
         asked.append(heartbeat)
         violated = args is not None and call.name not in allowed
         bad_prefill = None if violated else prefill_error(ctx, call.name, args)
@@ -281,7 +291,7 @@ async def handle_response(
             decision = (False, None)
         continues.append(decision)
         stored_args = args
-        if v2 and args is not None and not ctx.solver.is_terminal(call.name):
+        if v2 and args is not None:  # as Letta's V2 loop: every stored call says whether the loop went on
             stored_args = {**args, HEARTBEAT_PARAM: decision[0]}
         stored_calls.append(stored_call(call.id, call.name, stored_args, call.arguments))
     assistant = ctx.row("assistant", id=assistant_id, content=assistant_content(result, thinking, v2))
@@ -320,7 +330,7 @@ def _requested(args: dict[str, Any] | None, v2: bool) -> dict[str, Any] | None:
     if args is None:
         return None
     kept = {k: v for k, v in args.items() if k != HEARTBEAT_PARAM}
-    return {**kept, HEARTBEAT_PARAM: bool(args.get(HEARTBEAT_PARAM, False))} if v2 else kept
+    return {**kept, HEARTBEAT_PARAM: heartbeat_flag(args.get(HEARTBEAT_PARAM, False))} if v2 else kept
 
 
 def answered_decision(

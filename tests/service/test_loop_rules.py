@@ -135,6 +135,23 @@ class TestContinueLoop:
         assert len(mock_llm.requests) == 1
         assert [m.role for m in out.messages] == ["assistant", "tool"]
 
+    async def test_v2_heartbeat_given_as_text_counts_only_when_it_says_true(self, loop_env: LoopEnv, mock_llm) -> None:
+        rules = [{"tool_name": "send_message", "type": "exit_loop"}]
+        agent = await loop_env.agent(
+            agent_type="memgpt_v2_agent", tools=["send_message", "conversation_search"], tool_rules=rules
+        )
+        for flag, requests in (("false", 1), ("True", 2)):
+            mock_llm.reset()
+            args = {"thinking": "t", "query": "x", "request_heartbeat": flag}
+            mock_llm.script(
+                Reply.tool_call("conversation_search", args),
+                Reply.tool_call("send_message", {"thinking": "t", "message": "ok"}),
+            )
+            out = await loop_env.send(agent, "look")
+            assert len(mock_llm.requests) == requests, flag
+            stored = json.loads(out.messages[0].tool_calls[0].function.arguments)
+            assert stored["request_heartbeat"] is (flag == "True")
+
     async def test_v2_failed_call_with_heartbeat_reports_failure(self, loop_env: LoopEnv, mock_llm) -> None:
         rules = [{"tool_name": "send_message", "type": "exit_loop"}]
         agent = await loop_env.agent(
