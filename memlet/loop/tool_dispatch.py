@@ -92,7 +92,7 @@ async def _execute(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], setti
     if tool.tool_type != "custom" or not tool.source_code:
         return failure(f"Error: tool {tool.name} cannot be executed by this server.")
     try:
-        env = agent_env(ctx.agent, keyring_for(settings))
+        env = {**agent_env(ctx.agent, keyring_for(settings)), **_ids_env(ctx.agent, tool)}
     except SecretDecryptError as exc:
         log.error("tool %s not run: %s", tool.name, exc.message)
         return failure(f"Error: tool {tool.name} was not run: {exc.message}", exc.message)
@@ -117,6 +117,14 @@ async def _execute(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], setti
     if result.value is None and result.func_return != "None":  # too large to come back raw: its text, already cut
         return ToolOutcome(True, result.func_return, result.stdout, result.stderr, shaped=True)
     return ToolOutcome(True, result.value, result.stdout, result.stderr)
+
+
+def _ids_env(agent: orm.Agent, tool: orm.Tool) -> dict[str, str]:
+    """The ids Letta gives every tool run: LETTA_AGENT_ID, LETTA_TOOL_ID and (when set) LETTA_PROJECT_ID."""
+    env = {"LETTA_AGENT_ID": agent.id, "LETTA_TOOL_ID": tool.id}
+    if agent.project_id:
+        env["LETTA_PROJECT_ID"] = agent.project_id
+    return env
 
 
 def sandbox_agent_state(ctx: ToolContext) -> dict[str, Any]:

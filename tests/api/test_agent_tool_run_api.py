@@ -134,6 +134,16 @@ class TestCustomTools:
         assert result.func_return == "t0k3n"
         assert result.stdout and "reading MY_TOKEN" in result.stdout[0]
 
+    def test_the_tool_sees_its_agent_tool_and_project_ids(self, client: Letta) -> None:
+        agent = make_agent(client, project_id="project-one")
+        tool = client.tools.create(source_code=READ_ENV)
+        client.agents.tools.attach(tool.id, agent_id=agent.id)
+        seen = {
+            name: client.agents.tools.run(agent_id=agent.id, tool_name="read_env", args={"name": name}).func_return
+            for name in ("LETTA_AGENT_ID", "LETTA_TOOL_ID", "LETTA_PROJECT_ID")
+        }
+        assert seen == {"LETTA_AGENT_ID": agent.id, "LETTA_TOOL_ID": tool.id, "LETTA_PROJECT_ID": "project-one"}
+
     def test_failing_tool_is_error_with_null_return(self, client: Letta) -> None:
         agent = make_agent(client)
         tool = client.tools.create(source_code=FAILS)
