@@ -99,7 +99,7 @@ async def _execute(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], setti
     result = await run_tool(
         tool.source_code,
         tool.name,
-        args,
+        _declared(tool, args),
         env=env,
         timeout_s=settings.tool_timeout_s,
         memory_mb=settings.tool_memory_mb,
@@ -117,6 +117,14 @@ async def _execute(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], setti
     if result.value is None and result.func_return != "None":  # too large to come back raw: its text, already cut
         return ToolOutcome(True, result.func_return, result.stdout, result.stderr, shaped=True)
     return ToolOutcome(True, result.value, result.stdout, result.stderr)
+
+
+def _declared(tool: orm.Tool, args: dict[str, Any]) -> dict[str, Any]:
+    """The arguments the tool's schema declares (Letta passes only those; others the model sent are dropped)."""
+    properties = ((tool.json_schema or {}).get("parameters") or {}).get("properties")
+    if not isinstance(properties, dict):
+        return args
+    return {name: value for name, value in args.items() if name in properties}
 
 
 def _ids_env(agent: orm.Agent, tool: orm.Tool) -> dict[str, str]:

@@ -23,7 +23,7 @@ import resource
 import sys
 import traceback
 import types
-from typing import Any
+from typing import Any, get_origin
 
 TOOL_FILENAME = "<tool_source>"
 # The raw value is only a convenience for the caller; past this size the text form is enough.
@@ -160,9 +160,44 @@ def _awaitable(value: Any) -> bool:
     return False
 
 
+def _annotation(function: Any, name: str) -> Any:
+    """The parameter's annotation as a type (a string one is evaluated in the tool's own globals); None if none."""
+    annotation = getattr(function, "__annotations__", {}).get(name)
+    if isinstance(annotation, str):
+        annotation = eval(annotation, getattr(function, "__globals__", {}))  # the tool's own code, in its sandbox
+    return annotation
+
+
+def _coerced(function: Any, args: dict[str, Any]) -> dict[str, Any]:
+    """The arguments converted to the tool's annotated types, as Letta's sandbox does: text holding JSON (or a
+    Python literal) is parsed first, then `int`, `float`, `bool`, `list`, `dict`... apply. All or nothing: if any
+    argument cannot be converted, every argument is passed as the model sent it. Unlike Letta, a value for a `str`
+    parameter is left as sent (Letta parsed it and took `str()` of the result, turning JSON text into Python text).
+    """
+    converted = dict(args)
+    try:
+        for name, value in args.items():
+            kind = _annotation(function, name)
+            if kind is None or kind is str or kind is Any:
+                continue
+            if isinstance(value, str):
+                try:
+                    value = json.loads(value)
+                except ValueError:
+                    import ast
+
+                    value = ast.literal_eval(value)
+            origin = get_origin(kind)
+            converted[name] = origin(value) if origin in (list, dict, tuple, set) else kind(value)
+    except Exception:
+        return dict(args)
+    return converted
+
+
 def _call(function: Any, args: dict[str, Any], agent_state: AgentState | None) -> Any:
-    """Call the tool with keyword arguments, plus `agent_state` when it takes one (None if none was sent)."""
-    kwargs = dict(args)
+    """Call the tool with keyword arguments (converted to its annotated types, `_coerced`), plus `agent_state`
+    when it takes one (None if none was sent)."""
+    kwargs = _coerced(function, args)
     if "agent_state" in _parameters(function):
         kwargs["agent_state"] = agent_state
     result = function(**kwargs)

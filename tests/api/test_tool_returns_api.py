@@ -86,3 +86,13 @@ def test_other_values_reach_the_model_as_their_python_text(
     agent = agent_with_give(client, return_char_limit=1000)
     sent, _ = give(client, mock_llm, agent.id, kind, n)
     assert sent == text
+
+
+def test_arguments_the_tool_does_not_declare_are_dropped_and_text_numbers_converted(
+    client: Letta, mock_llm: MockLLM
+) -> None:
+    agent = agent_with_give(client, return_char_limit=1000)
+    mock_llm.script(Reply.tool_call("give", {"kind": "number", "n": "12", "bogus": 1}), Reply.text("ok"))
+    response = client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "go"}])
+    returned = next(m for m in response.messages if m.message_type == "tool_return_message")
+    assert (returned.status, returned.tool_return) == ("success", "12")

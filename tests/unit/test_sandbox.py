@@ -325,3 +325,26 @@ def processes_with(marker: str) -> list[int]:
         if marker.encode() in cmdline and state != "Z":
             found.append(int(entry.name))
     return found
+
+
+TYPED = '''
+from typing import Optional
+
+def typed(count: int, ratio: float, flag: bool, items: list, label: str, maybe: Optional[int] = None) -> str:
+    """Show what arrived."""
+    return repr((count, ratio, flag, items, label, maybe))
+'''
+
+
+class TestArgumentTypes:
+    async def test_values_are_converted_to_the_annotated_types(self) -> None:
+        args = {"count": "3", "ratio": 2, "flag": "false", "items": "[1, 2]", "label": "[1, 2]"}
+        result = await run_tool(TYPED, "typed", args)
+        # As in Letta's sandbox; a str parameter keeps the text as sent (Letta would have made it "[1, 2]" too,
+        # but from a parsed list: JSON text in a str parameter came out as Python text).
+        assert result.func_return == "(3, 2.0, False, [1, 2], '[1, 2]', None)"
+
+    async def test_one_value_that_cannot_be_converted_leaves_them_all_as_sent(self) -> None:
+        args = {"count": "3", "ratio": 2, "flag": True, "items": [], "label": "x", "maybe": "4"}
+        result = await run_tool(TYPED, "typed", args)  # Optional[int] is not callable: nothing is converted
+        assert result.func_return == "('3', 2, True, [], 'x', '4')"
