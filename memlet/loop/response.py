@@ -127,9 +127,20 @@ def tool_return_row(
 def parse_args(call: ToolCall) -> dict[str, Any] | None:
     """The call's arguments as a dict, or None when the model sent something that is not a JSON object. Escaped
     NULs and lone surrogates in them are cleaned (`storable_text`): the tool, the stored call and the next request
-    could not carry them."""
+    could not carry them.
+
+    Lenient as Letta is: of several objects run together (`{...}{...}`, a model trying parallel calls in one) the
+    first is taken, and an object encoded twice (a JSON string holding it) is decoded again. (Letta cut the text at
+    the first `}{`, even inside a string value; memlet only reads a first object from text that is not JSON.)
+    """
+    text = call.arguments or "{}"
     try:
-        args = json.loads(call.arguments or "{}", strict=False)
+        try:
+            args = json.loads(text, strict=False)
+        except ValueError:
+            args, _ = json.JSONDecoder(strict=False).raw_decode(text.lstrip())
+        if isinstance(args, str):
+            args = json.loads(args, strict=False)
     except ValueError:
         return None
     return storable_value(args) if isinstance(args, dict) else None

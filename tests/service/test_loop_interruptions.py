@@ -1,6 +1,7 @@
 """Cancellation and malformed LLM output through the agent loop (real Postgres, mock LLM)."""
 
 import asyncio
+import json
 from typing import Any
 
 from sqlalchemy import update
@@ -132,6 +133,20 @@ class TestMalformedOutput:
         ]
         assert (await blocks_of(loop_env, agent.id))["human"] == "Name: Sam"
         assert mock_llm.requests[1]["messages"][-1]["role"] == "tool"
+
+    async def test_run_together_or_twice_encoded_arguments_are_read_as_letta_reads_them(
+        self, loop_env: LoopEnv, mock_llm
+    ) -> None:
+        agent = await loop_env.agent()
+        first = json.dumps({"label": "human", "new_string": "Writes \\frac{a}{b}."})  # "}{" inside a value
+        twice = json.dumps(json.dumps({"label": "human", "new_string": "Likes tea."}))
+        mock_llm.script(
+            Reply.tool_call("memory_insert", first + '{"label": "human", "new_string": "never"}'),
+            Reply.tool_call("memory_insert", twice),
+            Reply.text("done"),
+        )
+        await loop_env.send(agent, "go")
+        assert (await blocks_of(loop_env, agent.id))["human"] == "Name: Sam\nWrites \\frac{a}{b}.\nLikes tea."
 
     async def test_unknown_tool_becomes_an_error_return(self, loop_env: LoopEnv, mock_llm) -> None:
         agent = await loop_env.agent()
