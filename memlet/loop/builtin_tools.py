@@ -73,9 +73,8 @@ class ToolContext:
 
 
 def set_block_value(ctx: ToolContext, block: orm.Block, value: str) -> str:
-    """Give `block` a new value within its character limit (raises ToolError over it); the step saves it."""
-    if block.limit is not None and len(value) > block.limit:
-        raise ToolError(f"Edit failed: Exceeds {block.limit} character limit (requested {len(value)})")
+    """Give `block` a new value; the step saves it. Its character limit is shown to the model but not enforced,
+    as in Letta 0.16.8 (which stopped enforcing it, so a block that grew past it stays editable)."""
     block.value = value
     ctx.changed.add(block.id)
     return value
@@ -130,8 +129,6 @@ def _block_at(ctx: ToolContext, label: str) -> orm.Block:
 def _create_block(ctx: ToolContext, label: str, description: str, value: str) -> None:
     if any(b.label == label for b in ctx.blocks):
         raise edits.block_exists_error(label)
-    if len(value) > NEW_BLOCK_LIMIT:
-        raise ToolError(f"Edit failed: Exceeds {NEW_BLOCK_LIMIT} character limit (requested {len(value)})")
     block = orm.Block(
         id=ids.new_id(ids.Prefix.BLOCK),
         organization_id=ctx.agent.organization_id,

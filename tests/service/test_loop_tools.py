@@ -188,17 +188,18 @@ class TestToolRules:
 
 
 class TestMemoryTools:
-    async def test_over_limit_edit_is_refused(self, loop_env: LoopEnv, mock_llm) -> None:
+    async def test_an_edit_past_the_limit_is_kept_as_in_letta(self, loop_env: LoopEnv, mock_llm) -> None:
         agent = await loop_env.agent(block_limit=20)
         mock_llm.script(Reply.tool_call("memory_insert", {"label": "human", "new_string": "x" * 50}), Reply.text("ok"))
         await loop_env.send(agent, "go")
         returns = tool_texts(await loop_env.in_context(agent.id))
-        assert returns[0]["status"] == "Failed" and "character limit" in returns[0]["message"]
+        assert returns[0]["status"] == "OK"
+        assert "chars_current=60" in mock_llm.requests[1]["messages"][0]["content"]
         async with loop_env.sessionmaker() as session:
             from memlet.loop.agent_state import LoopRepository
 
             blocks = {b.label: b.value for b in await LoopRepository(session).blocks.of_agent(agent.id)}
-        assert blocks["human"] == "Name: Sam"
+        assert blocks["human"] == "Name: Sam\n" + "x" * 50
 
     async def test_read_only_block(self, loop_env: LoopEnv, mock_llm) -> None:
         agent = await loop_env.agent(read_only=["human"])
