@@ -86,6 +86,9 @@ class TestSecrets:
         body = "    import os\n    return {k: v for k, v in os.environ.items() if k not in ('PATH', 'PWD')}\n"
         result = run(sdk, agent_id, body)
         assert result.status == "success"
+        assert isinstance(result.func_return, dict)
+        ids = {k: result.func_return.pop(k) for k in ("LETTA_AGENT_ID", "LETTA_TOOL_ID")}  # as Letta sets them
+        assert ids["LETTA_AGENT_ID"] == agent_id
         assert result.func_return == {
             "HOME": "/tmp",
             "TMPDIR": "/tmp",
