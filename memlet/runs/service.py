@@ -2,6 +2,7 @@
 
 from collections.abc import Sequence
 from dataclasses import replace
+from itertools import groupby
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -113,8 +114,15 @@ class RunService:
             run_start_ns=int(run.created_at.timestamp() * 1e9),
             run_ns=run.total_duration_ns,
             num_steps=run.num_steps,
-            tools_used=run.tools_used,
+            tools_used=await self._tool_ids(run.tools_used or []),
         )
+
+    async def _tool_ids(self, names: Sequence[str]) -> list[str] | None:
+        """The ids of the tools a run called, each once (runs record names); null when none ran, as in Letta."""
+        if not names:
+            return None
+        found = await ToolRepository(self.session).by_names(self.actor.organization_id, list(dict.fromkeys(names)))
+        return [t.id for t in found] or None
 
 
 class StepService:
@@ -160,7 +168,10 @@ class StepService:
         step = await self.row(step_id)
         rows = await MessageRepository(self.session).page_for_step(step.id, page)
         newest_first = page.descending
+        # As Letta's step route converts them, with its defaults: text is inner thought (reasoning), and each
+        # message's parts come last first.
         views = to_letta_messages(
-            [StoredMessage.model_validate(r) for r in (rows[::-1] if newest_first else rows)], text_is_assistant=True
+            [StoredMessage.model_validate(r) for r in (rows[::-1] if newest_first else rows)], text_is_assistant=False
         )
-        return views[::-1] if newest_first else views
+        per_row = [list(group)[::-1] for _, group in groupby(views, key=lambda v: v.id)]
+        return [view for row in (per_row[::-1] if newest_first else per_row) for view in row]

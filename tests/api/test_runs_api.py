@@ -123,7 +123,17 @@ class TestRunDetails:
         _, run_id = sent
         metrics = http.get(f"/v1/runs/{run_id}/metrics").json()
         assert metrics["id"] == run_id and metrics["num_steps"] == 2
-        assert metrics["tools_used"] and metrics["run_ns"] and metrics["run_ns"] > 0
+        assert metrics["run_ns"] and metrics["run_ns"] > 0
+
+    def test_metrics_list_each_tool_used_once_by_id(self, http: httpx.Client, client: Letta, mock_llm: MockLLM) -> None:
+        agent = make_agent(client)
+        insert = Reply.tool_call("memory_insert", {"label": "human", "new_string": "Bob has a cat."})
+        mock_llm.script(insert, insert, Reply.text("ok"), Reply.text("plain"))
+        busy = send(http, agent.id, "remember the cat twice")["messages"][0]["run_id"]
+        idle = send(http, agent.id, "hello")["messages"][0]["run_id"]
+        tool_id = next(t.id for t in client.agents.tools.list(agent.id) if t.name == "memory_insert")
+        assert http.get(f"/v1/runs/{busy}/metrics").json()["tools_used"] == [tool_id]
+        assert http.get(f"/v1/runs/{idle}/metrics").json()["tools_used"] is None
 
     def test_delete(self, http: httpx.Client, client: Letta, sent: tuple[str, str]) -> None:
         _, run_id = sent
@@ -141,6 +151,20 @@ class TestSteps:
         assert client.steps.retrieve(first.id).id == first.id
         messages = client.steps.messages.list(first.id).items
         assert [m.message_type for m in messages] == ["user_message", "tool_call_message", "tool_return_message"]
+
+    def test_a_v2_steps_messages_show_thoughts_as_reasoning_last_part_first(
+        self, http: httpx.Client, client: Letta, mock_llm: MockLLM
+    ) -> None:
+        agent = client.agents.create(
+            model="openai/gpt-4o-mini", embedding="openai/text-embedding-3-small", agent_type="memgpt_v2_agent"
+        )
+        mock_llm.script(Reply.tool_call("send_message", {"thinking": "Greet.", "message": "Hi!"}))
+        send(http, agent.id, "hello")
+        (step,) = client.steps.list(agent_id=agent.id).items
+        messages = client.steps.messages.list(step.id).items
+        # As Letta's step route converts them: each row's parts last first, inner thoughts as reasoning.
+        assert [m.message_type for m in messages] == ["user_message", "assistant_message", "reasoning_message"]
+        assert messages[2].reasoning == "Greet."
 
     def test_feedback(self, http: httpx.Client, client: Letta, sent: tuple[str, str]) -> None:
         agent_id, _ = sent
