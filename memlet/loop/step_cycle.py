@@ -39,6 +39,7 @@ def _step_row(run: RunState, agent: orm.Agent, step_id: str, window: int) -> orm
         context_window_limit=window,
         status="pending",
         tags=[],
+        project_id=agent.project_id,  # as Letta copies the agent's project onto its steps
     )
 
 

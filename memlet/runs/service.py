@@ -108,9 +108,13 @@ class RunService:
 
     async def metrics(self, run_id: str) -> RunMetrics:
         run = await self.row(run_id)
+        agent = (
+            await AgentRepository(self.session).find(self.actor.organization_id, run.agent_id) if run.agent_id else None
+        )
         return RunMetrics(
             id=run.id,
             agent_id=run.agent_id,
+            project_id=agent.project_id if agent is not None else None,
             run_start_ns=int(run.created_at.timestamp() * 1e9),
             run_ns=run.total_duration_ns,
             num_steps=run.num_steps,
@@ -144,7 +148,7 @@ class StepService:
     async def set_feedback(self, step_id: str, body: ModifyFeedbackRequest) -> Step:
         step = await self.row(step_id)
         step.feedback = body.feedback
-        if body.tags is not None:
+        if body.tags:  # as Letta: an empty list keeps the tags the step has
             step.tags = list(body.tags)
         await self.session.flush()
         return Step.from_row(step)
@@ -157,10 +161,11 @@ class StepService:
             run_id=step.run_id,
             agent_id=step.agent_id,
             provider_id=step.provider_id,
+            project_id=step.project_id,
             **{
                 k: v
                 for k, v in timings.items()
-                if k in StepMetrics.model_fields and k not in ("id", "run_id", "agent_id")
+                if k in StepMetrics.model_fields and k not in ("id", "run_id", "agent_id", "project_id")
             },
         )
 

@@ -125,6 +125,18 @@ class TestRunDetails:
         assert metrics["id"] == run_id and metrics["num_steps"] == 2
         assert metrics["run_ns"] and metrics["run_ns"] > 0
 
+    def test_steps_and_metrics_carry_the_agents_project(
+        self, http: httpx.Client, client: Letta, mock_llm: MockLLM
+    ) -> None:
+        agent = client.agents.create(
+            model="openai/gpt-4o-mini", embedding="openai/text-embedding-3-small", project_id="project-x"
+        )
+        run_id = send(http, agent.id, "hi")["messages"][0]["run_id"]
+        (step,) = client.steps.list(agent_id=agent.id).items
+        assert step.project_id == "project-x"
+        assert http.get(f"/v1/steps/{step.id}/metrics").json()["project_id"] == "project-x"
+        assert http.get(f"/v1/runs/{run_id}/metrics").json()["project_id"] == "project-x"
+
     def test_metrics_list_each_tool_used_once_by_id(self, http: httpx.Client, client: Letta, mock_llm: MockLLM) -> None:
         agent = make_agent(client)
         insert = Reply.tool_call("memory_insert", {"label": "human", "new_string": "Bob has a cat."})
@@ -171,6 +183,8 @@ class TestSteps:
         step = client.steps.list(agent_id=agent_id).items[0]
         updated = client.steps.feedback.create(step.id, feedback="positive", tags=["good"])
         assert updated.feedback == "positive" and updated.tags == ["good"]
+        kept = client.steps.feedback.create(step.id, feedback="positive", tags=[])  # as Letta: [] keeps them
+        assert kept.tags == ["good"]
         assert [s.id for s in client.steps.list(feedback="positive").items] == [step.id]
         assert len(client.steps.list(has_feedback=False, agent_id=agent_id).items) == 1
 
