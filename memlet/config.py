@@ -65,6 +65,13 @@ class Settings(BaseSettings):
         default="https://api.anthropic.com/v1", validation_alias=AliasChoices("ANTHROPIC_BASE_URL")
     )
 
+    # Exa (the web_search and fetch_webpage tools): the server's key (Letta's EXA_API_KEY) for agents without an
+    # EXA_API_KEY secret of their own, and where Exa's API is (always allowed by the outbound policy).
+    exa_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("MEMLET_EXA_API_KEY", "EXA_API_KEY")
+    )
+    exa_base_url: str = "https://api.exa.ai"
+
     llm_timeout_s: float = 60.0
     llm_max_retries: int = 3
     llm_retry_base_delay_s: float = 0.5

@@ -72,6 +72,7 @@ def settings(pg_uri: str, mock_llm: "object") -> Settings:
         host="127.0.0.1",  # what LiveServer binds: the loopback Host check is active in tests
         openai_api_key="sk-mock",
         openai_base_url=mock_llm.base_url,  # type: ignore[attr-defined]
+        exa_api_key=None,  # a developer's EXA_API_KEY must not reach the web tools' tests
         llm_timeout_s=5,
         llm_retry_base_delay_s=0.05,
         tool_timeout_s=10,

@@ -51,11 +51,13 @@ class StatusError(Exception):
 
 @dataclass(frozen=True)
 class Fetched:
-    """An answer: status, content type and body (empty when the caller did not read it)."""
+    """An answer: status, content type, body (empty when the caller did not read it) and, for a redirect, where it
+    points (redirects are never followed here: a caller that follows one checks the new URL first)."""
 
     status: int
     content_type: str
     body: bytes
+    location: str = ""
 
     def json(self) -> Any:
         """The body as JSON; a ValueError when it is not."""
@@ -137,7 +139,8 @@ class Fetcher:
                 timeout=self._timeout,
             ) as response:
                 body = await _read(response, max_bytes) if max_bytes else b""
-                return Fetched(response.status, response.headers.get("Content-Type", ""), body)
+                answered = response.headers
+                return Fetched(response.status, answered.get("Content-Type", ""), body, answered.get("Location", ""))
         except aiohttp.InvalidURL as exc:  # before ClientError: it is one
             raise UnsendableRequestError(f"the URL cannot be sent: {exc}") from exc
         except (aiohttp.ClientError, ssl.SSLError, OSError, TimeoutError) as exc:

@@ -8,8 +8,9 @@ local (fc00::/7), multicast, unspecified and reserved addresses are refused, als
 - `MEMLET_ALLOWED_HOSTS`: comma-separated hostnames, IP addresses or CIDR blocks, each optionally with `:port`
   (`127.0.0.1:11434`, `host.docker.internal`, `10.0.0.0/8`, `[::1]:8080`). An allowed hostname is trusted
   whatever it resolves to; an allowed address or block admits exactly those addresses.
-- the environment's own providers (OPENAI_BASE_URL, OLLAMA_BASE_URL) and the official endpoints memlet knows
-  by default (DeepSeek, Letta's free endpoint, ...), each for its own host and port.
+- the environment's own providers (OPENAI_BASE_URL, OLLAMA_BASE_URL), the Exa API the web tools use
+  (MEMLET_EXA_BASE_URL) and the official endpoints memlet knows by default (DeepSeek, Letta's free endpoint, ...),
+  each for its own host and port.
 
 The policy is applied twice: `check_url` when a URL is stored (a 400 naming the field), and again when a
 connection is opened (`connect_addresses`, for `memlet.net.aio` and `memlet.net.transport`), so a name that
@@ -286,6 +287,12 @@ def _policy(allowed_hosts: str, implicit: tuple[str | None, ...]) -> OutboundPol
 
 
 def policy_for(settings: Settings) -> OutboundPolicy:
-    """The policy of these settings: the operator's allow-list plus the environment's own providers."""
-    implicit = (settings.openai_base_url, settings.anthropic_base_url, settings.ollama_base_url, *OFFICIAL_ENDPOINTS)
+    """The policy of these settings: the operator's allow-list plus the environment's own providers and Exa."""
+    implicit = (
+        settings.openai_base_url,
+        settings.anthropic_base_url,
+        settings.ollama_base_url,
+        settings.exa_base_url,
+        *OFFICIAL_ENDPOINTS,
+    )
     return _policy(settings.allowed_hosts, implicit)

@@ -66,6 +66,11 @@ class TestAllowList:
         assert not policy.admits_ip(ipaddress.ip_address("127.0.0.1"), 9901)
         assert policy.admits_name("api.deepseek.com", 443)
 
+    def test_the_exa_api_is_allowed_implicitly(self) -> None:
+        local = Settings(_env_file=None, exa_base_url="http://10.0.0.7:8088")  # type: ignore[call-arg]
+        assert policy_for(local).admits_ip(ipaddress.ip_address("10.0.0.7"), 8088)
+        assert policy_for(Settings(_env_file=None)).admits_name("api.exa.ai", 443)  # type: ignore[call-arg]
+
 
 class TestCheckUrl:
     @pytest.mark.parametrize(
