@@ -1,4 +1,5 @@
-"""Route one tool call to a built-in tool or to the user-tool sandbox, and shape the outcome.
+"""Route one tool call to a built-in tool (the web tools with the agent's Exa key and the outbound policy), an MCP
+server or the user-tool sandbox, and shape the outcome.
 
 Never raises for a tool's own failure: every outcome is a `ToolOutcome` whose `value` becomes the `message` of
 the packed tool return the model reads.
@@ -16,8 +17,9 @@ from memlet.config import Settings
 from memlet.crypto import Keyring, SecretDecryptError, keyring_for
 from memlet.db import models as orm
 from memlet.loop.builtin_tools import ToolContext, ToolError, set_block_value
-from memlet.loop.builtins import BUILTIN_TOOLS, UNTRUNCATED_TOOLS
+from memlet.loop.builtins import BUILTIN_TOOLS, UNTRUNCATED_TOOLS, WEB_TOOLS
 from memlet.loop.memory_edits import MemoryEditError, ensure_editable
+from memlet.loop.web_tools import WebToolError, web_access
 from memlet.mcp.client import MCPError
 from memlet.mcp.executor import run_mcp_tool
 from memlet.tool_exec.sandbox import SandboxPolicy, run_tool
@@ -86,6 +88,9 @@ def message_for_model(tool: orm.Tool, outcome: ToolOutcome) -> ToolOutcome:
 async def _execute(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], settings: Settings) -> ToolOutcome:
     if tool.tool_type == "external_mcp":  # before built-ins: an MCP tool may share a built-in's name
         return await _run_mcp(ctx, tool, args, settings)
+    web = WEB_TOOLS.get(tool.name) if tool.tool_type == "letta_builtin" else None
+    if web is not None:
+        return await _run_web(ctx, tool, web, args, settings)
     builtin = BUILTIN_TOOLS.get(tool.name)
     if builtin is not None and tool.tool_type != "custom":
         return await _run_builtin(ctx, tool, builtin, args)
@@ -170,11 +175,18 @@ def save_sandbox_memory(ctx: ToolContext, memory: dict[str, str]) -> None:
         set_block_value(ctx, block, value)
 
 
-async def _run_builtin(ctx: ToolContext, tool: orm.Tool, builtin: Any, args: dict[str, Any]) -> ToolOutcome:
+def _unbindable(tool: orm.Tool, function: Any, first: Any, args: dict[str, Any]) -> ToolOutcome | None:
+    """Letta's TypeError when the model's arguments do not fit the tool's signature (a missing or unknown one)."""
     try:
-        inspect.signature(builtin).bind(ctx, **args)
+        inspect.signature(function).bind(first, **args)
     except TypeError as exc:
         return failure(f"Error executing function {tool.name}: TypeError: {exc}")
+    return None
+
+
+async def _run_builtin(ctx: ToolContext, tool: orm.Tool, builtin: Any, args: dict[str, Any]) -> ToolOutcome:
+    if (unbound := _unbindable(tool, builtin, ctx, args)) is not None:
+        return unbound
     try:
         value = await builtin(ctx, **args)
     except (ToolError, MemoryEditError) as exc:
@@ -196,3 +208,19 @@ async def _run_mcp(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], setti
         text = f"Error executing function {tool.name}: {type(exc).__name__}: {exc}"[:1000]
         return failure(text, text)
     return ToolOutcome(result.success, result.text)
+
+
+async def _run_web(ctx: ToolContext, tool: orm.Tool, web: Any, args: dict[str, Any], settings: Settings) -> ToolOutcome:
+    """fetch_webpage or web_search, with Exa when the agent's secrets or the server hold a key."""
+    try:
+        access = web_access(settings, agent_env(ctx.agent, keyring_for(settings)))
+    except SecretDecryptError as exc:
+        log.error("tool %s not run: %s", tool.name, exc.message)
+        return failure(f"Error: tool {tool.name} was not run: {exc.message}", exc.message)
+    if (unbound := _unbindable(tool, web, access, args)) is not None:
+        return unbound
+    try:
+        return ToolOutcome(True, await web(access, **args))
+    except WebToolError as exc:
+        text = exc.model_text(tool.name)
+        return failure(text, text)

@@ -18,7 +18,7 @@ from memlet.errors import NotFoundError
 from memlet.loop.agent_messaging import AgentMessenger
 from memlet.loop.agent_state import LoopRepository
 from memlet.loop.builtin_tools import ToolContext
-from memlet.loop.builtins import BUILTIN_TOOLS
+from memlet.loop.builtins import BUILTIN_TOOLS, WEB_TOOLS
 from memlet.loop.commit import commit_memory_edits
 from memlet.loop.tool_dispatch import execute_tool, returned_message
 from memlet.mcp.schemas import ToolExecutionResult
@@ -63,7 +63,7 @@ async def run_tool_for_agent(
         outcome.value = returned_message(outcome.value, tool.return_char_limit)
     if outcome.success and not await commit_memory_edits(maker, ctx):
         raise NotFoundError("Agent", agent_id)
-    builtin = tool.name in BUILTIN_TOOLS and tool.tool_type != "custom"
+    builtin = (tool.name in BUILTIN_TOOLS or tool.name in WEB_TOOLS) and tool.tool_type != "custom"
     if not outcome.success:
         # Letta drops the return of a failed run; the error text stays readable in stderr.
         stderr = outcome.stderr or ([str(outcome.value)] if outcome.value else [])

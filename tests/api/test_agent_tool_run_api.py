@@ -174,3 +174,19 @@ class TestErrors:
         response = http.post(f"/v1/agents/{agent.id}/tools/conversation_search/run")
         assert response.status_code == 200
         assert response.json()["status"] == "success"
+
+
+class TestWebTools:
+    def test_fetch_webpage_answers_like_lettas_builtins(self, client: Letta, mock_llm) -> None:
+        agent = make_agent(client, tools=["fetch_webpage"])
+        url = f"{mock_llm.root_url}/_mock/page.html"
+        result = client.agents.tools.run(agent_id=agent.id, tool_name="fetch_webpage", args={"url": url})
+        assert result.status == "success"
+        assert str(result.func_return).startswith("# A short history of teapots")
+        assert (result.stdout, result.stderr) == (None, None)  # Letta's built-ins capture no output streams
+
+    def test_a_failure_is_an_error_with_its_text_in_stderr(self, client: Letta) -> None:
+        agent = make_agent(client, tools=["web_search"])
+        result = client.agents.tools.run(agent_id=agent.id, tool_name="web_search", args={"query": "teapots"})
+        assert (result.status, result.func_return) == ("error", None)
+        assert result.stderr and "EXA_API_KEY is not set" in result.stderr[0]

@@ -18,8 +18,8 @@ Another process can script a standalone server (``python -m tests.mock_llm --por
 ``POST /_mock/reset`` and ``GET /_mock/requests``.
 
 Modules: ``replies`` (Reply, Call), ``state`` (queues, marker routing, recordings), ``openai_wire`` and
-``anthropic_wire`` (the two chat formats), ``embeddings`` (hashed bags of words), ``app`` (the routes), ``server``
-(MockLLM, script_remote).
+``anthropic_wire`` (the two chat formats), ``embeddings`` (hashed bags of words), ``web`` (a page and a fake Exa
+API for the web tools), ``app`` (the routes), ``server`` (MockLLM, script_remote).
 """
 
 from tests.mock_llm.app import MOCK_IMAGE, create_app
@@ -28,11 +28,14 @@ from tests.mock_llm.openai_wire import CREATED, MODEL_IDS, usage_for
 from tests.mock_llm.replies import DEFAULT_REPLY_TEXT, Call, Reply
 from tests.mock_llm.server import MockLLM, main, script_remote
 from tests.mock_llm.state import MockState
+from tests.mock_llm.web import EXA_UNKNOWN, MOCK_EXA_KEY
 
 __all__ = [
     "CREATED",
     "DEFAULT_EMBEDDING_DIM",
     "DEFAULT_REPLY_TEXT",
+    "EXA_UNKNOWN",
+    "MOCK_EXA_KEY",
     "MOCK_IMAGE",
     "MODEL_IDS",
     "OLLAMA_EMBEDDING_DIMS",

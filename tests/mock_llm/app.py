@@ -1,5 +1,6 @@
 """The mock's HTTP routes (a Starlette app over one ``MockState``): OpenAI chat completions, Anthropic messages,
-both model lists, OpenAI and Ollama embeddings, and the ``/_mock/*`` control routes another process scripts."""
+both model lists, OpenAI and Ollama embeddings, the web tools' page and fake Exa API (``web``), and the
+``/_mock/*`` control routes another process scripts."""
 
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -10,7 +11,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from tests import token_budget as budget
-from tests.mock_llm import anthropic_wire, embeddings, openai_wire
+from tests.mock_llm import anthropic_wire, embeddings, openai_wire, web
 from tests.mock_llm.replies import Reply, resolve
 from tests.mock_llm.state import MockState
 
@@ -108,7 +109,9 @@ def create_app(state: MockState) -> Starlette:
 
     async def recorded(request: Request) -> Response:
         with state.lock:
-            return JSONResponse({"chat": state.requests, "embeddings": state.embedding_requests})
+            return JSONResponse(
+                {"chat": state.requests, "embeddings": state.embedding_requests, "exa": state.exa_requests}
+            )
 
     return Starlette(
         routes=[
@@ -121,5 +124,6 @@ def create_app(state: MockState) -> Starlette:
             Route("/_mock/reset", reset, methods=["POST"]),
             Route("/_mock/requests", recorded, methods=["GET"]),
             Route("/_mock/image.png", image, methods=["GET"]),
+            *web.routes(state),
         ]
     )

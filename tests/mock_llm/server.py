@@ -108,6 +108,17 @@ class MockLLM:
             return list(self._state.chat_headers)
 
     @property
+    def root_url(self) -> str:
+        """The server without the ``/v1`` of `base_url` (the page routes are ``/_mock/...``, fake Exa ``/exa``)."""
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def exa_requests(self) -> list[dict[str, Any]]:
+        """Every request to the fake Exa API so far: ``{"endpoint", "x-api-key", "body"}``."""
+        with self._state.lock:
+            return list(self._state.exa_requests)
+
+    @property
     def embedding_requests(self) -> list[dict[str, Any]]:
         with self._state.lock:
             return list(self._state.embedding_requests)

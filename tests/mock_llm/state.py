@@ -31,6 +31,8 @@ class MockState:
             self.routed: dict[str, deque[Reply]] = {}
             self.requests: list[dict[str, Any]] = []
             self.embedding_requests: list[dict[str, Any]] = []
+            # Every request to the fake Exa API: {"endpoint", "x-api-key", "body"} (`web`).
+            self.exa_requests: list[dict[str, Any]] = []
             # The Authorization header of every request, in arrival order ("" when none was sent).
             self.authorizations: list[str] = []
             self.chat_headers: list[dict[str, str]] = []  # every chat completions request's headers
