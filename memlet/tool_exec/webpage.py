@@ -2,8 +2,8 @@
 
 The page, and every URL a redirect points to, is checked against the outbound policy before it is requested (and
 again when the connection opens: `memlet.net.aio`), so an agent cannot make the server reach loopback, cloud
-metadata or a private network the operator has not allowed. The body stops at `MAX_PAGE_BYTES` and the whole
-download at four times `PAGE_TIMEOUT_S` (`Fetcher`). HTML becomes markdown through trafilatura, imported on
+metadata or a private network the operator has not allowed. The body stops at `MAX_PAGE_BYTES`, and the whole
+download, redirects included, at `PAGE_DEADLINE_S`. HTML becomes markdown through trafilatura, imported on
 first use: a server whose agents never fetch a page does not hold it and lxml in memory.
 
 Exceptions: `PageRefusedError` (the policy refuses a URL), `PageError` for every other failure; the message is
@@ -19,7 +19,8 @@ from memlet.net.fetch import Fetched, Fetcher, FetchError, TooLargeError, Unsend
 from memlet.net.outbound import BlockedURLError, OutboundPolicy
 
 MAX_PAGE_BYTES = 10 * 1024 * 1024
-PAGE_TIMEOUT_S = 30.0
+PAGE_TIMEOUT_S = 30.0  # to connect, and between two reads
+PAGE_DEADLINE_S = 120.0
 MAX_REDIRECTS = 5
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _HEADERS = {
@@ -60,6 +61,14 @@ def _status_error(status: int, url: str) -> PageError:
 
 async def download(policy: OutboundPolicy, url: str) -> Fetched:
     """The page's answer, following up to MAX_REDIRECTS redirects, each target checked first."""
+    try:
+        async with asyncio.timeout(PAGE_DEADLINE_S):
+            return await _follow(policy, url)
+    except TimeoutError:
+        raise PageError(f"the page took longer than {PAGE_DEADLINE_S:.0f} s to download") from None
+
+
+async def _follow(policy: OutboundPolicy, url: str) -> Fetched:
     async with Fetcher(policy, PAGE_TIMEOUT_S) as fetcher:
         for _ in range(MAX_REDIRECTS + 1):
             await _checked(policy, url)

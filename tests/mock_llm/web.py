@@ -1,6 +1,7 @@
-"""The mock's stand-ins for the web tools: a small HTML page (and a redirect) under ``/_mock/``, and a fake Exa API
+"""The mock's stand-ins for the web tools: a small HTML page (also slow, and a redirect) under ``/_mock/``, and a fake Exa API
 under ``/exa`` (``/exa/contents``, ``/exa/search``) that records every request and checks its ``x-api-key``."""
 
+import asyncio
 from typing import Any
 
 from starlette.requests import Request
@@ -51,6 +52,10 @@ def routes(state: MockState) -> list[Route]:
     async def page(request: Request) -> Response:
         return Response(MOCK_PAGE, media_type="text/html; charset=utf-8")
 
+    async def slow_page(request: Request) -> Response:
+        await asyncio.sleep(float(request.query_params.get("s", "1")))
+        return await page(request)
+
     async def redirect(request: Request) -> Response:
         return RedirectResponse(request.query_params.get("to", "/_mock/page.html"), status_code=302)
 
@@ -95,6 +100,7 @@ def routes(state: MockState) -> list[Route]:
 
     return [
         Route("/_mock/page.html", page, methods=["GET"]),
+        Route("/_mock/slow-page.html", slow_page, methods=["GET"]),
         Route("/_mock/redirect", redirect, methods=["GET"]),
         Route("/exa/contents", contents, methods=["POST"]),
         Route("/exa/search", search, methods=["POST"]),

@@ -13,6 +13,7 @@ from memlet.config import Settings
 from memlet.db import models as orm
 from memlet.loop.runner import LoopDeps
 from memlet.net.fetch import Fetcher
+from memlet.tool_exec import webpage
 from tests.mock_llm import EXA_UNKNOWN, MOCK_EXA_KEY, Reply
 from tests.mock_llm.web import PUBLISHED
 from tests.service.loop_factories import LoopEnv, loop_env
@@ -151,6 +152,26 @@ class TestFetchWebpage:
             f"Error executing function fetch_webpage: Exception: Error fetching webpage: 404 Client Error: "
             f"Not Found for url: {url}"
         )
+
+    async def test_a_page_past_the_size_limit_is_refused(
+        self, web_env: LoopEnv, mock_llm, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(webpage, "MAX_PAGE_BYTES", 100)
+        agent = await web_env.agent(tools=["fetch_webpage"])
+        args = {"url": f"{mock_llm.root_url}/_mock/page.html"}
+        returned, _ = await call(web_env, mock_llm, agent, "fetch_webpage", args)
+        assert returned["message"] == (
+            "Error executing function fetch_webpage: Exception: Error fetching webpage: the page is larger than 100 bytes"
+        )
+
+    async def test_a_slow_page_stops_at_the_deadline(
+        self, web_env: LoopEnv, mock_llm, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(webpage, "PAGE_DEADLINE_S", 0.2)
+        agent = await web_env.agent(tools=["fetch_webpage"])
+        args = {"url": f"{mock_llm.root_url}/_mock/slow-page.html?s=2"}
+        returned, _ = await call(web_env, mock_llm, agent, "fetch_webpage", args)
+        assert "Error fetching webpage: the page took longer than" in returned["message"]
 
 
 class TestWebSearch:
