@@ -110,7 +110,8 @@ def keyring_for(settings: Settings) -> Keyring:
 def settings_secrets(settings: Settings) -> list[str]:
     """Every secret value the settings hold, for the log masker."""
     values = [settings.password]
-    for secret in (settings.openai_api_key, settings.deepseek_api_key, settings.exa_api_key, settings.encryption_key):
+    keys = (settings.openai_api_key, settings.anthropic_api_key, settings.deepseek_api_key, settings.exa_api_key)
+    for secret in (*keys, settings.encryption_key):
         if secret is not None:
             values += secret.get_secret_value().split(",")
     if settings.pg_uri:

@@ -36,18 +36,26 @@ class TestMasking:
             server_password=SecretStr("hunter2-password"),
             openai_api_key=SecretStr("oa-key-0123456789"),
             exa_api_key=SecretStr("exa-key-0123456789"),
+            anthropic_api_key=SecretStr("ant-key-0123456789"),
             pg_uri="postgresql://memlet:pg-pass-xyz@db:5432/memlet",
         )
         masker.configure(settings_secrets(settings))
         logger, buffer = log
         logger.error("login with %s", "hunter2-password", extra={"fields": {"key": "oa-key-0123456789"}})
         logger.error("search with %s", "exa-key-0123456789")
+        logger.error("claude with %s", "ant-key-0123456789")
         try:
             raise RuntimeError('connect failed for "pg-pass-xyz"')
         except RuntimeError:
             logger.exception("db down")
         out = buffer.getvalue()
-        for secret in ("hunter2-password", "oa-key-0123456789", "exa-key-0123456789", "pg-pass-xyz"):
+        for secret in (
+            "hunter2-password",
+            "oa-key-0123456789",
+            "exa-key-0123456789",
+            "ant-key-0123456789",
+            "pg-pass-xyz",
+        ):
             assert secret not in out
         assert out.count("***") >= 5
         assert "connect failed for" in out  # the rest of the text is kept
