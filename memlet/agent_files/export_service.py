@@ -1,18 +1,25 @@
 """Export one agent as a v2 agent file: its blocks, tools, folders with their files' text, and its WHOLE message
 history (Letta exported only the in-context messages), with file-local ids and every secret value blanked.
 
-Ids are renumbered per prefix in the order they are met (`agent-0`, `tool-0`...). `mcp_servers` lists the servers
-the agent's MCP tools run on, without any credential (`mcp_servers.py`); those tools point at them by file id.
+As in Letta, the group the agent manages comes along with its other agents: a sleeptime-enabled agent exports as
+itself (`agent-0`), its sleeptime agent and the `sleeptime` group, whose id is in the main agent's `group_ids`.
+Blocks and tools are listed once however many agents hold them, and numbered in the order the agents name them
+(`IdMap`, `export_entries.py`). `mcp_servers` lists the servers the MCP tools run on, without any credential
+(`mcp_servers.py`); those tools point at them by file id. Every agent is written with `enable_sleeptime: false`,
+as Letta writes it: the group in the file carries the sleeptime side, and an importer that honoured the flag would
+make a second sleeptime agent (memlet's import turns it on from the group).
 """
 
-from collections import defaultdict
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.actor import Actor
-from memlet.agent_files.mcp_servers import exported_metadata, server_entry, servers_of
+from memlet.agent_files import export_entries as entries
+from memlet.agent_files.export_entries import IdMap
+from memlet.agent_files.mcp_servers import server_entry, servers_of
 from memlet.agent_files.schemas import ExportAgentRequest
 from memlet.agents.repository import AgentRepository
 from memlet.blocks.repository import BlockRepository
@@ -20,71 +27,106 @@ from memlet.db import models as orm
 from memlet.folders.file_agent_repository import FileAgentRepository
 from memlet.folders.file_repository import FileRepository
 from memlet.folders.repository import FolderRepository
+from memlet.groups.repository import GroupRepository
 from memlet.mcp.repository import MCPServerRepository
 from memlet.messages.repository import MessageRepository
 from memlet.tools.repository import ToolRepository
 
 
-class IdMap:
-    """Database id → file id, one counter per prefix for the whole export."""
+@dataclass
+class _Held:
+    """What one exported agent holds."""
 
-    def __init__(self) -> None:
-        self.ids: dict[str, str] = {}
-        self.counters: dict[str, int] = defaultdict(int)
-
-    def __call__(self, prefix: str, db_id: str) -> str:
-        if db_id not in self.ids:
-            self.ids[db_id] = f"{prefix}-{self.counters[prefix]}"
-            self.counters[prefix] += 1
-        return self.ids[db_id]
+    agent: orm.Agent
+    blocks: list[orm.Block]
+    tools: list[orm.Tool]
+    folders: list[orm.Source]
+    links: list[orm.FileAgent]
 
 
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
+_Row = TypeVar("_Row", orm.Block, orm.Tool, orm.Source)
+
+
+def _unique(rows: list[_Row]) -> list[_Row]:
+    """Each row once, where it first appears."""
+    return list({row.id: row for row in rows}.values())
 
 
 class ExportService:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
+        self.agents = AgentRepository(session)
+        self.groups = GroupRepository(session)
 
     async def export(self, actor: Actor, agent_id: str, req: ExportAgentRequest) -> dict[str, Any]:
-        agent = await AgentRepository(self.session).get_or_404(actor.organization_id, agent_id)
+        agent = await self.agents.get_or_404(actor.organization_id, agent_id)
+        group, members = await self._group(actor, agent)
+        held = [await self._held(a) for a in [agent, *members]]
         ids = IdMap()
-        blocks = await BlockRepository(self.session).of_agent(agent.id)
-        tools = await ToolRepository(self.session).of_agent(agent.id)
+        tools = _unique([t for h in held for t in h.tools])
+        blocks = _unique([b for h in held for b in h.blocks])
         servers = await servers_of(MCPServerRepository(self.session), actor.organization_id, tools)
         server_entries = [server_entry(row, ids("mcp_server", row.id)) for row in servers]
-        folders = await FolderRepository(self.session).of_agent(agent.id)
+        folders = _unique([f for h in held for f in h.folders])
         files = [f for folder in folders for f in await FileRepository(self.session).of_source(folder.id)]
         texts = await FileRepository(self.session).texts([f.id for f in files]) if files else {}
-        links = await FileAgentRepository(self.session).of_agent(agent.id)
-        entry = await self._agent(agent, ids, req, blocks, tools, folders)
-        file_entries = [self._file(f, texts.get(f.id), ids) for f in files]
-        entry["files_agents"] = [self._link(link, ids) for link in links if link.file_id in ids.ids]
+        agent_entries = []
+        for h in held:
+            main = h.agent is agent
+            conversation_id = req.conversation_id if main else None
+            agent_entries.append(await self._agent(h, ids, req, conversation_id, group if main else None))
+        file_entries = [entries.file_entry(f, texts.get(f.id), ids) for f in files]
+        for h, entry in zip(held, agent_entries, strict=True):
+            entry["files_agents"] = [entries.link_entry(link, ids) for link in h.links if link.file_id in ids.ids]
         return {
-            "agents": [entry],
-            "groups": [],
-            "blocks": [self._block(b, ids) for b in blocks],
+            "agents": agent_entries,
+            "groups": [await self._group_entry(group, ids)] if group is not None else [],
+            "blocks": [entries.block_entry(b, ids) for b in blocks],
             "files": file_entries,
-            "sources": [self._source(s, ids) for s in folders],
-            "tools": [self._tool(t, ids) for t in tools],
+            "sources": [entries.source_entry(s, ids) for s in folders],
+            "tools": [entries.tool_entry(t, ids) for t in tools],
             "mcp_servers": server_entries,
             "skills": [s.model_dump(mode="json") for s in req.skills],
             "metadata": {"exported_by": "memlet"},
             "created_at": datetime.now(UTC).isoformat(),
         }
 
+    async def _group(self, actor: Actor, agent: orm.Agent) -> tuple[orm.Group | None, list[orm.Agent]]:
+        """The group the agent manages (its oldest, as `AgentState.multi_agent_group` shows it) and the group's
+        other agents, in the group's order."""
+        managed = await self.groups.managed_by(agent.id)
+        if not managed:
+            return None, []
+        group = managed[0]
+        wanted = [i for i in await self.groups.agent_ids(group.id) if i != agent.id]
+        found = {a.id: a for a in await self.agents.by_ids(wanted) if a.organization_id == actor.organization_id}
+        return group, [found[i] for i in wanted if i in found]
+
+    async def _group_entry(self, group: orm.Group, ids: IdMap) -> dict[str, Any]:
+        members = [i for i in await self.groups.agent_ids(group.id) if i in ids.ids]
+        shared = await self.groups.shared_block_ids(group.id)
+        return entries.group_entry(group, members, shared, ids)
+
+    async def _held(self, agent: orm.Agent) -> _Held:
+        return _Held(
+            agent=agent,
+            blocks=await BlockRepository(self.session).of_agent(agent.id),
+            tools=await ToolRepository(self.session).of_agent(agent.id),
+            folders=await FolderRepository(self.session).of_agent(agent.id),
+            links=await FileAgentRepository(self.session).of_agent(agent.id),
+        )
+
     async def _agent(
         self,
-        agent: orm.Agent,
+        held: _Held,
         ids: IdMap,
         req: ExportAgentRequest,
-        blocks: list[orm.Block],
-        tools: list[orm.Tool],
-        folders: list[orm.Source],
+        conversation_id: str | None,
+        group: orm.Group | None,
     ) -> dict[str, Any]:
+        agent = held.agent
         file_agent_id = ids("agent", agent.id)
-        tags = (await AgentRepository(self.session).tags_for([agent.id])).get(agent.id, [])
+        tags = (await self.agents.tags_for([agent.id])).get(agent.id, [])
         secrets = {str(s.get("key")): "" for s in agent.secrets or [] if s.get("key")}
         messages: list[orm.Message] = []
         if not req.scrub_messages:
@@ -94,19 +136,19 @@ class ExportService:
                 after=None,
                 before=None,
                 limit=None,
-                conversation_id=req.conversation_id,
+                conversation_id=conversation_id,
             )
             messages = found[1] if found is not None else []
-        message_entries = [self._message(m, ids, file_agent_id) for m in messages]
+        message_entries = [entries.message_entry(m, ids, file_agent_id) for m in messages]
         exported = {m.id for m in messages}
         return {
             "id": file_agent_id,
             "name": agent.name,
             "memory_blocks": [],
             "tools": [],
-            "tool_ids": [ids("tool", t.id) for t in tools],
-            "source_ids": [ids("source", s.id) for s in folders],
-            "block_ids": [ids("block", b.id) for b in blocks],
+            "tool_ids": [ids("tool", t.id) for t in held.tools],
+            "source_ids": [ids("source", s.id) for s in held.folders],
+            "block_ids": [ids("block", b.id) for b in held.blocks],
             "tool_rules": agent.tool_rules or [],
             "tags": tags,
             "system": agent.system,
@@ -135,114 +177,5 @@ class ExportService:
             "in_context_message_ids": [ids.ids[i] for i in agent.message_ids or [] if i in exported],
             "messages": message_entries,
             "files_agents": [],
-            "group_ids": [],
-        }
-
-    @staticmethod
-    def _message(m: orm.Message, ids: IdMap, agent_file_id: str) -> dict[str, Any]:
-        return {
-            "id": ids("message", m.id),
-            "type": "message",
-            "role": m.role,
-            "content": m.content or [],
-            "name": m.name,
-            "otid": m.otid,
-            "sender_id": m.sender_id,
-            "batch_item_id": m.batch_item_id,
-            "group_id": None,
-            "model": m.model,
-            "agent_id": agent_file_id,
-            "tool_calls": m.tool_calls,
-            "tool_call_id": m.tool_call_id,
-            "tool_returns": m.tool_returns or [],
-            "created_at": _iso(m.created_at),
-            "approve": m.approve,
-            "approval_request_id": m.approval_request_id,
-            "denial_reason": m.denial_reason,
-            "approvals": m.approvals,
-        }
-
-    @staticmethod
-    def _block(b: orm.Block, ids: IdMap) -> dict[str, Any]:
-        return {
-            "id": ids("block", b.id),
-            "label": b.label,
-            "value": b.value,
-            "limit": b.limit,
-            "description": b.description,
-            "read_only": b.read_only,
-            "hidden": b.hidden,
-            "is_template": b.is_template,
-            "template_name": b.template_name,
-            "preserve_on_migration": b.preserve_on_migration,
-            "project_id": None,
-            "metadata": b.metadata_ or {},
-        }
-
-    @staticmethod
-    def _tool(t: orm.Tool, ids: IdMap) -> dict[str, Any]:
-        builtin = t.tool_type.startswith("letta_")
-        return {
-            "id": ids("tool", t.id),
-            "tool_type": t.tool_type,
-            "description": t.description,
-            "source_type": t.source_type,
-            "name": t.name,
-            "tags": t.tags or [],
-            "source_code": None if builtin else t.source_code,
-            "json_schema": t.json_schema,
-            "args_json_schema": t.args_json_schema,
-            "return_char_limit": t.return_char_limit,
-            "pip_requirements": t.pip_requirements,
-            "npm_requirements": t.npm_requirements,
-            "default_requires_approval": t.default_requires_approval,
-            "enable_parallel_execution": t.enable_parallel_execution,
-            "metadata_": exported_metadata(t, ids.ids),
-        }
-
-    @staticmethod
-    def _source(s: orm.Source, ids: IdMap) -> dict[str, Any]:
-        return {
-            "id": ids("source", s.id),
-            "name": s.name,
-            "description": s.description,
-            "instructions": s.instructions,
-            "metadata": s.metadata_,
-            "embedding_config": s.embedding_config,
-            "embedding": None,
-            "embedding_chunk_size": None,
-        }
-
-    @staticmethod
-    def _file(f: orm.FileMetadata, text: str | None, ids: IdMap) -> dict[str, Any]:
-        return {
-            "id": ids("file", f.id),
-            "source_id": ids("source", f.source_id),
-            "file_name": f.file_name,
-            "original_file_name": f.original_file_name,
-            "file_path": f.file_path,
-            "file_type": f.file_type,
-            "file_size": f.file_size,
-            "file_creation_date": f.file_creation_date,
-            "file_last_modified_date": f.file_last_modified_date,
-            "processing_status": f.processing_status,
-            "error_message": f.error_message,
-            "total_chunks": f.total_chunks,
-            "chunks_embedded": f.chunks_embedded,
-            "content": text,
-        }
-
-    @staticmethod
-    def _link(link: orm.FileAgent, ids: IdMap) -> dict[str, Any]:
-        return {
-            "id": link.id,
-            "agent_id": ids.ids[link.agent_id],
-            "file_id": ids.ids[link.file_id],
-            "source_id": ids.ids[link.source_id],
-            "file_name": link.file_name,
-            "is_open": link.is_open,
-            "visible_content": link.visible_content,
-            "last_accessed_at": _iso(link.last_accessed_at),
-            "start_line": link.start_line,
-            "end_line": link.end_line,
+            "group_ids": [ids("group", group.id)] if group is not None else [],
         }

@@ -4,7 +4,8 @@ Order: MCP servers (reused by name or created without credentials) with the MCP 
 (built-ins mapped, custom upserted), blocks (new rows), folders and their files (the text stored,
 embedded after commit with the target embedding config), agents (through `AgentService.create`), every message
 of each agent (through `MessageRepository.add`, new ids, timestamps and tool-call ids kept), the in-context list,
-then the folders attached. The file ids of the files to embed are returned for the caller to submit after commit.
+then the folders attached, and last the groups (`group_import.py`). The file ids of the files to embed are
+returned for the caller to submit after commit.
 """
 
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
 from memlet.actor import Actor
+from memlet.agent_files.group_import import import_groups
 from memlet.agent_files.mcp_servers import MCPLinker
 from memlet.agent_files.schemas import AgentFileSchema, AgentSchema, FileSchema, MessageSchema, SourceSchema
 from memlet.agent_files.tool_import import import_tools
@@ -93,13 +95,14 @@ class ImportService:
         target = await self._target_embedding(actor, file, options.embedding)
         source_ids = {s.id: await self._folder(actor, s, target) for s in file.sources}
         file_ids = {f.id: await self._file(actor, f, source_ids[f.source_id]) for f in file.files}
-        agent_ids = []
+        agent_ids: dict[str, str] = {}
         for agent in file.agents:
             agent_id = await self._agent(actor, agent, options, tool_ids, block_ids)
             for source in dict.fromkeys([*agent.source_ids, *(agent.folder_ids or [])]):
                 await self.folders.attach(actor, agent_id, source_ids[source])
-            agent_ids.append(agent_id)
-        return ImportResult(agent_ids, list(file_ids.values()))
+            agent_ids[agent.id] = agent_id
+        await import_groups(self.session, actor, file.groups, agent_ids, block_ids, options.project_id)
+        return ImportResult(list(agent_ids.values()), list(file_ids.values()))
 
     async def _blocks(self, actor: Actor, file: AgentFileSchema) -> dict[str, str]:
         rows = []

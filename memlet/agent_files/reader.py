@@ -88,6 +88,9 @@ def check_references(file: AgentFileSchema) -> None:
         for agent_id in group.agent_ids:
             if agent_id not in agent_ids:
                 raise _fail(f"groups.{g_index}.agent_ids: {agent_id!r} is not an agent of the file")
+        manager = getattr(group.manager_config, "manager_agent_id", None)
+        if manager is not None and manager not in agent_ids:
+            raise _fail(f"groups.{g_index}.manager_config.manager_agent_id: {manager!r} is not an agent of the file")
     for a_index, agent in enumerate(file.agents):
         at = f"agents.{a_index}"
         for field, known, values in (

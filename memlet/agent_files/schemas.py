@@ -7,11 +7,18 @@ Every top-level list is required: a file without `groups` is not an agent file.
 
 import re
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from memlet.agents.parts import AgentType
+from memlet.groups.schemas import (
+    DynamicManager,
+    RoundRobinManager,
+    SleeptimeManager,
+    SupervisorManager,
+    VoiceSleeptimeManager,
+)
 from memlet.providers.schemas import EmbeddingConfig, LLMConfig, ResponseFormat
 from memlet.tools.rules import ToolRule
 
@@ -208,16 +215,46 @@ class FileSchema(BaseModel):
     _id = field_validator("id")(classmethod(lambda cls, v: file_id("file", v)))
 
 
+class SupervisorManagerSchema(SupervisorManager):
+    manager_agent_id: str  # a file id here, as in every config below
+
+
+class DynamicManagerSchema(DynamicManager):
+    manager_agent_id: str
+
+
+class SleeptimeManagerSchema(SleeptimeManager):
+    manager_agent_id: str
+
+
+class VoiceSleeptimeManagerSchema(VoiceSleeptimeManager):
+    manager_agent_id: str
+
+
+ManagerConfigSchema = Annotated[
+    RoundRobinManager
+    | SupervisorManagerSchema
+    | DynamicManagerSchema
+    | SleeptimeManagerSchema
+    | VoiceSleeptimeManagerSchema,
+    Field(discriminator="manager_type"),
+]
+
+
 class GroupSchema(BaseModel):
+    """A group: `GroupCreate` with file ids for its agents, its manager and its shared blocks."""
+
     model_config = _IGNORE
 
     id: str
     agent_ids: list[str]
     description: str = ""
-    manager_config: dict[str, Any] | None = None
+    manager_config: ManagerConfigSchema | None = None  # none: round robin
     project_id: str | None = None
     shared_block_ids: list[str] = Field(default_factory=list)
     hidden: bool | None = None
+
+    _id = field_validator("id")(classmethod(lambda cls, v: file_id("group", v)))
 
 
 class MCPServerSchema(BaseModel):
