@@ -1,5 +1,6 @@
-"""Export one agent as a v2 agent file: its blocks, tools, folders with their files' text, and its WHOLE message
-history (Letta exported only the in-context messages), with file-local ids and every secret value blanked.
+"""Export one agent as a v2 agent file: its blocks, tools, folders with their files' text, and the WHOLE message
+history of one of its threads (`export_threads.py`; Letta exported only the in-context messages), with file-local
+ids and every secret value blanked.
 
 As in Letta, the group the agent manages comes along with its other agents: a sleeptime-enabled agent exports as
 itself (`agent-0`), its sleeptime agent and the `sleeptime` group, whose id is in the main agent's `group_ids`.
@@ -19,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memlet.actor import Actor
 from memlet.agent_files import export_entries as entries
 from memlet.agent_files.export_entries import IdMap
+from memlet.agent_files.export_threads import Thread, thread_of
 from memlet.agent_files.mcp_servers import server_entry, servers_of
 from memlet.agent_files.schemas import ExportAgentRequest
 from memlet.agents.repository import AgentRepository
@@ -29,7 +31,6 @@ from memlet.folders.file_repository import FileRepository
 from memlet.folders.repository import FolderRepository
 from memlet.groups.repository import GroupRepository
 from memlet.mcp.repository import MCPServerRepository
-from memlet.messages.repository import MessageRepository
 from memlet.tools.repository import ToolRepository
 
 
@@ -128,19 +129,8 @@ class ExportService:
         file_agent_id = ids("agent", agent.id)
         tags = (await self.agents.tags_for([agent.id])).get(agent.id, [])
         secrets = {str(s.get("key")): "" for s in agent.secrets or [] if s.get("key")}
-        messages: list[orm.Message] = []
-        if not req.scrub_messages:
-            found = await MessageRepository(self.session).agent_tail(
-                agent.organization_id,
-                agent.id,
-                after=None,
-                before=None,
-                limit=None,
-                conversation_id=conversation_id,
-            )
-            messages = found[1] if found is not None else []
-        message_entries = [entries.message_entry(m, ids, file_agent_id) for m in messages]
-        exported = {m.id for m in messages}
+        thread = Thread([], []) if req.scrub_messages else await thread_of(self.session, agent, conversation_id)
+        message_entries = [entries.message_entry(m, ids, file_agent_id) for m in thread.messages]
         return {
             "id": file_agent_id,
             "name": agent.name,
@@ -174,7 +164,7 @@ class ExportService:
             "max_files_open": agent.max_files_open,
             "per_file_view_window_char_limit": agent.per_file_view_window_char_limit,
             "hidden": agent.hidden,
-            "in_context_message_ids": [ids.ids[i] for i in agent.message_ids or [] if i in exported],
+            "in_context_message_ids": [ids.ids[i] for i in thread.in_context],
             "messages": message_entries,
             "files_agents": [],
             "group_ids": [ids("group", group.id)] if group is not None else [],
