@@ -1,7 +1,7 @@
 """The messages an export carries for one agent: one thread's whole history, and that thread's in-context window.
 
-With no `conversation_id` (or `default`, or the agent's own id) the thread is the agent's own: its messages and its
-`message_ids`. With a conversation of the agent it is that conversation, as Letta exports it with the conversation's
+With no `conversation_id` (or `default`, or the agent's own id) the thread is the agent's own, as in Letta: its
+messages outside every conversation (all of them, in context or not) and its `message_ids`. With a conversation of the agent it is that conversation, as Letta exports it with the conversation's
 in-context list: its history (the rows it links, its own and those it shares with the thread it was forked from)
 and its window (`conversations.message_ids`, its own system message first). Importing the file gives the new agent
 that conversation's context. A conversation of another agent, or none, is a 404.
@@ -31,7 +31,7 @@ async def thread_of(session: AsyncSession, agent: orm.Agent, conversation_id: st
     messages = MessageRepository(session)
     if conversation_id is None or conversation_id in (DEFAULT, agent.id):
         found = await messages.agent_tail(
-            agent.organization_id, agent.id, after=None, before=None, limit=None, conversation_id=None
+            agent.organization_id, agent.id, after=None, before=None, limit=None, conversation_id=DEFAULT
         )
         rows, window = (found[1] if found is not None else []), list(agent.message_ids or [])
     else:

@@ -62,3 +62,18 @@ class TestConversationExport:
         for conversation_id in (foreign.id, "conv-00000000-0000-4000-8000-000000000000"):
             response = http.get(f"/v1/agents/{agent.id}/export", params={"conversation_id": conversation_id})
             assert response.status_code == 404, response.text
+
+
+class TestDefaultExport:
+    def test_carries_the_agents_own_thread_only(self, client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+        agent = _agent(client)
+        mock_llm.script(Reply.text("own reply"))
+        client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "in the agent's thread"}])
+        conversation = client.conversations.create(agent_id=agent.id)
+        mock_llm.script(Reply.text("conversation reply"))
+        send(http, conversation.id, "in a conversation")
+        for params in ({}, {"conversation_id": "default"}, {"conversation_id": agent.id}):
+            entry = export(http, agent.id, **params)["agents"][0]
+            everything = [m["id"] for m in entry["messages"]]
+            assert _texts(entry, everything, "user") == ["in the agent's thread"]
+            assert set(entry["in_context_message_ids"]) <= set(everything)
