@@ -168,7 +168,12 @@ class ImportService:
     ) -> CreateAgent:
         name = options.name or (f"{agent.name}_copy" if options.append_copy_suffix else agent.name)
         file_secrets = agent.secrets or agent.tool_exec_environment_variables or {}
-        secrets = {key: options.secrets.get(key, "") for key in file_secrets}
+        # As Letta: values sent with the import replace the file's (a key left out becomes ""); none sent, the file's
+        # own values stay (an export blanks them, a hand-made file may carry them).
+        if options.secrets:
+            secrets = {key: options.secrets.get(key, "") for key in file_secrets}
+        else:
+            secrets = {key: value or "" for key, value in file_secrets.items()}
         return CreateAgent(
             name=name,
             agent_type=agent.agent_type,
