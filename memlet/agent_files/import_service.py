@@ -1,11 +1,12 @@
 """Import a checked agent file: everything in the caller's one transaction, so a failure leaves no rows.
 
 Order: MCP servers (reused by name or created without credentials) with the MCP tools pointed at them, tools
-(built-ins mapped, custom upserted), blocks (new rows), folders and their files (the text stored,
-embedded after commit with the target embedding config), agents (through `AgentService.create`), every message
-of each agent (through `MessageRepository.add`, new ids, timestamps and tool-call ids kept), the in-context list,
-then the folders attached, and last the groups (`group_import.py`). The file ids of the files to embed are
-returned for the caller to submit after commit.
+(built-ins mapped, custom upserted), blocks (new rows), folders and their files (the text stored, embedded after
+commit with the folder's own embedding config, which memlet's file search also uses: the override, else the
+source's; Letta embedded them with the override or the first agent's config, whatever the folder's), agents
+(through `AgentService.create`), every message of each agent (through `MessageRepository.add`, new ids, timestamps
+and tool-call ids kept), the in-context list, then the folders attached, and last the groups (`group_import.py`).
+The file ids of the files to embed are returned for the caller to submit after commit.
 """
 
 from dataclasses import dataclass, field
@@ -92,8 +93,8 @@ class ImportService:
         tools = await self.mcp.link(actor, file)
         tool_ids = await import_tools(self.session, actor, tools, override_existing=options.override_existing_tools)
         block_ids = await self._blocks(actor, file)
-        target = await self._target_embedding(actor, file, options.embedding)
-        source_ids = {s.id: await self._folder(actor, s, target) for s in file.sources}
+        embeddings = await self._folder_embeddings(actor, file, options.embedding)
+        source_ids = {s.id: await self._folder(actor, s, embeddings) for s in file.sources}
         file_ids = {f.id: await self._file(actor, f, source_ids[f.source_id]) for f in file.files}
         agent_ids: dict[str, str] = {}
         for agent in file.agents:
@@ -112,19 +113,25 @@ class ImportService:
         await self.blocks.add_many(rows)
         return {b.id: row.id for b, row in zip(file.blocks, rows, strict=True)}
 
-    async def _target_embedding(
+    async def _folder_embeddings(
         self, actor: Actor, file: AgentFileSchema, override: str | None
-    ) -> dict[str, Any] | None:
-        """The embedding config files are embedded with: the override, else the first agent's."""
+    ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """The embedding override for every folder, and the config of a source that names none (the first agent's)."""
         if not file.sources:
-            return None
+            return None, None
         if override:
-            return await self.catalog.resolve_embedding(self.session, actor.organization_id, override)
-        first = file.agents[0].embedding_config
-        return first.model_dump(mode="json") if first is not None else None
+            return await self.catalog.resolve_embedding(self.session, actor.organization_id, override), None
+        first = file.agents[0].embedding_config if file.agents else None
+        return None, first.model_dump(mode="json") if first is not None else None
 
-    async def _folder(self, actor: Actor, source: SourceSchema, target: dict[str, Any] | None) -> str:
-        config = target or (source.embedding_config.model_dump(mode="json") if source.embedding_config else None)
+    async def _folder(
+        self, actor: Actor, source: SourceSchema, embeddings: tuple[dict[str, Any] | None, dict[str, Any] | None]
+    ) -> str:
+        """A folder for the source: the override's embedding config, else the source's own (Letta's rule), else its
+        `embedding` handle, else the first agent's config."""
+        override, fallback = embeddings
+        own = source.embedding_config.model_dump(mode="json") if source.embedding_config else None
+        config = override or own or (None if source.embedding else fallback)
         name, repo = source.name, FolderRepository(self.session)
         while await repo.find_by_name(actor.organization_id, name) is not None:
             name = f"{source.name}_{ids.new_id('x')[-8:]}"

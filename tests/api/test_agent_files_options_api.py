@@ -6,7 +6,7 @@ from typing import Any
 
 from letta_client import Letta
 
-from tests.api.agent_files_support import MODEL, import_bytes, v2
+from tests.api.agent_files_support import EMBEDDING, MODEL, import_bytes, raw, v2, wait_files
 
 
 def _secrets(client: Letta, agent_id: str) -> dict[str, Any]:
@@ -24,3 +24,15 @@ class TestSecrets:
         sent = json.dumps({"EMPTY": "sent"})
         (replaced,) = import_bytes(client, json.dumps(data).encode(), model=MODEL, secrets=sent)
         assert _secrets(client, replaced) == {"API_KEY": "", "EMPTY": "sent"}  # as Letta: sent values replace all
+
+
+class TestFolderEmbedding:
+    def test_a_source_keeps_its_own_config_without_an_override(self, client: Letta) -> None:
+        config = client.folders.create(name="probe", embedding=EMBEDDING).embedding_config.model_dump(mode="json")
+        data = json.loads(raw("test_agent_with_files_and_sources.af"))
+        data["agents"][0]["embedding_config"] = config
+        data["sources"][0]["embedding_config"] = {**config, "embedding_chunk_size": config["embedding_chunk_size"] + 7}
+        (agent_id,) = import_bytes(client, json.dumps(data).encode(), model=MODEL)
+        (folder,) = client.agents.folders.list(agent_id)
+        assert folder.embedding_config.embedding_chunk_size == config["embedding_chunk_size"] + 7
+        assert {f.processing_status for f in wait_files(client, folder.id)} == {"completed"}
