@@ -4,11 +4,12 @@ ids and every secret value blanked.
 
 As in Letta, the group the agent manages comes along with its other agents: a sleeptime-enabled agent exports as
 itself (`agent-0`), its sleeptime agent and the `sleeptime` group, whose id is in the main agent's `group_ids`.
-Blocks and tools are listed once however many agents hold them, and numbered in the order the agents name them
-(`IdMap`, `export_entries.py`). `mcp_servers` lists the servers the MCP tools run on, without any credential
-(`mcp_servers.py`); those tools point at them by file id. Every agent is written with `enable_sleeptime: false`,
-as Letta writes it: the group in the file carries the sleeptime side, and an importer that honoured the flag would
-make a second sleeptime agent (memlet's import turns it on from the group).
+Blocks and tools are listed once however many agents hold them, blocks by label and tools by name as Letta lists
+them, but numbered in the order the agents name them (`IdMap`, `export_entries.py`). `mcp_servers` lists the
+servers the MCP tools run on, without any credential (`mcp_servers.py`); those tools point at them by file id.
+Every agent is written with `enable_sleeptime: false`, as Letta writes it: the group in the file carries the
+sleeptime side, and an importer that honoured the flag would make a second sleeptime agent (memlet's import turns
+it on from the group).
 """
 
 from dataclasses import dataclass
@@ -64,8 +65,8 @@ class ExportService:
         group, members = await self._group(actor, agent)
         held = [await self._held(a) for a in [agent, *members]]
         ids = IdMap()
-        tools = _unique([t for h in held for t in h.tools])
-        blocks = _unique([b for h in held for b in h.blocks])
+        tools = sorted(_unique([t for h in held for t in h.tools]), key=lambda t: t.name)
+        blocks = sorted(_unique([b for h in held for b in h.blocks]), key=lambda b: b.label)
         servers = await servers_of(MCPServerRepository(self.session), actor.organization_id, tools)
         server_entries = [server_entry(row, ids("mcp_server", row.id)) for row in servers]
         folders = _unique([f for h in held for f in h.folders])

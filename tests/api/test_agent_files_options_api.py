@@ -4,9 +4,10 @@ file with no agent; the order of an export's tools and blocks."""
 import json
 from typing import Any
 
+import httpx
 from letta_client import Letta
 
-from tests.api.agent_files_support import EMBEDDING, MODEL, import_bytes, raw, v2, wait_files
+from tests.api.agent_files_support import EMBEDDING, MODEL, export, import_bytes, raw, v2, wait_files
 
 
 def _secrets(client: Letta, agent_id: str) -> dict[str, Any]:
@@ -36,3 +37,22 @@ class TestFolderEmbedding:
         (folder,) = client.agents.folders.list(agent_id)
         assert folder.embedding_config.embedding_chunk_size == config["embedding_chunk_size"] + 7
         assert {f.processing_status for f in wait_files(client, folder.id)} == {"completed"}
+
+
+class TestExportOrder:
+    def test_blocks_by_label_and_tools_by_name_numbered_as_the_agent_names_them(
+        self, client: Letta, http: httpx.Client
+    ) -> None:
+        labels = ["zeta", "alpha", "middle"]
+        agent = client.agents.create(
+            name="ordered", model=MODEL, embedding=EMBEDDING, memory_blocks=[{"label": x, "value": x} for x in labels]
+        )
+        source = 'def aardvark() -> str:\n    """First by name.\n    """\n    return "a"\n'
+        client.agents.tools.attach(client.tools.create(source_code=source).id, agent_id=agent.id)
+        document = export(http, agent.id)
+        assert [b["label"] for b in document["blocks"]] == sorted(labels)
+        by_id = {b["id"]: b["label"] for b in document["blocks"]}
+        assert [by_id[i] for i in document["agents"][0]["block_ids"]] == labels  # block-0 is zeta
+        names = [t["name"] for t in document["tools"]]
+        assert names == sorted(names) and names[0] == "aardvark"
+        assert document["agents"][0]["tool_ids"][-1] == document["tools"][0]["id"]  # attached last
