@@ -76,8 +76,6 @@ def check_references(file: AgentFileSchema) -> None:
     repeated = [i for i, n in Counter(ids).items() if n > 1]
     if repeated:
         raise _fail(f"id {repeated[0]!r} appears more than once")
-    if not file.agents:
-        raise _fail("agents: the file holds no agent")
     tools, blocks = {t.id for t in file.tools}, {b.id for b in file.blocks}
     sources, files = {s.id for s in file.sources}, {f.id for f in file.files}
     for i, f in enumerate(file.files):

@@ -56,3 +56,10 @@ class TestExportOrder:
         names = [t["name"] for t in document["tools"]]
         assert names == sorted(names) and names[0] == "aardvark"
         assert document["agents"][0]["tool_ids"][-1] == document["tools"][0]["id"]  # attached last
+
+
+def test_a_file_with_no_agent_imports_none(client: Letta, http: httpx.Client) -> None:
+    data = {**v2(), "agents": []}  # as Letta: a 200 with no agent ids (the file's other rows are still made)
+    response = http.post("/v1/agents/import", files={"file": ("a.af", json.dumps(data).encode(), "text/json")})
+    assert response.status_code == 200, response.text
+    assert response.json() == {"agent_ids": []}
