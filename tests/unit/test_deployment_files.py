@@ -69,3 +69,9 @@ def test_ci_runs_the_readme_test_command() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
     assert "make test" in readme
     assert "make test" in ci
+
+
+def test_readme_documents_every_size_limit() -> None:
+    table = (ROOT / "README.md").read_text().split("## Configuration", 1)[1].split("\n## ", 1)[0]
+    limits = [name for name in Settings.model_fields if name.startswith("max_") and name.endswith("_bytes")]
+    assert limits and [n for n in limits if f"`MEMLET_{n.upper()}`" not in table] == []
