@@ -1,11 +1,11 @@
 """The groups of an agent file, created once its agents exist, through `GroupService.create`.
 
 Every id is mapped to the new rows: `agent_ids`, the manager (`manager_config.manager_agent_id`) and the shared
-blocks that are blocks of the file (Letta passed `shared_block_ids` on unmapped, so a file from another server
-failed; here an id that is no block of the file is dropped). A `sleeptime` group also turns its manager's
-`enable_sleeptime` on: export writes the flag false (as Letta does, `export_service.py`), and the group only
-fires while it is on, so the imported main agent's turns wake the imported sleeptime agent. Letta left the flag
-off, and its imported sleeptime group never ran.
+blocks that are blocks of the file (Letta passed `shared_block_ids` on unmapped, linking the original blocks, or
+none on another server; here an id that is no block of the file is dropped). A `sleeptime` group also turns its
+manager's `enable_sleeptime` on: export writes the flag false (as Letta does, `export_service.py`), and the group
+only fires while it is on, so the imported main agent's turns wake the imported sleeptime agent. Letta left the
+flag off, and its imported sleeptime group never ran.
 """
 
 from collections.abc import Mapping, Sequence

@@ -21,10 +21,12 @@ def sleeptime_replies_apart(server: object, mock_llm: MockLLM) -> None:
 
 def _supervised(client: Letta, http: httpx.Client) -> tuple[str, str, dict[str, Any]]:
     boss, worker = (client.agents.create(name=n, model=MODEL, embedding=EMBEDDING) for n in ("boss", "worker"))
+    team = client.blocks.create(label="team", value="boss and worker")
     body = {
         "agent_ids": [worker.id],
         "description": "boss and worker",
         "manager_config": {"manager_type": "supervisor", "manager_agent_id": boss.id},
+        "shared_block_ids": [team.id],  # attached to both agents
     }
     response = http.post("/v1/groups/", json=body)
     assert response.status_code == 200, response.text
@@ -82,8 +84,11 @@ class TestImport:
         assert not list(client.runs.list(agent_ids=[original.id]))
 
     def test_a_supervisor_group_is_mapped_onto_the_new_agents(self, client: Letta, http: httpx.Client) -> None:
-        boss_id, _, _ = _supervised(client, http)
-        new_boss, new_worker = import_bytes(client, json.dumps(export(http, boss_id)).encode(), model=MODEL)
+        boss_id, _, original = _supervised(client, http)
+        document = export(http, boss_id)
+        (team,) = [b["id"] for b in document["blocks"] if b["label"] == "team"]
+        assert document["groups"][0]["shared_block_ids"] == [team]
+        new_boss, new_worker = import_bytes(client, json.dumps(document).encode(), model=MODEL)
         (group,) = [g for g in groups(http) if g["manager_agent_id"] == new_boss]
         assert (group["manager_type"], group["agent_ids"], group["description"]) == (
             "supervisor",
@@ -91,6 +96,9 @@ class TestImport:
             "boss and worker",
         )
         assert not client.agents.retrieve(new_boss).enable_sleeptime
+        (copy,) = [b.id for b in client.agents.blocks.list(new_boss) if b.label == "team"]
+        assert group["shared_block_ids"] == [copy] != original["shared_block_ids"]
+        assert copy in {b.id for b in client.agents.blocks.list(new_worker)}
 
     def test_a_manager_outside_the_file_is_refused(self, http: httpx.Client) -> None:
         data = v2()
