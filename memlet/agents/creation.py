@@ -130,8 +130,9 @@ class AgentCreator:
             )
             for b in req.memory_blocks or []
         ]
-        existing = await self.blocks.by_ids(actor.organization_id, req.block_ids or [])
-        missing = sorted(set(req.block_ids or []) - {b.id for b in existing})
+        found = {b.id: b for b in await self.blocks.by_ids(actor.organization_id, req.block_ids or [])}
+        existing = [found[i] for i in dict.fromkeys(req.block_ids or []) if i in found]  # attached in the asked order
+        missing = sorted(set(req.block_ids or []) - set(found))
         if missing:
             raise NotFoundError("Block", message=f"Block with id '{missing[0]}' not found")
         seen: set[str] = set()

@@ -84,6 +84,15 @@ class TestCreateAgent:
         assert response.status_code == 409
         assert response.json() == {"detail": "Duplicate block label 'human': a label must be unique per agent"}
 
+    def test_existing_blocks_attach_in_the_order_named(self, client: Letta) -> None:
+        one, two, three = (client.blocks.create(label=label, value=label) for label in ("one", "two", "three"))
+        agent = client.agents.create(name="ordered", model=MODEL, block_ids=[two.id, three.id, one.id])
+        assert [b.label for b in client.agents.retrieve(agent.id, include=["agent.blocks"]).blocks] == [
+            "two",
+            "three",
+            "one",
+        ]
+
 
 class TestRetrieveAgent:
     def test_unknown_agent_404_names_it(self, client: Letta, http: httpx.Client) -> None:
