@@ -3,7 +3,8 @@ official `mcp` SDK's stdio, SSE or streamable-HTTP client.
 
 Every operation has two deadlines that really apply: `connect_timeout_s` for spawning or connecting plus the MCP
 handshake, and `call_timeout_s` for the request itself. A server that hangs fails the operation with
-`MCPTimeoutError`; one that cannot be reached or exits fails it with `MCPConnectError`. HTTP connections go
+`MCPTimeoutError`; one that cannot be reached or exits fails it with `MCPConnectError`. An error a reachable server
+answers a tools/call with is not a failure of the operation: `call_tool` returns it as the tool's failed result. HTTP connections go
 through memlet's outbound-URL policy (`memlet.net.transport`), so a private or loopback server is reached only when
 its host is on `MEMLET_ALLOWED_HOSTS`.
 
@@ -227,8 +228,19 @@ def result_text(result: Any) -> str:
 
 
 async def call_tool(spec: ServerSpec, limits: Limits, name: str, args: dict[str, Any]) -> CallResult:
+    """The tool's answer; an error the server answered with (a JSON-RPC error, a result with `isError`) is a failed
+    result carrying the server's message, as Letta's `execute_tool` returns it. Only a connection that broke off,
+    or a deadline, raises."""
+    import mcp_types
+    from mcp.shared.exceptions import MCPError as SDKError
+
     async def op(session: ClientSession) -> CallResult:
-        result = await session.call_tool(name, args)
+        try:
+            result = await session.call_tool(name, args)
+        except SDKError as exc:
+            if exc.code == mcp_types.CONNECTION_CLOSED:
+                raise
+            return CallResult(str(exc), False)
         return CallResult(result_text(result), not bool(getattr(result, "is_error", False)))
 
     return await run(spec, limits, op, f"tools/call {name}")

@@ -92,13 +92,26 @@ class TestAgentTurns:
         assert result.status == "error"  # type: ignore[attr-defined]
         assert "MCPTimeoutError" in result.tool_return and "did not answer" in result.tool_return  # type: ignore[attr-defined]
 
+    def test_the_model_reads_the_error_the_server_answered(
+        self, mcp_client: Letta, mock_llm: MockLLM, http_demo: HttpDemo
+    ) -> None:
+        server = mcp_client.mcp_servers.create(server_name="refusing", config=_http(http_demo))
+        agent = mcp_client.agents.create(
+            name="refused", model=MODEL, tool_ids=[_tool_ids(mcp_client, server.id)["refuse"]]
+        )
+        mock_llm.reset()
+        mock_llm.script(Reply.tool_call("refuse", {"reason": "quota"}), Reply.text("ok"))
+        (result,) = _send(mcp_client, agent.id, "try")
+        assert result.status == "error" and "refused: quota" in result.tool_return  # type: ignore[attr-defined]
+        assert "connect" not in result.tool_return  # type: ignore[attr-defined]
+
     def test_a_deleted_server_takes_its_tools_off_the_agent(
         self, mcp_client: Letta, mock_llm: MockLLM, http_demo: HttpDemo
     ) -> None:
         keep = mcp_client.mcp_servers.create(server_name="keep", config=_http(http_demo))
         gone = mcp_client.mcp_servers.create(server_name="gone", config=_http(http_demo))
         kept, dropped = _tool_ids(mcp_client, keep.id), _tool_ids(mcp_client, gone.id)
-        assert len(kept) == len(dropped) == len(DEMO_TOOLS) + 2  # with --extras: read_env, whoami
+        assert len(kept) == len(dropped) == len(DEMO_TOOLS) + 3  # with --extras: read_env, whoami, refuse
         agent = mcp_client.agents.create(name="both", model=MODEL, tool_ids=[*kept.values(), *dropped.values()])
         before = len(mcp_client.agents.tools.list(agent.id, limit=100).items)
         mcp_client.mcp_servers.delete(gone.id)

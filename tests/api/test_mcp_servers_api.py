@@ -117,6 +117,17 @@ class TestFailures:
         assert response.json()["detail"].startswith("TIMEOUT:")
         assert time.monotonic() - started < CALL_TIMEOUT_S + 10
 
+    def test_an_error_the_server_answers_is_the_tools_failed_result(
+        self, mcp_client: Letta, mcp_http: httpx.Client, http_demo: HttpDemo
+    ) -> None:
+        config = {"mcp_server_type": "streamable_http", "server_url": http_demo.streamable_http}
+        server = mcp_client.mcp_servers.create(server_name="refusing", config=config)
+        refuse = _tools(mcp_client, server.id)["refuse"]
+        result = mcp_client.mcp_servers.tools.run(refuse.id, mcp_server_id=server.id, args={"reason": "no"})
+        assert result.status == "error" and result.func_return == "refused: no"
+        legacy = mcp_http.post("/v1/tools/mcp/servers/refusing/tools/refuse/execute", json={"args": {"reason": "x"}})
+        assert legacy.status_code == 200 and legacy.json() == {"result": "refused: x", "success": False}
+
     def test_a_server_that_exits_at_start(self, mcp_client: Letta, mcp_http: httpx.Client) -> None:
         server = mcp_client.mcp_servers.create(server_name="dead", config=stdio_config("--exit"))
         assert _tools(mcp_client, server.id) == {}  # kept, with no tools, as Letta does

@@ -7,7 +7,7 @@ The 9 tools include pydantic-model arguments whose schemas use `$defs`/`$ref`, `
 `--exit` makes the process quit before speaking MCP (a server that dies at start). `slow_tool` sleeps for as long
 as asked, to test timeouts. `--tools-file PATH` serves the tools only while PATH holds "all" (read at start, so a
 test can change the server's tools between connections). `--extras` adds `read_env` and `whoami` (what the server
-received: an environment variable, the request's headers).
+received: an environment variable, the request's headers) and `refuse`, which answers with a JSON-RPC error.
 """
 
 import asyncio
@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 from pydantic import BaseModel, Field
 
 
@@ -110,6 +112,11 @@ def add_extras(srv: MCPServer) -> None:
     def whoami(ctx: Context) -> str:
         """The headers of the HTTP request that called this tool."""
         return json.dumps({k.lower(): v for k, v in (ctx.headers or {}).items()}, sort_keys=True)
+
+    @srv.tool()
+    def refuse(reason: str) -> str:
+        """Answer the call with a JSON-RPC error (not a result with isError)."""
+        raise MCPError(code=INVALID_PARAMS, message=f"refused: {reason}")
 
 
 def _serves_tools(args: list[str]) -> bool:
