@@ -69,6 +69,11 @@ def function_name(source_code: str) -> str:
     return _pick_function(_parse(source_code), None).name
 
 
+def function_node(source_code: str, name: str | None = None) -> ast.FunctionDef | ast.AsyncFunctionDef:
+    """The function that `derive_json_schema(source_code, name)` would turn into the tool."""
+    return _pick_function(_parse(source_code), name)
+
+
 def tool_hash(
     source_code: str | None,
     source_type: str | None,

@@ -5,11 +5,9 @@ Tool names are unique per organization. `POST /v1/tools/` refuses a taken name w
 silently overwrote the other tool); `PUT /v1/tools/` is the upsert.
 """
 
-import ast
 from datetime import UTC, datetime
 from typing import Any
 
-from docstring_parser import parse as parse_docstring
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
@@ -20,6 +18,7 @@ from memlet.db.pagination import Page
 from memlet.errors import BadRequestError, ConflictError, NotFoundError
 from memlet.messages.schemas import ToolReturn, ToolReturnMessage
 from memlet.tool_exec.sandbox import SandboxPolicy, run_tool
+from memlet.tools.args_schema import schema_from_args
 from memlet.tools.bootstrap import upsert_base_tools
 from memlet.tools.json_schema import derive_json_schema, function_name, tool_hash
 from memlet.tools.repository import ToolFilters, ToolRepository
@@ -32,25 +31,6 @@ _HASHED_FIELDS = ("source_code", "source_type", "pip_requirements", "npm_require
 
 def name_conflict(name: str) -> ConflictError:
     return ConflictError(f"Tool with name '{name}' already exists in your organization")
-
-
-def schema_from_args(source_code: str, args_json_schema: dict[str, Any], name: str | None = None) -> dict[str, Any]:
-    """A function schema whose parameters are `args_json_schema`; name and description come from the source."""
-    fn_name = name or function_name(source_code)
-    description = None
-    for node in ast.walk(ast.parse(source_code)):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == fn_name:
-            doc = ast.get_docstring(node)
-            description = parse_docstring(doc).short_description if doc else None
-    return {
-        "name": fn_name,
-        "description": description or "",
-        "parameters": {
-            "type": "object",
-            "properties": args_json_schema.get("properties", {}),
-            "required": list(args_json_schema.get("required", [])),
-        },
-    }
 
 
 def schema_for_create(req: ToolCreate) -> dict[str, Any]:
@@ -204,7 +184,7 @@ class ToolService:
         if "args_json_schema" in fields:
             if not source:
                 raise BadRequestError("Source code required when updating with args_json_schema")
-            return schema_from_args(source, fields["args_json_schema"])
+            return schema_from_args(source, fields["args_json_schema"], name=tool.name)
         if source and "source_code" in fields and fields.get("source_type", tool.source_type) in ("python", None):
             return derive_json_schema(source, name=tool.name)
         return None

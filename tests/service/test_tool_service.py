@@ -104,13 +104,61 @@ class TestCreate:
         assert other.name == "greet"
 
     async def test_args_json_schema_becomes_parameters(self, service: ToolService, actor: Actor) -> None:
-        args = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+        """Letta rebuilds each property from its type (enum, default and title dropped, description "" when
+        missing) and takes the whole docstring as the description."""
+        args = {
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "default": 1, "title": "N"},
+                "mode": {"type": "string", "enum": ["a", "b"], "description": "How."},
+                "tags": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}]},
+            },
+            "required": ["mode"],
+        }
         tool = await service.create(actor, ToolCreate(source_code=GREET, args_json_schema=args))
         assert tool.json_schema == {
             "name": "greet",
-            "description": "Greet someone.",
-            "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+            "description": "Greet someone.\n\nArgs:\n    name: Who to greet.\n    excited: Whether to shout.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "n": {"type": "integer", "description": ""},
+                    "mode": {"type": "string", "description": "How."},
+                    "tags": {"type": "array", "items": {"type": "string"}, "description": ""},
+                },
+                "required": ["mode"],
+            },
         }
+        assert tool.args_json_schema == args  # stored as sent
+
+    async def test_args_json_schema_models_are_inlined(self, service: ToolService, actor: Actor) -> None:
+        step = {"type": "object", "properties": {"title": {"type": "string"}, "n": {"type": "integer"}}}
+        args = {
+            "$defs": {"Step": {**step, "required": ["title"]}},
+            "properties": {"steps": {"type": "array", "items": {"$ref": "#/$defs/Step"}, "description": "All."}},
+            "required": ["steps"],
+        }
+        source = "def plan(steps):\n    return len(steps)\n"
+        tool = await service.create(actor, ToolCreate(source_code=source, args_json_schema=args))
+        item = {
+            "type": "object",
+            "properties": {"title": {"type": "string", "description": ""}, "n": {"type": "integer", "description": ""}},
+            "required": ["title"],
+        }
+        assert tool.json_schema == {
+            "name": "plan",
+            "description": "The plan tool",
+            "parameters": {
+                "type": "object",
+                "properties": {"steps": {"type": "array", "items": item, "description": "All."}},
+                "required": ["steps"],
+            },
+        }
+
+    async def test_args_json_schema_letta_cannot_render_is_400(self, service: ToolService, actor: Actor) -> None:
+        args = {"properties": {"x": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}}
+        with pytest.raises(BadRequestError, match="unions"):
+            await service.create(actor, ToolCreate(source_code=GREET, args_json_schema=args))
 
     async def test_schema_without_name_is_400(self, service: ToolService, actor: Actor) -> None:
         with pytest.raises(BadRequestError, match="name"):
@@ -134,6 +182,19 @@ class TestUpdate:
         updated = await service.update(actor, tool.id, ToolUpdate(source_code=GREET_V2))
         assert updated.description == "Greet someone several times."
         assert "times" in updated.json_schema["parameters"]["properties"]  # type: ignore[index]
+
+    async def test_args_json_schema_keeps_the_tools_name(self, service: ToolService, actor: Actor) -> None:
+        """Letta names the rebuilt schema after the tool, not after the function in the source."""
+        tool = await service.create(actor, ToolCreate(source_code=GREET))
+        args = {"properties": {"who": {"type": "string", "default": "x"}}}
+        renamed = GREET.replace("def greet", "def greet_v2")
+        updated = await service.update(actor, tool.id, ToolUpdate(source_code=renamed, args_json_schema=args))
+        assert updated.name == "greet" and updated.json_schema["name"] == "greet"  # type: ignore[index]
+        assert updated.json_schema["parameters"] == {  # type: ignore[index]
+            "type": "object",
+            "properties": {"who": {"type": "string", "description": ""}},
+            "required": [],
+        }
 
     async def test_only_sent_fields_change(self, service: ToolService, actor: Actor) -> None:
         tool = await service.create(actor, ToolCreate(source_code=GREET, enable_parallel_execution=True))
