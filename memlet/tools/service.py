@@ -145,7 +145,8 @@ class ToolService:
 
     async def update(self, actor: Actor, tool_id: str, req: ToolUpdate) -> Tool:
         """Apply the fields sent (nulls ignored). A new source re-derives the schema of a custom Python tool unless
-        a schema is sent too; a schema naming another function renames the tool."""
+        a schema is sent too (the stored schema stays when the new source yields none); a schema naming another
+        function renames the tool."""
         tool = await self.get_row(actor, tool_id)
         fields = {k: v for k, v in req.model_dump(exclude_unset=True).items() if v is not None}
         old_schema = tool.json_schema or {}
@@ -186,7 +187,12 @@ class ToolService:
                 raise BadRequestError("Source code required when updating with args_json_schema")
             return schema_from_args(source, fields["args_json_schema"], name=tool.name)
         if source and "source_code" in fields and fields.get("source_type", tool.source_type) in ("python", None):
-            return derive_json_schema(source, name=tool.name)
+            # Letta never rebuilt the schema from a new source; memlet does when it can (a changed signature
+            # needs it), and keeps the stored one, as Letta would, when the new source does not yield one.
+            try:
+                return derive_json_schema(source, name=tool.name)
+            except BadRequestError:
+                return None
         return None
 
 

@@ -190,6 +190,15 @@ class TestRetrieveModifyDelete:
         assert updated.json_schema is not None
         assert set(updated.json_schema["parameters"]["properties"]) == {"x", "y"}  # type: ignore[index]
 
+    def test_update_source_without_a_schema_keeps_the_stored_one(self, client: Letta) -> None:
+        """A source whose schema cannot be derived (no argument docs) is stored, with the old schema, as Letta
+        stores every new source."""
+        tool = client.tools.create(source_code=source("kept", "Old words."))
+        bare = 'def kept(x: int, z: int) -> int:\n    """No argument docs."""\n    return x + z\n'
+        updated = client.tools.update(tool.id, source_code=bare)
+        assert updated.source_code == bare
+        assert updated.json_schema == tool.json_schema and updated.description == "Old words."
+
     def test_delete_then_404(self, client: Letta) -> None:
         tool = client.tools.create(source_code=source("doomed"))
         client.tools.delete(tool.id)
