@@ -1,8 +1,8 @@
 """Tools: create and upsert from source (schema derived) or an explicit schema, read, list, update, delete;
 and the built-in tools (an agent's tools are in `agents/tool_links.py`).
 
-Tool names are unique per organization. `POST /v1/tools/` refuses a taken name with 409 (Letta on Postgres
-silently overwrote the other tool); `PUT /v1/tools/` is the upsert.
+Tool names are unique per organization. Creating a tool under a taken name updates that tool (`POST` and `PUT
+/v1/tools/` alike, as in Letta); renaming one onto a taken name is Letta's 400.
 """
 
 from datetime import UTC, datetime
@@ -15,7 +15,7 @@ from memlet.actor import Actor
 from memlet.config import Settings
 from memlet.db import models as orm
 from memlet.db.pagination import Page
-from memlet.errors import BadRequestError, ConflictError, NotFoundError
+from memlet.errors import BadRequestError, NotFoundError
 from memlet.messages.schemas import ToolReturn, ToolReturnMessage
 from memlet.tool_exec.sandbox import SandboxPolicy, run_tool
 from memlet.tools.args_schema import schema_from_args
@@ -29,8 +29,9 @@ CUSTOM = "custom"
 _HASHED_FIELDS = ("source_code", "source_type", "pip_requirements", "npm_requirements")
 
 
-def name_conflict(name: str) -> ConflictError:
-    return ConflictError(f"Tool with name '{name}' already exists in your organization")
+def name_conflict(name: str) -> BadRequestError:
+    """Letta's `LettaToolNameConflictError`, which its handler answers with 400 and the error code in the text."""
+    return BadRequestError(f"INVALID_ARGUMENT: Tool with name '{name}' already exists in your organization")
 
 
 def schema_for_create(req: ToolCreate) -> dict[str, Any]:

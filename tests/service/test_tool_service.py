@@ -11,7 +11,7 @@ from memlet.actor import Actor
 from memlet.agents.tool_links import AgentToolService, with_approval
 from memlet.db import models as orm
 from memlet.db.pagination import Page
-from memlet.errors import BadRequestError, ConflictError, NotFoundError
+from memlet.errors import BadRequestError, NotFoundError
 from memlet.tools.base_tools import BASE_TOOLS
 from memlet.tools.repository import ToolFilters
 from memlet.tools.schemas import ToolCreate, ToolUpdate
@@ -203,12 +203,15 @@ class TestUpdate:
         assert updated.enable_parallel_execution is True
         assert updated.json_schema == tool.json_schema
 
-    async def test_rename_onto_taken_name_is_409(self, service: ToolService, actor: Actor) -> None:
+    async def test_rename_onto_taken_name_is_400(self, service: ToolService, actor: Actor) -> None:
         await service.create(actor, ToolCreate(source_code=GREET))
         other = await service.create(actor, ToolCreate(source_code=GREET.replace("def greet", "def wave")))
         schema = {**(other.json_schema or {}), "name": "greet"}
-        with pytest.raises(ConflictError, match="greet"):
+        with pytest.raises(BadRequestError) as info:
             await service.update(actor, other.id, ToolUpdate(json_schema=schema))
+        assert info.value.body() == {
+            "detail": "INVALID_ARGUMENT: Tool with name 'greet' already exists in your organization"
+        }
 
     async def test_unknown_tool_404(self, service: ToolService, actor: Actor) -> None:
         with pytest.raises(NotFoundError):
