@@ -35,7 +35,7 @@ def is_builtin(tool: ToolSchema, existing: orm.Tool | None) -> bool:
 def _schema(index: int, tool: ToolSchema) -> dict[str, Any]:
     if tool.json_schema:
         return {**tool.json_schema, "name": tool.name}
-    if tool.source_code and (tool.source_type or "python") == "python":
+    if tool.source_code and (tool.source_type or "python") in ("python", "json"):
         try:
             return derive_json_schema(tool.source_code, name=tool.name)
         except Exception as exc:

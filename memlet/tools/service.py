@@ -27,6 +27,8 @@ from memlet.tools.schemas import Tool, ToolCreate, ToolRunFromSource, ToolSearch
 CUSTOM = "custom"
 # Fields whose change alters what runs, so `metadata_.tool_hash` is recomputed.
 _HASHED_FIELDS = ("source_code", "source_type", "pip_requirements", "npm_requirements")
+# Source types of Python source: "json" is what Letta stores for a tool created without a source type.
+_PYTHON = ("python", "json", None)
 
 
 def name_conflict(name: str) -> BadRequestError:
@@ -63,13 +65,22 @@ def _hash_of(fields: dict[str, Any]) -> str:
 
 
 def tool_values(actor: Actor, req: ToolCreate) -> dict[str, Any]:
-    """Insert values for a custom tool from a create/upsert request."""
+    """Insert values for a custom tool from a create/upsert request.
+
+    Letta drops the fields a request left out or sent as null, so its column defaults apply: a tool created
+    without `source_type` is stored as "json" (its hash is taken before, without one) and `args_json_schema`
+    is `{}`."""
     schema = schema_for_create(req)
     fields = req.model_dump(exclude={"pip_requirements", "npm_requirements"})
     fields["pip_requirements"] = _dump(req.pip_requirements)
     fields["npm_requirements"] = _dump(req.npm_requirements)
+    if "source_type" not in req.model_fields_set:
+        fields["source_type"] = None
+    tool_hash = _hash_of(fields)
     return {
         **fields,
+        "source_type": fields["source_type"] or "json",
+        "args_json_schema": req.args_json_schema if req.args_json_schema is not None else {},
         "id": ids.new_id(ids.Prefix.TOOL),
         "organization_id": actor.organization_id,
         "name": schema["name"],
@@ -77,7 +88,7 @@ def tool_values(actor: Actor, req: ToolCreate) -> dict[str, Any]:
         "json_schema": schema,
         "description": req.description if req.description is not None else schema.get("description"),
         "tags": req.tags or [],
-        "metadata_": {"tool_hash": _hash_of(fields)},
+        "metadata_": {"tool_hash": tool_hash},
         "created_by_id": actor.user_id,
         "last_updated_by_id": actor.user_id,
     }
@@ -187,7 +198,7 @@ class ToolService:
             if not source:
                 raise BadRequestError("Source code required when updating with args_json_schema")
             return schema_from_args(source, fields["args_json_schema"], name=tool.name)
-        if source and "source_code" in fields and fields.get("source_type", tool.source_type) in ("python", None):
+        if source and "source_code" in fields and fields.get("source_type", tool.source_type) in _PYTHON:
             # Letta never rebuilt the schema from a new source; memlet does when it can (a changed signature
             # needs it), and keeps the stored one, as Letta would, when the new source does not yield one.
             try:

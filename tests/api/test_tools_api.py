@@ -1,5 +1,7 @@
 """/v1/tools through the official letta-client (and raw HTTP for routes the 1.x SDK lacks)."""
 
+import hashlib
+
 import httpx
 import pytest
 from letta_client import BadRequestError, Letta, NotFoundError
@@ -64,7 +66,8 @@ class TestCreateTool:
         assert tool.id.startswith("tool-")
         assert tool.name == "roll_dice"
         assert tool.tool_type == "custom"
-        assert tool.source_type == "python"
+        assert tool.source_type == "json" and tool.args_json_schema == {}  # Letta's column defaults
+        assert tool.metadata["tool_hash"] == hashlib.sha256(f"{ROLL}||".encode()).hexdigest()[:12]  # type: ignore[index]
         assert tool.description == "Roll a die and report the result."
         assert tool.tags == ["dice"]
         assert tool.json_schema == {
@@ -83,6 +86,15 @@ class TestCreateTool:
             },
         }
         assert client.tools.retrieve(tool.id).json_schema == tool.json_schema
+
+    def test_source_type_is_stored_as_sent(self, client: Letta) -> None:
+        """Letta stores a request's `source_type` only when it is sent; an upsert without one writes "json"."""
+        tool = client.tools.create(source_code=source("typed"), source_type="python")
+        assert tool.source_type == "python"
+        again = client.tools.upsert(source_code=source("typed"))
+        assert again.id == tool.id and again.source_type == "json"
+        updated = client.tools.update(tool.id, source_code=source("typed", "Rewritten."))
+        assert updated.description == "Rewritten."  # "json" source is Python: the schema is derived again
 
     def test_explicit_json_schema_is_kept(self, client: Letta) -> None:
         schema: dict[str, object] = {

@@ -84,9 +84,10 @@ class TestCreate:
         assert tool.json_schema["parameters"]["required"] == ["name"]
         assert tool.tags == ["t"]
         assert len(tool.metadata_["tool_hash"]) == 12  # type: ignore[index]
+        assert tool.source_type == "json" and tool.args_json_schema == {}  # Letta's column defaults
         # Absent JSON values are SQL NULL, not the JSON literal null.
         stored_null = await service.session.scalar(
-            select(orm.Tool.args_json_schema.is_(None)).where(orm.Tool.id == tool.id)
+            select(orm.Tool.pip_requirements.is_(None)).where(orm.Tool.id == tool.id)
         )
         assert stored_null is True
 
