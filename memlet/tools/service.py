@@ -19,6 +19,7 @@ from memlet.errors import BadRequestError, NotFoundError
 from memlet.messages.schemas import ToolReturn, ToolReturnMessage
 from memlet.tool_exec.sandbox import SandboxPolicy, run_tool
 from memlet.tools.args_schema import schema_from_args
+from memlet.tools.base_tools import BASE_TOOLS
 from memlet.tools.bootstrap import upsert_base_tools
 from memlet.tools.json_schema import derive_json_schema, function_name, tool_hash
 from memlet.tools.repository import ToolFilters, ToolRepository
@@ -126,7 +127,13 @@ class ToolService:
         return Tool.model_validate(await self.tools.upsert(tool_values(actor, req)))
 
     async def list_tools(self, actor: Actor, filters: ToolFilters, page: Page) -> list[Tool]:
-        return [Tool.model_validate(t) for t in await self.tools.list_tools(actor.organization_id, filters, page)]
+        """A page of tools. A built-in tool missing from a page that must hold them all is created again (and the
+        page read again), as Letta's listing does (see `_lacks_base_tools`)."""
+        rows = await self.tools.list_tools(actor.organization_id, filters, page)
+        if _lacks_base_tools(rows, filters, page):
+            await upsert_base_tools(self.session, actor.organization_id, actor.user_id)
+            rows = await self.tools.list_tools(actor.organization_id, filters, page)
+        return [Tool.model_validate(t) for t in rows]
 
     async def count(self, actor: Actor, filters: ToolFilters) -> int:
         return await self.tools.count(actor.organization_id, filters)
@@ -206,6 +213,18 @@ class ToolService:
             except BadRequestError:
                 return None
         return None
+
+
+def _lacks_base_tools(rows: list[orm.Tool], filters: ToolFilters, page: Page) -> bool:
+    """Whether a built-in tool is missing from a page that holds the org's whole (unfiltered, or built-in only)
+    set. Letta upserts the built-in tools whenever a first page lacks one, which is nearly every page; memlet
+    checks only pages it can judge from their own rows, so listing costs no extra statement."""
+    if page.after is not None or page.before is not None or (page.limit is not None and len(rows) >= page.limit):
+        return False
+    narrowed = (filters.names, filters.tool_ids, filters.search, filters.tool_types, filters.exclude_tool_types)
+    if any(value is not None and value != "" for value in narrowed) or filters.exclude_names:
+        return False
+    return not BASE_TOOLS.keys() <= {row.name for row in rows}
 
 
 def _run_name(req: ToolRunFromSource) -> str:

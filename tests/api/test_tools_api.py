@@ -244,6 +244,18 @@ class TestBaseTools:
         assert response.status_code == 200
         assert {t["name"]: t["id"] for t in response.json()} == before
 
+    def test_listing_recreates_a_deleted_base_tool(self, client: Letta, http: httpx.Client) -> None:
+        """Letta's tool list upserts the built-in tools when one is missing from a first page."""
+        gone = next(t for t in client.tools.list(name="web_search"))
+        client.tools.delete(gone.id)
+        try:
+            assert list(client.tools.list(name="web_search")) == []  # a filtered page cannot tell: nothing is created
+            listed = {t.name: t for t in client.tools.list(limit=100)}
+            assert set(LETTA_BASE_TOOLS) <= set(listed)
+            assert listed["web_search"].id != gone.id and listed["web_search"].tool_type == "letta_builtin"
+        finally:
+            http.post("/v1/tools/add-base-tools")
+
 
 class TestRunToolFromSource:
     def test_runs_source_and_returns_tool_return_message(self, http: httpx.Client) -> None:
