@@ -15,6 +15,7 @@ from memlet.errors import BadRequestError, PendingApprovalError
 from memlet.llm.chat_format import is_v2
 from memlet.llm.types import ToolCall
 from memlet.loop.agent_state import LoopState
+from memlet.loop.call_args import parse_args, pop_heartbeat
 from memlet.loop.response import (
     DENIAL_PREFIX,
     HEARTBEAT_DENIED,
@@ -22,8 +23,6 @@ from memlet.loop.response import (
     StepResult,
     answered_decision,
     ending,
-    parse_args,
-    pop_heartbeat,
     run_call,
     tool_returns_row,
 )
