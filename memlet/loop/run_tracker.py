@@ -20,6 +20,7 @@ from memlet.loop.commit import Closing
 from memlet.loop.deps import LoopDeps, RunOptions
 from memlet.loop.response import StepContext, StepResult
 from memlet.loop.step_writes import Remembered
+from memlet.messages.error_events import run_error
 from memlet.messages.schemas import StopReasonType, run_status_for
 from memlet.runs.repository import RunRepository
 from memlet.runs.run_statements import RunEnd
@@ -203,9 +204,9 @@ class RunState:
     async def finish(self, stop_reason: str, error: Exception | None = None) -> ev.LoopEvent:
         """Close the run row in a transaction of its own (a turn that fails, is cancelled, or ends after its last
         commit), record the agent's last stop reason, and build the final event."""
-        end = self._end(stop_reason, error)
         usage = {"message_type": "usage_statistics", **self.usage}
         event = self._final_event(stop_reason, usage, error)
+        end = self._end(stop_reason, event)
         async with self.deps.sessionmaker() as session, session.begin():
             await RunRepository(session).finish(
                 self.run_id,
@@ -222,12 +223,15 @@ class RunState:
         metrics.run_finished(end.status, stop_reason)
         return event
 
-    def _end(self, stop_reason: str, error: Exception | None) -> RunEnd:
+    def _end(self, stop_reason: str, event: ev.LoopEvent | None) -> RunEnd:
+        error = None
+        if isinstance(event, ev.RunFailed):  # the run's metadata.error (`run_error`)
+            error = run_error(self.run_id, event.error, event.error_type, streamed=not self.options.blocking)
         return RunEnd(
             status=run_status_for(StopReasonType(stop_reason)),
             stop_reason=stop_reason,
             duration_ns=int((time.monotonic() - self.started) * 1e9),
-            error={"type": type(error).__name__, "message": str(error)} if error else None,
+            error=error,
         )
 
     @staticmethod

@@ -194,7 +194,7 @@ class RunRepository:
         num_steps: int,
         tools_used: list[str],
         duration_ns: int | None = None,
-        error: dict[str, Any] | None = None,
+        error: dict[str, Any] | str | None = None,
     ) -> None:
         """Close the run in one statement; a run already cancelled by a client stays cancelled."""
         end = RunEnd(status=status, stop_reason=stop_reason, duration_ns=duration_ns, error=error)

@@ -20,12 +20,12 @@ RUNS: Table = orm.Run.__table__  # type: ignore[assignment]
 @dataclass(frozen=True)
 class RunEnd:
     """How a run ends: its status and stop reason (unless a client cancelled it first), how long it took, and
-    the error that ended it."""
+    the error that ended it (the run's ``metadata.error``: an error message, or a blocking run's error text)."""
 
     status: str
     stop_reason: str
     duration_ns: int | None = None
-    error: dict[str, Any] | None = None
+    error: dict[str, Any] | str | None = None
 
 
 def closing_values(end: RunEnd) -> dict[str, Any]:

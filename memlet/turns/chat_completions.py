@@ -24,9 +24,10 @@ from pydantic import BaseModel, ValidationError
 
 from memlet.errors import BadRequestError
 from memlet.loop import events as ev
+from memlet.messages.error_events import error_message
 from memlet.messages.requests import MessageCreate
 from memlet.messages.schemas import AssistantMessage, StoredMessage
-from memlet.turns.streaming import DONE, EventRenderer, ViewOptions, error_message, public_views, usage_of
+from memlet.turns.streaming import DONE, EventRenderer, ViewOptions, public_views, usage_of
 
 NOT_AN_AGENT = (
     "INVALID_ARGUMENT: For this endpoint, the 'model' field should contain an agent ID (format: 'agent-...'). "

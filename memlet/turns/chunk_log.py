@@ -121,10 +121,14 @@ class ChunkLog:
         await self.flush()
 
 
+def ending_error(run_id: str, message: str, error_type: str = "internal_error") -> LettaErrorMessage:
+    """The error of a run that stopped without its own ending (its stream's last error, its ``metadata.error``)."""
+    return LettaErrorMessage(run_id=run_id, error_type=error_type, message=message, detail=message)
+
+
 def error_tail(run_id: str, message: str, error_type: str = "internal_error") -> list[str]:
     """The chunks that end a stream whose run stopped without its own ending: stop reason, error, [DONE]."""
-    error = LettaErrorMessage(run_id=run_id, error_type=error_type, message=message, detail=message)
-    return [sse(stop_reason("error")), sse_error(error), DONE]
+    return [sse(stop_reason("error")), sse_error(ending_error(run_id, message, error_type)), DONE]
 
 
 async def end_log(maker: async_sessionmaker[AsyncSession], run_id: str, message: str) -> bool:

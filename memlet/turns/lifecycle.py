@@ -9,10 +9,10 @@ closes orphaned runs at start-up and in a periodic sweep; at shutdown it closes 
 
 Closing a run: status ``failed`` with stop reason ``error`` (Letta has no "server stopped" reason; ``cancelled``
 would read as a client's cancel and means run status ``cancelled``), the end of its chunk log when it streamed
-(stop reason ``error``, an ``error_message``, ``[DONE]``, so a resumed stream ends), the cause in ``metadata.error``
-(``RunInterrupted``), ``error`` as the agent's ``last_stop_reason``, and, when the run's own approval request is
-still pending, a denial like a cancel writes, so the agent takes a normal message again. Nothing else needs
-repair: a step commits its tool calls together with their returns, so a crash never leaves a call unanswered.
+(stop reason ``error``, an ``error_message``, ``[DONE]``, so a resumed stream ends), that error message as
+``metadata.error`` (``internal_error``, the cause in ``detail``), ``error`` as the agent's ``last_stop_reason``,
+and, when the run's own approval request is still pending, a denial like a cancel writes, so the agent takes a
+normal message again. Nothing else needs repair: a step commits its tool calls together with their returns, so a crash never leaves a call unanswered.
 """
 
 import asyncio
@@ -28,11 +28,10 @@ from memlet.loop.cancel import deny_pending
 from memlet.net.outbound import OutboundPolicy
 from memlet.runs.callbacks import dispatch_run_callback
 from memlet.runs.repository import RunRepository
-from memlet.turns.chunk_log import end_log
+from memlet.turns.chunk_log import end_log, ending_error
 
 log = get_logger("runs.lifecycle")
 
-INTERRUPTED = "RunInterrupted"
 SHUTDOWN_MESSAGE = "The server shut down before the run finished."
 LOST_MESSAGE = "The server process running this run stopped (crash or restart) before the run finished."
 DENIAL_REASON = "The server stopped before the run finished, so the tool call was denied."
@@ -78,7 +77,8 @@ async def find_orphans(
 async def _close_one(maker: async_sessionmaker[AsyncSession], run_id: str, message: str) -> Actor | None:
     """Close one run if it is still active; returns who owns it (for its callback), None if it was not closed."""
     async with maker() as session, session.begin():
-        run = await RunRepository(session).close_interrupted(run_id, {"type": INTERRUPTED, "message": message})
+        error = ending_error(run_id, message).model_dump(mode="json")
+        run = await RunRepository(session).close_interrupted(run_id, error)
         if run is None:
             return None
         if run.agent_id is not None:

@@ -19,8 +19,8 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel
 
-from memlet.errors import LLMError, MemletError
 from memlet.loop import events as ev
+from memlet.messages.error_events import stream_error
 from memlet.messages.schemas import (
     ApprovalRequestMessage,
     AssistantMessage,
@@ -41,8 +41,6 @@ from memlet.messages.views import filter_message_types, is_heartbeat, otid_from_
 
 DONE = "data: [DONE]\n\n"
 MID_STREAM_ERROR = "An error occurred during agent execution."
-GENERIC_LLM_ERROR = "An error occurred with the LLM request."
-_NAMED_IN_STREAMS = frozenset({"llm_timeout", "llm_rate_limit", "llm_authentication", "llm_empty_response"})
 _DELTA_TYPES = {
     "assistant": "assistant_message",
     "reasoning": "reasoning_message",
@@ -133,26 +131,6 @@ def streamed_summary(view: LettaMessage, summary: str) -> LettaMessage:
     if isinstance(view, SummaryMessage):
         update["summary"] = summary
     return view.model_copy(update=update)
-
-
-def error_message(run_id: str, error: BaseException, error_type: str | None = None) -> LettaErrorMessage:
-    """An error as memlet names it: LLM errors keep their type and fixed message, anything else is
-    ``internal_error`` (chat-completion error chunks show it; a Letta stream shows ``stream_error``)."""
-    if isinstance(error, LLMError):
-        return LettaErrorMessage(run_id=run_id, error_type=error.error_type, message=error.message, detail=error.detail)
-    detail = str(error) or repr(error)
-    message = detail if isinstance(error, MemletError) else "An unknown error occurred with the LLM streaming request."
-    return LettaErrorMessage(run_id=run_id, error_type=error_type or "internal_error", message=message, detail=detail)
-
-
-def stream_error(run_id: str, error: BaseException, error_type: str | None = None) -> LettaErrorMessage:
-    """The error event of a Letta stream. Letta's streaming service names only timeouts, rate limits, rejected
-    keys and empty responses; any other LLM failure (a bad request, no credits, a provider error) is a plain
-    ``llm_error`` with its generic message, the cause still in ``detail``. Blocking sends keep the precise type."""
-    item = error_message(run_id, error, error_type)
-    if isinstance(error, LLMError) and item.error_type not in _NAMED_IN_STREAMS:
-        return item.model_copy(update={"error_type": "llm_error", "message": GENERIC_LLM_ERROR})
-    return item
 
 
 class EventRenderer:

@@ -164,7 +164,13 @@ def assert_answers_and_history_is_whole(url: str, agent_id: str, mock: MockLLM) 
 def assert_interrupted(record: dict[str, Any]) -> None:
     assert record["status"] == "failed"
     assert record["stop_reason"] == "error"
-    assert record["metadata"]["error"]["type"] == "RunInterrupted"
+    error = record["metadata"]["error"]  # the error message its stream ends with, which Letta Code reads
+    assert (error["message_type"], error["error_type"], error["run_id"]) == (
+        "error_message",
+        "internal_error",
+        record["id"],
+    )
+    assert "before the run finished" in error["detail"]
 
 
 def test_sigkill_mid_step_then_restart(fresh_db: str, mock_llm: MockLLM, callbacks: Callbacks, tmp_path: Path) -> None:
