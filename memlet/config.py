@@ -64,6 +64,20 @@ class Settings(BaseSettings):
     anthropic_base_url: str = Field(
         default="https://api.anthropic.com/v1", validation_alias=AliasChoices("ANTHROPIC_BASE_URL")
     )
+    # Letta's other environment providers (`memlet.providers.env_providers`), under Letta's variable names.
+    groq_api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices("GROQ_API_KEY"))
+    together_api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices("TOGETHER_API_KEY"))
+    xai_api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices("XAI_API_KEY"))
+    openrouter_api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices("OPENROUTER_API_KEY"))
+    openrouter_handle_base: str | None = Field(default=None, validation_alias=AliasChoices("OPENROUTER_HANDLE_BASE"))
+    zai_api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices("ZAI_API_KEY"))
+    zai_base_url: str = Field(default="https://api.z.ai/api/paas/v4", validation_alias=AliasChoices("ZAI_BASE_URL"))
+    baseten_api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices("BASETEN_API_KEY"))
+    vllm_api_base: str | None = Field(default=None, validation_alias=AliasChoices("VLLM_API_BASE"))
+    vllm_handle_base: str | None = Field(default=None, validation_alias=AliasChoices("VLLM_HANDLE_BASE"))
+    sglang_api_base: str | None = Field(default=None, validation_alias=AliasChoices("SGLANG_API_BASE"))
+    sglang_handle_base: str | None = Field(default=None, validation_alias=AliasChoices("SGLANG_HANDLE_BASE"))
+    lmstudio_base_url: str | None = Field(default=None, validation_alias=AliasChoices("LMSTUDIO_BASE_URL"))
 
     # Exa (the web_search and fetch_webpage tools): the server's key (Letta's EXA_API_KEY) for agents without an
     # EXA_API_KEY secret of their own, and where Exa's API is (always allowed by the outbound policy).

@@ -13,6 +13,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from pydantic import SecretStr
+
 from memlet.config import Settings
 from memlet.errors import MemletError
 from memlet.log import remember_secret
@@ -110,9 +112,9 @@ def keyring_for(settings: Settings) -> Keyring:
 def settings_secrets(settings: Settings) -> list[str]:
     """Every secret value the settings hold, for the log masker."""
     values = [settings.password]
-    keys = (settings.openai_api_key, settings.anthropic_api_key, settings.deepseek_api_key, settings.exa_api_key)
-    for secret in (*keys, settings.encryption_key):
-        if secret is not None:
+    for name in type(settings).model_fields:  # every SecretStr setting: provider keys, the encryption keys, ...
+        secret = getattr(settings, name)
+        if isinstance(secret, SecretStr):
             values += secret.get_secret_value().split(",")
     if settings.pg_uri:
         values.append(urlsplit(settings.pg_uri).password)

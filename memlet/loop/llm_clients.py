@@ -18,7 +18,8 @@ from memlet.llm.anthropic_format import AnthropicOptions
 from memlet.llm.client import AnthropicClient, LLMClient, OpenAICompatibleClient, check_endpoint_type, client_for
 from memlet.llm.pool import ClientPool
 from memlet.net.outbound import policy_for
-from memlet.providers.endpoints import EndpointKey, byok_keys, endpoint_url, env_keys, key_for
+from memlet.providers.endpoints import EndpointKey, byok_keys, endpoint_url, key_for
+from memlet.providers.env_providers import env_keys
 
 
 class LLMClients:

@@ -8,7 +8,7 @@ local (fc00::/7), multicast, unspecified and reserved addresses are refused, als
 - `MEMLET_ALLOWED_HOSTS`: comma-separated hostnames, IP addresses or CIDR blocks, each optionally with `:port`
   (`127.0.0.1:11434`, `host.docker.internal`, `10.0.0.0/8`, `[::1]:8080`). An allowed hostname is trusted
   whatever it resolves to; an allowed address or block admits exactly those addresses.
-- the environment's own providers (OPENAI_BASE_URL, OLLAMA_BASE_URL), the Exa API the web tools use
+- the environment's own providers (OPENAI_BASE_URL, OLLAMA_BASE_URL, VLLM_API_BASE, ...), the Exa API the web tools use
   (MEMLET_EXA_BASE_URL) and the official endpoints memlet knows by default (DeepSeek, Letta's free endpoint, ...),
   each for its own host and port.
 
@@ -292,6 +292,10 @@ def policy_for(settings: Settings) -> OutboundPolicy:
         settings.openai_base_url,
         settings.anthropic_base_url,
         settings.ollama_base_url,
+        settings.vllm_api_base,
+        settings.sglang_api_base,
+        settings.lmstudio_base_url,
+        settings.zai_base_url,
         settings.exa_base_url,
         *OFFICIAL_ENDPOINTS,
     )

@@ -18,7 +18,8 @@ from memlet.errors import BadRequestError
 from memlet.llm.embeddings import DIMENSIONS_MODELS, EmbeddingClient, embedding_client_for
 from memlet.llm.pool import ClientPool
 from memlet.net.outbound import policy_for
-from memlet.providers.endpoints import OLLAMA_URL, EndpointKey, byok_keys, env_keys, key_for
+from memlet.providers.endpoints import OLLAMA_URL, EndpointKey, byok_keys, key_for
+from memlet.providers.env_providers import env_keys
 from memlet.providers.remote import normalize_base_url
 
 

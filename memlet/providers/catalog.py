@@ -2,11 +2,13 @@
 
 Models come from three places:
 
-- providers configured by the environment (`letta`, always; `openai` when OPENAI_API_KEY is set; `anthropic`
-  when ANTHROPIC_API_KEY is set; `ollama` when OLLAMA_BASE_URL is set). Their lists are fetched once at start-up (`ModelCatalog.load`) and kept in memory:
-  they derive from the environment, so every worker holds the same lists. A failed fetch is only logged.
+- providers configured by the environment (`letta`, always; `openai` when OPENAI_API_KEY is set, `groq` when
+  GROQ_API_KEY is, `vllm` when VLLM_API_BASE is, ...: `env_providers`). Their lists are fetched once at start-up
+  (`ModelCatalog.load`) and kept in memory: they derive from the environment, so every worker holds the same
+  lists. A failed fetch is only logged.
 - BYOK providers (rows made through `/v1/providers`), listed live per request and cached per process for
-  `BYOK_TTL_S` seconds, keyed by the row's `updated_at` so an edit is seen at once.
+  `BYOK_TTL_S` seconds, keyed by the row's `updated_at` so an edit is seen at once. Creating or refreshing one
+  stores its list on its row (as Letta stores it), which serves while a live listing fails.
 
 Handles are `provider_name/model`. Letta 0.16.8 renames an OpenAI-compatible server that is not api.openai.com
 to `openai-proxy/<model>`; we list `openai/<model>` and accept `openai-proxy/<model>` as an alias.
@@ -27,6 +29,7 @@ from memlet.errors import BadRequestError, NotFoundError
 from memlet.log import get_logger
 from memlet.net.outbound import policy_for
 from memlet.providers import known_models as km
+from memlet.providers.env_providers import env_sources
 from memlet.providers.model_settings import llm_params_from_settings, settings_from_llm_config
 from memlet.providers.remote import ModelLists, ProviderSource, default_base_url, fetch_models, normalize_base_url
 from memlet.providers.repository import ProviderRepository
@@ -87,6 +90,12 @@ class _Listing:
         return sorted(rows, key=key)
 
 
+def _stored_models(row: orm.Provider) -> ModelLists:
+    """The models a BYOK provider listed at its last sync (none when it never listed any)."""
+    stored = row.models or {}
+    return ModelLists(llm=list(stored.get("llm") or []), embedding=list(stored.get("embedding") or []))
+
+
 def _split_handle(handle: str) -> tuple[str, str] | None:
     provider, sep, name = handle.partition("/")
     return (provider, name) if sep and provider and name else None
@@ -113,18 +122,7 @@ class ModelCatalog:
 
     def env_sources(self) -> list[ProviderSource]:
         """The providers the environment configures (the `base` category)."""
-        sources = [ProviderSource(name="letta", provider_type="letta", category="base", base_url=km.LETTA_ENDPOINT)]
-        key = self.settings.openai_api_key
-        if key is not None:
-            url = normalize_base_url(self.settings.openai_base_url)
-            sources.append(ProviderSource("openai", "openai", "base", url, key.get_secret_value()))
-        anthropic_key = self.settings.anthropic_api_key
-        if anthropic_key is not None:
-            url = normalize_base_url(self.settings.anthropic_base_url)
-            sources.append(ProviderSource("anthropic", "anthropic", "base", url, anthropic_key.get_secret_value()))
-        if self.settings.ollama_base_url:
-            sources.append(ProviderSource("ollama", "ollama", "base", self.settings.ollama_base_url.rstrip("/")))
-        return sources
+        return env_sources(self.settings)
 
     @property
     def base_provider_names(self) -> set[str]:
@@ -172,12 +170,13 @@ class ModelCatalog:
         except SecretDecryptError as exc:
             log.error("could not list models of provider %s: %s", row.name, exc.message)
             return ModelLists()
-        lists = await self._fetch(source) or ModelLists()
+        lists = await self._fetch(source) or _stored_models(row)
         self._byok[row.id] = _Cached(now + BYOK_TTL_S, row.updated_at, lists)
         return lists
 
     async def refresh(self, row: orm.Provider) -> bool:
-        """List a BYOK provider's models now and cache them; False when the provider could not be reached."""
+        """List a BYOK provider's models now, cache them and keep them on the row (served while the provider cannot
+        be listed); False when the provider could not be reached."""
         try:
             source = ProviderSource.from_row(row, self.keyring)
             lists = await fetch_models(source, timeout_s=self.timeout_s, policy=self.outbound)
@@ -185,6 +184,7 @@ class ModelCatalog:
             log.warning("could not list models of provider %s: %s", row.name, exc)
             return False
         self._byok[row.id] = _Cached(time.monotonic() + BYOK_TTL_S, row.updated_at, lists)
+        row.models = {"llm": lists.llm, "embedding": lists.embedding}
         return True
 
     def forget(self, provider_id: str) -> None:

@@ -1,8 +1,8 @@
 """Where an agent's chat requests go and with which key.
 
 The URL is the llm_config's `model_endpoint`, else the default of its endpoint type (never another provider's).
-The key follows the URL, never the endpoint type: an environment key (OPENAI_API_KEY, DEEPSEEK_API_KEY, ANTHROPIC_API_KEY) is sent
-only to its own provider's configured base URL, a BYOK provider's key only to that provider's base URL, and an
+The key follows the URL, never the endpoint type: an environment key (OPENAI_API_KEY, ANTHROPIC_API_KEY, GROQ_API_KEY,
+...: `env_providers.env_keys`) is sent only to its own provider's configured base URL, a BYOK provider's key only to that provider's base URL, and an
 endpoint that is neither gets no key at all.
 """
 
@@ -72,19 +72,6 @@ class EndpointKey:
     base_url: str
     api_key: str
     endpoint_type: str | None = None  # the environment's keys name their API; BYOK keys do not
-
-
-def env_keys(settings: Settings) -> list[EndpointKey]:
-    """The environment's keys, each bound to its own provider's configured base URL."""
-    keys = []
-    if settings.openai_api_key is not None:
-        keys.append(EndpointKey(settings.openai_base_url, settings.openai_api_key.get_secret_value(), "openai"))
-    if settings.deepseek_api_key is not None:
-        keys.append(EndpointKey(DEEPSEEK_URL, settings.deepseek_api_key.get_secret_value(), "deepseek"))
-    if settings.anthropic_api_key is not None:
-        anthropic_key = settings.anthropic_api_key.get_secret_value()
-        keys.append(EndpointKey(settings.anthropic_base_url, anthropic_key, "anthropic"))
-    return keys
 
 
 def key_for(url: str, candidates: list[EndpointKey], endpoint_type: str | None = None) -> str | None:

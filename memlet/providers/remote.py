@@ -42,6 +42,9 @@ OPENAI_STYLE: dict[str, tuple[str, str | None]] = {
 _OPENAI_PREFIXES = ("gpt-4", "gpt-5", "o1", "o3", "o4")
 _OPENAI_EXCLUDED = ("transcribe", "search", "realtime", "tts", "audio", "computer", "o1-mini", "o1-preview", "o1-pro")
 _OLLAMA_DEFAULT_WINDOW = 128_000
+# Letta's providers that are not OpenAI's subclasses keep its base default of 4,096 output tokens.
+_PLAIN_PROVIDERS = frozenset({"vllm", "sglang", "mistral"})
+_PLAIN_MAX_OUTPUT_TOKENS = 4096
 
 
 @dataclass(frozen=True)
@@ -92,9 +95,10 @@ def llm_entry(
     context_window: int,
     max_tokens: int,
 ) -> dict[str, Any]:
-    """The LLMConfig wire dict listed for one chat model."""
+    """The LLMConfig wire dict listed for one chat model (a gpt-5 model with Letta's default verbosity)."""
     return LLMConfig(
         model=model,
+        verbosity="medium" if model.startswith("gpt-5") else None,
         model_endpoint_type=endpoint_type,
         model_endpoint=endpoint,
         context_window=context_window,
@@ -171,7 +175,7 @@ async def _openai_style_models(source: ProviderSource, fetcher: Fetcher) -> Mode
                 endpoint_type=endpoint_type,
                 endpoint=source.base_url,
                 context_window=km.context_window_for(model, entry),
-                max_tokens=km.openai_max_output_tokens(model),
+                max_tokens=max_tokens(source.provider_type, model),
             )
         )
     if source.provider_type == "openai":
@@ -181,6 +185,13 @@ async def _openai_style_models(source: ProviderSource, fetcher: Fetcher) -> Mode
             for name, dim in km.OPENAI_EMBEDDING_DIMS.items()
         ]
     return lists
+
+
+def max_tokens(provider_type: str, model: str) -> int:
+    """The `max_tokens` Letta lists for a model of an OpenAI-style provider."""
+    if provider_type in _PLAIN_PROVIDERS:
+        return _PLAIN_MAX_OUTPUT_TOKENS
+    return km.openai_max_output_tokens(model)
 
 
 async def _ollama_show(fetcher: Fetcher, root: str, name: str) -> dict[str, Any] | None:

@@ -21,7 +21,8 @@ from memlet.llm.client import (
     ToolCallDelta,
     client_for,
 )
-from memlet.providers.endpoints import endpoint_url, env_keys, key_for
+from memlet.providers.endpoints import endpoint_url, key_for
+from memlet.providers.env_providers import env_keys
 from tests.mock_llm import MockLLM, Reply
 
 FAST_RETRY = RetryPolicy(max_retries=2, base_delay_s=0.01)

@@ -1,6 +1,8 @@
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import DateTime, String, Text, UniqueConstraint
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from memlet.db.base import Base, OrgScopedMixin, TimestampMixin
@@ -22,3 +24,6 @@ class Provider(TimestampMixin, OrgScopedMixin, Base):
     region: Mapped[str | None] = mapped_column(String, default=None)
     api_version: Mapped[str | None] = mapped_column(String, default=None)
     last_synced: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    # The models the provider listed at its last sync ({"llm": [...], "embedding": [...]}: wire dicts), served
+    # while a live listing fails.
+    models: Mapped[dict[str, Any] | None] = mapped_column(JSONB, default=None)
