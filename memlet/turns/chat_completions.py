@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from memlet.errors import BadRequestError
 from memlet.loop import events as ev
@@ -46,19 +46,20 @@ class ChatStreamOptions(BaseModel):
 
 
 class ChatCompletionRequest(BaseModel):
-    """OpenAI's request body; the sampling fields are accepted and ignored (the agent's own config decides)."""
+    """OpenAI's request body; the sampling fields are checked against OpenAI's (and Letta's) bounds, then ignored
+    (the agent's own config decides)."""
 
     model: str
     messages: list[dict[str, Any]]
-    temperature: float | None = None
-    top_p: float | None = None
-    n: int | None = 1
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    n: int | None = Field(default=1, ge=1)
     stream: bool | None = False
     stream_options: ChatStreamOptions | None = None
     stop: str | list[str] | None = None
     max_tokens: int | None = None
-    presence_penalty: float | None = None
-    frequency_penalty: float | None = None
+    presence_penalty: float | None = Field(default=None, ge=-2, le=2)
+    frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
     user: str | None = None
 
     @property

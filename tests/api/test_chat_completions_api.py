@@ -139,3 +139,17 @@ def test_include_usage_adds_a_final_usage_chunk(client: Letta, server: Any, mock
     assert text_of(chunks) == "Counting my tokens carefully."
     plain = chunks_of(server, agent.id, [{"role": "user", "content": "again"}])
     assert all(c.usage is None and c.choices for c in plain)  # no usage chunk unless asked
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("temperature", 2.5), ("top_p", 1.5), ("n", 0), ("presence_penalty", -3), ("frequency_penalty", 2.1)],
+)
+def test_sampling_fields_past_openais_bounds_are_422(
+    client: Letta, server: Any, http: httpx.Client, field: str, value: float
+) -> None:
+    agent = make_agent(client)
+    body = {"model": agent.id, "stream": True, "messages": [{"role": "user", "content": "x"}], field: value}
+    response = http.post("/v1/chat/completions", json=body)
+    assert response.status_code == 422, response.text
+    assert field in response.text
