@@ -15,8 +15,6 @@ from memlet.providers import known_models as km
 from memlet.providers.endpoints import EndpointKey
 from memlet.providers.remote import OPENAI_STYLE, ProviderSource, normalize_base_url
 
-BASETEN_URL = "https://inference.baseten.co/v1"
-
 
 @dataclass(frozen=True)
 class _Keyed:
@@ -60,7 +58,7 @@ _KEYED = (
     _Keyed(_fixed("together"), "together", lambda s: s.together_api_key, _official("together")),
     _Keyed(_fixed("deepseek"), "deepseek", lambda s: s.deepseek_api_key, _official("deepseek")),
     _Keyed(_fixed("xai"), "xai", lambda s: s.xai_api_key, _official("xai")),
-    _Keyed(_fixed("baseten"), "baseten", lambda s: s.baseten_api_key, lambda _: BASETEN_URL),
+    _Keyed(_fixed("baseten"), "baseten", lambda s: s.baseten_api_key, _official("baseten")),
     _Keyed(_fixed("zai"), "zai", lambda s: s.zai_api_key, lambda s: normalize_base_url(s.zai_base_url)),
     _Keyed(
         lambda s: s.openrouter_handle_base or "openrouter",

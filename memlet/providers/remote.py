@@ -31,7 +31,7 @@ OPENAI_STYLE: dict[str, tuple[str, str | None]] = {
     "mistral": ("openai", "https://api.mistral.ai/v1"),
     "cerebras": ("openai", "https://api.cerebras.ai/v1"),
     "fireworks": ("openai", "https://api.fireworks.ai/inference/v1"),
-    "baseten": ("baseten", None),
+    "baseten": ("baseten", "https://inference.baseten.co/v1"),
     "vllm": ("openai", None),
     "lmstudio_openai": ("openai", None),
     "sglang": ("openai", None),
