@@ -16,7 +16,8 @@ from memlet.prompt.system_prompt import split_sections
 from memlet.tools.solver import ToolRulesSolver
 
 DEFAULT_CONTEXT_WINDOW = 128_000
-# Letta detects an in-context summary only as a user message right after the system message with this text.
+# Letta detects an in-context summary only as a user message right after the system message with this text (a
+# summary stored with the `summary` role counts among the messages).
 _SUMMARY_MARKER = "The following is a summary of the previous "
 
 
@@ -35,10 +36,11 @@ async def context_window(
         tool_definition(t.json_schema or {"name": t.name}, v2=v2, terminal=t.name in terminal) for t in state.tools
     ]
     buffer = rows[1:]
-    chat = to_openai_messages(system_text, buffer, agent.agent_type)[1:]
     summary = None
-    if buffer and buffer[0].role in ("user", "summary") and _SUMMARY_MARKER in text_parts(buffer[0].content):
+    if buffer and buffer[0].role == "user" and _SUMMARY_MARKER in text_parts(buffer[0].content):
         summary = text_parts(buffer[0].content)
+    # The messages after the system message, and after the summary, which has its own count (as Letta counts).
+    chat = to_openai_messages(system_text, buffer[1:] if summary else buffer, agent.agent_type)[1:]
 
     def tokens(text: str | None) -> int:
         return count_tokens(text or "")

@@ -155,3 +155,16 @@ def test_the_loop_uses_the_agents_compaction_settings(client: Letta, http: httpx
     sent = mock_llm.requests[-1]["messages"]
     assert len(sent) == 3  # mode all: the system message, the summary, the new input
     assert "a summary fa... [summary truncated to fit]" in sent[1]["content"]
+
+
+def test_the_context_report_counts_a_summary_once(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    """Letta counts an in-context summary (a user message after the system message) as `summary_memory` and the
+    messages after it as `messages`; memlet counted the summary in both."""
+    agent_id = agent_with_history(client, mock_llm)
+    long_summary = "Earlier: " + " ".join(f"topic{i}" for i in range(400))
+    mock_llm.script(Reply.text("x").reporting(3700), Reply.text(long_summary))
+    assert send(http, agent_id, "hello").status_code == 200
+    assert kinds(mock_llm) == ["step", "summary"]
+    report = http.get(f"/v1/agents/{agent_id}/context").json()
+    assert "topic399" in report["summary_memory"] and report["num_tokens_summary_memory"] > 800
+    assert report["num_tokens_messages"] < 200  # the few messages kept after it, not the summary again
