@@ -1,8 +1,11 @@
 """Memory blocks: standalone CRUD (`/v1/blocks`) and an agent's core memory (`/v1/agents/{id}/core-memory`).
 
-A block shared by several agents is one row, so an edit is seen by all of them. Every write checks the character
-limit before anything changes (`ensure_within_limit`), and any change that alters what the model sees recompiles
-the stored system message of every agent holding the block.
+A block shared by several agents is one row, so an edit is seen by all of them. Letta 0.16.8 never checks a block's
+character limit on a write; memlet checks it (`ensure_within_limit`, before anything changes) only where a client
+writes a block through these routes: a new standalone block, and an update that sets `value` or `limit` (Letta's
+own SDK tests expect a 422 there). Blocks made with an agent or by an agent-file import, and a PATCH of other fields
+of a block that grew past its limit through the memory tools, are stored as Letta stores them. Any change that
+alters what the model sees recompiles the stored system message of every agent holding the block.
 """
 
 from collections.abc import Iterable, Sequence
@@ -57,8 +60,7 @@ def to_block(row: orm.Block) -> Block:
 
 
 def new_block(actor: Actor, spec: CreateBlock) -> orm.Block:
-    """An unsaved block row from a `CreateBlock`, after checking its limit."""
-    ensure_within_limit(spec.label, spec.value, spec.limit)
+    """An unsaved block row from a `CreateBlock`; its character limit is not checked (as in Letta)."""
     data = spec.model_dump(exclude={"metadata", "tags"})
     return orm.Block(
         id=ids.new_id(ids.Prefix.BLOCK),
@@ -107,8 +109,9 @@ class BlockService:
         """Validate and apply a partial update, keep attachments' labels in step, recompile affected prompts."""
         fields = _changes(update)
         label = fields.get("label", row.label)
-        value, limit = fields.get("value", row.value), fields.get("limit", row.limit)
-        ensure_within_limit(label, value, limit, UpdateLimitExceededError)
+        if "value" in fields or "limit" in fields:
+            value, limit = fields.get("value", row.value), fields.get("limit", row.limit)
+            ensure_within_limit(label, value, limit, UpdateLimitExceededError)
         changed = {k for k, v in fields.items() if getattr(row, k) != v}
         agents = await self.blocks.agents_of(row.id) if changed & PROMPT_FIELDS else []
         if "label" in changed:
@@ -124,6 +127,7 @@ class BlockService:
         return to_block(row)
 
     async def create(self, actor: Actor, spec: CreateBlock) -> Block:
+        ensure_within_limit(spec.label, spec.value, spec.limit)
         row = new_block(actor, spec)
         await self.blocks.add_many([row])
         return to_block(row)

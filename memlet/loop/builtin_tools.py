@@ -2,8 +2,8 @@
 
 Memory tools edit the blocks the step loaded (`ToolContext.blocks`), not the database: the loop writes the
 changed blocks in the same transaction that commits the step's messages, so a step's memory edits and its
-messages land together or not at all. A value over the block's character limit is refused before anything
-changes. Every function raises `ToolError` (or `MemoryEditError`) with the text the model should see.
+messages land together or not at all. A block's character limit is shown to the model but not enforced (as in
+Letta 0.16.8). Every function raises `ToolError` (or `MemoryEditError`) with the text the model should see.
 """
 
 from collections.abc import Awaitable, Callable

@@ -166,6 +166,26 @@ def test_a_native_agent_round_trips_with_its_turns(client: Letta, http: httpx.Cl
     assert [m.content for m in reply.messages if m.message_type == "assistant_message"] == ["second answer"]
 
 
+def test_a_letta_file_with_a_block_past_its_limit_imports_it_intact(client: Letta) -> None:
+    data = v2()  # Letta never checks a block's limit, on import or elsewhere
+    data["blocks"][0]["limit"] = 10
+    (agent_id,) = import_bytes(client, json.dumps(data).encode(), model=MODEL)
+    human = client.agents.blocks.retrieve("human", agent_id=agent_id)
+    assert (human.value, human.limit) == (data["blocks"][0]["value"], 10)
+
+
+def test_an_export_of_a_block_grown_past_its_limit_imports(client: Letta, http: httpx.Client) -> None:
+    agent = client.agents.create(
+        name="grown", model=MODEL, memory_blocks=[{"label": "human", "value": "Bob", "limit": 5}]
+    )
+    client.agents.tools.run(  # the memory tools do not enforce the limit (as Letta)
+        agent_id=agent.id, tool_name="memory_insert", args={"label": "human", "new_string": "likes tea"}
+    )
+    (copy_id,) = import_bytes(client, json.dumps(export(http, agent.id)).encode(), model=MODEL)
+    copied = client.agents.blocks.retrieve("human", agent_id=copy_id)
+    assert (copied.value, copied.limit) == ("Bob\nlikes tea", 5)
+
+
 def test_every_agent_of_a_file_imports_in_order_sharing_its_blocks(client: Letta) -> None:
     data = v2()
     second = json.loads(json.dumps(data["agents"][0]))

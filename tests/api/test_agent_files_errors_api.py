@@ -46,8 +46,7 @@ def _dangling_block() -> dict[str, Any]:
 def _bad_tool_late() -> dict[str, Any]:
     """Passes validation, then fails while importing (after tools and blocks were written): nothing may stay."""
     data = v2()
-    data["blocks"][0]["value"] = "x" * 50
-    data["blocks"][0]["limit"] = 10
+    data["agents"][0]["max_files_open"] = 10_000
     return data
 
 
@@ -57,7 +56,7 @@ MALFORMED = {
     "messages": (_wrong_type, "agents.0.messages"),
     "teleport": (_unknown_rule, "tool_rules"),
     "block-99": (_dangling_block, "block-99"),
-    "limit": (_bad_tool_late, "limit"),
+    "max_files_open": (_bad_tool_late, "max_files_open"),
 }
 
 

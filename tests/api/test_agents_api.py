@@ -68,14 +68,13 @@ class TestCreateAgent:
         body = response.json()
         assert isinstance(body["detail"], str) and "json" in body["detail"].lower()
 
-    def test_block_over_limit_400_and_nothing_written(self, client: Letta, http: httpx.Client) -> None:
-        response = http.post(
-            "/v1/agents/",
-            json={"name": "big", "model": MODEL, "memory_blocks": [{"label": "human", "value": "x" * 20, "limit": 10}]},
+    def test_block_over_limit_is_stored_as_letta_does(self, client: Letta) -> None:
+        # Letta never checks a new agent's blocks against their limits; only POST /v1/blocks/ refuses (400).
+        agent = client.agents.create(
+            name="big", model=MODEL, memory_blocks=[{"label": "human", "value": "x" * 20, "limit": 10}]
         )
-        assert response.status_code == 400
-        assert "10" in response.json()["detail"] and "20" in response.json()["detail"]
-        assert client.agents.list().items == []
+        block = client.agents.blocks.retrieve("human", agent_id=agent.id)
+        assert (block.value, block.limit) == ("x" * 20, 10)
 
     def test_duplicate_label_rejected(self, http: httpx.Client) -> None:
         blocks = [{"label": "human", "value": "a"}, {"label": "human", "value": "b"}]

@@ -92,6 +92,22 @@ class TestModifyCoreMemoryBlock:
         assert client.agents.blocks.retrieve("human", agent_id=agent.id).value == "Bob"
         assert "x" * 9 not in system_prompt(pg_uri, agent.id)
 
+    def test_block_past_its_limit_takes_edits_of_other_fields(self, client: Letta) -> None:
+        # The memory tools do not enforce the limit (as Letta), so a block can grow past it; a PATCH that sets
+        # neither `value` nor `limit` must still apply, by label and by id.
+        agent = make_agent(client, memory_blocks=[{"label": "human", "value": "Bob", "limit": 5}])
+        client.agents.tools.run(
+            agent_id=agent.id, tool_name="memory_insert", args={"label": "human", "new_string": "likes tea"}
+        )
+        grown = client.agents.blocks.retrieve("human", agent_id=agent.id)
+        assert (grown.value, grown.limit) == ("Bob\nlikes tea", 5)
+        by_label = client.agents.blocks.update("human", agent_id=agent.id, description="d")
+        by_id = client.blocks.update(grown.id, tags=["t"], read_only=True)
+        assert (by_label.description, by_id.tags, by_id.read_only) == ("d", ["t"], True)
+        assert by_id.value == grown.value
+        with pytest.raises(UnprocessableEntityError):  # setting the value still checks it
+            client.blocks.update(grown.id, value=grown.value)
+
     def test_relabel_to_taken_label_409_names_it(self, client: Letta) -> None:
         agent = make_agent(client)
         with pytest.raises(ConflictError) as err:
