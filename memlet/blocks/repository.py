@@ -84,7 +84,7 @@ class BlockFilters:
     """The filters of ``GET /v1/blocks/`` and ``GET /v1/blocks/count`` (Letta's names in comments)."""
 
     label: str | None = None
-    templates_only: bool = False  # Letta lists templates *or* ordinary blocks, never both
+    templates_only: bool | None = False  # Letta lists templates *or* ordinary blocks; None (a count) both
     template_name: str | None = None  # the `name` query parameter
     project_id: str | None = None
     identity_id: str | None = None
@@ -101,7 +101,9 @@ class BlockFilters:
 
     def apply(self, stmt: Select, org_id: str) -> Select:  # type: ignore[type-arg]
         b = orm.Block
-        stmt = stmt.where(b.organization_id == org_id, b.is_template == self.templates_only)
+        stmt = stmt.where(b.organization_id == org_id)
+        if self.templates_only is not None:
+            stmt = stmt.where(b.is_template == self.templates_only)
         for column, value in (
             (b.label, self.label),
             (b.template_name, self.template_name),

@@ -94,7 +94,7 @@ async def create_block(body: CreateBlock, service: BlockServiceDep, actor: Actor
 async def count_blocks(
     service: BlockServiceDep, actor: ActorDep, filters: Annotated[BlockFilters, Depends(block_filters)]
 ) -> Any:
-    """Count the blocks matching the filters (the same rows `list_blocks` would return)."""
+    """Count the blocks matching the filters; hidden blocks count, and without filters templates too (as Letta)."""
     return await service.count(actor, filters)
 
 

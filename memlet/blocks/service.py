@@ -9,6 +9,7 @@ alters what the model sees recompiles the stored system message of every agent h
 """
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -139,7 +140,11 @@ class BlockService:
         return [to_block(r) for r in await self.blocks.list_page(actor.organization_id, filters, page)]
 
     async def count(self, actor: Actor, filters: BlockFilters) -> int:
-        return await self.blocks.count(actor.organization_id, filters)
+        """Count as Letta does: hidden blocks always count, and with no filter at all templates count too."""
+        asked = (filters.label, filters.template_name, filters.project_id, filters.tags or None)
+        every_kind = not filters.templates_only and all(v is None for v in asked)
+        counted = replace(filters, show_hidden=True, templates_only=None if every_kind else filters.templates_only)
+        return await self.blocks.count(actor.organization_id, counted)
 
     async def modify(self, actor: Actor, block_id: str, update: BlockUpdate) -> Block:
         return await self._apply(actor, await self._row(actor, block_id, for_update=True), update)

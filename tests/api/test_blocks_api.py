@@ -139,10 +139,20 @@ class TestListBlocks:
         assert "persona" not in self.labels(client, connected_to_agents_count_lt=1)
         assert self.labels(client, connected_to_agents_count_eq=[2]) == ["persona"]
 
-    def test_count_matches_list(self, client: Letta, http: httpx.Client) -> None:
+    def test_count_filters(self, client: Letta, http: httpx.Client) -> None:
         self.seed(client)
-        assert http.get("/v1/blocks/count").json() == 3
         assert http.get("/v1/blocks/count", params={"tags": ["a", "b"], "match_all_tags": True}).json() == 1
+        assert http.get("/v1/blocks/count", params={"templates_only": True}).json() == 1
+        assert http.get("/v1/blocks/count", params={"name": "Base Human"}).json() == 0  # a template: filtered out
+
+    def test_count_includes_hidden_and_without_filters_templates(self, http: httpx.Client) -> None:
+        # Letta: no filter counts every block of the organization; a filter keeps the template flag, never hides.
+        for body in ({"label": "plain"}, {"label": "tmpl", "is_template": True}, {"label": "secret", "hidden": True}):
+            assert http.post("/v1/blocks/", json={"value": "v"} | body).status_code == 200
+        assert [b["label"] for b in http.get("/v1/blocks/").json()] == ["plain"]
+        assert http.get("/v1/blocks/count").json() == 3
+        assert http.get("/v1/blocks/count", params={"label": "secret"}).json() == 1
+        assert http.get("/v1/blocks/count", params={"label": "tmpl"}).json() == 0
 
     def test_bad_filter_values_422(self, http: httpx.Client) -> None:
         assert http.get("/v1/blocks/", params={"label": "no spaces"}).status_code == 422
