@@ -60,8 +60,7 @@ async def list_agents_for_identity(
     include: Annotated[list[AgentRelationship], Query()] = [],  # noqa: B006 (FastAPI copies defaults)
 ) -> Any:
     """List the agents linked to an identity, newest first by default."""
-    await service.ensure_exists(actor, identity_id)
-    page = page
+    await service.check_agents_page(actor, identity_id, page)
     filters = AgentFilters(identity_id=identity_id)
     return await agents.list_page(actor, filters, page, sort_by="created_at", include=frozenset(include))
 

@@ -15,7 +15,7 @@ from sqlalchemy.sql.selectable import ScalarSelect
 from memlet.db import models as orm
 from memlet.db.base import utcnow
 from memlet.db.driver import DriverSQL, driver_of
-from memlet.db.pagination import Page, fetch_page
+from memlet.db.pagination import Page, fetch_page, unknown_cursors, without_cursors
 from memlet.db.row_shape import RowShape
 from memlet.db.sql import escape_like, row_version
 
@@ -185,11 +185,17 @@ class BlockRepository:
         )
         return list(rows)
 
+    async def _known_cursors(self, page: Page, model: type[orm.Block] | type[orm.Agent], org_id: str) -> Page:
+        """`page` without a cursor that names none of the organization's rows: Letta's block lists ignore such a
+        cursor and list from the start."""
+        unknown = await unknown_cursors(self.session, page, model.id, model.organization_id == org_id)
+        return without_cursors(page, unknown)
+
     async def list_page(self, org_id: str, filters: BlockFilters, page: Page) -> list[orm.Block]:
         return await fetch_page(
             self.session,
             filters.apply(select(orm.Block), org_id),
-            page,
+            await self._known_cursors(page, orm.Block, org_id),
             sort_col=orm.Block.created_at,
             id_col=orm.Block.id,
         )
@@ -313,7 +319,7 @@ class BlockRepository:
         return await fetch_page(
             self.session,
             select(orm.Agent).where(orm.Agent.organization_id == org_id, orm.Agent.id.in_(attached)),
-            page,
+            await self._known_cursors(page, orm.Agent, org_id),
             sort_col=orm.Agent.created_at,
             id_col=orm.Agent.id,
         )

@@ -6,7 +6,7 @@ of a page as ``after``) walks every row exactly once in either order. Letta's ab
 paging newest-first; this is the documented fix.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from sqlalchemy import ColumnElement, Select, select, tuple_
@@ -26,6 +26,27 @@ class Page:
     @property
     def descending(self) -> bool:
         return self.order == "desc"
+
+
+async def unknown_cursors(
+    session: AsyncSession, page: Page, id_col: InstrumentedAttribute[Any], *where: ColumnElement[bool]
+) -> list[str]:
+    """The page's cursors (``before`` first) that name no row of ``id_col``'s table matching ``where``, in one query
+    (none when the page has no cursor). A cursor that names no row otherwise makes ``paginate`` return nothing;
+    routes that must answer Letta's way instead (ignore it, or 404) look it up first."""
+    cursors = [c for c in (page.before, page.after) if c]
+    if not cursors:
+        return []
+    known = set(await session.scalars(select(id_col).where(id_col.in_(cursors), *where)))
+    return [c for c in cursors if c not in known]
+
+
+def without_cursors(page: Page, cursors: list[str]) -> Page:
+    """``page`` with the cursors named in ``cursors`` dropped."""
+    if not cursors:
+        return page
+    before = None if page.before in cursors else page.before
+    return replace(page, before=before, after=None if page.after in cursors else page.after)
 
 
 def resolve_order(order: str | None, ascending: bool | None, default: Order) -> Order:

@@ -174,6 +174,13 @@ class TestListBlocks:
             page = page.get_next_page()
         assert backward == expected[:-1]
 
+    def test_unknown_cursor_lists_from_the_start(self, client: Letta) -> None:
+        # Letta looks a cursor up first and ignores one that names no block.
+        created = [client.blocks.create(label=f"b{i}", value=str(i)).id for i in range(3)]
+        assert [b.id for b in client.blocks.list(after=MISSING_BLOCK).items] == created
+        assert [b.id for b in client.blocks.list(before=MISSING_BLOCK, limit=2).items] == created[:2]
+        assert [b.id for b in client.blocks.list(after=MISSING_BLOCK, before=created[2]).items] == created[:2]
+
 
 class TestListAgentsForBlock:
     def test_lists_holders_newest_first(self, client: Letta) -> None:
@@ -197,6 +204,13 @@ class TestListAgentsForBlock:
     def test_unknown_block_404(self, client: Letta) -> None:
         with pytest.raises(NotFoundError):
             client.blocks.agents.list(MISSING_BLOCK)
+
+    def test_unknown_cursor_lists_from_the_start(self, client: Letta) -> None:
+        block = client.blocks.create(label="shared", value="v")
+        made = [make_agent(client, f"a{i}", block_ids=[block.id]).id for i in range(2)]
+        missing = "agent-00000000-0000-4000-8000-000000000000"
+        assert [a.id for a in client.blocks.agents.list(block.id, after=missing).items] == made[::-1]
+        assert [a.id for a in client.blocks.agents.list(block.id, before=missing).items] == made[::-1]
 
 
 def test_unprocessable_is_the_sdk_exception(client: Letta) -> None:

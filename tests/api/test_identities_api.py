@@ -136,6 +136,15 @@ class TestListIdentities:
         page = list_identities(client, order="asc", before=ids[4], limit=2)
         assert [i["id"] for i in page] == ids[2:4]
 
+    def test_unknown_cursor_404_as_letta(self, client: Letta) -> None:
+        # Letta's identity lists look each cursor up first (`before`, then `after`) and answer its NoResultFound.
+        create(client, "known")
+        with pytest.raises(NotFoundError) as err:
+            list_identities(client, after=UNKNOWN_IDENTITY)
+        assert err.value.body == {"detail": f"No Identity found with id {UNKNOWN_IDENTITY}"}
+        with pytest.raises(NotFoundError):
+            list_identities(client, before=UNKNOWN_IDENTITY)
+
 
 class TestUpdateIdentity:
     def test_changes_given_fields_and_merges_properties(self, client: Letta) -> None:
@@ -241,6 +250,15 @@ class TestAttachToAgent:
         assert client.agents.list(identity_id=identity["id"]).items == []
         assert retrieve(client, identity["id"])["agent_ids"] == []
 
+    def test_unknown_cursor_in_agents_of_identity_404(self, client: Letta) -> None:
+        agent = make_agent(client, "listed")
+        identity = create(client, "lister", agent_ids=[agent.id])
+        path = f"/v1/identities/{identity['id']}/agents"
+        with pytest.raises(NotFoundError) as err:
+            api(client, "get", path, options={"params": {"before": UNKNOWN_AGENT}})
+        assert err.value.body == {"detail": f"No Agent found with id {UNKNOWN_AGENT}"}
+        assert [a["id"] for a in api(client, "get", path, options={"params": {"after": agent.id}})] == []
+
     def test_unknown_identity_404_malformed_400(self, client: Letta) -> None:
         agent = make_agent(client, "lonely")
         with pytest.raises(NotFoundError):
@@ -266,3 +284,11 @@ class TestAttachToBlock:
         assert [b["id"] for b in listed] == [block.id]
         api(client, "patch", f"/v1/blocks/{block.id}/identities/detach/{identity['id']}")
         assert retrieve(client, identity["id"])["block_ids"] == []
+
+    def test_unknown_cursor_in_blocks_of_identity_404(self, client: Letta) -> None:
+        block = client.blocks.create(label="human", value="Bob")
+        identity = create(client, "block-lister", block_ids=[block.id])
+        missing = "block-00000000-0000-4000-8000-000000000000"
+        with pytest.raises(NotFoundError) as err:
+            api(client, "get", f"/v1/identities/{identity['id']}/blocks", options={"params": {"after": missing}})
+        assert err.value.body == {"detail": f"No Block found with id {missing}"}
