@@ -109,7 +109,7 @@ class BlockFilters:
             (b.template_name, self.template_name),
             (b.project_id, self.project_id),
         ):
-            if value is not None:
+            if value:  # as Letta: an empty value (`?project_id=`) filters nothing
                 stmt = stmt.where(column == value)
         if self.label_search and not self.label:
             stmt = stmt.where(_contains(b.label, self.label_search))

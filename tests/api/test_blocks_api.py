@@ -120,7 +120,7 @@ class TestListBlocks:
         assert self.labels(client) == ["human", "persona", "notes/todo"]
         assert self.labels(client, order="desc") == ["notes/todo", "persona", "human"]
 
-    def test_each_filter(self, client: Letta) -> None:
+    def test_each_filter(self, client: Letta, http: httpx.Client) -> None:
         seeded = self.seed(client)
         make_agent(client, "a", block_ids=[seeded["persona"]], memory_blocks=[])
         make_agent(client, "b", block_ids=[seeded["persona"]], memory_blocks=[])
@@ -128,6 +128,8 @@ class TestListBlocks:
         assert self.labels(client, templates_only=True) == ["tmpl"]
         assert self.labels(client, templates_only=True, name="Base Human") == ["tmpl"]
         assert self.labels(client, project_id="p1") == ["persona"]
+        assert [b["label"] for b in http.get("/v1/blocks/", params={"project_id": ""}).json()] == self.labels(client)
+        assert http.get("/v1/blocks/count", params={"project_id": ""}).json() == 3  # filtered: templates left out
         assert self.labels(client, tags=["b"]) == ["persona"]
         assert self.labels(client, tags=["a", "b"]) == ["human", "persona"]
         assert self.labels(client, tags=["a", "b"], match_all_tags=True) == ["persona"]

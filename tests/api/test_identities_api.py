@@ -119,6 +119,7 @@ class TestListIdentities:
         assert [i["identifier_key"] for i in list_identities(client, name="smith")] == ["alice"]
         assert [i["identifier_key"] for i in list_identities(client, identity_type="org")] == ["acme"]
         assert [i["identifier_key"] for i in list_identities(client, project_id="p1")] == ["bob"]
+        assert len(list_identities(client, project_id="")) == 3  # as Letta: empty means no filter
         assert [i["identifier_key"] for i in list_identities(client, identifier_key="alice")] == ["alice"]
         assert api(client, "get", "/v1/identities/count") == 3
 
