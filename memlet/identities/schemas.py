@@ -45,6 +45,7 @@ class Identity(BaseModel):
     project_id: str | None = None
     agent_ids: list[str] = Field(default_factory=list, json_schema_extra=_DEPRECATED)
     block_ids: list[str] = Field(default_factory=list, json_schema_extra=_DEPRECATED)
+    organization_id: str | None = None
     properties: list[IdentityProperty] = Field(default_factory=list)
 
 

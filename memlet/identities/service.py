@@ -69,6 +69,7 @@ class IdentityService:
                 project_id=r.project_id,
                 agent_ids=agents.get(r.id, []),
                 block_ids=blocks.get(r.id, []),
+                organization_id=r.organization_id,
                 properties=[IdentityProperty.model_validate(p) for p in r.properties or []],
             )
             for r in rows

@@ -10,11 +10,23 @@ from typing import Any
 import pytest
 from letta_client import BadRequestError, ConflictError, Letta, NotFoundError, UnprocessableEntityError
 
+from memlet.ids import DEFAULT_ORG_ID
+
 MODEL = "openai/gpt-4o-mini"
 EMBEDDING = "openai/text-embedding-3-small"
 UNKNOWN_IDENTITY = "identity-123e4567-e89b-42d3-8456-426614174000"
 UNKNOWN_AGENT = "agent-123e4567-e89b-42d3-8456-426614174000"
-FIELDS = {"id", "identifier_key", "name", "identity_type", "project_id", "agent_ids", "block_ids", "properties"}
+FIELDS = {
+    "id",
+    "identifier_key",
+    "name",
+    "identity_type",
+    "project_id",
+    "agent_ids",
+    "block_ids",
+    "organization_id",
+    "properties",
+}
 
 
 def api(client: Letta, method: str, path: str, **kwargs: Any) -> Any:
@@ -64,10 +76,11 @@ class TestCreateIdentity:
         assert set(identity) == FIELDS
         assert identity["id"].startswith("identity-")
         assert identity["name"] == "Bob" and identity["identity_type"] == "user"
-        assert identity["project_id"] is None
+        assert identity["project_id"] is None and identity["organization_id"] == DEFAULT_ORG_ID
         assert identity["agent_ids"] == [] and identity["block_ids"] == []
         assert identity["properties"] == properties
         assert retrieve(client, identity["id"]) == identity
+        assert list_identities(client) == [identity]
 
     def test_duplicate_key_409_names_it(self, client: Letta) -> None:
         create(client, "dup")
@@ -239,6 +252,8 @@ class TestAttachToAgent:
         assert [a.id for a in client.agents.list(identity_id=identity["id"]).items] == [mine.id]
         assert [a.id for a in client.agents.list(identifier_keys=["owner"]).items] == [mine.id]
         assert client.agents.retrieve(mine.id).identity_ids == [identity["id"]]
+        shown = api(client, "get", f"/v1/agents/{mine.id}", options={"params": {"include": "agent.identities"}})
+        assert [(i["id"], i["organization_id"]) for i in shown["identities"]] == [(identity["id"], DEFAULT_ORG_ID)]
         assert retrieve(client, identity["id"])["agent_ids"] == [mine.id]
         listed = api(client, "get", f"/v1/identities/{identity['id']}/agents")
         assert [a["id"] for a in listed] == [mine.id]

@@ -152,6 +152,7 @@ class TestOtherModels:
             "project_id",
             "agent_ids",
             "block_ids",
+            "organization_id",
             "properties",
         ]
 
