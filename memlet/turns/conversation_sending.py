@@ -65,9 +65,12 @@ class ConversationSendService(SendService):
             raise AgentBusyError(self.thread.key, holder) from None
 
     def arrived(self, arrival: Arrival) -> None:
-        """Take what the send's arrival statement read (`conversation_arrival.arrive`): a busy thread is a 409;
-        the agent's type and sleeptime group, and the run an earlier try started, need no statement of their own."""
-        if arrival.active_run_id is not None:
+        """Take what the send's arrival statement read (`conversation_arrival.arrive`): a busy thread is a 409,
+        unless the request repeats an earlier one (same otids), which `open_stream` attaches to that run's stream
+        (Letta looks for the earlier run before it takes the lock); the agent's type and sleeptime group, and the
+        run an earlier try started, need no statement of their own."""
+        retry = arrival.token is not None and arrival.earlier_run_id is not None
+        if arrival.active_run_id is not None and not retry:
             raise AgentBusyError(self.thread.key, arrival.active_run_id)
         self._agents[self.thread.agent.id] = (arrival.agent_type, arrival.sleeptime_group)
         self._earlier = (arrival.token, arrival.earlier_run_id) if arrival.token else None

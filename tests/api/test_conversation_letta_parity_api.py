@@ -1,0 +1,55 @@
+"""Conversation routes where Letta 0.16.8's exact behaviour was checked against its source: a background retry
+re-attaching while its first run goes on, the create body, list limits, the resume route's lookups and texts."""
+
+import json
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+from letta_client import Letta
+
+from tests.api.test_background_streams import chunks
+from tests.api.test_conversations_api import make_agent
+from tests.conftest import LiveServer
+from tests.mock_llm import MockLLM, Reply
+
+
+@pytest.fixture(autouse=True)
+def _fresh_mock(mock_llm: MockLLM) -> None:
+    mock_llm.reset()
+
+
+def first_chunk_then_drop(base_url: str, path: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """POST a streamed send, read its first event, and hang up."""
+    with (
+        httpx.Client(base_url=base_url, timeout=30) as own,
+        own.stream("POST", path, json=payload) as response,
+    ):
+        assert response.status_code == 200, response.read()
+        for line in response.iter_lines():
+            if line.startswith("data: "):
+                return dict(json.loads(line[len("data: ") :]))
+    raise AssertionError("no chunk")
+
+
+@pytest.mark.parametrize("thread", ["conversation", "default"])
+def test_a_background_retry_while_the_first_run_goes_on_reattaches(
+    server: LiveServer, client: Letta, http: httpx.Client, mock_llm: MockLLM, thread: str
+) -> None:
+    """Letta's `try_recover_duplicate_request` runs before the lock on lock-keyed routes: the retry gets 200 and
+    the first run's stream, not a 409 naming that run."""
+    agent = make_agent(client)
+    conv_id = client.conversations.create(agent_id=agent.id).id if thread == "conversation" else "default"
+    extra = {"agent_id": agent.id} if thread == "default" else {}
+    mock_llm.script(Reply.delay(1.5, then=Reply.text("one turn")))
+    message = {"role": "user", "content": "hi", "otid": str(uuid.uuid4())}
+    payload = {"messages": [message], "streaming": True, "background": True, "stream_tokens": False, **extra}
+    path = f"/v1/conversations/{conv_id}/messages"
+    first = first_chunk_then_drop(server.base_url, path, payload)
+    retry = http.post(path, json=payload)
+    assert retry.status_code == 200, retry.text
+    events = chunks(retry.text)
+    assert events[0]["run_id"] == first["run_id"] and events[0]["seq_id"] == first["seq_id"]
+    assert any(isinstance(e, dict) and e.get("content") == "one turn" for e in events) and events[-1] == "[DONE]"
+    assert len(mock_llm.requests) == 1
