@@ -83,7 +83,8 @@ class ConversationSendService(SendService):
         return await super().retried(agent_id, token)
 
     async def model_override(self, req: LettaRequest) -> dict[str, Any] | None:
-        """`override_model` wins; else the conversation's model and settings, keeping the agent's window."""
+        """`override_model` wins; else the conversation's model with its settings, keeping the agent's window.
+        Settings without a model change nothing (Letta applies them only with the conversation's model)."""
         conversation = self.thread.conversation
         if req.override_model or conversation is None or self.catalog is None:
             return await super().model_override(req)
@@ -91,14 +92,13 @@ class ConversationSendService(SendService):
         window = int(llm_config.get("context_window") or DEFAULT_WINDOW)
         if conversation.context_window_limit:
             window = min(window, conversation.context_window_limit)
-        if not conversation.model and not conversation.model_settings:
+        if not conversation.model:
             return {"context_window": window} if conversation.context_window_limit else None
-        handle = conversation.model or str(llm_config.get("handle") or "")
         async with self.deps.sessionmaker() as session:
             return await self.catalog.resolve_llm(
                 session,
                 self.actor.organization_id,
-                handle,
+                conversation.model,
                 context_window_limit=window,
                 model_settings=conversation.model_settings,
             )

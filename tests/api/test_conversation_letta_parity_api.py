@@ -53,3 +53,39 @@ def test_a_background_retry_while_the_first_run_goes_on_reattaches(
     assert events[0]["run_id"] == first["run_id"] and events[0]["seq_id"] == first["seq_id"]
     assert any(isinstance(e, dict) and e.get("content") == "one turn" for e in events) and events[-1] == "[DONE]"
     assert len(mock_llm.requests) == 1
+
+
+def test_conversation_model_settings_without_a_model_change_nothing(
+    client: Letta, http: httpx.Client, mock_llm: MockLLM
+) -> None:
+    """Letta applies a conversation's `model_settings` only with its `model` (`if conversation.model:`): alone, the
+    agent's own llm_config runs the turn (send and preview), its temperature and output limit kept."""
+    agent = make_agent(client)
+    client.agents.update(
+        agent.id,
+        model_settings={"provider_type": "openai", "temperature": 0.9, "max_output_tokens": 1234},  # type: ignore[arg-type]
+    )
+    own_settings = {"model_settings": {"provider_type": "openai", "temperature": 0.1}}
+    conv = http.post("/v1/conversations/", params={"agent_id": agent.id}, json=own_settings).json()
+    mock_llm.script(Reply.text("agent settings"))
+    hi = {"messages": [{"role": "user", "content": "hi"}], "streaming": False}
+    sent = http.post(f"/v1/conversations/{conv['id']}/messages", json=hi)
+    assert sent.status_code == 200, sent.text
+    request = mock_llm.requests[-1]
+    assert (request["model"], request["temperature"], request["max_completion_tokens"]) == ("gpt-4o-mini", 0.9, 1234)
+    preview = http.post(f"/v1/conversations/{conv['id']}/messages/preview-raw-payload", json=hi).json()
+    assert (preview["temperature"], preview["max_completion_tokens"]) == (0.9, 1234)
+
+
+def test_conversation_model_settings_on_an_agent_without_a_handle(http: httpx.Client, mock_llm: MockLLM) -> None:
+    """An agent made from a raw llm_config has no handle to resolve the settings against: still a 200."""
+    raw = {"model": "gpt-4o-mini", "model_endpoint_type": "openai", "model_endpoint": mock_llm.base_url}
+    bare = http.post("/v1/agents/", json={"name": "no-handle", "llm_config": {**raw, "context_window": 8000}}).json()
+    assert bare["llm_config"].get("handle") is None
+    own_settings = {"model_settings": {"provider_type": "openai", "temperature": 0.1}}
+    conv = http.post("/v1/conversations/", params={"agent_id": bare["id"]}, json=own_settings).json()
+    mock_llm.script(Reply.text("no handle needed"))
+    hi = {"messages": [{"role": "user", "content": "hi"}], "streaming": False}
+    sent = http.post(f"/v1/conversations/{conv['id']}/messages", json=hi)
+    assert sent.status_code == 200, sent.text
+    assert http.post(f"/v1/conversations/{conv['id']}/messages/preview-raw-payload", json=hi).status_code == 200
