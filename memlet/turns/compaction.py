@@ -2,9 +2,11 @@
 
 The agent's `compaction_settings`, overlaid with the request's, choose the mode, the sliding-window share, the
 summarizer model, its prompt and the summary's length. The compaction is forced (the window need not be full)
-and cuts at turn boundaries only. A compaction that does not shrink the buffer is a 400, as in Letta.
+and cuts at turn boundaries only. A compaction that does not shrink the buffer is a 400, as in Letta; its summary
+row has the `summary` role, so a window left with only it (and the system message) has nothing more to compact.
 """
 
+import json
 from typing import Any
 
 from pydantic import BaseModel
@@ -41,6 +43,15 @@ def _request_layer(settings: CompactionSettings | None) -> dict[str, Any] | None
     return settings.model_dump(exclude_unset=True) if settings is not None else None
 
 
+def _unpacked(text: str) -> str:
+    """A stored summary's `message` (the packed system alert's text), as Letta's early return reads it."""
+    try:
+        packed = json.loads(text)
+    except ValueError:
+        return text
+    return str(packed.get("message")) if isinstance(packed, dict) and packed.get("message") is not None else text
+
+
 async def summarize(
     deps: LoopDeps,
     actor: Actor,
@@ -56,7 +67,7 @@ async def summarize(
     if not [r for r in rows[1:] if r.role not in ("system", "summary")]:
         if conversation_id is not None:
             raise BadRequestError("No in-context messages found for this conversation.")
-        existing = next((text_parts(r.content) for r in rows if r.role == "summary"), "")
+        existing = next((_unpacked(text_parts(r.content)) for r in rows if r.role == "summary"), "")
         return CompactionResponse(summary=existing, num_messages_before=len(rows), num_messages_after=len(rows))
     tools = [
         tool_definition(t.json_schema or {"name": t.name}, v2=is_v2(agent.agent_type), terminal=False)
@@ -80,5 +91,6 @@ async def summarize(
     after = len(plan.kept) + 2 if plan is not None else len(rows)
     if plan is None or after >= len(rows):
         raise BadRequestError(NOT_REDUCED)
-    await commit_compaction(deps.sessionmaker, state=state, plan=plan, window=window, trigger="manual")
+    # Letta's manual compaction stores its summary with the `summary` role (`compact(use_summary_role=True)`).
+    await commit_compaction(deps.sessionmaker, state=state, plan=plan, window=window, role="summary", trigger="manual")
     return CompactionResponse(summary=plan.summary, num_messages_before=len(rows), num_messages_after=after)

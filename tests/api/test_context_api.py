@@ -7,6 +7,7 @@ import httpx
 import pytest
 from letta_client import Letta
 
+from tests.api.test_security_secrets import sql
 from tests.mock_llm import MockLLM, Reply
 from tests.shared_paths import OPENAPI
 
@@ -75,6 +76,41 @@ class TestRecompile:
 
 
 class TestSummarize:
+    def test_summary_role_and_a_second_summarize_of_all(
+        self, http: httpx.Client, client: Letta, mock_llm: MockLLM, pg_uri: str
+    ) -> None:
+        """Letta's manual compaction stores its summary with the `summary` role (listed as a user_message holding
+        the packed alert); a second `all` finds only that summary left and answers 200 with its `message`."""
+        agent = make_agent(client)
+        for i in range(3):
+            mock_llm.script(Reply.text(f"reply {i}"))
+            send(http, agent.id, f"message {i}")
+        conv = client.conversations.create(agent_id=agent.id)
+        mock_llm.script(Reply.text("conversation reply"))
+        http.post(f"/v1/conversations/{conv.id}/messages", json={"input": "hi", "streaming": False})
+        mock_llm.script(Reply.text("We talked."), Reply.text("The conversation talked."))
+        everything = {"compaction_settings": {"mode": "all"}}
+        first = http.post(f"/v1/agents/{agent.id}/summarize", json=everything)
+        assert first.status_code == 200, first.text
+        compacted = http.post(f"/v1/conversations/{conv.id}/compact", json=everything)
+        assert compacted.status_code == 200, compacted.text
+        summary_ids = [
+            client.agents.retrieve(agent.id).message_ids[1],  # type: ignore[index]
+            client.conversations.retrieve(conv.id).in_context_message_ids[1],
+        ]
+        roles = sql(pg_uri, "SELECT role FROM messages WHERE id = ANY(:ids)", ids=summary_ids)
+        assert [r.role for r in roles] == ["summary", "summary"]
+        listed = [m for m in http.get(f"/v1/agents/{agent.id}/messages").json() if m["id"] == summary_ids[0]]
+        assert [m["message_type"] for m in listed] == ["user_message"]
+        packed = json.loads(listed[0]["content"])
+        assert packed["type"] == "system_alert" and "We talked." in packed["message"]
+
+        calls = len(mock_llm.requests)
+        again = http.post(f"/v1/agents/{agent.id}/summarize", json=everything)
+        assert again.status_code == 200, again.text
+        assert again.json() == {"summary": packed["message"], "num_messages_before": 2, "num_messages_after": 2}
+        assert len(mock_llm.requests) == calls  # nothing left to summarize: no summarizer call
+
     def test_nothing_to_summarize_keeps_everything(self, http: httpx.Client, client: Letta) -> None:
         agent = make_agent(client)
         body = http.post(f"/v1/agents/{agent.id}/summarize").json()
