@@ -5,7 +5,7 @@ The routes that drive the loop (send, preview, compact, recompile, cancel) are i
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Body, Query
 
 from memlet.api.validators import PageLimit
 from memlet.conversations.deps import ConversationServiceDep
@@ -24,9 +24,10 @@ AgentQuery = Annotated[str | None, Query(description="Agent ID for agent-direct 
 async def create_conversation(
     service: ConversationServiceDep,
     agent_id: Annotated[str, Query(description="The agent ID to create a conversation for")],
-    body: CreateConversation,
+    body: Annotated[CreateConversation, Body(default_factory=CreateConversation)],
 ) -> Any:
-    """Create a conversation on an agent, with its own system message and optional isolated block copies."""
+    """Create a conversation on an agent, with its own system message and optional isolated block copies (the body
+    is optional, as in Letta)."""
     return await service.create(agent_id, body)
 
 

@@ -89,3 +89,11 @@ def test_conversation_model_settings_on_an_agent_without_a_handle(http: httpx.Cl
     sent = http.post(f"/v1/conversations/{conv['id']}/messages", json=hi)
     assert sent.status_code == 200, sent.text
     assert http.post(f"/v1/conversations/{conv['id']}/messages/preview-raw-payload", json=hi).status_code == 200
+
+
+def test_create_without_a_body(client: Letta, http: httpx.Client) -> None:
+    """Letta's create body has a default (`Body(default_factory=CreateConversation)`): none at all is a 200."""
+    agent = make_agent(client)
+    created = http.post("/v1/conversations/", params={"agent_id": agent.id})
+    assert created.status_code == 200, created.text
+    assert created.json()["agent_id"] == agent.id and created.json()["isolated_block_ids"] == []
