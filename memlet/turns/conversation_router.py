@@ -17,7 +17,7 @@ from memlet.conversations.deps import ConversationServiceDep
 from memlet.conversations.schemas import ConversationCompactionRequest, ConversationMessageRequest
 from memlet.conversations.service import Thread
 from memlet.conversations.system_message import conversation_system_text, refresh_conversation_system_message
-from memlet.errors import ConflictError
+from memlet.errors import BadRequestError, ConflictError, NotFoundError
 from memlet.ids import ThreadId
 from memlet.loop.cancel import cancel_runs
 from memlet.messages.requests import ensure_messages
@@ -31,7 +31,7 @@ from memlet.turns.conversation_arrival import arrive
 from memlet.turns.conversation_sending import ConversationSendService
 from memlet.turns.deps import LoopDepsDep
 from memlet.turns.preview import preview_request
-from memlet.turns.resume import stream_selected
+from memlet.turns.resume import NO_ACTIVE, stream_selected
 from memlet.turns.send_request import request_identity
 
 router = APIRouter(prefix="/conversations", tags=["conversations"])
@@ -175,9 +175,18 @@ async def retrieve_conversation_stream(
     conversations: ConversationServiceDep,
     body: Annotated[RetrieveStreamRequest | None, Body()] = None,
 ) -> Any:
-    """Resume a background run of the thread (by run id, otid, or its newest active run) after `starting_after`."""
+    """Resume a background run of the thread (by run id, otid, or its newest active run) after `starting_after`.
+
+    As in Letta, a run id or otid is looked up as is (the path is not resolved); without them, a thread that does
+    not exist has no active run either (Letta's 400, not a 404)."""
     req = body or RetrieveStreamRequest()
-    thread = await conversations.thread(conversation_id, req.agent_id)
+    if req.run_id or req.otid:
+        await release(session)
+        return StreamingResponse(await stream_selected(maker, actor, req), media_type="text/event-stream")
+    try:
+        thread = await conversations.thread(conversation_id, req.agent_id)
+    except NotFoundError:
+        raise BadRequestError(NO_ACTIVE) from None
     await release(session)
     conv_id = thread.conversation.id if thread.conversation else None
     chunks = await stream_selected(maker, actor, req, agent_id=thread.agent.id, conversation_id=conv_id)

@@ -156,15 +156,10 @@ async def stream_selected(
     agent_id: str | None = None,
     conversation_id: str | None = None,
 ) -> AsyncIterator[str]:
-    """The conversations resume: `select_run` by the request's run_id / otid (or the newest active run), the
-    same checks as `stream_run`, then the reader."""
+    """The conversations resume: `select_run` by the request's run_id / otid (or the newest active run of the
+    thread given), the same checks as `stream_run`, then the reader."""
     run = await select_run(
-        maker,
-        actor,
-        run_id=req.run_id,
-        otid=req.otid,
-        agent_id=agent_id or req.agent_id,
-        conversation_id=conversation_id,
+        maker, actor, run_id=req.run_id, otid=req.otid, agent_id=agent_id, conversation_id=conversation_id
     )
     check_resumable(run)
     return _reader(maker, run.id, req)

@@ -97,3 +97,36 @@ def test_create_without_a_body(client: Letta, http: httpx.Client) -> None:
     created = http.post("/v1/conversations/", params={"agent_id": agent.id})
     assert created.status_code == 200, created.text
     assert created.json()["agent_id"] == agent.id and created.json()["isolated_block_ids"] == []
+
+
+NO_ACTIVE = {"detail": "INVALID_ARGUMENT: No active runs found for this conversation."}
+UNKNOWN_CONV = "conv-00000000-0000-4000-8000-000000000000"
+UNKNOWN_AGENT = "agent-00000000-0000-4000-8000-000000000000"
+
+
+def test_resume_by_run_id_or_otid_does_not_resolve_the_path(
+    client: Letta, http: httpx.Client, mock_llm: MockLLM
+) -> None:
+    """Letta's conversation stream reads a run id or otid as given; without either it lists the path's active runs,
+    so an unknown conversation or agent is its 400 "No active runs", not a 404."""
+    agent = make_agent(client)
+    conv = client.conversations.create(agent_id=agent.id)
+    mock_llm.script(Reply.text("resumable"))
+    otid = str(uuid.uuid4())
+    message = {"role": "user", "content": "hi", "otid": otid}
+    sent = http.post(f"/v1/conversations/{conv.id}/messages", json={"messages": [message], "background": True})
+    run_id = chunks(sent.text)[0]["run_id"]
+    for path in (UNKNOWN_CONV, "default", UNKNOWN_AGENT):
+        for lookup in ({"run_id": run_id}, {"otid": otid}):
+            resumed = http.post(f"/v1/conversations/{path}/stream", json=lookup)
+            assert resumed.status_code == 200, (path, lookup, resumed.text)
+            assert chunks(resumed.text)[0]["run_id"] == run_id and "resumable" in resumed.text
+    for path, body in (
+        (UNKNOWN_CONV, {}),
+        ("default", {}),
+        (UNKNOWN_AGENT, {}),
+        ("default", {"agent_id": UNKNOWN_AGENT}),
+    ):
+        missing = http.post(f"/v1/conversations/{path}/stream", json=body)
+        assert (missing.status_code, missing.json()) == (400, NO_ACTIVE), (path, body)
+    assert http.post(f"/v1/conversations/{conv.id}/stream", json={}).json() == NO_ACTIVE  # known, nothing active
