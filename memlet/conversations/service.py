@@ -133,6 +133,8 @@ class ConversationService:
             await self.find(page.after)
         if page.before:
             await self.find(page.before)
+        if page.limit == 0:  # Letta applies the limit as given: LIMIT 0 (memlet's pagination reads 0 as no limit)
+            return []
         rows = await self.repo.list_page(
             self.actor.organization_id,
             page,

@@ -130,3 +130,12 @@ def test_resume_by_run_id_or_otid_does_not_resolve_the_path(
         missing = http.post(f"/v1/conversations/{path}/stream", json=body)
         assert (missing.status_code, missing.json()) == (400, NO_ACTIVE), (path, body)
     assert http.post(f"/v1/conversations/{conv.id}/stream", json={}).json() == NO_ACTIVE  # known, nothing active
+
+
+def test_list_with_limit_zero_is_empty(client: Letta, http: httpx.Client) -> None:
+    """Letta's list applies `limit` as given (`stmt.limit(limit)`): 0 lists nothing."""
+    agent = make_agent(client)
+    client.conversations.create(agent_id=agent.id)
+    assert len(http.get("/v1/conversations/", params={"agent_id": agent.id}).json()) == 1
+    listed = http.get("/v1/conversations/", params={"agent_id": agent.id, "limit": 0})
+    assert (listed.status_code, listed.json()) == (200, [])
