@@ -140,7 +140,7 @@ async def select_run(
                 return run
             if delay is not None:
                 await asyncio.sleep(delay)
-        raise NotFoundError("Run", message=f"No run found for otid {otid}")
+        raise NotFoundError("Run", message=f"No run found for otid={otid}. The run may have expired or never existed.")
     async with maker() as session:
         run = await RunRepository(session).newest_active(org, agent_id=agent_id, conversation_id=conversation_id)
     if run is None:

@@ -139,3 +139,9 @@ def test_list_with_limit_zero_is_empty(client: Letta, http: httpx.Client) -> Non
     assert len(http.get("/v1/conversations/", params={"agent_id": agent.id}).json()) == 1
     listed = http.get("/v1/conversations/", params={"agent_id": agent.id, "limit": 0})
     assert (listed.status_code, listed.json()) == (200, [])
+
+
+def test_resume_by_an_unknown_otid_has_lettas_text(http: httpx.Client) -> None:
+    missing = http.post(f"/v1/conversations/{UNKNOWN_CONV}/stream", json={"otid": "otid-nobody-sent"})
+    detail = "No run found for otid=otid-nobody-sent. The run may have expired or never existed."
+    assert (missing.status_code, missing.json()) == (404, {"detail": detail})
