@@ -160,14 +160,15 @@ def _rename_block(ctx: ToolContext, old_label: str, new_label: str) -> None:
 async def memory(ctx: ToolContext, command: str, **kwargs: Any) -> str:
     """The omni `memory` tool: plan the command, then apply it to the loaded blocks."""
     plan = edits.plan_memory_command(command, **kwargs)
+    # str_replace and insert look the block up as the label-addressed tools do (Letta's error lists the labels).
     if isinstance(plan, edits.StrReplacePlan):
-        block = _block_at(ctx, plan.label)
+        block = ctx.block(plan.label)
         value = edits.memory_replace(
             block.value, plan.label, plan.old_string, plan.new_string, read_only=block.read_only
         )
         return set_block_value(ctx, block, value)
     if isinstance(plan, edits.InsertPlan):
-        block = _block_at(ctx, plan.label)
+        block = ctx.block(plan.label)
         value = edits.memory_insert(
             block.value, plan.insert_text, plan.insert_line, read_only=block.read_only, arg_name="insert_text"
         )

@@ -105,6 +105,8 @@ def memory_replace(value: str, label: str, old_string: str, new_string: str, *, 
     _reject_line_number_warning(old_string, "old_string")
     _reject_line_numbers(new_string, "new_string")
     old_string, new_string, value = old_string.expandtabs(), new_string.expandtabs(), value.expandtabs()
+    if not old_string and not value:
+        return new_string  # an empty block holds the empty string exactly once: Letta fills it so
     starts = _occurrences(value, old_string)
     if not starts:
         raise MemoryEditError(

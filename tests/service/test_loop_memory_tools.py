@@ -202,6 +202,9 @@ class TestOmniMemoryTool:
         agent = await agent_with(loop_env, "memory")
         result = await run_tool(loop_env, mock_llm, agent, "memory", {"command": "delete", "path": "/memories/pets"})
         assert (result["status"], result["message"]) == ("Failed", "Error: Memory block 'pets' does not exist")
+        edit = {"command": "str_replace", "path": "/memories/pets", "old_string": "a", "new_string": "b"}
+        result = await run_tool(loop_env, mock_llm, agent, "memory", edit)
+        assert result["message"] == "Block field pets does not exist (available sections = persona, human)"
         result = await run_tool(loop_env, mock_llm, agent, "memory", {"command": "explode"})
         assert result["message"].startswith("Error: Unknown command 'explode'.")
         assert list(await stored_blocks(loop_env, agent.id)) == ["persona", "human"]

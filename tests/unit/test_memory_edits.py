@@ -86,6 +86,12 @@ class TestMemoryReplace:
     def test_can_delete_with_empty_new_string(self) -> None:
         assert memory_replace("a b c", "human", " b", "") == "a c"
 
+    def test_an_empty_block_is_filled_by_replacing_the_empty_string(self) -> None:
+        """Letta counts "" once in "" (Python's str.count), so the model can fill an empty block this way."""
+        assert memory_replace("", "human", "", "Name: Sam") == "Name: Sam"
+        with pytest.raises(MemoryEditError, match="did not appear verbatim"):
+            memory_replace("abc", "human", "", "x")
+
     def test_absent_error(self) -> None:
         with pytest.raises(MemoryEditError) as excinfo:
             memory_replace("Name: Sam", "human", "tea", "coffee")
