@@ -123,7 +123,7 @@ class ConversationService:
         copies = [_copy_block(b, self.actor) for b in originals]
         await blocks.add_many(copies)
         await self.repo.link_blocks(conversation.id, copies)
-        await refresh_conversation_system_message(self.session, agent, conversation)
+        await refresh_conversation_system_message(self.session, agent, conversation, opening=True)
         return await self.view(conversation)
 
     async def list_page(
@@ -207,7 +207,7 @@ class ConversationService:
         )
         await self.repo.add(fork)
         await self.repo.link_messages(fork.id, window)
-        await refresh_conversation_system_message(self.session, thread.agent, fork)
+        await refresh_conversation_system_message(self.session, thread.agent, fork, opening=True)
         return await self.view(fork)
 
     async def messages(self, conversation_id: str, agent_id: str | None, query: HistoryQuery) -> list[LettaMessage]:

@@ -21,22 +21,31 @@ from memlet.passages.repository import PassageRepository
 from memlet.prompt.memory import system_message_text
 
 
-async def conversation_system_text(session: AsyncSession, agent: orm.Agent, conversation: orm.Conversation) -> str:
-    """The conversation's system prompt as it would be compiled now (pure read)."""
+async def conversation_system_text(
+    session: AsyncSession, agent: orm.Agent, conversation: orm.Conversation, *, opening: bool = False
+) -> str:
+    """The conversation's system prompt as it would be compiled now (pure read).
+
+    `opening`: the first one, written when the conversation is created or forked, compiled as Letta compiles it
+    then: without tool rules or line numbers, no archival tags, and the agent's whole message count as the
+    previous messages. Later ones (after a memory edit, a recompile) are compiled as the loop's rebuilds are."""
     repo = ConversationRepository(session)
     blocks = with_isolated(await BlockRepository(session).of_agent(agent.id), await repo.blocks_of(conversation.id))
-    recall = max(await repo.history_count(conversation.id) - len(conversation.message_ids or []), 0)
     archival_count, archival_tags = await PassageRepository(session).agent_count_and_tags(
         agent.organization_id, agent.id
     )
+    if opening:
+        recall = await MessageRepository(session).count_for_agent(agent.id)
+    else:
+        recall = max(await repo.history_count(conversation.id) - len(conversation.message_ids or []), 0)
     return system_message_text(
         agent,
         blocks,
         recall_count=recall,
         archival_count=archival_count,
-        archival_tags=archival_tags,
+        archival_tags=() if opening else archival_tags,
         now=datetime.now(UTC),
-        with_rules=True,
+        with_rules=not opening,
         conversation_id=conversation.id,
         directories=await directories_text(session, agent),
     )
@@ -60,10 +69,11 @@ def conversation_text_from(agent: orm.Agent, content: PromptContent, parts: Prom
 
 
 async def refresh_conversation_system_message(
-    session: AsyncSession, agent: orm.Agent, conversation: orm.Conversation
+    session: AsyncSession, agent: orm.Agent, conversation: orm.Conversation, *, opening: bool = False
 ) -> str:
-    """Recompile and store the conversation's system message (created when the window has none); the text."""
-    text = await conversation_system_text(session, agent, conversation)
+    """Recompile and store the conversation's system message (created when the window has none); the text.
+    `opening` as in `conversation_system_text`."""
+    text = await conversation_system_text(session, agent, conversation, opening=opening)
     content = [{"type": "text", "text": text}]
     messages = MessageRepository(session)
     window = list(conversation.message_ids or [])
