@@ -93,6 +93,7 @@ async def compact(
         step_id=step_id,
     )
     out.append(await run.load())
+    run.turn_system = None  # the compaction rebuilt the prompt: the turn sends the new one from now on
     run.needs_reload = True
     if summary is None:
         return

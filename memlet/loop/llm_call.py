@@ -233,12 +233,15 @@ def stored_system_text(state: LoopState) -> str:
     return "".join(p.get("text", "") for p in (state.messages[0].content or []) if p.get("type") == "text")
 
 
-def request_system_text(state: LoopState, override: str | None, client_skills: Sequence[dict[str, Any]]) -> str:
+def request_system_text(
+    state: LoopState, override: str | None, client_skills: Sequence[dict[str, Any]], stored: str | None = None
+) -> str:
     """The system prompt one request sends: the request's `override_system` exactly as given (Letta adds no skills
-    to it), else the stored system message with the client's skills listed."""
+    to it), else the stored system message (`stored`: the one the turn started with) with the client's skills
+    listed."""
     if override is not None:
         return override
-    return with_skills(stored_system_text(state), state.blocks, client_skills)
+    return with_skills(stored if stored is not None else stored_system_text(state), state.blocks, client_skills)
 
 
 async def call_llm(

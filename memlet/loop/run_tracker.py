@@ -81,6 +81,11 @@ class RunState:
     closed: ev.RunFinished | None = None
     # The turn's buffer converted to chat messages, shared by its steps' compaction checks and requests.
     chat: BufferChat = field(default_factory=BufferChat)
+    # The system prompt the turn's requests send: the stored one as the turn started, until a compaction or a file
+    # opened or closed rebuilds it (None: take the stored one at the next request). A memory edit rewrites the
+    # stored prompt (and `state.messages[0]`) for the next turn; the rest of this turn keeps its prefix, and so the
+    # provider's prompt cache, as Letta's loop does (the model reads the edit in the tool's return).
+    turn_system: str | None = None
 
     async def next_state(self, state: LoopState) -> LoopState:
         """The state for the next step: the one in memory (kept current by each commit) unless a reload is due."""

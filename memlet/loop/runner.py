@@ -39,6 +39,7 @@ from memlet.loop.approvals import (
 from memlet.loop.cancel_signal import CancelWatch, RunCancelled, raced
 from memlet.loop.commit import commit_step
 from memlet.loop.deps import LoopDeps, RunOptions, default_llm_for
+from memlet.loop.llm_call import stored_system_text
 from memlet.loop.request_lock import agent_request_lock, engine_of
 from memlet.loop.response import StepResult
 from memlet.loop.run_tracker import RunState, turn_stop_reason
@@ -145,6 +146,7 @@ async def _run_locked(
         approval = check_approval(state, answers)
         solver = ToolRulesSolver.from_stored(state.agent.tool_rules)
         run = RunState(deps, run_id, agent_id, org_id, options, solver, watch=watch)
+        run.turn_system = stored_system_text(state) if state.messages else None
         if state.chat is not None:
             run.chat = state.chat  # the thread's conversion, kept from its last turn
         run.pending = [input_row(i, state.agent, run_id) for i in inputs if isinstance(i, MessageCreate)]

@@ -19,7 +19,7 @@ from memlet.loop.compaction_plan import trigger_threshold
 from memlet.loop.compaction_step import MAX_OVERFLOW_RETRIES, Site, compact
 from memlet.loop.headroom import DEFAULT_CONTEXT_WINDOW
 from memlet.loop.images import inline_url_images
-from memlet.loop.llm_call import DeltaLabels, call_llm, request_system_text, request_tools
+from memlet.loop.llm_call import DeltaLabels, call_llm, request_system_text, request_tools, stored_system_text
 from memlet.loop.response import StepResult, handle_response, needs_approval
 from memlet.loop.run_tracker import RunState, turn_stop_reason
 from memlet.loop.step_clock import StepClock
@@ -75,7 +75,11 @@ async def llm_step(
     result_box: list[Any] = []
     for attempt in range(MAX_OVERFLOW_RETRIES + 1):
         ctx = run.step_context(state, step_id)
-        system_text = request_system_text(state, run.options.override_system, run.options.client_skills)
+        if run.turn_system is None:  # the turn's prompt was rebuilt (a compaction, a file opened or closed)
+            run.turn_system = stored_system_text(state)
+        system_text = request_system_text(
+            state, run.options.override_system, run.options.client_skills, stored=run.turn_system
+        )
         labels = DeltaLabels(
             assistant_id,
             v2=is_v2(agent.agent_type),
@@ -157,6 +161,10 @@ async def llm_step(
         run.closed_by(closing)
     run.pending = []
     run.status_read(committed.run_status)
+    if ctx.tool_ctx.files_changed:
+        # A file's view shows only in the prompt, so the next request sends the rebuilt one; Letta's kept the
+        # turn's, and its model could read a file it opened only in the next turn.
+        run.turn_system = None
     if committed.remembered is not None:
         run.remember(state, committed.remembered, committed.rows)  # the edit's commit read the new state back
     elif ctx.tool_ctx.memory_changed:

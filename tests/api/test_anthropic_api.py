@@ -118,8 +118,11 @@ class TestTurns:
         assert tool_use["id"] == "toolu_tea" and tool_use["input"] == {"label": "human", "new_string": "Likes tea."}
         result = next(b for b in results["content"] if b["type"] == "tool_result")
         assert results["role"] == "user" and result["tool_use_id"] == "toolu_tea"
-        # The memory edit reached the model through the recompiled system prompt.
-        assert "Likes tea." in second["system"][-1]["text"]
+        # The turn keeps its system prompt, so the cached prefix holds (as in Letta); the next turn reads the edit.
+        assert second["system"] == first["system"] and "Likes tea." not in second["system"][-1]["text"]
+        mock_llm.script(Reply.text("Sure."))
+        say(claude, agent.id, "and?")
+        assert "Likes tea." in mock_llm.requests[-1]["system"][-1]["text"]
 
     def test_memgpt_v2_agent_replies_through_send_message(self, claude: Letta, mock_llm: MockLLM) -> None:
         agent = make_agent(claude, agent_type="memgpt_v2_agent")

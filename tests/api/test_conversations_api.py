@@ -137,9 +137,8 @@ def test_isolated_block_copy_and_shared_block(client: Letta, http: httpx.Client,
     send(http, a["id"], "call me sam")
     assert client.blocks.retrieve(copy_id).value == "username: sam"  # the memory tool wrote to A's copy
     assert client.agents.blocks.retrieve("human", agent_id=agent.id).value == "username: sarah"
-    assert "username: sam" in mock_llm.requests[1]["messages"][0]["content"]  # A's prompt shows its copy
-
     send(http, a["id"], "be witty")  # `persona` is shared: the agent's block changes for everyone
+    assert "username: sam" in mock_llm.requests[2]["messages"][0]["content"]  # A's next turn shows its copy
     assert client.agents.blocks.retrieve("persona", agent_id=agent.id).value == "a witty bot"
 
     mock_llm.script(Reply.text("hello b"))

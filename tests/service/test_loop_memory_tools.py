@@ -1,4 +1,4 @@
-"""Every base memory tool end to end: the block in the database, the next compiled prompt the model receives,
+"""Every base memory tool end to end: the block in the database, the compiled prompt the model receives next turn,
 and the tool return; failed edits change nothing and hand the error text to the model. Also conversation_search.
 """
 
@@ -49,13 +49,19 @@ async def attachment_labels(env: LoopEnv, agent_id: str) -> list[str]:
 
 
 async def run_tool(env: LoopEnv, mock_llm: Any, agent: orm.Agent, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    """Have the model call one tool, then answer; returns the packed tool return the model saw."""
+    """Have the model call one tool, then answer; then one more turn, whose prompt `last_prompt` reads (a turn
+    keeps the system prompt it started with, as Letta's does: an edit shows from the next turn). Returns the
+    packed tool return the model saw."""
     mock_llm.script(Reply.tool_call(name, args), Reply.text("ok"))
     out = await env.send(agent, "please")
     assert out.final.stop_reason == "end_turn"
-    sent = [m for m in mock_llm.requests[-1]["messages"] if m["role"] == "tool"][-1]
+    calling, answering = mock_llm.requests[-2:]
+    assert answering["messages"][0] == calling["messages"][0]  # the same system prompt all turn long
+    sent = [m for m in answering["messages"] if m["role"] == "tool"][-1]
     returned = tool_returns(await env.in_context(agent.id))[-1]
     assert json.loads(sent["content"]) == returned  # the model read exactly what was stored
+    mock_llm.script(Reply.text("noted"))
+    await env.send(agent, "thanks")
     return returned
 
 

@@ -221,7 +221,8 @@ class TestChildRules:
         assert mock_llm.requests[1]["tool_choice"] == forced("memory_insert")
         blocks = await blocks_of(loop_env, agent.id)
         assert blocks == {"persona": "I am a helpful agent.", "human": "Name: Sam\nLikes tea."}
-        assert "Name: Sam\nLikes tea." in mock_llm.requests[2]["messages"][0]["content"]
+        # The stored prompt has the edit; the turn goes on with the one it started with (as Letta's does).
+        assert mock_llm.requests[2]["messages"][0] == mock_llm.requests[0]["messages"][0]
 
     async def test_several_children_force_required(self, loop_env: LoopEnv, mock_llm) -> None:
         rules = [
@@ -272,6 +273,10 @@ class TestApprovalRules:
         second = await loop_env.send(agent, approve)
         assert second.final.stop_reason == "end_turn"
         assert (await blocks_of(loop_env, agent.id))["human"] == "Name: Sam\nLikes tea."
+        # The approved edit ran in this turn, which keeps the prompt it started with; the next turn shows it.
+        assert "Likes tea." not in mock_llm.requests[-1]["messages"][0]["content"]
+        mock_llm.script(Reply.text("ok"))
+        await loop_env.send(agent, "thanks")
         assert "Likes tea." in mock_llm.requests[-1]["messages"][0]["content"]
 
     async def test_a_denied_call_does_not_count_as_called(self, loop_env: LoopEnv, mock_llm) -> None:

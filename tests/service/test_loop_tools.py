@@ -194,7 +194,9 @@ class TestMemoryTools:
         await loop_env.send(agent, "go")
         returns = tool_texts(await loop_env.in_context(agent.id))
         assert returns[0]["status"] == "OK"
-        assert "chars_current=60" in mock_llm.requests[1]["messages"][0]["content"]
+        mock_llm.script(Reply.text("ok"))
+        await loop_env.send(agent, "and?")  # the next turn's prompt shows the edit
+        assert "chars_current=60" in mock_llm.requests[2]["messages"][0]["content"]
         async with loop_env.sessionmaker() as session:
             from memlet.loop.agent_state import LoopRepository
 

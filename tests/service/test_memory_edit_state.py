@@ -1,6 +1,7 @@
 """After a memory edit (in the agent's own thread or a conversation), the next step goes on from what the edit's
 commit read back (`step_writes.Remembered`, `RunState.remember`) instead of reloading the agent: that state must be
-the one a reload would read, and the next request must show the edit."""
+the one a reload would read; the turn's requests keep the system prompt it started with (the stored one shows the
+edit)."""
 
 import copy
 from typing import Any
@@ -85,8 +86,10 @@ async def test_the_state_after_a_memory_edit_is_the_state_a_reload_reads(
     assert blocks == _blocks(fresh)
     assert tools == [t.id for t in fresh.tools]
     assert messages == _messages(fresh)
+    # The stored prompt is recompiled; the turn's next request still sends the prompt it started with, as
+    # Letta's loop does (the provider's prompt cache holds; the next turn reads the recompiled one).
     system = mock_llm.requests[1]["messages"][0]["content"]
-    assert system == fresh.messages[0].content[0]["text"]  # the model was sent the recompiled prompt
+    assert system == mock_llm.requests[0]["messages"][0]["content"] != fresh.messages[0].content[0]["text"]
 
 
 async def test_a_memory_edit_that_ends_the_turn_writes_prompt_window_count_and_run_together(
@@ -281,4 +284,5 @@ async def test_the_state_after_a_memory_edit_in_a_conversation_is_the_state_a_re
     assert blocks == _blocks(fresh) and any("Likes oolong." in b["value"] for b in blocks)
     assert messages == _messages(fresh) and window == fresh.conversation.message_ids
     system = mock_llm.requests[1]["messages"][0]["content"]
-    assert system == fresh.messages[0].content[0]["text"] and "Likes oolong." in system
+    assert system == mock_llm.requests[0]["messages"][0]["content"] and "Likes oolong." not in system
+    assert "Likes oolong." in fresh.messages[0].content[0]["text"]  # stored for the conversation's next turn
