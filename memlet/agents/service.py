@@ -3,7 +3,7 @@
 
 from collections.abc import Mapping, Sequence
 from functools import partial
-from typing import Any, cast
+from typing import cast
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -215,8 +215,10 @@ class AgentService:
 
     async def update(self, actor: Actor, agent_id: str, req: UpdateAgent) -> AgentState:
         agent = await self.agents.get_or_404(actor.organization_id, agent_id, for_update=True)
-        fields = req.model_dump(exclude_unset=True)
-        if "message_ids" in fields and req.message_ids is not None:
+        # As in Letta, an explicit null leaves the field as it is (only `max_tokens`, read in `model_configs`, acts
+        # on a null); a field is changed only by a value.
+        fields = {name: value for name, value in req.model_dump(exclude_unset=True).items() if value is not None}
+        if req.message_ids is not None:
             await self._check_own_messages(agent.id, req.message_ids)
         llm_config = await self.configs.updated_llm_config(actor, req, agent.llm_config or {}, agent.agent_type)
         if llm_config is not None:
@@ -224,7 +226,7 @@ class AgentService:
             agent.model_settings = self.catalog.model_settings_for(llm_config)
         if {"embedding", "embedding_config"} & fields.keys():
             agent.embedding_config = await self.configs.embedding_config(actor, req)
-        await self._apply_links(actor, agent, req, fields)
+        await self._apply_links(actor, agent, req)
         folder_ids = req.folder_ids if req.folder_ids is not None else req.source_ids
         if folder_ids is not None:
             await self._link_folders(actor, agent.id, folder_ids)
@@ -248,17 +250,17 @@ class AgentService:
                 setattr(agent, name, fields[name])
         if "metadata" in fields:
             agent.metadata_ = req.metadata
-        if "response_format" in fields:
-            agent.response_format = req.response_format.model_dump(mode="json") if req.response_format else None
-        if "tool_rules" in fields:
-            agent.tool_rules = dump_tool_rules(req.tool_rules or [])
+        if req.response_format is not None:
+            agent.response_format = req.response_format.model_dump(mode="json")
+        if req.tool_rules is not None:
+            agent.tool_rules = dump_tool_rules(req.tool_rules)
         if "compaction_settings" in fields:
             handle = (agent.llm_config or {}).get("handle")
             agent.compaction_settings = default_compaction_settings(req.compaction_settings, handle)
-        self._write_secrets(agent, req, fields)
-        if "message_ids" in fields and req.message_ids is not None:
+        self._write_secrets(agent, req)
+        if req.message_ids is not None:
             agent.message_ids = list(req.message_ids)
-        if "system" in fields and req.system is not None:
+        if req.system is not None:
             agent.system = req.system
         agent.last_updated_by_id = actor.user_id
         if {"system", "block_ids", "tool_rules", "timezone"} & fields.keys():
@@ -268,10 +270,11 @@ class AgentService:
             await self.sleeptime.enable(self.session, actor, agent.id)
         return await self.get_state(actor, agent.id, ALL_RELATIONSHIPS)
 
-    def _write_secrets(self, agent: orm.Agent, req: UpdateAgent, fields: dict[str, Any]) -> None:
+    def _write_secrets(self, agent: orm.Agent, req: UpdateAgent) -> None:
         keyring = self.catalog.keyring
-        if "secrets" in fields or "tool_exec_environment_variables" in fields:
-            agent.secrets = keyring.seal_secrets(new_secrets(req.secrets or req.tool_exec_environment_variables))
+        sent = req.secrets if req.secrets is not None else req.tool_exec_environment_variables
+        if sent is not None:
+            agent.secrets = keyring.seal_secrets(new_secrets(sent))
         elif keyring.enabled and any(not str(s.get("value") or "").startswith(PREFIX) for s in agent.secrets or []):
             # Rows stored before encryption was turned on are encrypted the next time the agent is written.
             agent.secrets = keyring.reseal_secrets(agent.secrets)
@@ -283,12 +286,12 @@ class AgentService:
                 f"INVALID_ARGUMENT: message_ids must be messages of agent {agent_id}; not its own: {', '.join(foreign)}"
             )
 
-    async def _apply_links(self, actor: Actor, agent: orm.Agent, req: UpdateAgent, fields: dict[str, Any]) -> None:
-        if "tags" in fields:
-            await self.agents.set_tags(agent.id, req.tags or [])
-        if "identity_ids" in fields:
-            await self.agents.set_identities(agent.id, req.identity_ids or [])
-        if "tool_ids" in fields and req.tool_ids is not None:
+    async def _apply_links(self, actor: Actor, agent: orm.Agent, req: UpdateAgent) -> None:
+        if req.tags is not None:
+            await self.agents.set_tags(agent.id, req.tags)
+        if req.identity_ids is not None:
+            await self.agents.set_identities(agent.id, req.identity_ids)
+        if req.tool_ids is not None:
             tools = await self.tools.by_ids(actor.organization_id, req.tool_ids)
             if missing := sorted(set(req.tool_ids) - {t.id for t in tools}):
                 raise NotFoundError("Tool", missing[0])
@@ -296,7 +299,7 @@ class AgentService:
             for tool_id in current - set(req.tool_ids):
                 await self.tools.detach(agent.id, tool_id)
             await self.tools.attach(agent.id, [t for t in req.tool_ids if t not in current])
-        if "block_ids" in fields and req.block_ids is not None:
+        if req.block_ids is not None:
             blocks = await self.blocks.by_ids(actor.organization_id, req.block_ids)
             if missing := sorted(set(req.block_ids) - {b.id for b in blocks}):
                 raise NotFoundError("Block", message=f"Block with id '{missing[0]}' not found")

@@ -1,0 +1,73 @@
+"""PATCH /v1/agents/{id} as Letta 0.16.8 applies it: what a null, a partial object or a list changes."""
+
+import httpx
+from letta_client import Letta
+
+from tests.api.test_agents_api import EMBEDDING, MODEL
+
+# Everything but the timestamps an update always moves.
+CHANGING = {"updated_at", "last_updated_by_id"}
+
+
+def _full(http: httpx.Client, agent_id: str) -> dict[str, object]:
+    body = http.get(f"/v1/agents/{agent_id}", headers={"user-agent": "curl/8.0"}).json()
+    secrets = http.get(f"/v1/agents/{agent_id}", params={"include": "agent.secrets"}).json()["secrets"]
+    return {k: v for k, v in body.items() if k not in CHANGING} | {"secrets": secrets}
+
+
+class TestExplicitNull:
+    def test_null_fields_leave_the_agent_unchanged(self, http: httpx.Client) -> None:
+        identity = http.post("/v1/identities/", json={"identifier_key": "bob", "name": "Bob", "identity_type": "user"})
+        created = http.post(
+            "/v1/agents/",
+            json={
+                "name": "kept",
+                "model": MODEL,
+                "embedding": EMBEDDING,
+                "description": "d",
+                "metadata": {"k": 1},
+                "timezone": "Europe/Paris",
+                "tags": ["t"],
+                "identity_ids": [identity.json()["id"]],
+                "secrets": {"TOKEN": "s3cret"},
+                "tool_rules": [{"type": "max_count_per_step", "tool_name": "memory_insert", "max_count_limit": 2}],
+                "compaction_settings": {"mode": "all"},
+                "message_buffer_autoclear": True,
+            },
+        )
+        assert created.status_code == 200, created.text
+        agent_id = created.json()["id"]
+        before = _full(http, agent_id)
+        nulls = dict.fromkeys(
+            [
+                "name",
+                "description",
+                "metadata",
+                "timezone",
+                "tags",
+                "identity_ids",
+                "secrets",
+                "tool_exec_environment_variables",
+                "tool_rules",
+                "compaction_settings",
+                "embedding",
+                "embedding_config",
+                "message_buffer_autoclear",
+                "project_id",
+                "response_format",
+                "max_files_open",
+                "per_file_view_window_char_limit",
+                "last_stop_reason",
+                "hidden",
+            ]
+        )
+        response = http.patch(f"/v1/agents/{agent_id}", json=nulls)
+        assert response.status_code == 200, response.text
+        after = _full(http, agent_id)
+        assert after == before
+        assert after["tags"] == ["t"] and after["secrets"] and after["tool_rules"]
+
+    def test_null_max_tokens_still_clears_it(self, client: Letta) -> None:
+        agent = client.agents.create(name="m", model=MODEL, embedding=EMBEDDING, max_tokens=1234)
+        assert agent.llm_config.max_tokens == 1234
+        assert client.agents.update(agent.id, max_tokens=None).llm_config.max_tokens is None
