@@ -56,6 +56,11 @@ def new_secrets(values: dict[str, str] | None) -> list[dict[str, Any]]:
     ]
 
 
+def _set_text(values: set[str]) -> str:
+    """`str()` of a Python set of strings, sorted so the text is stable."""
+    return "{" + ", ".join(repr(v) for v in sorted(values)) + "}"
+
+
 # Agents tagged as another agent's subagent are always created hidden, as in Letta.
 SUBAGENT_ROLE_TAG = "role:subagent"
 
@@ -89,13 +94,13 @@ class AgentCreator:
                 + names
             )
         by_name = await self.tools.by_names(actor.organization_id, names)
-        missing = sorted(set(names) - {t.name for t in by_name})
-        if missing and not ignore_missing:
-            raise NotFoundError("Tool", message=f"Tools not found: {', '.join(missing)}")
         by_id = await self.tools.by_ids(actor.organization_id, req.tool_ids or [])
-        missing = sorted(set(req.tool_ids or []) - {t.id for t in by_id})
-        if missing and not ignore_missing:
-            raise NotFoundError("Tool", missing[0])
+        if not ignore_missing:
+            # Letta's ValueErrors (a 400), the missing names or ids as the Python set it printed (spaces included).
+            if missing := set(names) - {t.name for t in by_name}:
+                raise BadRequestError(f"Tools not found by name: {_set_text(missing)}")
+            if missing := set(req.tool_ids or []) - {t.id for t in by_id}:
+                raise BadRequestError(f"Tools not found by id:   {_set_text(missing)}")
         unique: dict[str, orm.Tool] = {}
         for tool in [*by_name, *by_id]:
             unique.setdefault(tool.id, tool)

@@ -71,3 +71,16 @@ class TestExplicitNull:
         agent = client.agents.create(name="m", model=MODEL, embedding=EMBEDDING, max_tokens=1234)
         assert agent.llm_config.max_tokens == 1234
         assert client.agents.update(agent.id, max_tokens=None).llm_config.max_tokens is None
+
+
+class TestCreateUnknownTools:
+    def test_unknown_tool_names_and_ids_are_letta_400s(self, http: httpx.Client) -> None:
+        base = {"name": "t", "model": MODEL, "embedding": EMBEDDING}
+        by_name = http.post("/v1/agents/", json={**base, "tools": ["nope", "also_nope", "memory_insert"]})
+        assert by_name.status_code == 400
+        assert by_name.json() == {"detail": "Tools not found by name: {'also_nope', 'nope'}"}
+        missing = "tool-00000000-0000-4000-8000-000000000000"
+        by_id = http.post("/v1/agents/", json={**base, "tool_ids": [missing]})
+        assert by_id.status_code == 400
+        assert by_id.json() == {"detail": f"Tools not found by id:   {{'{missing}'}}"}
+        assert http.get("/v1/agents/count").json() == 0

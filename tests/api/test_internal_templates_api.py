@@ -71,7 +71,7 @@ class TestCreateAgent:
         agent = deploy_agent(http, "dep-1", "toolless", **body)
         assert [t["name"] for t in agent["tools"]] == []
         public = http.post("/v1/agents/", json={"name": "strict", "model": MODEL, "embedding": EMBEDDING} | body)
-        assert public.status_code == 404
+        assert public.status_code == 400  # Letta: "Tools not found by name: {...}"
 
     def test_uses_given_blocks(self, http: httpx.Client) -> None:
         block = deploy_block(http, "dep-1", "persona")

@@ -88,8 +88,8 @@ class TestCreate:
             await service.create(actor, CreateAgent(name="x", include_base_tools=False))
         assert await agent_rows(session, actor) == 0
 
-    async def test_unknown_tool_name_and_block_id_404(self, service: AgentService, actor: Actor) -> None:
-        with pytest.raises(NotFoundError, match="Tools not found: nope"):
+    async def test_unknown_tool_name_400_and_block_id_404(self, service: AgentService, actor: Actor) -> None:
+        with pytest.raises(BadRequestError, match=r"^Tools not found by name: \{'nope'\}$"):
             await service.create(actor, request(tools=["nope"]))
         missing = ids.new_id(ids.Prefix.BLOCK)
         with pytest.raises(NotFoundError, match=f"Block with id '{missing}' not found"):
