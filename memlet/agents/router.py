@@ -122,4 +122,4 @@ async def delete_agent(request: Request, agent_id: AgentId, service: AgentServic
     for cache in (getattr(state, "agent_json_cache", None), getattr(state, "window_cache", None)):
         if cache is not None:
             cache.forget_agent(agent_id)
-    return {}
+    return {"message": f"Agent id={agent_id} successfully deleted"}

@@ -188,7 +188,9 @@ class TestModifyAndDelete:
         full = client.agents.retrieve(first.id, include=["agent.blocks"])
         shared = full.blocks[0].id
         second = client.agents.create(name="two", model=MODEL, block_ids=[shared])
-        client.agents.delete(first.id)
+        deleted = http.delete(f"/v1/agents/{first.id}")
+        assert deleted.status_code == 200
+        assert deleted.json() == {"message": f"Agent id={first.id} successfully deleted"}  # Letta's body
         with pytest.raises(NotFoundError):
             client.agents.retrieve(first.id)
         kept = http.get(f"/v1/blocks/{shared}")
