@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from memlet.agents.deps import AgentServiceDep
 from memlet.agents.repository import AgentFilters
 from memlet.agents.schemas import AgentRelationship, AgentState
-from memlet.agents.views import agent_state
+from memlet.agents.views import agent_state, expand_include
 from memlet.api.deps import ActorDep
 from memlet.api.validators import page_query
 from memlet.archives.deps import ArchiveServiceDep
@@ -39,7 +39,7 @@ async def list_agents_for_block(
     """List the agents a block is attached to, newest first by default."""
     rows = await service.agents_page(actor, block_id, page)
     # Letta ignores the legacy `include_relationships` here: only `include` adds relationships.
-    wanted = frozenset(include or ())
+    wanted = expand_include(include)
     relations = await agents.relations(rows, wanted)
     return [agent_state(a, relations[a.id]) for a in rows]
 
@@ -62,7 +62,7 @@ async def list_agents_for_identity(
     """List the agents linked to an identity, newest first by default."""
     await service.check_agents_page(actor, identity_id, page)
     filters = AgentFilters(identity_id=identity_id)
-    return await agents.list_page(actor, filters, page, sort_by="created_at", include=frozenset(include))
+    return await agents.list_page(actor, filters, page, sort_by="created_at", include=expand_include(include))
 
 
 @archive_router.get("/{archive_id}/agents", operation_id="list_agents_for_archive", response_model=list[AgentState])
@@ -77,5 +77,5 @@ async def list_agents_for_archive(
 ) -> Any:
     """List the agents an archive is attached to, newest first by default."""
     rows = await service.agents_page(actor, archive_id, page)
-    relations = await agents.relations(rows, frozenset(include or ()))
+    relations = await agents.relations(rows, expand_include(include))
     return [agent_state(a, relations[a.id]) for a in rows]

@@ -83,7 +83,8 @@ class AgentService:
         blocks = await self.blocks.for_agents(agent_ids, block_versions) if "agent.blocks" in include else {}
         tools = await self.tools.for_agents(agent_ids) if "agent.tools" in include else {}
         with_identities = [i for i in agent_ids if i in links and links[i].identity_ids]
-        identities = await self.agents.identities_for(with_identities) if with_identities else {}
+        wants_identities = with_identities and "agent.identities" in include
+        identities = await self.agents.identities_for(with_identities) if wants_identities else {}
         with_sources = [i for i in agent_ids if i in links and links[i].source_ids]
         folders = FolderRepository(self.session)
         sources = await folders.for_agents(with_sources) if with_sources and "agent.sources" in include else {}

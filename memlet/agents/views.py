@@ -153,7 +153,7 @@ def agent_state(agent: orm.Agent, rel: AgentRelations, memo: ConfigMemo | None =
             "base_template_id": a["base_template_id"],
             "deployment_id": a["deployment_id"],
             "entity_id": a["entity_id"],
-            "identity_ids": [i.id for i in rel.identities],
+            "identity_ids": [i.id for i in rel.identities] if "agent.identities" in inc else [],
             "identities": identities,
             "pending_approval": rel.pending_approval if "agent.pending_approval" in inc else None,
             "message_buffer_autoclear": a["message_buffer_autoclear"],
@@ -171,14 +171,33 @@ def agent_state(agent: orm.Agent, rel: AgentRelations, memo: ConfigMemo | None =
     )
 
 
+# Letta's legacy `include_relationships` names and what each loads (its `orm/agent.py` to_pydantic_async); other
+# names, `agent.*` ones included, load nothing.
+LEGACY_RELATIONSHIPS: Mapping[str, frozenset[str]] = {
+    "tags": frozenset({"agent.tags"}),
+    "memory": frozenset({"agent.blocks", "agent.tags"}),
+    "tools": frozenset({"agent.tools"}),
+    "sources": frozenset({"agent.sources"}),
+    "identity_ids": frozenset({"agent.identities"}),
+    "multi_agent_group": frozenset({MANAGED_GROUP}),
+    "tool_exec_environment_variables": frozenset({"agent.secrets"}),
+    "secrets": frozenset({"agent.secrets"}),
+}
+
+
+def expand_include(include: Sequence[str] | None) -> frozenset[str]:
+    """The relationships an ``include=`` list loads: as in Letta, ``agent.blocks`` brings the tags too."""
+    names = frozenset(include or ())
+    return (names | {"agent.tags"}) if "agent.blocks" in names else names
+
+
 def parse_include(
     include: Sequence[str] | None, include_relationships: Sequence[str] | None, *, sdk_v1: bool
 ) -> frozenset[str]:
-    """Which relationships to serialize: Letta sends them all to pre-1.0 clients, only ``include=`` ones to 1.x."""
-    if include:
-        return frozenset(include)
-    if include_relationships is not None:
-        # Letta's legacy name for the managed group is "multi_agent_group".
-        names = ("managed_group" if r == "multi_agent_group" else r for r in include_relationships)
-        return frozenset(f"agent.{r}" if not r.startswith("agent.") else r for r in names)
-    return frozenset() if sdk_v1 else DEFAULT_RELATIONSHIPS
+    """Which relationships to serialize: as in Letta, those of ``include=`` and those of the legacy
+    ``include_relationships``, which means all of them when it is absent, except for 1.x clients."""
+    if include_relationships is None:
+        legacy = frozenset() if sdk_v1 else DEFAULT_RELATIONSHIPS
+    else:
+        legacy = frozenset().union(*(LEGACY_RELATIONSHIPS.get(name, ()) for name in include_relationships))
+    return legacy | expand_include(include)

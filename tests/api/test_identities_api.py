@@ -251,7 +251,9 @@ class TestAttachToAgent:
         client.agents.identities.attach(identity["id"], agent_id=mine.id)  # idempotent
         assert [a.id for a in client.agents.list(identity_id=identity["id"]).items] == [mine.id]
         assert [a.id for a in client.agents.list(identifier_keys=["owner"]).items] == [mine.id]
-        assert client.agents.retrieve(mine.id).identity_ids == [identity["id"]]
+        # As in Letta, an agent's identity ids come with its identities only (`include=agent.identities`).
+        assert client.agents.retrieve(mine.id).identity_ids == []
+        assert client.agents.retrieve(mine.id, include=["agent.identities"]).identity_ids == [identity["id"]]
         shown = api(client, "get", f"/v1/agents/{mine.id}", options={"params": {"include": "agent.identities"}})
         assert [(i["id"], i["organization_id"]) for i in shown["identities"]] == [(identity["id"], DEFAULT_ORG_ID)]
         assert retrieve(client, identity["id"])["agent_ids"] == [mine.id]
