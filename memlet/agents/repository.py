@@ -104,11 +104,12 @@ _SET_LAST_STOP_REASON = DriverSQL(
 )
 
 
-def _sort_column(sort_by: str) -> ColumnElement[Any]:
+def _sort_column(sort_by: str, descending: bool) -> ColumnElement[Any]:
     if sort_by == "last_run_completion":
-        # Agents that never ran sort first (NULL would drop out of the cursor comparison and break paging).
-        never = literal(datetime.min.replace(tzinfo=UTC), DateTime(timezone=True))
-        return func.coalesce(orm.Agent.last_run_completion, never)
+        # As in Letta, agents that never ran come last in either order (a NULL would drop out of the cursor
+        # comparison and break paging, so it sorts as the earliest or latest time instead).
+        never = (datetime.min if descending else datetime.max).replace(tzinfo=UTC)
+        return func.coalesce(orm.Agent.last_run_completion, literal(never, DateTime(timezone=True)))
     if sort_by == "updated_at":
         return orm.Agent.updated_at  # type: ignore[return-value]
     return orm.Agent.created_at  # type: ignore[return-value]
@@ -157,7 +158,7 @@ class AgentFilters:
             (a.last_stop_reason, self.last_stop_reason),
             (a.created_by_id, self.created_by_id),
         ):
-            if value is not None:
+            if value:  # Letta ignores an empty value, `name=""` included
                 stmt = stmt.where(column == value)
         if self.exclude_hidden:
             stmt = stmt.where(a.hidden.is_not(True))
@@ -265,17 +266,28 @@ class AgentRepository:
             self.session,
             filters.apply(select(orm.Agent), org_id),
             page,
-            sort_col=_sort_column(sort_by),
+            sort_col=_sort_column(sort_by, page.descending),
             id_col=orm.Agent.id,
         )
 
     async def list_page_with_links(
-        self, org_id: str, filters: AgentFilters, page: Page, *, sort_by: str, managers: bool
+        self,
+        org_id: str,
+        filters: AgentFilters,
+        page: Page,
+        *,
+        sort_by: str,
+        managers: bool,
+        ignore_unknown_cursors: bool = False,
     ) -> list[tuple[orm.Agent, AgentLinks, int]]:
         """A page of agents with their links and the `xmin` of each row's version, in one statement (what
-        `list_page` and `links_for` read in two)."""
+        `list_page` and `links_for` read in two). With `ignore_unknown_cursors` (`GET /v1/agents/`, as in Letta) a
+        cursor that names no agent, a deleted one say, is ignored: the page starts at the top."""
         stmt = filters.apply(select(orm.Agent, _XMIN, *_link_columns(managers)), org_id)
-        paged, reverse = paginate(stmt, page, sort_col=_sort_column(sort_by), id_col=orm.Agent.id)
+        sort_col = _sort_column(sort_by, page.descending)
+        paged, reverse = paginate(
+            stmt, page, sort_col=sort_col, id_col=orm.Agent.id, ignore_unknown_cursors=ignore_unknown_cursors
+        )
         rows = [(agent, _links(*links), xmin) for agent, xmin, *links in await self.session.execute(paged)]
         return rows[::-1] if reverse else rows
 

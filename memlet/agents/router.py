@@ -11,8 +11,9 @@ from memlet.agents.views import parse_include
 from memlet.api.clients import is_sdk_v1
 from memlet.api.deps import ActorDep
 from memlet.api.validators import PageLimit
-from memlet.db.pagination import Page, resolve_order
+from memlet.db.pagination import Page
 from memlet.ids import AgentId
+from memlet.messages.schemas import StopReasonType
 
 router = APIRouter(prefix="/agents", tags=["agents"])
 
@@ -27,7 +28,7 @@ async def agent_filters(
     base_template_id: str | None = None,
     identity_id: str | None = None,
     identifier_keys: Annotated[list[str] | None, Query()] = None,
-    last_stop_reason: str | None = None,
+    last_stop_reason: StopReasonType | None = None,
     created_by_id: str | None = None,
     # Letta's unlisted switch: hidden agents (subagents, `hidden: true`) are left out unless it is set.
     show_hidden_agents: Annotated[bool | None, Query(include_in_schema=False)] = False,
@@ -64,13 +65,14 @@ async def list_agents(
     limit: PageLimit = 50,
     include_relationships: LegacyIncludeQuery = None,
     include: IncludeQuery = None,
-    order: Literal["asc", "desc"] | None = None,
+    order: Literal["asc", "desc"] = "desc",
     order_by: Literal["created_at", "updated_at", "last_run_completion"] = "created_at",
-    ascending: bool | None = None,
-    sort_by: str | None = None,
+    ascending: Annotated[bool, Query(deprecated=True)] = False,
+    sort_by: Annotated[str | None, Query(deprecated=True)] = "created_at",
 ) -> Any:
     """List agents, newest first by default, with filters and cursor pagination."""
-    page = Page(before=before, after=after, limit=limit, order=resolve_order(order, ascending, "desc"))
+    # `order` always has a value, so Letta never reads the deprecated `ascending`; nor does memlet.
+    page = Page(before=before, after=after, limit=limit, order=order)
     wanted = parse_include(include, include_relationships, sdk_v1=is_sdk_v1(request))
     # The bytes FastAPI would send for list[AgentState], with each shared tool encoded once (agents/page_json.py) and
     # each unchanged agent from the process' cache (agents/json_cache.py).

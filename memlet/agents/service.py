@@ -156,7 +156,7 @@ class AgentService:
         encoded taken from `cache` (`agents/json_cache.py`)."""
         versions: dict[str, int] = {}
         since = 0 if cache is None else cache.deleted.now()
-        page_rows, relations = await self._page(actor, filters, page, sort_by, include, versions)
+        page_rows, relations = await self._page(actor, filters, page, sort_by, include, versions, unknown_cursors=True)
         memo = ConfigMemo()
         parts = []
         for agent, links, version in page_rows:
@@ -178,10 +178,18 @@ class AgentService:
         sort_by: str,
         include: frozenset[str],
         block_versions: dict[str, int],
+        *,
+        unknown_cursors: bool = False,
     ) -> tuple[list[tuple[orm.Agent, AgentLinks, int]], dict[str, AgentRelations]]:
-        """A page of agents (each with its links and row version) and their relationships."""
+        """A page of agents (each with its links and row version) and their relationships; with `unknown_cursors`
+        a cursor that names no agent is ignored (`GET /v1/agents/`, as in Letta)."""
         page_rows = await self.agents.list_page_with_links(
-            actor.organization_id, filters, page, sort_by=sort_by, managers=MANAGED_GROUP in include
+            actor.organization_id,
+            filters,
+            page,
+            sort_by=sort_by,
+            managers=MANAGED_GROUP in include,
+            ignore_unknown_cursors=unknown_cursors,
         )
         links = {agent.id: agent_links for agent, agent_links, _ in page_rows}
         relations = await self.relations([agent for agent, _, _ in page_rows], include, links, block_versions)

@@ -9,7 +9,7 @@ paging newest-first; this is the documented fix.
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, Select, select, tuple_
+from sqlalchemy import ColumnElement, Select, or_, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
@@ -65,24 +65,28 @@ def paginate(
     sort_col: InstrumentedAttribute[Any] | ColumnElement[Any],
     id_col: InstrumentedAttribute[Any],
     unique_sort: bool = False,
+    ignore_unknown_cursors: bool = False,
 ) -> tuple[Select[Any], bool]:
     """Apply cursors, order and limit. Returns the statement and whether its rows must be reversed afterwards.
 
     ``before`` alone must return the rows *closest* to the cursor, so it is queried in the opposite order and the
     caller reverses the (small) result. With ``unique_sort`` (no two rows share a sort value, e.g. a sequence) the
     id tie-break is left out of the cursor and the order, so an index on ``(<filter>, sort_col)`` serves both the
-    cursor and the order with no sort step, whatever the cursor's position.
+    cursor and the order with no sort step, whatever the cursor's position. A cursor that names no row selects
+    nothing, or, with ``ignore_unknown_cursors``, is ignored (Letta's agent list).
     """
 
-    def key(cursor: str) -> Any:
+    def bound(cursor: str, later: bool) -> ColumnElement[bool]:
         found = select(sort_col).where(id_col == cursor).scalar_subquery()
-        return found if unique_sort else tuple_(found, cursor)
+        key = found if unique_sort else tuple_(found, cursor)
+        cond = row > key if later else row < key
+        return or_(found.is_(None), cond) if ignore_unknown_cursors else cond
 
     row = sort_col if unique_sort else tuple_(sort_col, id_col)
     if page.after:
-        stmt = stmt.where(row < key(page.after) if page.descending else row > key(page.after))
+        stmt = stmt.where(bound(page.after, later=not page.descending))
     if page.before:
-        stmt = stmt.where(row > key(page.before) if page.descending else row < key(page.before))
+        stmt = stmt.where(bound(page.before, later=page.descending))
     reverse = bool(page.before and not page.after)
     descending = page.descending != reverse
     ties = () if unique_sort else (id_col,)

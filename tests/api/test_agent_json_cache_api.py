@@ -175,8 +175,8 @@ def test_a_page_read_before_a_deletion_does_not_bring_the_agent_back(
     page_read, deleted = threading.Event(), threading.Event()
     original = AgentService._page
 
-    async def paused_after_reading(self: AgentService, *args: Any) -> Any:
-        found = await original(self, *args)
+    async def paused_after_reading(self: AgentService, *args: Any, **kwargs: Any) -> Any:
+        found = await original(self, *args, **kwargs)
         page_read.set()
         await asyncio.to_thread(deleted.wait, 30)  # the server serves the delete meanwhile
         return found
