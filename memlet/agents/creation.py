@@ -182,7 +182,8 @@ class AgentCreator:
             base_template_id=req.base_template_id,
             deployment_id=template.deployment_id if template else None,
             entity_id=template.entity_id if template else None,
-            message_buffer_autoclear=req.message_buffer_autoclear,
+            # Letta forces it on for workflow agents.
+            message_buffer_autoclear=req.message_buffer_autoclear or req.agent_type == "workflow_agent",
             enable_sleeptime=req.enable_sleeptime,
             timezone=req.timezone or "UTC",
             max_files_open=req.max_files_open,
@@ -195,7 +196,7 @@ class AgentCreator:
         # Everything is known here, so each table gets one INSERT and the response is built without reading back.
         blocks = [*new_blocks, *existing_blocks]
         tags = sorted(dict.fromkeys(req.tags or []))
-        messages = initial_messages(agent, req.initial_message_sequence)
+        messages = initial_messages(agent, req.initial_message_sequence, include_base_tools=req.include_base_tools)
         agent.message_ids = [m.id for m in messages]
         agent.system_compiled_at = utcnow()
         messages[0].content = [

@@ -1,4 +1,5 @@
-"""The messages an agent starts with: the system message, and for MemGPT-style agents a boot exchange."""
+"""The messages an agent starts with: the system message, then (Letta's `initialize_message_sequence_async`) a boot
+exchange and a login event for every type but `letta_v1_agent` (none) and `sleeptime_agent` (the login only)."""
 
 import json
 import uuid
@@ -9,12 +10,16 @@ from memlet.ids import Prefix, new_id
 from memlet.messages.packing import pack_login_event, pack_tool_return, pack_user_message
 from memlet.messages.requests import MessageCreate
 
-# Agent types whose first turn Letta seeds with a greeting via send_message plus a login event.
-BOOT_SEQUENCE_TYPES = frozenset({"memgpt_agent", "memgpt_v2_agent"})
+# Agent types that start with no message but the system message, and those that start with a login event only.
+NO_INITIAL_TYPES = frozenset({"letta_v1_agent"})
+LOGIN_ONLY_TYPES = frozenset({"sleeptime_agent"})
+# Types a create with base tools starts with the system message alone (Letta sets their sequence to `[]`).
+BARE_WITH_BASE_TOOLS = frozenset({"letta_v1_agent", "sleeptime_agent", "voice_sleeptime_agent"})
 BOOT_GREETING = "More human than human is our motto."
 
 
 def _message(agent: orm.Agent, role: str, text: str | None, **fields: object) -> orm.Message:
+    fields.setdefault("created_by_id", agent.created_by_id)
     return orm.Message(
         id=new_id(Prefix.MESSAGE),
         agent_id=agent.id,
@@ -22,7 +27,6 @@ def _message(agent: orm.Agent, role: str, text: str | None, **fields: object) ->
         role=role,
         content=[{"type": "text", "text": text}] if text is not None else [],
         model=(agent.llm_config or {}).get("model"),
-        created_by_id=agent.created_by_id,
         **fields,
     )
 
@@ -32,8 +36,19 @@ def system_message(agent: orm.Agent) -> orm.Message:
     return _message(agent, "system", agent.system)
 
 
-def boot_sequence(agent: orm.Agent) -> list[orm.Message]:
+def default_sequence(agent: orm.Agent, created_by_id: str | None = None) -> list[orm.Message]:
+    """What follows the system message of a new agent of its type (also `reset_messages`' default messages)."""
+    if agent.agent_type in NO_INITIAL_TYPES:
+        return []
+    by = created_by_id or agent.created_by_id
+    if agent.agent_type in LOGIN_ONLY_TYPES:
+        return [_message(agent, "user", pack_login_event(timezone=agent.timezone), created_by_id=by)]
+    return boot_sequence(agent, by)
+
+
+def boot_sequence(agent: orm.Agent, created_by_id: str | None = None) -> list[orm.Message]:
     """A first ``send_message`` call, its return and a login event, as MemGPT agents begin."""
+    by = created_by_id or agent.created_by_id
     call_id = str(uuid.uuid4())
     now = datetime.now(UTC)
     tz = agent.timezone
@@ -48,11 +63,17 @@ def boot_sequence(agent: orm.Agent) -> list[orm.Message]:
             "assistant",
             "Bootup sequence complete. Persona activated. Testing messaging functionality.",
             tool_calls=[call],
+            created_by_id=by,
         ),
         _message(
-            agent, "tool", pack_tool_return(True, None, timezone=tz, now=now), name="send_message", tool_call_id=call_id
+            agent,
+            "tool",
+            pack_tool_return(True, None, timezone=tz, now=now),
+            name="send_message",
+            tool_call_id=call_id,
+            created_by_id=by,
         ),
-        _message(agent, "user", pack_login_event(timezone=tz, now=now)),
+        _message(agent, "user", pack_login_event(timezone=tz, now=now), created_by_id=by),
     ]
 
 
@@ -67,10 +88,12 @@ def custom_sequence(agent: orm.Agent, messages: list[MessageCreate]) -> list[orm
     return rows
 
 
-def initial_messages(agent: orm.Agent, sequence: list[MessageCreate] | None) -> list[orm.Message]:
+def initial_messages(
+    agent: orm.Agent, sequence: list[MessageCreate] | None, *, include_base_tools: bool
+) -> list[orm.Message]:
     first = [system_message(agent)]
+    if sequence is None and include_base_tools and agent.agent_type in BARE_WITH_BASE_TOOLS:
+        sequence = []
     if sequence is not None:
         return first + custom_sequence(agent, sequence)
-    if agent.agent_type in BOOT_SEQUENCE_TYPES:
-        return first + boot_sequence(agent)
-    return first
+    return first + default_sequence(agent)

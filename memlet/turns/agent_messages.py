@@ -4,25 +4,19 @@ from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memlet import ids
 from memlet.actor import Actor
-from memlet.agents.initial_messages import boot_sequence
+from memlet.agents.initial_messages import default_sequence
 from memlet.agents.repository import AgentRepository
 from memlet.agents.system_message import refresh_system_message
 from memlet.db import models as orm
 from memlet.db.pagination import Page
 from memlet.errors import BadRequestError, ConflictError, NotFoundError
 from memlet.loop.cancel import cancel_runs
-from memlet.messages.packing import pack_login_event
 from memlet.messages.repository import MessageRepository
 from memlet.messages.schemas import LettaMessage
 from memlet.messages.service import HistoryQuery, views_in_order
 from memlet.runs.repository import RunFilters, RunRepository
 from memlet.runs.schemas import ACTIVE_STATUSES
-
-# Agent types whose reset (with default messages) starts with a login event only, or with nothing at all.
-_LOGIN_ONLY_TYPES = frozenset({"sleeptime_agent"})
-_NO_INITIAL_TYPES = frozenset({"letta_v1_agent"})
 
 
 class AgentMessageService:
@@ -81,20 +75,7 @@ class AgentMessageService:
             await self.session.flush()
 
     def _initial_rows(self, agent: orm.Agent) -> list[orm.Message]:
-        if agent.agent_type in _NO_INITIAL_TYPES:
-            return []
-        if agent.agent_type in _LOGIN_ONLY_TYPES:
-            login = orm.Message(
-                id=ids.new_id(ids.Prefix.MESSAGE),
-                agent_id=agent.id,
-                organization_id=agent.organization_id,
-                role="user",
-                content=[{"type": "text", "text": pack_login_event(timezone=agent.timezone)}],
-                model=(agent.llm_config or {}).get("model"),
-                created_by_id=self.actor.user_id,
-            )
-            return [login]
-        return boot_sequence(agent)
+        return default_sequence(agent, self.actor.user_id)
 
     async def recompile(self, agent_id: str, *, update_timestamp: bool, dry_run: bool) -> str:
         """Rebuild the system message from the current memory; ``dry_run`` computes it without saving."""
