@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from memlet.db import models as orm
 from memlet.ids import Prefix, new_id
-from memlet.messages.packing import pack_login_event, pack_tool_return, pack_user_message
+from memlet.messages.packing import pack_login_event, pack_system_alert, pack_tool_return, pack_user_message
 from memlet.messages.requests import MessageCreate
 
 # Agent types that start with no message but the system message, and those that start with a login event only.
@@ -78,14 +78,35 @@ def boot_sequence(agent: orm.Agent, created_by_id: str | None = None) -> list[or
 
 
 def custom_sequence(agent: orm.Agent, messages: list[MessageCreate]) -> list[orm.Message]:
-    """A caller-given ``initial_message_sequence``: user texts are stored packed, as Letta does."""
+    """A caller-given ``initial_message_sequence`` as Letta's `package_initial_message_sequence` stores it: user
+    texts packed as user messages, system texts as system alerts, assistant texts as a ``send_message`` call (listed
+    as the assistant's reply) with its return."""
     rows = []
+    tz = agent.timezone
     for m in messages:
         text = m.content if isinstance(m.content, str) else "".join(getattr(p, "text", "") for p in m.content)
-        if m.role == "user":
-            text = pack_user_message(text, timezone=agent.timezone)
-        rows.append(_message(agent, m.role, text, otid=m.otid, sender_id=m.sender_id, name=m.name))
+        if m.role == "assistant":
+            rows += _send_message_exchange(agent, text, m.name)
+            continue
+        packed = pack_user_message(text, timezone=tz) if m.role == "user" else pack_system_alert(text, timezone=tz)
+        rows.append(_message(agent, m.role, packed, otid=m.otid, sender_id=m.sender_id, name=m.name))
     return rows
+
+
+def _send_message_exchange(agent: orm.Agent, text: str, name: str | None) -> list[orm.Message]:
+    call_id = str(uuid.uuid4())
+    call = {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": "send_message", "arguments": json.dumps({"message": text})},
+    }
+    # Letta's return message is the text "None" (its boot sequence's is null).
+    packed = pack_tool_return(True, "None", timezone=agent.timezone)
+    returned = {"tool_call_id": call_id, "status": "success", "func_response": packed}
+    return [
+        _message(agent, "assistant", None, name=name, tool_calls=[call]),
+        _message(agent, "tool", packed, name=name, tool_call_id=call_id, tool_returns=[returned]),
+    ]
 
 
 def initial_messages(

@@ -1,6 +1,8 @@
 """The messages a new agent starts with, by agent type, as Letta 0.16.8's create writes them
 (`initialize_message_sequence_async`, `package_initial_message_sequence`)."""
 
+import json
+
 import httpx
 import pytest
 
@@ -47,3 +49,31 @@ class TestByAgentType:
 
     def test_workflow_agent_always_autoclears(self, http: httpx.Client) -> None:
         assert _create(http, "workflow_agent", message_buffer_autoclear=False)["message_buffer_autoclear"] is True
+
+
+class TestInitialMessageSequence:
+    def test_entries_are_stored_as_letta_packs_them(self, http: httpx.Client) -> None:
+        sequence = [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "hello there"},
+            {"role": "system", "content": "note"},
+        ]
+        agent = _create(http, "memgpt_v2_agent", initial_message_sequence=sequence)
+        assert len(agent["message_ids"]) == 5  # type: ignore[arg-type]  # system, user, call + return, system
+        url = f"/v1/agents/{agent['id']}/messages"
+        listed = http.get(url, params={"order": "asc"}).json()
+        assert [m["message_type"] for m in listed] == [
+            "system_message",
+            "user_message",
+            "assistant_message",
+            "system_message",
+        ]
+        assert listed[2]["content"] == "hello there"
+        alert = json.loads(listed[3]["content"])
+        assert alert["type"] == "system_alert" and alert["message"] == "note"
+        raw = http.get(url, params={"order": "asc", "use_assistant_message": "false"}).json()
+        call, returned = raw[2], raw[3]
+        assert call["message_type"] == "tool_call_message" and call["tool_call"]["name"] == "send_message"
+        assert json.loads(call["tool_call"]["arguments"]) == {"message": "hello there"}
+        assert returned["message_type"] == "tool_return_message" and returned["status"] == "success"
+        assert returned["tool_return"] == "None"
