@@ -49,6 +49,20 @@ def default_compaction_settings(settings: CompactionSettings | None, handle: str
     return filled.model_copy(update=defaults).model_dump(mode="json")
 
 
+def merged_compaction_settings(
+    stored: dict[str, Any] | None, update: CompactionSettings, handle: str | None
+) -> dict[str, Any]:
+    """A PATCH's `compaction_settings` merged as Letta merges them: the fields it sends over the stored ones, and a
+    new `mode` brings that mode's default prompt (unless the PATCH sends a prompt too: Letta replaced it as well)."""
+    if stored is None:
+        return default_compaction_settings(update, handle)
+    sent = update.model_dump(mode="json", include=update.model_fields_set)
+    merged = {**stored, **sent}
+    if sent.get("mode", stored.get("mode")) != stored.get("mode") and "prompt" not in sent:
+        merged["prompt"] = None  # the new mode's default, filled in below
+    return default_compaction_settings(CompactionSettings.model_validate(merged), handle)
+
+
 def new_secrets(values: dict[str, str] | None) -> list[dict[str, Any]]:
     """Stored secret entries (values still in plaintext) from a request's ``{key: value}``."""
     return [

@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.actor import Actor
 from memlet.agents.catalog import Catalog
-from memlet.agents.creation import AgentCreator, default_compaction_settings, new_secrets
+from memlet.agents.creation import AgentCreator, merged_compaction_settings, new_secrets
 from memlet.agents.json_cache import AgentJsonCache, agent_key
 from memlet.agents.managed_group_hook import ManagedGroupLookup
 from memlet.agents.model_configs import ModelConfigs
@@ -263,9 +263,11 @@ class AgentService:
             agent.response_format = req.response_format.model_dump(mode="json")
         if req.tool_rules is not None:
             agent.tool_rules = dump_tool_rules(req.tool_rules)
-        if "compaction_settings" in fields:
+        if req.compaction_settings is not None:
             handle = (agent.llm_config or {}).get("handle")
-            agent.compaction_settings = default_compaction_settings(req.compaction_settings, handle)
+            agent.compaction_settings = merged_compaction_settings(
+                agent.compaction_settings, req.compaction_settings, handle
+            )
         self._write_secrets(agent, req)
         if req.message_ids is not None:
             agent.message_ids = list(req.message_ids)

@@ -84,3 +84,27 @@ class TestCreateUnknownTools:
         assert by_id.status_code == 400
         assert by_id.json() == {"detail": f"Tools not found by id:   {{'{missing}'}}"}
         assert http.get("/v1/agents/count").json() == 0
+
+
+class TestCompactionSettingsPatch:
+    def test_a_partial_patch_merges_with_the_stored_settings(self, http: httpx.Client) -> None:
+        stored = {"mode": "all", "prompt": "P", "clip_chars": 100, "sliding_window_percentage": 0.5, "model": MODEL}
+        created = http.post("/v1/agents/", json={"name": "c", "model": MODEL, "compaction_settings": stored}).json()
+        url = f"/v1/agents/{created['id']}"
+
+        def patch(settings: dict[str, object]) -> dict[str, object]:
+            response = http.patch(url, json={"compaction_settings": settings})
+            assert response.status_code == 200, response.text
+            return dict(response.json()["compaction_settings"])
+
+        assert patch({"clip_chars": 200}) == {**created["compaction_settings"], "clip_chars": 200}
+        # A new mode brings its default prompt; the other fields stay.
+        moved = patch({"mode": "sliding_window"})
+        assert moved["mode"] == "sliding_window" and moved["prompt"] == created_default_prompt(http)
+        assert moved["clip_chars"] == 200 and moved["sliding_window_percentage"] == 0.5 and moved["model"] == MODEL
+        assert patch({"mode": "all", "prompt": "Q"})["prompt"] == "Q"
+
+
+def created_default_prompt(http: httpx.Client) -> object:
+    """The prompt a new agent reports when it is given none."""
+    return http.post("/v1/agents/", json={"name": "d", "model": MODEL}).json()["compaction_settings"]["prompt"]
