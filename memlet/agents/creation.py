@@ -26,7 +26,12 @@ from memlet.errors import BadRequestError, ConflictError, NotFoundError
 from memlet.messages.repository import MessageRepository
 from memlet.prompt.memory import system_message_text
 from memlet.prompt.prompts import SUMMARIZER_INSTRUCTIONS, default_system_prompt
-from memlet.tools.base_tools import base_tool_names_for, default_tool_rules_for, includes_base_tool_rules
+from memlet.tools.base_tools import (
+    base_tool_names_for,
+    default_tool_rules_for,
+    includes_base_tool_rules,
+    multi_agent_tool_names,
+)
 from memlet.tools.repository import ToolRepository
 from memlet.tools.rules import dump_tool_rules
 
@@ -99,14 +104,11 @@ class AgentCreator:
     async def _tools_for(self, actor: Actor, req: CreateAgent, *, ignore_missing: bool) -> list[orm.Tool]:
         names = list(req.tools or [])
         if req.include_base_tools:
-            names = (
-                base_tool_names_for(
-                    req.agent_type,
-                    enable_sleeptime=bool(req.enable_sleeptime),
-                    include_multi_agent_tools=req.include_multi_agent_tools,
-                )
-                + names
-            )
+            names = base_tool_names_for(req.agent_type, enable_sleeptime=bool(req.enable_sleeptime)) + names
+            if req.agent_type == "letta_v1_agent" and not req.enable_sleeptime:
+                names = [n for n in names if n != "send_message"]  # Letta drops it, even when the caller names it
+        if req.include_multi_agent_tools:  # with or without the base tools, as in Letta
+            names += [n for n in multi_agent_tool_names() if n not in names]
         by_name = await self.tools.by_names(actor.organization_id, names)
         by_id = await self.tools.by_ids(actor.organization_id, req.tool_ids or [])
         if not ignore_missing:
@@ -130,6 +132,7 @@ class AgentCreator:
             requested=req.include_base_tool_rules,
             has_user_rules=bool(user_rules),
             enable_sleeptime=bool(req.enable_sleeptime and req.include_base_tools),
+            base_tools=req.include_base_tools,
         ):
             rules += default_tool_rules_for(req.agent_type, names, model=model, include_base_tool_rules=True)
         rules += [

@@ -38,6 +38,7 @@ __all__ = [
     "base_tool_names_for",
     "default_tool_rules_for",
     "includes_base_tool_rules",
+    "multi_agent_tool_names",
 ]
 
 BASE_FUNCTION_RETURN_CHAR_LIMIT = 50000
@@ -155,9 +156,15 @@ def base_tool_names_for(
     """
     names = _type_tool_names(agent_type, enable_sleeptime)
     if include_multi_agent_tools:
-        multi = [n for n in MULTI_AGENT_TOOL_NAMES if not (production and n == "send_message_to_agent_async")]
-        names += [n for n in multi if n not in names]
+        names += [n for n in multi_agent_tool_names(production=production) if n not in names]
     return names
+
+
+def multi_agent_tool_names(*, production: bool = False) -> list[str]:
+    """The tools `include_multi_agent_tools` attaches, with or without the base tools.
+
+    `production` mirrors LETTA_ENVIRONMENT=prod, which drops `send_message_to_agent_async`."""
+    return [n for n in MULTI_AGENT_TOOL_NAMES if not (production and n == "send_message_to_agent_async")]
 
 
 def _type_tool_names(agent_type: str, enable_sleeptime: bool) -> list[str]:
@@ -179,14 +186,17 @@ def includes_base_tool_rules(
     requested: bool | None = None,
     has_user_rules: bool = False,
     enable_sleeptime: bool = False,
+    base_tools: bool = True,
 ) -> bool:
     """Whether agent creation adds base tool rules, from `include_base_tool_rules` (`requested`) and the model.
 
-    A sleeptime-enabled letta_v1 agent gets the rules (its send_message ends the turn), as in Letta.
+    A letta_v1 agent gets none by default only when it gets its base tools (`base_tools`) without sleeptime: a
+    sleeptime-enabled one gets the rules (its send_message ends the turn), as in Letta, and so does one without base
+    tools for the tools it names.
     """
     if requested is not None:
         return requested
-    if agent_type == "letta_v1_agent" and not has_user_rules and not enable_sleeptime:
+    if agent_type == "letta_v1_agent" and base_tools and not has_user_rules and not enable_sleeptime:
         return False
     if agent_type == "sleeptime_agent":
         return True
