@@ -79,6 +79,16 @@ class Settings(BaseSettings):
     sglang_handle_base: str | None = Field(default=None, validation_alias=AliasChoices("SGLANG_HANDLE_BASE"))
     lmstudio_base_url: str | None = Field(default=None, validation_alias=AliasChoices("LMSTUDIO_BASE_URL"))
 
+    # The model and embedding handles an agent created without `model` / `llm_config` (or without `embedding` /
+    # `embedding_config`) gets, as Letta's LETTA_DEFAULT_LLM_HANDLE / LETTA_DEFAULT_EMBEDDING_HANDLE.
+    default_llm_handle: str | None = Field(
+        default=None, validation_alias=AliasChoices("MEMLET_DEFAULT_LLM_HANDLE", "LETTA_DEFAULT_LLM_HANDLE")
+    )
+    default_embedding_handle: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("MEMLET_DEFAULT_EMBEDDING_HANDLE", "LETTA_DEFAULT_EMBEDDING_HANDLE"),
+    )
+
     # Exa (the web_search and fetch_webpage tools): the server's key (Letta's EXA_API_KEY) for agents without an
     # EXA_API_KEY secret of their own, and where Exa's API is (always allowed by the outbound policy).
     exa_api_key: SecretStr | None = Field(

@@ -14,6 +14,11 @@ class Catalog(Protocol):
     outbound: OutboundPolicy
     keyring: Keyring
 
+    @property
+    def default_llm_handle(self) -> str | None: ...
+    @property
+    def default_embedding_handle(self) -> str | None: ...
+
     async def resolve_llm(
         self,
         session: AsyncSession,

@@ -101,6 +101,15 @@ class AgentCreator:
         self.blocks = BlockRepository(session)
         self.tools = ToolRepository(session)
 
+    def _with_default_handles(self, req: CreateAgent) -> CreateAgent:
+        """The request with the server's default model and embedding handles where it names neither, as in Letta."""
+        defaults: dict[str, str] = {}
+        if not req.model and not req.llm_config and self.catalog.default_llm_handle:
+            defaults["model"] = self.catalog.default_llm_handle
+        if not req.embedding and not req.embedding_config and self.catalog.default_embedding_handle:
+            defaults["embedding"] = self.catalog.default_embedding_handle
+        return req.model_copy(update=defaults) if defaults else req
+
     async def _tools_for(self, actor: Actor, req: CreateAgent, *, ignore_missing: bool) -> list[orm.Tool]:
         names = list(req.tools or [])
         if req.include_base_tools:
@@ -166,6 +175,7 @@ class AgentCreator:
 
     async def create(self, actor: Actor, req: CreateAgent, *, ignore_missing_tools: bool = False) -> AgentState:
         """Create an agent; with `ignore_missing_tools` (template deployments) unknown tools are left out, not a 404."""
+        req = self._with_default_handles(req)
         llm_config = await self.configs.llm_config(actor, req)
         if llm_config is None:
             raise BadRequestError("INVALID_ARGUMENT: Must specify either model or llm_config in request")

@@ -114,6 +114,16 @@ class ModelCatalog:
         # Env providers whose start-up listing failed, and when to try them again.
         self._retry_at: dict[str, float] = {}
 
+    @property
+    def default_llm_handle(self) -> str | None:
+        """The model of an agent created without one (MEMLET_ / LETTA_DEFAULT_LLM_HANDLE)."""
+        return self.settings.default_llm_handle
+
+    @property
+    def default_embedding_handle(self) -> str | None:
+        """The embedding of an agent created without one (MEMLET_ / LETTA_DEFAULT_EMBEDDING_HANDLE)."""
+        return self.settings.default_embedding_handle
+
     async def check_endpoint(self, config: dict[str, Any] | None, key: str, field: str) -> None:
         """400 when the outbound URL policy refuses an endpoint a client put in a config (memlet.net.outbound)."""
         url = (config or {}).get(key)
