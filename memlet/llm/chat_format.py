@@ -2,7 +2,7 @@
 
 import copy
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -28,6 +28,17 @@ _HEARTBEAT_SCHEMA = {
 def is_v2(agent_type: str) -> bool:
     """Whether the agent runs the always-call-a-tool loop (memgpt-style) rather than letta_v1's."""
     return agent_type in V2_AGENT_TYPES
+
+
+def thoughts_scrubbed(llm_config: Mapping[str, Any]) -> bool:
+    """Whether reasoning is fully off (no thoughts in kwargs, no reasoner, no reasoning budget): Letta then leaves
+    out the text an assistant message carries beside its tool calls in every request, whatever the agent type or
+    provider (`scrub_inner_thoughts_from_messages`), so the model never sees thoughts it was not asked for."""
+    return (
+        not llm_config.get("put_inner_thoughts_in_kwargs")
+        and not llm_config.get("enable_reasoner", True)
+        and not llm_config.get("max_reasoning_tokens")
+    )
 
 
 def text_parts(content: list[dict[str, Any]] | None) -> str:
@@ -131,16 +142,20 @@ def to_openai_messages(
     agent_type: str,
     *,
     inner_thoughts_in_kwargs: bool = True,
+    scrub_thoughts: bool = False,
     system_role: str = "system",
     tool_return_limit: int | None = None,
 ) -> list[dict[str, Any]]:
     """The chat messages for the LLM: the system prompt, then the in-context buffer (rows after the system row).
 
     V2 agents get their thoughts back as the `thinking` argument when the model was asked for it that way
-    (`inner_thoughts_in_kwargs`), else as the assistant's content. `system_role` is "developer" for OpenAI's
-    reasoning models; `tool_return_limit` cuts long tool returns (Letta's V3 request-time cap).
+    (`inner_thoughts_in_kwargs`), else as the assistant's content; `scrub_thoughts` (`thoughts_scrubbed`) leaves
+    that content out beside tool calls. `system_role` is "developer" for OpenAI's reasoning models;
+    `tool_return_limit` cuts long tool returns (Letta's V3 request-time cap).
     """
-    buffer = buffer_messages(rows, agent_type, inner_thoughts_in_kwargs=inner_thoughts_in_kwargs)
+    buffer = buffer_messages(
+        rows, agent_type, inner_thoughts_in_kwargs=inner_thoughts_in_kwargs, scrub_thoughts=scrub_thoughts
+    )
     return request_messages(system_text, buffer, system_role=system_role, tool_return_limit=tool_return_limit)
 
 
@@ -149,6 +164,7 @@ def buffer_messages(
     agent_type: str,
     *,
     inner_thoughts_in_kwargs: bool = True,
+    scrub_thoughts: bool = False,
     before: Sequence[dict[str, Any]] = (),
     ends: list[int] | None = None,
 ) -> list[dict[str, Any]]:
@@ -164,14 +180,15 @@ def buffer_messages(
     in_args = v2 and inner_thoughts_in_kwargs
     out: list[dict[str, Any]] = list(before)
     for row in rows:
-        _append_row(out, row, in_args)
+        _append_row(out, row, in_args, scrub_thoughts)
         if ends is not None:
             ends.append(len(out))
     return out
 
 
-def _append_row(out: list[dict[str, Any]], row: MessageLike, in_args: bool) -> None:
-    """Append one row's chat messages to `out` (`in_args`: a V2 agent's thoughts go back as an argument)."""
+def _append_row(out: list[dict[str, Any]], row: MessageLike, in_args: bool, scrub: bool) -> None:
+    """Append one row's chat messages to `out` (`in_args`: a V2 agent's thoughts go back as an argument; `scrub`:
+    an assistant row's text beside its tool calls is left out, its signed thinking kept, as Letta scrubs it)."""
     role, parts = row.role, row.content
     if parts and len(parts) == 1 and (role == "user" or (role == "assistant" and not row.tool_calls)):
         part = parts[0]  # the common row: one text part, no tool calls, no thinking
@@ -192,7 +209,7 @@ def _append_row(out: list[dict[str, Any]], row: MessageLike, in_args: bool) -> N
                 out.append(_with_thinking({"role": "assistant", "content": text}, parts))
             return  # approval responses are represented by the tool rows that follow them
         thinking = text if in_args else None
-        content = None if in_args or not text else text
+        content = None if in_args or not text or (scrub and role == "assistant") else text
         calls = _wire_calls(tool_calls, thinking)
         last = out[-1] if out else None
         if role == "approval" and last is not None and last["role"] == "assistant" and last.get("tool_calls"):

@@ -106,16 +106,21 @@ class BufferChat:
     """
 
     def __init__(self) -> None:
-        self._last: dict[tuple[str, bool], _Conversion] = {}
+        self._last: dict[tuple[str, bool, bool], _Conversion] = {}
         self.conversions = 0  # how many times rows were converted (for tests)
         self.rows_converted = 0  # how many rows those conversions converted (for tests)
         self.messages_encoded = 0  # how many request-form messages were encoded (for tests)
 
     def buffer(
-        self, rows: Sequence[MessageLike], agent_type: str, *, inner_thoughts_in_kwargs: bool = True
+        self,
+        rows: Sequence[MessageLike],
+        agent_type: str,
+        *,
+        inner_thoughts_in_kwargs: bool = True,
+        scrub_thoughts: bool = False,
     ) -> list[dict[str, Any]]:
         """`buffer_messages(rows, ...)`; the caller must not modify the list or its messages."""
-        return self._conversion(rows, agent_type, inner_thoughts_in_kwargs).messages
+        return self._conversion(rows, agent_type, inner_thoughts_in_kwargs, scrub_thoughts).messages
 
     def wire(
         self,
@@ -123,12 +128,13 @@ class BufferChat:
         agent_type: str,
         *,
         inner_thoughts_in_kwargs: bool = True,
+        scrub_thoughts: bool = False,
         system_role: str = "system",
         tool_return_limit: int | None = None,
     ) -> Wire:
         """The buffer's messages in a request's form, each with its JSON: encoded once per message, kept with the
         conversion and reused by the next ones for the messages they share. The caller must not modify it."""
-        conversion = self._conversion(rows, agent_type, inner_thoughts_in_kwargs)
+        conversion = self._conversion(rows, agent_type, inner_thoughts_in_kwargs, scrub_thoughts)
         key = (system_role, tool_return_limit)
         wire = conversion.wires.setdefault(key, Wire())
         wire.base = conversion.wires.get(OWN_FORM) if key != OWN_FORM else None
@@ -136,16 +142,25 @@ class BufferChat:
             self.messages_encoded += wire._extend(conversion.messages[done:], system_role, tool_return_limit)
         return wire
 
-    def _conversion(self, rows: Sequence[MessageLike], agent_type: str, inner_thoughts_in_kwargs: bool) -> _Conversion:
-        # The thoughts flag only changes a V2 agent's messages.
-        key = (agent_type, is_v2(agent_type) and inner_thoughts_in_kwargs)
+    def _conversion(
+        self, rows: Sequence[MessageLike], agent_type: str, inner_thoughts_in_kwargs: bool, scrub_thoughts: bool
+    ) -> _Conversion:
+        # The thoughts-in-kwargs flag only changes a V2 agent's messages.
+        key = (agent_type, is_v2(agent_type) and inner_thoughts_in_kwargs, scrub_thoughts)
         last = self._last.get(key)
         if last is not None and len(rows) == len(last.rows) and all(map(operator.is_, rows, last.rows)):
             return last
         keep = 0 if last is None else _reusable(last, rows)
         ends = last.ends[:keep] if last is not None else []
         before = last.messages[: ends[-1]] if last is not None and keep else []
-        messages = buffer_messages(rows[keep:], agent_type, inner_thoughts_in_kwargs=key[1], before=before, ends=ends)
+        messages = buffer_messages(
+            rows[keep:],
+            agent_type,
+            inner_thoughts_in_kwargs=key[1],
+            scrub_thoughts=scrub_thoughts,
+            before=before,
+            ends=ends,
+        )
         conversion = _Conversion(tuple(rows), messages, ends)
         if last is not None and before:
             # The messages both conversions hold (the last one of `before` may have been replaced by a merge).
@@ -176,9 +191,18 @@ def _first(flags: Iterable[bool], default: int) -> int:
 
 
 def converted(
-    chat: BufferChat | None, rows: Sequence[MessageLike], agent_type: str, *, inner_thoughts_in_kwargs: bool = True
+    chat: BufferChat | None,
+    rows: Sequence[MessageLike],
+    agent_type: str,
+    *,
+    inner_thoughts_in_kwargs: bool = True,
+    scrub_thoughts: bool = False,
 ) -> list[dict[str, Any]]:
     """The rows' chat messages, through `chat` when there is one."""
     if chat is None:
-        return buffer_messages(rows, agent_type, inner_thoughts_in_kwargs=inner_thoughts_in_kwargs)
-    return chat.buffer(rows, agent_type, inner_thoughts_in_kwargs=inner_thoughts_in_kwargs)
+        return buffer_messages(
+            rows, agent_type, inner_thoughts_in_kwargs=inner_thoughts_in_kwargs, scrub_thoughts=scrub_thoughts
+        )
+    return chat.buffer(
+        rows, agent_type, inner_thoughts_in_kwargs=inner_thoughts_in_kwargs, scrub_thoughts=scrub_thoughts
+    )

@@ -13,7 +13,7 @@ import orjson
 from memlet.db import models as orm
 from memlet.db.message_row import MessageLike
 from memlet.llm import model_quirks as quirks
-from memlet.llm.chat_format import is_v2, request_messages, tool_definition
+from memlet.llm.chat_format import is_v2, request_messages, thoughts_scrubbed, tool_definition
 from memlet.llm.openai_http import encode_json
 from memlet.llm.types import ChatRequest
 from memlet.loop.agent_state import LoopState
@@ -118,13 +118,14 @@ def build_chat_request(
     openai_reasoner = config.get("model_endpoint_type") == "openai" and quirks.is_reasoning_model(model)
     rows: list[MessageLike] = [*state.messages[1:], *pending]
     thoughts = inner_thoughts_in_kwargs(agent)
+    scrub = thoughts_scrubbed(config)
     system_role = "developer" if openai_reasoner and quirks.accepts_developer_role(model) else "system"
     return_limit = None if is_v2(agent.agent_type) else tool_return_limit(config)
     encoded: list[Any] | None = None
     messages_size: int | None = None
     messages_tokens: Callable[[], int] | None = None
     if chat is None:
-        buffer = converted(chat, rows, agent.agent_type, inner_thoughts_in_kwargs=thoughts)
+        buffer = converted(chat, rows, agent.agent_type, inner_thoughts_in_kwargs=thoughts, scrub_thoughts=scrub)
         messages = request_messages(system_text, buffer, system_role=system_role, tool_return_limit=return_limit)
     else:
         # Each buffer message's request form and JSON, kept from earlier steps and turns: only new ones are encoded.
@@ -132,6 +133,7 @@ def build_chat_request(
             rows,
             agent.agent_type,
             inner_thoughts_in_kwargs=thoughts,
+            scrub_thoughts=scrub,
             system_role=system_role,
             tool_return_limit=return_limit,
         )

@@ -18,7 +18,7 @@ from memlet.llm.chat_format import prompt_tokens, request_messages
 from memlet.llm.client import LLMClient
 from memlet.llm.openai_http import encode_json
 from memlet.llm.tokens import count_tools_tokens
-from memlet.loop.buffer_chat import BufferChat, converted
+from memlet.loop.buffer_chat import BufferChat, Wire, converted
 from memlet.loop.headroom import byte_bound
 from memlet.loop.summarizer import (
     CompactionFailedError,
@@ -48,16 +48,20 @@ class CompactionPlan:
 @dataclass
 class Prompt:
     """What a request carries besides the buffer, for counting; `chat` shares the step's conversion of its
-    buffer with the request."""
+    buffer with the request (`scrub_thoughts`: converted as the request converts it, `thoughts_scrubbed`)."""
 
     system: str
     pending: Sequence[Any]
     tools: list[dict[str, Any]]
     agent_type: str
     chat: BufferChat | None = None
+    scrub_thoughts: bool = False
 
     def messages(self, rows: Sequence[Any]) -> list[dict[str, Any]]:
-        return request_messages(self.system, converted(self.chat, [*rows, *self.pending], self.agent_type))
+        return request_messages(self.system, self._converted(rows))
+
+    def _converted(self, rows: Sequence[Any]) -> list[dict[str, Any]]:
+        return converted(self.chat, [*rows, *self.pending], self.agent_type, scrub_thoughts=self.scrub_thoughts)
 
     def tokens(self, rows: Sequence[Any], summary: str | None = None) -> int:
         """The prompt's tokens: the system prompt, the summary when given, the rows and the pending input."""
@@ -65,15 +69,18 @@ class Prompt:
         if summary is not None:
             head.append({"role": "user", "content": summary})
         if self.chat is None:
-            return prompt_tokens([*head, *converted(None, [*rows, *self.pending], self.agent_type)], self.tools)
+            return prompt_tokens([*head, *self._converted(rows)], self.tools)
         # The messages' counts kept with the conversion: only new ones are counted.
-        return self.chat.wire([*rows, *self.pending], self.agent_type).tokens(*head) + count_tools_tokens(self.tools)
+        return self._wire(self.chat, rows).tokens(*head) + count_tools_tokens(self.tools)
+
+    def _wire(self, chat: BufferChat, rows: Sequence[Any]) -> Wire:
+        return chat.wire([*rows, *self.pending], self.agent_type, scrub_thoughts=self.scrub_thoughts)
 
     def surely_under(self, rows: Sequence[Any], limit: int) -> bool:
         if self.chat is None:
             return byte_bound(self.messages(rows), self.tools) <= limit
         # The size from each message's JSON, kept with the conversion (the step's request reuses it).
-        wire = self.chat.wire([*rows, *self.pending], self.agent_type)
+        wire = self._wire(self.chat, rows)
         size = wire.json_length(encode_json({"role": "system", "content": self.system}))
         return byte_bound([], self.tools, messages_size=size) <= limit
 

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from memlet.llm.chat_format import thoughts_scrubbed
 from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopState
 from memlet.loop.buffer_chat import BufferChat
@@ -37,7 +38,8 @@ class Site:
 async def _plan(run: RunState, state: LoopState, site: Site, *, force: bool, complete: bool) -> CompactionPlan | None:
     assert run.llm is not None
     agent, llm, window = state.agent, run.llm, site.window
-    prompt = Prompt(stored_system_text(state), run.pending, site.tools, agent.agent_type, site.chat)
+    scrub = thoughts_scrubbed(agent.llm_config or {})
+    prompt = Prompt(stored_system_text(state), run.pending, site.tools, agent.agent_type, site.chat, scrub)
     rows, limit = state.messages[1:], prompt_budget(window, agent.llm_config.get("max_tokens"))
     if not force and prompt.surely_under(rows, limit):
         return None  # the common step: the prompt fits for sure (`plan_compaction` asks first too)

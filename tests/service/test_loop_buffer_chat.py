@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memlet import ids
 from memlet.db import models as orm
 from memlet.llm import chat_format
-from memlet.llm.chat_format import to_openai_messages
+from memlet.llm.chat_format import thoughts_scrubbed, to_openai_messages
 from memlet.loop import buffer_chat
 from memlet.loop.agent_state import LoopRepository
 from memlet.loop.buffer_chat import BufferChat
@@ -116,6 +116,7 @@ def _call(call_id: str, name: str) -> dict[str, Any]:
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]
 CONFIGS = [
     ("letta_v1_agent", {}, 128000),
+    ("letta_v1_agent", {"enable_reasoner": False, "max_reasoning_tokens": 0}, 128000),  # thoughts scrubbed
     ("letta_v1_agent", {"model": "o3-mini"}, 128000),  # the system prompt as `developer`
     ("letta_v1_agent", {}, 8000),  # tool returns cut to 6,400 characters
     ("letta_v1_agent", {"max_tokens": 7500}, 8000),  # max_tokens lowered to what the counted prompt leaves
@@ -155,7 +156,9 @@ async def test_the_shared_conversion_builds_the_same_request(
             is fits
         )
     chat = BufferChat()
-    assert Prompt(system, pending, [], agent.agent_type, chat).surely_under(state.messages[1:], 10**9)
+    config = state.agent.llm_config
+    scrub = thoughts_scrubbed(config)
+    assert Prompt(system, pending, [], agent.agent_type, chat, scrub).surely_under(state.messages[1:], 10**9)
     shared = build_chat_request(state, system, pending, [], None, chat)
     assert chat.conversions == (2 if agent_type == "memgpt_v2_agent" and not llm["put_inner_thoughts_in_kwargs"] else 1)
     alone = build_chat_request(state, system, pending, [], None)
@@ -163,13 +166,13 @@ async def test_the_shared_conversion_builds_the_same_request(
     # The messages encoded once by the conversion are the very JSON of the request's messages.
     assert shared.encoded_messages is not None and alone.encoded_messages is None
     assert orjson.dumps(shared.encoded_messages) == orjson.dumps(alone.messages)
-    config = state.agent.llm_config
     developer = config["model"] == "o3-mini"
     assert shared.messages == to_openai_messages(
         system,
         [*state.messages[1:], *pending],
         agent.agent_type,
         inner_thoughts_in_kwargs=inner_thoughts_in_kwargs(state.agent),
+        scrub_thoughts=scrub,
         system_role="developer" if developer else "system",
         tool_return_limit=None if agent_type == "memgpt_v2_agent" else tool_return_limit(config),
     )

@@ -132,6 +132,30 @@ class TestThinkingArgument:
         assert schema["parameters"]["required"][0] == "thinking"
 
 
+class TestScrubbedThoughts:
+    """Letta's `scrub_inner_thoughts_from_messages`: with reasoning fully off, text beside a call is not sent."""
+
+    async def test_text_beside_a_call_goes_out_as_null_content(self, loop_env: LoopEnv, mock_llm) -> None:
+        # What the catalog gives a letta_v1 agent on openai/gpt-4o-mini.
+        agent = await loop_env.agent(llm={"enable_reasoner": False, "max_reasoning_tokens": 0})
+        mock_llm.script(
+            Reply.tool_call("conversation_search", {"query": "tea"}, content="Let me check"), Reply.text("Nothing.")
+        )
+        out = await loop_env.send(agent, "what did I say about tea?")
+        [assistant] = [m for m in mock_llm.requests[1]["messages"] if m.get("tool_calls")]
+        assert assistant["content"] is None
+        assert out.messages[0].content[0].text == "Let me check"  # still stored and shown
+
+    async def test_kept_while_a_reasoner_is_on(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent(llm={"enable_reasoner": True, "max_reasoning_tokens": 0})
+        mock_llm.script(
+            Reply.tool_call("conversation_search", {"query": "tea"}, content="Let me check"), Reply.text("Nothing.")
+        )
+        await loop_env.send(agent, "what did I say about tea?")
+        [assistant] = [m for m in mock_llm.requests[1]["messages"] if m.get("tool_calls")]
+        assert assistant["content"] == "Let me check"
+
+
 class TestImages:
     def image_message(self, url: str) -> MessageCreate:
         parts = [{"type": "text", "text": "what is this?"}, {"type": "image", "source": {"type": "url", "url": url}}]
