@@ -21,6 +21,7 @@ from memlet.loop.buffer_chat import BufferChat, converted
 from memlet.loop.headroom import DEFAULT_CONTEXT_WINDOW, completion_limit
 from memlet.tools.solver import ToolRulesSolver
 
+LETTA_V1 = "letta_v1_agent"
 # Letta's V3 cap on one tool return in a request: a fifth of the window at ~4 characters a token, at least 5,000.
 MIN_TOOL_RETURN_CHARS = 5000
 
@@ -58,8 +59,9 @@ def request_tools(
     """The tool objects to send, the names the model may call, and the tool_choice.
 
     Client-side tools override server tools of the same name and are always offered (the rules govern server
-    tools only). tool_choice follows Letta: one forced tool is named; V3 asks for `required` while a rule
-    forces a call and `auto` otherwise; V2 always wants a call, but as `auto` on servers that reject `required`.
+    tools only). tool_choice follows Letta's OpenAI client: one forced tool is named (V2: any single tool); V3
+    asks for `required` while a rule forces a call; otherwise only letta_v1 agents, and servers that reject
+    `required`, get `auto`: every other type (V2, and sleeptime agents on the V3 loop) must call a tool.
     """
     agent = state.agent
     config = agent.llm_config or {}
@@ -87,11 +89,13 @@ def request_tools(
     if not tools:
         return [], allowed, None
     forced = solver.must_force_tool_call()
-    choice: str | dict[str, Any] = "auto"
+    choice: str | dict[str, Any] = "required"
     if len(allowed) == 1 and (forced or v2):
         choice = {"type": "function", "function": {"name": allowed[0]}}
-    elif forced or (v2 and not quirks.requires_auto_tool_choice(config)):
+    elif forced and not v2:  # Letta's V2 loop never tells the client a rule forces a call
         choice = "required"
+    elif quirks.requires_auto_tool_choice(config) or agent.agent_type == LETTA_V1:
+        choice = "auto"
     return tools, allowed, choice
 
 

@@ -113,6 +113,13 @@ class TestToolChoice:
             await loop_env.send(agent, "hi")
         assert [r["tool_choice"] for r in mock_llm.requests] == ["required", "auto"]
 
+    async def test_only_letta_v1_agents_get_auto_on_the_v3_loop(self, loop_env: LoopEnv, mock_llm) -> None:
+        sleeptime = await loop_env.agent(agent_type="sleeptime_agent", tool_rules=[])
+        v1 = await loop_env.agent(agent_type="letta_v1_agent", tool_rules=[])
+        for agent in (sleeptime, v1):
+            await loop_env.send(agent, "hi")
+        assert [r["tool_choice"] for r in mock_llm.requests] == ["required", "auto"]
+
 
 class TestThinkingArgument:
     async def test_only_when_put_inner_thoughts_in_kwargs(self, loop_env: LoopEnv, mock_llm) -> None:
