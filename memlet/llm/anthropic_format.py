@@ -9,14 +9,17 @@
 - Tools become ``{name, description, input_schema}`` (the last one cached); tool_choice maps to Anthropic's, with
   ``disable_parallel_tool_use`` unless parallel calls were asked for. With thinking on, Anthropic accepts only
   ``auto`` (Letta does the same), and temperature must be left out.
+- letta_v1 agents, as Letta's client sends them: tool_choice is always ``auto`` (a call is never forced), and
+  heartbeat user messages are left out.
 """
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from memlet.llm.model_quirks import supports_structured_output
-from memlet.llm.types import ChatRequest
+from memlet.llm.types import LETTA_V1_AGENT, ChatRequest
 
 # The internal (OpenAI-style) assistant message's list of provider thinking blocks, in Anthropic's own shape.
 THINKING_BLOCKS_KEY = "thinking_blocks"
@@ -124,8 +127,24 @@ def _append(out: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) 
         out.append({"role": role, "content": blocks})
 
 
-def split_messages(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The ``system`` blocks and the ``messages`` list of an Anthropic request."""
+def is_heartbeat(text: Any) -> bool:
+    """Whether a user text is a heartbeat the loop wrote (Letta's `is_heartbeat`: JSON with a reason)."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return False
+    return isinstance(value, dict) and "reason" in value and value.get("type") == "heartbeat"
+
+
+def _without_heartbeats(blocks: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    return (b for b in blocks if not (b.get("type") == "text" and is_heartbeat(b.get("text"))))
+
+
+def split_messages(
+    messages: list[dict[str, Any]], *, drop_heartbeats: bool = False
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The ``system`` blocks and the ``messages`` list of an Anthropic request (`drop_heartbeats`: heartbeat
+    texts left out, as Letta's `drop_heartbeats` does for letta_v1 agents)."""
     system: list[dict[str, Any]] = []
     out: list[dict[str, Any]] = []
     for index, message in enumerate(messages):
@@ -139,7 +158,8 @@ def split_messages(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]]
             result = {"type": "tool_result", "tool_use_id": message.get("tool_call_id"), "content": text or ""}
             _append(out, "user", [result])
         else:  # user, and system messages after the first
-            _append(out, "user", _text_blocks(message.get("content")))
+            blocks = _text_blocks(message.get("content"))
+            _append(out, "user", list(_without_heartbeats(blocks)) if drop_heartbeats else blocks)
     if out and out[0]["role"] != "user":
         out.insert(0, {"role": "user", "content": [{"type": "text", "text": CONVERSATION_START}]})
     if system:
@@ -161,8 +181,9 @@ def _tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _tool_choice(choice: str | dict[str, Any] | None, thinking: bool, parallel: bool | None) -> dict[str, Any]:
-    if thinking or choice in (None, "auto"):
+def _tool_choice(choice: str | dict[str, Any] | None, auto: bool, parallel: bool | None) -> dict[str, Any]:
+    """Anthropic's tool_choice for the loop's (`auto`: always auto, with thinking on or for letta_v1 agents)."""
+    if auto or choice in (None, "auto"):
         mapped: dict[str, Any] = {"type": "auto"}
     elif choice == "none":
         return {"type": "none"}
@@ -179,7 +200,8 @@ def _tool_choice(choice: str | dict[str, Any] | None, thinking: bool, parallel: 
 
 def request_body(request: ChatRequest, options: AnthropicOptions) -> dict[str, Any]:
     """The JSON body of ``POST /v1/messages`` for `request` (without the ``stream`` flag)."""
-    system, messages = split_messages(request.messages)
+    v1 = request.agent_type == LETTA_V1_AGENT
+    system, messages = split_messages(request.messages, drop_heartbeats=v1)
     max_tokens = request.max_tokens or DEFAULT_MAX_TOKENS
     # A handle given as the model ("anthropic/claude-...") names the model after its slash, as Letta reads it.
     model = request.model.split("/", 1)[-1]
@@ -188,7 +210,8 @@ def request_body(request: ChatRequest, options: AnthropicOptions) -> dict[str, A
         body["system"] = system
     if request.tools:
         body["tools"] = _tools(request.tools)
-        body["tool_choice"] = _tool_choice(request.tool_choice, options.thinking, request.parallel_tool_calls)
+        auto = options.thinking or v1
+        body["tool_choice"] = _tool_choice(request.tool_choice, auto, request.parallel_tool_calls)
     if options.thinking:
         if options.model.startswith(_ADAPTIVE_PREFIXES):
             body["thinking"] = {"type": "adaptive"}

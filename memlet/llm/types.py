@@ -3,6 +3,8 @@
 from dataclasses import dataclass
 from typing import Any
 
+LETTA_V1_AGENT = "letta_v1_agent"  # the agent type whose requests differ (`ChatRequest.agent_type`)
+
 
 @dataclass(slots=True)
 class ChatRequest:
@@ -26,6 +28,8 @@ class ChatRequest:
     # `messages` already encoded, one `orjson.Fragment` each (`loop.buffer_chat.Wire`): an OpenAI-compatible body
     # splices them in instead of encoding the messages again. None: encode `messages`.
     encoded_messages: list[Any] | None = None
+    # The agent's type, for formats that depend on it (Anthropic's, for letta_v1 agents); None outside the loop.
+    agent_type: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

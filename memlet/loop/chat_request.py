@@ -15,13 +15,12 @@ from memlet.db.message_row import MessageLike
 from memlet.llm import model_quirks as quirks
 from memlet.llm.chat_format import is_v2, request_messages, thoughts_scrubbed, tool_definition
 from memlet.llm.openai_http import encode_json
-from memlet.llm.types import ChatRequest
+from memlet.llm.types import LETTA_V1_AGENT, ChatRequest
 from memlet.loop.agent_state import LoopState
 from memlet.loop.buffer_chat import BufferChat, converted
 from memlet.loop.headroom import DEFAULT_CONTEXT_WINDOW, completion_limit
 from memlet.tools.solver import ToolRulesSolver
 
-LETTA_V1 = "letta_v1_agent"
 # Letta's V3 cap on one tool return in a request: a fifth of the window at ~4 characters a token, at least 5,000.
 MIN_TOOL_RETURN_CHARS = 5000
 
@@ -94,7 +93,7 @@ def request_tools(
         choice = {"type": "function", "function": {"name": allowed[0]}}
     elif forced and not v2:  # Letta's V2 loop never tells the client a rule forces a call
         choice = "required"
-    elif quirks.requires_auto_tool_choice(config) or agent.agent_type == LETTA_V1:
+    elif quirks.requires_auto_tool_choice(config) or agent.agent_type == LETTA_V1_AGENT:
         choice = "auto"
     return tools, allowed, choice
 
@@ -170,6 +169,7 @@ def build_chat_request(
             messages_tokens=messages_tokens,
         ),
         encoded_messages=encoded,
+        agent_type=agent.agent_type,
         # Always streamed from the provider, even when the client wants whole messages: the result is the
         # same, and some servers answer a streamed request sooner than a plain one.
         stream=True,

@@ -138,6 +138,35 @@ class TestTurns:
         assert sent["tool_choice"]["type"] == ("auto" if "thinking" in sent else "any")
 
 
+def heartbeat_texts(body: dict[str, Any]) -> list[str]:
+    """The texts of a request's user blocks that are heartbeats the loop wrote."""
+    blocks = [b for m in body["messages"] if m["role"] == "user" for b in m["content"] if b["type"] == "text"]
+    return [b["text"] for b in blocks if '"type": "heartbeat"' in b["text"]]
+
+
+class TestLettaV1:
+    def test_auto_even_when_a_rule_forces_a_call_and_no_heartbeats(self, claude: Letta, mock_llm: MockLLM) -> None:
+        rules = [
+            {"type": "run_first", "tool_name": "conversation_search"},
+            {"type": "required_before_exit", "tool_name": "memory_insert"},
+        ]
+        agent = make_agent(claude, reasoning=False, tool_rules=rules)
+        assert not agent.llm_config.enable_reasoner
+        mock_llm.script(
+            Reply.tool_call("conversation_search", {"query": "tea"}),
+            Reply.text("Done."),  # memory_insert is still owed: the loop goes on with a heartbeat
+            Reply.tool_call("memory_insert", {"label": "human", "new_string": "Tea."}),
+            Reply.text("Saved."),
+        )
+        say(claude, agent.id, "remember tea")
+        first, _, third, _ = mock_llm.requests
+        assert [t["name"] for t in first["tools"]] == ["conversation_search"]
+        assert first["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": True}
+        stored = [m.model_dump_json() for m in claude.agents.messages.list(agent.id)]
+        assert any("ToolRuleViolated" in m for m in stored)  # the heartbeat is stored, but not sent
+        assert heartbeat_texts(third) == []
+
+
 class TestThinking:
     def test_signatures_stored_and_sent_back(self, claude: Letta, mock_llm: MockLLM) -> None:
         agent = make_agent(claude)
