@@ -10,7 +10,8 @@
   ``disable_parallel_tool_use`` unless parallel calls were asked for. With thinking on, Anthropic accepts only
   ``auto`` (Letta does the same), and temperature must be left out.
 - letta_v1 agents, as Letta's client sends them: tool_choice is always ``auto`` (a call is never forced), and
-  heartbeat user messages are left out.
+  heartbeat user messages are left out. Other agents with ``enable_reasoner`` get each heartbeat that follows a
+  tool result appended to it (", "-joined), so no text sits between two tool turns (thinking would be dropped).
 """
 
 import json
@@ -45,6 +46,7 @@ class AnthropicOptions:
     """Per-agent settings from its llm_config that shape the body (the pooled client is shared by agents)."""
 
     thinking: bool = False
+    enable_reasoner: bool = True  # the config's flag, whatever the model (Letta merges heartbeats on it)
     thinking_budget: int = MIN_THINKING_BUDGET
     effort: str | None = None
     model: str = ""
@@ -71,6 +73,7 @@ class AnthropicOptions:
             betas.append(STRUCTURED_OUTPUTS_BETA)
         return cls(
             thinking=thinking,
+            enable_reasoner=bool(llm_config.get("enable_reasoner", True)),
             thinking_budget=max(budget, MIN_THINKING_BUDGET),
             effort=str(effort) if effort else None,
             model=model,
@@ -140,11 +143,25 @@ def _without_heartbeats(blocks: list[dict[str, Any]]) -> Iterator[dict[str, Any]
     return (b for b in blocks if not (b.get("type") == "text" and is_heartbeat(b.get("text"))))
 
 
+def _merge_heartbeats(message: dict[str, Any]) -> None:
+    """Letta's `merge_heartbeats_into_tool_responses` on one message: the heartbeat texts right after a user
+    turn's first block, a tool result, are appended to that result's content."""
+    blocks = message["content"]
+    if message["role"] != "user" or len(blocks) < 2 or blocks[0].get("type") != "tool_result":
+        return
+    result, rest = dict(blocks[0]), 1
+    while rest < len(blocks) and blocks[rest].get("type") == "text" and is_heartbeat(blocks[rest].get("text")):
+        result["content"] = f"{result['content']}, {blocks[rest]['text']}"
+        rest += 1
+    message["content"] = [result, *blocks[rest:]]
+
+
 def split_messages(
-    messages: list[dict[str, Any]], *, drop_heartbeats: bool = False
+    messages: list[dict[str, Any]], *, drop_heartbeats: bool = False, merge_heartbeats: bool = False
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The ``system`` blocks and the ``messages`` list of an Anthropic request (`drop_heartbeats`: heartbeat
-    texts left out, as Letta's `drop_heartbeats` does for letta_v1 agents)."""
+    texts left out, as Letta's `drop_heartbeats` does for letta_v1 agents; `merge_heartbeats`: appended to the
+    tool result before them, `_merge_heartbeats`)."""
     system: list[dict[str, Any]] = []
     out: list[dict[str, Any]] = []
     for index, message in enumerate(messages):
@@ -160,6 +177,9 @@ def split_messages(
         else:  # user, and system messages after the first
             blocks = _text_blocks(message.get("content"))
             _append(out, "user", list(_without_heartbeats(blocks)) if drop_heartbeats else blocks)
+    if merge_heartbeats:
+        for message in out:
+            _merge_heartbeats(message)
     if out and out[0]["role"] != "user":
         out.insert(0, {"role": "user", "content": [{"type": "text", "text": CONVERSATION_START}]})
     if system:
@@ -201,7 +221,8 @@ def _tool_choice(choice: str | dict[str, Any] | None, auto: bool, parallel: bool
 def request_body(request: ChatRequest, options: AnthropicOptions) -> dict[str, Any]:
     """The JSON body of ``POST /v1/messages`` for `request` (without the ``stream`` flag)."""
     v1 = request.agent_type == LETTA_V1_AGENT
-    system, messages = split_messages(request.messages, drop_heartbeats=v1)
+    merge = not v1 and options.enable_reasoner
+    system, messages = split_messages(request.messages, drop_heartbeats=v1, merge_heartbeats=merge)
     max_tokens = request.max_tokens or DEFAULT_MAX_TOKENS
     # A handle given as the model ("anthropic/claude-...") names the model after its slash, as Letta reads it.
     model = request.model.split("/", 1)[-1]

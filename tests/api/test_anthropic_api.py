@@ -167,6 +167,23 @@ class TestLettaV1:
         assert heartbeat_texts(third) == []
 
 
+class TestV2Heartbeats:
+    def test_merged_into_the_tool_result_before_them(self, claude: Letta, mock_llm: MockLLM) -> None:
+        agent = make_agent(claude, agent_type="memgpt_v2_agent")
+        assert agent.llm_config.enable_reasoner
+        mock_llm.script(
+            Reply.tool_call("conversation_search", {"query": "tea", "request_heartbeat": True}, reasoning="Look."),
+            Reply.tool_call("send_message", {"message": "Nothing."}, reasoning="Answer."),
+        )
+        say(claude, agent.id, "what about tea?")
+        stored = list(claude.agents.messages.list(agent.id))
+        heartbeat = next(m.content for m in stored if m.message_type == "user_message" and "heartbeat" in m.content)
+        last = mock_llm.requests[1]["messages"][-1]
+        assert last["role"] == "user" and [b["type"] for b in last["content"]] == ["tool_result"]
+        returned, joined, rest = last["content"][0]["content"].partition(f", {heartbeat}")
+        assert joined and not rest and json.loads(returned)["message"]["message"] == "No results found."
+
+
 class TestThinking:
     def test_signatures_stored_and_sent_back(self, claude: Letta, mock_llm: MockLLM) -> None:
         agent = make_agent(claude)
