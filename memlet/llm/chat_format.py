@@ -99,18 +99,30 @@ def user_content(content: list[dict[str, Any]] | None) -> str | list[dict[str, A
     return parts
 
 
-def _wire_calls(calls: list[dict[str, Any]], thinking: str | None) -> list[dict[str, Any]]:
+def _thoughts(parts: list[dict[str, Any]] | None) -> str | None:
+    """A V2 row's thoughts as Letta reads them for a call's `thinking` argument: one text part's text, the text
+    parts of several joined by blank lines, else None (sent as null)."""
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return str(parts[0].get("text", "")) if parts[0].get("type") == "text" else None
+    return "\n\n".join(str(p.get("text", "")) for p in parts if p.get("type") == "text")
+
+
+def _wire_calls(calls: list[dict[str, Any]], in_args: bool, parts: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
     wired = []
     for call in calls:
         function = dict(call.get("function") or {})
-        if thinking is not None:
-            # V2 models were asked for their thoughts as the first argument; give them back the same way.
+        if in_args:
+            # V2 models were asked for their thoughts as the first argument; give them back the same way, with
+            # every call's arguments re-encoded as Letta's json_dumps writes them (indented by two).
             try:
                 args = json.loads(function.get("arguments") or "{}")
             except ValueError:
                 args = None
             if isinstance(args, dict):
-                function["arguments"] = json.dumps({THINKING_PARAM: thinking, **args}, ensure_ascii=False)
+                arguments = {THINKING_PARAM: _thoughts(parts), **args}
+                function["arguments"] = json.dumps(arguments, indent=2, ensure_ascii=False)
         wired.append({"id": wire_tool_call_id(call["id"]), "type": "function", "function": function})
     return wired
 
@@ -208,9 +220,8 @@ def _append_row(out: list[dict[str, Any]], row: MessageLike, in_args: bool, scru
             if role == "assistant" and text:
                 out.append(_with_thinking({"role": "assistant", "content": text}, parts))
             return  # approval responses are represented by the tool rows that follow them
-        thinking = text if in_args else None
         content = None if in_args or not text or (scrub and role == "assistant") else text
-        calls = _wire_calls(tool_calls, thinking)
+        calls = _wire_calls(tool_calls, in_args, parts)
         last = out[-1] if out else None
         if role == "approval" and last is not None and last["role"] == "assistant" and last.get("tool_calls"):
             # A mixed response was stored as an assistant row plus an approval row; the model made it as

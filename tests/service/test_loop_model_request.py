@@ -163,6 +163,23 @@ class TestScrubbedThoughts:
         assert assistant["content"] == "Let me check"
 
 
+class TestPastCallArguments:
+    async def test_v2_thoughts_go_back_first_in_indented_json(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent(agent_type="memgpt_v2_agent")  # put_inner_thoughts_in_kwargs on
+        mock_llm.script(
+            Reply.tool_call("conversation_search", {"query": "tea", "request_heartbeat": True}),  # no thoughts
+            Reply.tool_call("conversation_search", {"thinking": "Again.", "query": "tea", "request_heartbeat": True}),
+            Reply.tool_call("send_message", {"thinking": "Tell them.", "message": "Nothing."}),
+        )
+        await loop_env.send(agent, "tea?")
+        calls = [m for m in mock_llm.requests[2]["messages"] if m.get("tool_calls")]
+        assert [m["content"] for m in calls] == [None, None]
+        assert [m["tool_calls"][0]["function"]["arguments"] for m in calls] == [
+            '{\n  "thinking": null,\n  "query": "tea",\n  "request_heartbeat": true\n}',
+            '{\n  "thinking": "Again.",\n  "query": "tea",\n  "request_heartbeat": true\n}',
+        ]
+
+
 class TestImages:
     def image_message(self, url: str) -> MessageCreate:
         parts = [{"type": "text", "text": "what is this?"}, {"type": "image", "source": {"type": "url", "url": url}}]
