@@ -2,6 +2,7 @@
 
 import copy
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,6 +24,10 @@ _HEARTBEAT_SCHEMA = {
     "description": "Request an immediate heartbeat after function execution. "
     "Set to `true` if you want to chain another function call after this one.",
 }
+
+
+# The names Letta sends with a message (`Message.to_openai_dict`); others are left out, as OpenAI refuses them.
+_SENDABLE_NAME = re.compile(r"^[^\s<|\\/>]+$")
 
 
 def is_v2(agent_type: str) -> bool:
@@ -134,9 +139,19 @@ def truncate_return(text: str, limit: int | None) -> str:
     return f"{text[:limit]}... [truncated {len(text) - limit} chars]"
 
 
+def _named(message: dict[str, Any], row: MessageLike) -> dict[str, Any]:
+    """`message` with the row's `name` (a user's, given with the input), when OpenAI takes it."""
+    if row.name and _SENDABLE_NAME.match(row.name):
+        message["name"] = row.name
+    return message
+
+
 def _tool_messages(row: MessageLike) -> list[dict[str, Any]]:
     """One `tool` message per call a tool row answers (a parallel step stores all its returns on one row)."""
-    returns = row.tool_returns or []
+    if not row.tool_returns:  # an old row: as in Letta, the only tool message that sends its name (the tool's)
+        call_id = wire_tool_call_id(row.tool_call_id or "")
+        return [_named({"role": "tool", "tool_call_id": call_id, "content": text_parts(row.content)}, row)]
+    returns = row.tool_returns
     if len(returns) > 1:
         parts = [str(p.get("text", "")) for p in row.content or [] if p.get("type") == "text"]
         if len(parts) == len(returns):
@@ -207,18 +222,18 @@ def _append_row(out: list[dict[str, Any]], row: MessageLike, in_args: bool, scru
         if part.get("type") == "text":
             text = str(part.get("text", ""))
             if role == "user" or text:
-                out.append({"role": role, "content": text})
+                out.append(_named({"role": role, "content": text}, row))
             return
     if role == "tool":
         out.extend(_tool_messages(row))
     elif role == "user":
-        out.append({"role": "user", "content": user_content(parts)})
+        out.append(_named({"role": "user", "content": user_content(parts)}, row))
     elif role in ("assistant", "approval"):
         text = text_parts(parts)
         tool_calls = row.tool_calls
         if not tool_calls:
             if role == "assistant" and text:
-                out.append(_with_thinking({"role": "assistant", "content": text}, parts))
+                out.append(_with_thinking(_named({"role": "assistant", "content": text}, row), parts))
             return  # approval responses are represented by the tool rows that follow them
         content = None if in_args or not text or (scrub and role == "assistant") else text
         calls = _wire_calls(tool_calls, in_args, parts)
@@ -228,11 +243,12 @@ def _append_row(out: list[dict[str, Any]], row: MessageLike, in_args: bool, scru
             # one message, and the tool returns that follow answer both rows' calls.
             out[-1] = {**last, "tool_calls": [*last["tool_calls"], *calls]}
             return
-        out.append(_with_thinking({"role": "assistant", "content": content, "tool_calls": calls}, parts))
+        message = {"role": "assistant", "content": content, "tool_calls": calls}
+        out.append(_with_thinking(_named(message, row), parts))
     elif role == "summary":
-        out.append({"role": "user", "content": text_parts(parts)})
+        out.append(_named({"role": "user", "content": text_parts(parts)}, row))
     elif role == "system":
-        out.append({"role": "system", "content": text_parts(parts)})
+        out.append(_named({"role": "system", "content": text_parts(parts)}, row))
 
 
 def request_messages(

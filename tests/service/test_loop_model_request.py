@@ -180,6 +180,15 @@ class TestPastCallArguments:
         ]
 
 
+class TestNames:
+    async def test_a_user_name_is_sent_when_openai_takes_it(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent()
+        await loop_env.send(agent, MessageCreate(role="user", content="hi", name="Bob"))
+        await loop_env.send(agent, MessageCreate(role="user", content="again", name="Bob Smith"))  # a space: left out
+        users = [m for m in mock_llm.requests[1]["messages"] if m["role"] == "user"]
+        assert [(m["content"], m.get("name")) for m in users] == [("hi", "Bob"), ("again", None)]
+
+
 class TestImages:
     def image_message(self, url: str) -> MessageCreate:
         parts = [{"type": "text", "text": "what is this?"}, {"type": "image", "source": {"type": "url", "url": url}}]
