@@ -288,15 +288,42 @@ def json_copy(value: dict[str, Any]) -> dict[str, Any]:
     return copied
 
 
+def message_schema(response_format: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """What `send_message`'s `message` takes under an agent's response_format (None: its own string), as Letta's
+    `runtime_override_tool_json_schema` sets it for every agent type: a json_schema format's schema, or any object."""
+    kind = (response_format or {}).get("type")
+    if kind == "json_schema":
+        schema = ((response_format or {}).get("json_schema") or {}).get("schema")
+        return json_copy(schema) if isinstance(schema, dict) else None
+    if kind == "json_object":
+        return {
+            "type": "object",
+            "description": "Message contents. All unicode (including emojis) are supported.",
+            "additionalProperties": True,
+            "properties": {},
+        }
+    return None
+
+
 def tool_definition(
-    schema: dict[str, Any], *, v2: bool, terminal: bool, thinking: bool = True, strict: bool = False
+    schema: dict[str, Any],
+    *,
+    v2: bool,
+    terminal: bool,
+    thinking: bool = True,
+    strict: bool = False,
+    message: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """An OpenAI tool object for a stored json_schema.
 
     V2 agents get `request_heartbeat` (non-terminal tools) and, when the model is asked for its thoughts as an
     argument (`thinking`), `thinking` first. `strict` puts the schema in strict mode (structured outputs).
+    `message` replaces the schema of a `message` parameter, after strict mode (`message_schema`).
     """
     function = strict_schema(schema) if strict else json_copy(schema)
+    if message is not None:
+        params = function.setdefault("parameters", {"type": "object", "properties": {}})
+        params["properties"] = {**params.get("properties", {}), "message": message}
     if v2:
         params = function.setdefault("parameters", {"type": "object", "properties": {}})
         properties = dict(params.get("properties", {}))

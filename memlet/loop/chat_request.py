@@ -13,7 +13,7 @@ import orjson
 from memlet.db import models as orm
 from memlet.db.message_row import MessageLike
 from memlet.llm import model_quirks as quirks
-from memlet.llm.chat_format import is_v2, request_messages, thoughts_scrubbed, tool_definition
+from memlet.llm.chat_format import is_v2, message_schema, request_messages, thoughts_scrubbed, tool_definition
 from memlet.llm.openai_http import encode_json
 from memlet.llm.types import LETTA_V1_AGENT, ChatRequest
 from memlet.loop.agent_state import LoopState
@@ -21,6 +21,7 @@ from memlet.loop.buffer_chat import BufferChat, converted
 from memlet.loop.headroom import DEFAULT_CONTEXT_WINDOW, completion_limit
 from memlet.tools.solver import ToolRulesSolver
 
+SEND_MESSAGE = "send_message"  # the tool whose `message` an agent's response_format shapes
 # Letta's V3 cap on one tool return in a request: a fifth of the window at ~4 characters a token, at least 5,000.
 MIN_TOOL_RETURN_CHARS = 5000
 
@@ -76,13 +77,18 @@ def request_tools(
     terminal = solver.terminal_tool_names()
     thinking = inner_thoughts_in_kwargs(agent)
     strict = bool(config.get("strict")) and quirks.supports_structured_output(config)
+    message = message_schema(agent.response_format)
     tools = []
     for name in allowed:
         is_client = name in client
-        schema = client[name] if is_client else schemas[name]
         tools.append(
             tool_definition(
-                schema, v2=v2, terminal=name in terminal, thinking=thinking, strict=strict and not is_client
+                client[name] if is_client else schemas[name],
+                v2=v2,
+                terminal=name in terminal,
+                thinking=thinking,
+                strict=strict and not is_client,
+                message=message if name == SEND_MESSAGE else None,
             )
         )
     if not tools:

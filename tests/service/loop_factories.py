@@ -64,6 +64,7 @@ async def make_agent(
     system: str | None = None,
     embedding_config: dict[str, Any] | None = None,
     llm: dict[str, Any] | None = None,
+    response_format: dict[str, Any] | None = None,
 ) -> orm.Agent:
     """Insert an agent with its own org, tools, blocks and a compiled system message; flushes, never commits."""
     org_id = ids.new_id(ids.Prefix.ORGANIZATION)
@@ -87,6 +88,7 @@ async def make_agent(
         secrets=secrets or [],
         timezone="UTC",
         embedding_config=embedding_config,
+        response_format=response_format,
     )
     session.add(agent)
     await session.flush()

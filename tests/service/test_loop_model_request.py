@@ -189,6 +189,28 @@ class TestNames:
         assert [(m["content"], m.get("name")) for m in users] == [("hi", "Bob"), ("again", None)]
 
 
+class TestResponseFormat:
+    async def test_json_schema_shapes_send_message(self, loop_env: LoopEnv, mock_llm) -> None:
+        answer = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+        fmt = {"type": "json_schema", "json_schema": {"name": "answer", "schema": answer}}
+        agent = await loop_env.agent(agent_type="memgpt_v2_agent", response_format=fmt)
+        mock_llm.script(Reply.tool_call("send_message", {"thinking": "t", "message": {"city": "Paris"}}))
+        await loop_env.send(agent, "where?")
+        send = next(t["function"] for t in mock_llm.requests[0]["tools"] if t["function"]["name"] == "send_message")
+        assert list(send["parameters"]["properties"]) == ["thinking", "message"]
+        assert send["parameters"]["properties"]["message"] == answer
+
+    async def test_json_object_takes_any_object_on_letta_v1_too(self, loop_env: LoopEnv, mock_llm) -> None:
+        agent = await loop_env.agent(
+            tools=["send_message", "conversation_search"], response_format={"type": "json_object"}
+        )
+        await loop_env.send(agent, "hi")
+        tools = {t["function"]["name"]: t["function"] for t in mock_llm.requests[0]["tools"]}
+        message = tools["send_message"]["parameters"]["properties"]["message"]
+        assert (message["type"], message["additionalProperties"], message["properties"]) == ("object", True, {})
+        assert "message" not in tools["conversation_search"]["parameters"]["properties"]
+
+
 class TestImages:
     def image_message(self, url: str) -> MessageCreate:
         parts = [{"type": "text", "text": "what is this?"}, {"type": "image", "source": {"type": "url", "url": url}}]
