@@ -35,13 +35,25 @@ def _requests(file_requests: Any) -> list[tuple[str, int | None, int | None]]:
     for item in file_requests:
         if not isinstance(item, dict) or not isinstance(item.get("file_name"), str):
             raise ToolError(f"Invalid file request: {item!r}. Expected an object with a file_name.")
-        offset, length = item.get("offset"), item.get("length")
+        offset, length = _whole_number(item.get("offset")), _whole_number(item.get("length"))
         if offset is not None and (not isinstance(offset, int) or offset < 0):
             raise ToolError(f"Offset for file {item['file_name']} must be >= 0 (0-indexed), got {offset}")
         if length is not None and (not isinstance(length, int) or length < 1):
             raise ToolError(f"Length for file {item['file_name']} must be >= 1, got {length}")
         parsed.append((item["file_name"], offset, length))
     return parsed
+
+
+def _whole_number(value: Any) -> Any:
+    """A line number as the model sent it, converted as Letta's request model converts it ("5" and 5.0 are 5);
+    anything else is left for the range checks to refuse."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    return value
 
 
 def _range_text(offset: int | None, length: int | None) -> str:

@@ -36,6 +36,15 @@ class TestGrepFiles:
 
 
 class TestOpenFiles:
+    def test_line_numbers_sent_as_text_are_read_as_numbers(self, client: Letta, mock_llm: MockLLM) -> None:
+        """Models often quote numbers; Letta's request model converts "1" to 1."""
+        agent = agent_with_code(client)
+        request = {"file_requests": [{"file_name": "docs/main.py", "offset": "1", "length": "1"}]}
+        (opened,) = tool_returns(client, agent.id, mock_llm, Reply.tool_call("open_files", request))
+        assert opened == "* Opened docs/main.py (lines 2-2)"
+        (state,) = client.agents.files.list(agent.id, is_open=True).files
+        assert (state.start_line, state.end_line) == (2, 2)
+
     def test_a_length_without_an_offset_opens_the_whole_file(self, client: Letta, mock_llm: MockLLM) -> None:
         agent = agent_with_code(client)
         request = {"file_requests": [{"file_name": "docs/main.py", "length": 1}]}
