@@ -23,7 +23,7 @@ from memlet.loop import memory_edits as edits
 from memlet.loop.agent_messaging import AgentMessenger
 from memlet.loop.memory_patch import apply_hunks, check_patch, is_multi_block, parse_operations
 from memlet.messages.embedding_repository import MessageEmbeddingRepository, MessageScope
-from memlet.messages.hybrid import hybrid_search, text_search
+from memlet.messages.hybrid import Hit, hybrid_search, text_search
 from memlet.messages.search_fields import search_result_fields
 from memlet.passages.embedder import Embedder
 from memlet.passages.repository import PassageFilters
@@ -305,7 +305,8 @@ async def conversation_search(
     zone = _zone(ctx.agent.timezone)
     start, end = _parse_when(start_date, zone, end=False), _parse_when(end_date, zone, end=True)
     wanted = [r for r in (roles or ["user", "assistant"]) if r in ("user", "assistant")]
-    rows: list[orm.Message] = []
+    hits: list[Hit] = []
+    configs: list[dict[str, Any]] = []
     if wanted:
         scope = MessageScope(roles=wanted, agent_id=ctx.agent.id, start=start, end=end)
         # Without vectors in scope the search is one SELECT on the driver, with no transaction and no session; the
@@ -326,20 +327,28 @@ async def conversation_search(
                     org_id=ctx.actor.organization_id,
                     configs=configs,
                 )
-        rows = [hit.row for hit in hits]
-    if not rows:
+    if not wanted or not hits:
         return {"message": "No results found.", "results": []}
     now = datetime.now(UTC)
+    mode = "hybrid" if configs else "fts" if query else "timestamp"
     results = [
         {
-            "timestamp": row.created_at.astimezone(zone).isoformat(),
-            "time_ago": _time_ago(row.created_at, now),
-            "role": row.role,
-            **search_result_fields(row),
+            "timestamp": hit.row.created_at.astimezone(zone).isoformat(),
+            "time_ago": _time_ago(hit.row.created_at, now),
+            "role": hit.row.role,
+            "relevance": _relevance(hit, mode),
+            **search_result_fields(hit.row),
         }
-        for row in rows
+        for hit in hits
     ]
     return {"message": f"Showing {len(results)} results:", "results": results}
+
+
+def _relevance(hit: Hit, mode: str) -> dict[str, Any]:
+    """How a result ranked, as Letta's tool reports it: the fused score and each ranking it placed in (when it
+    did), and the search mode."""
+    ranks = {"rrf_score": hit.rrf_score or None, "vector_rank": hit.vector_rank, "fts_rank": hit.fts_rank}
+    return {**{k: v for k, v in ranks.items() if v is not None}, "search_mode": mode}
 
 
 BuiltinTool = Callable[..., Awaitable[Any]]

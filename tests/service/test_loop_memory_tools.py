@@ -237,7 +237,10 @@ class TestConversationSearch:
             ("user", "I love green tea"),
         ]
         first = found["results"][0]
-        assert set(first) == {"timestamp", "time_ago", "role", "content"}
+        assert set(first) == {"timestamp", "time_ago", "role", "relevance", "content"}
+        # How each result ranked, as Letta's tool reports it (this agent has no vectors: the text ranking alone).
+        assert first["relevance"]["search_mode"] == "fts" and first["relevance"]["fts_rank"] == 1
+        assert found["results"][1]["relevance"]["fts_rank"] == 2
         assert re.fullmatch(r"\d+s ago", first["time_ago"])
         assert datetime.fromisoformat(first["timestamp"]).utcoffset() is not None
 
