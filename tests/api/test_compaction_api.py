@@ -65,6 +65,8 @@ def test_v3_compacts_after_a_step_past_nine_tenths(
     stats = json.loads(messages[1]["content"])["compaction_stats"]
     assert stats["trigger"] == "post_step_context_check"
     assert stats["context_tokens_before"] == reported
+    # The turn's usage reports the compacted window's size, as Letta's does (Letta Code's context meter reads it).
+    assert response.json()["usage"]["context_tokens"] == stats["context_tokens_after"] < reported
     mock_llm.script(Reply.text("next"))
     send(http, agent_id, "again")
     sent = mock_llm.requests[-1]["messages"]
