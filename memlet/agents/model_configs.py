@@ -25,7 +25,7 @@ class ModelConfigs:
         config = await self._named(actor, req)
         if config is None:
             return None
-        if req.model:  # Letta applies the deprecated limits only to a handle it resolves
+        if req.model and not req.llm_config:  # Letta applies the deprecated limits only to a handle it resolves
             config = _deprecated_limits(config, req)
         if req.model_settings is not None:
             config |= llm_params_from_settings(req.model_settings.model_dump(exclude_unset=True))
@@ -61,21 +61,23 @@ class ModelConfigs:
         return None if config is None else _valid(config)
 
     async def _named(self, actor: Actor, req: CreateAgent | UpdateAgent) -> dict[str, Any] | None:
-        """The config of the request's `model` handle or its raw `llm_config`, at its `context_window_limit`."""
-        if req.model:
-            return await self.catalog.resolve_llm(
-                self.session, actor.organization_id, req.model, context_window_limit=req.context_window_limit
-            )
+        """The config of the request's raw `llm_config`, else of its `model` handle, at its `context_window_limit`
+        (a request with both gets its `llm_config`, as Letta resolves the handle only without one)."""
         if req.llm_config:
             config = self.catalog.normalize_llm_config(req.llm_config.model_dump(mode="json"))
             await self._check_endpoint(config, "model_endpoint", "llm_config.model_endpoint")
             if req.context_window_limit:
                 config["context_window"] = req.context_window_limit
             return config
+        if req.model:
+            return await self.catalog.resolve_llm(
+                self.session, actor.organization_id, req.model, context_window_limit=req.context_window_limit
+            )
         return None
 
     async def embedding_config(self, actor: Actor, req: CreateAgent | UpdateAgent) -> dict[str, Any] | None:
-        if req.embedding:
+        """A create's raw `embedding_config` wins over its `embedding` handle; a PATCH's handle wins (as in Letta)."""
+        if req.embedding and not (isinstance(req, CreateAgent) and req.embedding_config):
             resolved = await self.catalog.resolve_embedding(self.session, actor.organization_id, req.embedding)
             if isinstance(req, CreateAgent) and req.embedding_chunk_size:  # deprecated, still honoured by Letta
                 resolved["embedding_chunk_size"] = req.embedding_chunk_size

@@ -132,3 +132,28 @@ def test_an_autoclear_agent_starts_each_turn_from_its_system_message(
         else client.conversations.messages.list(conversation, limit=100, order="asc").items
     )
     assert [m.content for m in history if m.message_type == "user_message"][-2:] == ["first", "second"]
+
+
+def test_a_raw_llm_config_wins_over_the_handle_sent_with_it(client: Letta, mock_llm: MockLLM) -> None:
+    """A client copying another agent's state sends `model` and `llm_config` together; Letta resolves the handle
+    only without an `llm_config`, so the config's own settings (here its model and temperature) are kept."""
+    raw = {
+        "model": "gpt-4o",
+        "model_endpoint_type": "openai",
+        "model_endpoint": mock_llm.base_url,
+        "context_window": 32000,
+        "temperature": 0.2,
+    }
+    agent = client.agents.create(model=MODEL, llm_config=raw, embedding=EMBEDDING)  # type: ignore[arg-type]
+    assert (agent.llm_config.model, agent.llm_config.context_window) == ("gpt-4o", 32000)
+    sent = next_request(client, mock_llm, agent.id)
+    assert (sent["model"], sent["temperature"]) == ("gpt-4o", 0.2)
+    patched = client.agents.update(agent.id, model=MODEL, llm_config={**raw, "temperature": 0.6})  # type: ignore[arg-type]
+    assert (patched.llm_config.model, patched.llm_config.temperature) == ("gpt-4o", 0.6)
+
+    embedding = {"embedding_endpoint_type": "openai", "embedding_model": "text-embedding-3-large", "embedding_dim": 256}
+    other = client.agents.create(model=MODEL, embedding=EMBEDDING, embedding_config=embedding)  # type: ignore[arg-type]
+    assert (other.embedding_config.embedding_model, other.embedding_config.embedding_dim) == (
+        "text-embedding-3-large",
+        256,
+    )
