@@ -9,8 +9,8 @@ from fastapi import APIRouter, Query
 
 from memlet.agents.blocks_router import modify_core_memory_block
 from memlet.agents.deps import AgentServiceDep
+from memlet.agents.list_filters import AgentFilters
 from memlet.agents.lookup_router import list_agents_for_block
-from memlet.agents.repository import AgentFilters
 from memlet.agents.schemas import AgentState
 from memlet.api.deps import ActorDep
 from memlet.blocks.schemas import Block

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from memlet.agents.deps import AgentServiceDep
-from memlet.agents.repository import AgentFilters
+from memlet.agents.list_filters import AgentFilters
 from memlet.agents.schemas import AgentRelationship, AgentState
 from memlet.agents.views import agent_state, expand_include
 from memlet.api.deps import ActorDep

@@ -5,7 +5,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query, Request, Response
 
 from memlet.agents.deps import AgentReaderDep, AgentServiceDep
-from memlet.agents.repository import AgentFilters
+from memlet.agents.list_filters import AgentFilters
 from memlet.agents.schemas import AgentRelationship, AgentState, CreateAgent, UpdateAgent
 from memlet.agents.views import parse_include
 from memlet.api.clients import is_sdk_v1

@@ -11,11 +11,12 @@ from memlet.actor import Actor
 from memlet.agents.catalog import Catalog
 from memlet.agents.creation import AgentCreator, merged_compaction_settings, new_secrets
 from memlet.agents.json_cache import AgentJsonCache, agent_key
+from memlet.agents.list_filters import AgentFilters
 from memlet.agents.managed_group_hook import ManagedGroupLookup
 from memlet.agents.model_configs import ModelConfigs
 from memlet.agents.page_json import agent_parts, join_page
 from memlet.agents.parts import Group
-from memlet.agents.repository import AgentFilters, AgentLinks, AgentRepository
+from memlet.agents.repository import AgentLinks, AgentRepository
 from memlet.agents.schemas import AgentState, CreateAgent, UpdateAgent
 from memlet.agents.sleeptime_hook import SleeptimeHook
 from memlet.agents.system_message import rebuild_prompts, refresh_system_message

@@ -9,7 +9,8 @@ import asyncio
 from typing import Any
 
 from memlet import ids
-from memlet.agents.repository import AgentFilters, AgentRepository
+from memlet.agents.list_filters import AgentFilters
+from memlet.agents.repository import AgentRepository
 from memlet.db.pagination import Page
 from memlet.db.sql import storable_text
 from memlet.errors import MemletError

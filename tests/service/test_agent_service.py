@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_asyn
 
 from memlet import ids
 from memlet.actor import Actor
-from memlet.agents.repository import AgentFilters
+from memlet.agents.list_filters import AgentFilters
 from memlet.agents.schemas import CreateAgent, UpdateAgent
 from memlet.agents.service import AgentService
 from memlet.agents.system_message import rebuild_prompts
