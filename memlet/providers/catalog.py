@@ -109,7 +109,7 @@ class ModelCatalog:
         self.keyring = keyring_for(settings)
         self.timeout_s = timeout_s
         self.outbound = policy_for(settings)  # also reads MEMLET_ALLOWED_HOSTS at start-up: a bad entry stops it
-        self.base: list[tuple[ProviderSource, ModelLists]] = [(s, ModelLists()) for s in self.env_sources()]
+        self.base: list[tuple[ProviderSource, ModelLists]] = [(s, ModelLists()) for s in env_sources(settings)]
         self._byok: dict[str, _Cached] = {}
         # Env providers whose start-up listing failed, and when to try them again.
         self._retry_at: dict[str, float] = {}
@@ -129,10 +129,6 @@ class ModelCatalog:
         url = (config or {}).get(key)
         if isinstance(url, str) and url:
             await self.outbound.check_url(url, field)
-
-    def env_sources(self) -> list[ProviderSource]:
-        """The providers the environment configures (the `base` category)."""
-        return env_sources(self.settings)
 
     @property
     def base_provider_names(self) -> set[str]:
