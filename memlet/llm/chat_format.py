@@ -18,6 +18,7 @@ from memlet.llm.tokens import count_message_tokens, count_tools_tokens
 V2_AGENT_TYPES = frozenset({"memgpt_agent", "memgpt_v2_agent", "react_agent", "workflow_agent", "split_thread_agent"})
 THINKING_PARAM = "thinking"
 HEARTBEAT_PARAM = "request_heartbeat"
+REASONING_CONTENT = "reasoning_content"  # DeepSeek's field for an assistant message's reasoning
 _THINKING_SCHEMA = {"type": "string", "description": "Deep inner monologue private to you only."}
 _HEARTBEAT_SCHEMA = {
     "type": "boolean",
@@ -54,6 +55,11 @@ def text_parts(content: list[dict[str, Any]] | None) -> str:
         part = content[0]
         return str(part.get("text", "")) if part.get("type") == "text" else ""
     return "".join(str(part.get("text", "")) for part in content if part.get("type") == "text")
+
+
+def reasoning_text(parts: list[dict[str, Any]] | None) -> str:
+    """A row's reasoning, its reasoning parts' text joined ("" when it has none)."""
+    return "".join(str(p.get("reasoning") or "") for p in parts or [] if p.get("type") == "reasoning")
 
 
 def signed_thinking(content: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
@@ -192,6 +198,7 @@ def buffer_messages(
     *,
     inner_thoughts_in_kwargs: bool = True,
     scrub_thoughts: bool = False,
+    echo_reasoning: bool = False,
     before: Sequence[dict[str, Any]] = (),
     ends: list[int] | None = None,
 ) -> list[dict[str, Any]]:
@@ -201,21 +208,23 @@ def buffer_messages(
 
     `before`: the messages of the rows that come before `rows` (their own conversion), which the result starts
     with; a row that continues the last message replaces it with a new dict, so `before` and its messages are
-    never changed. `ends` receives, for each row, the length of the result after it.
+    never changed. `ends` receives, for each row, the length of the result after it. `echo_reasoning`
+    (`reasoning_echoed`): assistant messages carry their reasoning back as `reasoning_content`.
     """
     v2 = is_v2(agent_type)
     in_args = v2 and inner_thoughts_in_kwargs
     out: list[dict[str, Any]] = list(before)
     for row in rows:
-        _append_row(out, row, in_args, scrub_thoughts)
+        _append_row(out, row, in_args, scrub_thoughts, echo_reasoning)
         if ends is not None:
             ends.append(len(out))
     return out
 
 
-def _append_row(out: list[dict[str, Any]], row: MessageLike, in_args: bool, scrub: bool) -> None:
+def _append_row(out: list[dict[str, Any]], row: MessageLike, in_args: bool, scrub: bool, echo: bool = False) -> None:
     """Append one row's chat messages to `out` (`in_args`: a V2 agent's thoughts go back as an argument; `scrub`:
-    an assistant row's text beside its tool calls is left out, its signed thinking kept, as Letta scrubs it)."""
+    an assistant row's text beside its tool calls is left out, its signed thinking kept, as Letta scrubs it;
+    `echo`: an assistant message carries its reasoning as `reasoning_content`, always beside tool calls)."""
     role, parts = row.role, row.content
     if parts and len(parts) == 1 and (role == "user" or (role == "assistant" and not row.tool_calls)):
         part = parts[0]  # the common row: one text part, no tool calls, no thinking
@@ -233,7 +242,10 @@ def _append_row(out: list[dict[str, Any]], row: MessageLike, in_args: bool, scru
         tool_calls = row.tool_calls
         if not tool_calls:
             if role == "assistant" and text:
-                out.append(_with_thinking(_named({"role": "assistant", "content": text}, row), parts))
+                message: dict[str, Any] = {"role": "assistant", "content": text}
+                if echo and (reasoning := reasoning_text(parts)):
+                    message[REASONING_CONTENT] = reasoning
+                out.append(_with_thinking(_named(message, row), parts))
             return  # approval responses are represented by the tool rows that follow them
         content = None if in_args or not text or (scrub and role == "assistant") else text
         calls = _wire_calls(tool_calls, in_args, parts)
@@ -244,6 +256,8 @@ def _append_row(out: list[dict[str, Any]], row: MessageLike, in_args: bool, scru
             out[-1] = {**last, "tool_calls": [*last["tool_calls"], *calls]}
             return
         message = {"role": "assistant", "content": content, "tool_calls": calls}
+        if echo:
+            message[REASONING_CONTENT] = reasoning_text(parts)
         out.append(_with_thinking(_named(message, row), parts))
     elif role == "summary":
         out.append(_named({"role": "user", "content": text_parts(parts)}, row))

@@ -106,7 +106,7 @@ class BufferChat:
     """
 
     def __init__(self) -> None:
-        self._last: dict[tuple[str, bool, bool], _Conversion] = {}
+        self._last: dict[tuple[str, bool, bool, bool], _Conversion] = {}
         self.conversions = 0  # how many times rows were converted (for tests)
         self.rows_converted = 0  # how many rows those conversions converted (for tests)
         self.messages_encoded = 0  # how many request-form messages were encoded (for tests)
@@ -118,9 +118,10 @@ class BufferChat:
         *,
         inner_thoughts_in_kwargs: bool = True,
         scrub_thoughts: bool = False,
+        echo_reasoning: bool = False,
     ) -> list[dict[str, Any]]:
         """`buffer_messages(rows, ...)`; the caller must not modify the list or its messages."""
-        return self._conversion(rows, agent_type, inner_thoughts_in_kwargs, scrub_thoughts).messages
+        return self._conversion(rows, agent_type, inner_thoughts_in_kwargs, scrub_thoughts, echo_reasoning).messages
 
     def wire(
         self,
@@ -129,12 +130,13 @@ class BufferChat:
         *,
         inner_thoughts_in_kwargs: bool = True,
         scrub_thoughts: bool = False,
+        echo_reasoning: bool = False,
         system_role: str = "system",
         tool_return_limit: int | None = None,
     ) -> Wire:
         """The buffer's messages in a request's form, each with its JSON: encoded once per message, kept with the
         conversion and reused by the next ones for the messages they share. The caller must not modify it."""
-        conversion = self._conversion(rows, agent_type, inner_thoughts_in_kwargs, scrub_thoughts)
+        conversion = self._conversion(rows, agent_type, inner_thoughts_in_kwargs, scrub_thoughts, echo_reasoning)
         key = (system_role, tool_return_limit)
         wire = conversion.wires.setdefault(key, Wire())
         wire.base = conversion.wires.get(OWN_FORM) if key != OWN_FORM else None
@@ -143,10 +145,15 @@ class BufferChat:
         return wire
 
     def _conversion(
-        self, rows: Sequence[MessageLike], agent_type: str, inner_thoughts_in_kwargs: bool, scrub_thoughts: bool
+        self,
+        rows: Sequence[MessageLike],
+        agent_type: str,
+        inner_thoughts_in_kwargs: bool,
+        scrub_thoughts: bool,
+        echo_reasoning: bool,
     ) -> _Conversion:
         # The thoughts-in-kwargs flag only changes a V2 agent's messages.
-        key = (agent_type, is_v2(agent_type) and inner_thoughts_in_kwargs, scrub_thoughts)
+        key = (agent_type, is_v2(agent_type) and inner_thoughts_in_kwargs, scrub_thoughts, echo_reasoning)
         last = self._last.get(key)
         if last is not None and len(rows) == len(last.rows) and all(map(operator.is_, rows, last.rows)):
             return last
@@ -158,6 +165,7 @@ class BufferChat:
             agent_type,
             inner_thoughts_in_kwargs=key[1],
             scrub_thoughts=scrub_thoughts,
+            echo_reasoning=echo_reasoning,
             before=before,
             ends=ends,
         )
@@ -197,12 +205,14 @@ def converted(
     *,
     inner_thoughts_in_kwargs: bool = True,
     scrub_thoughts: bool = False,
+    echo_reasoning: bool = False,
 ) -> list[dict[str, Any]]:
     """The rows' chat messages, through `chat` when there is one."""
-    if chat is None:
-        return buffer_messages(
-            rows, agent_type, inner_thoughts_in_kwargs=inner_thoughts_in_kwargs, scrub_thoughts=scrub_thoughts
-        )
-    return chat.buffer(
-        rows, agent_type, inner_thoughts_in_kwargs=inner_thoughts_in_kwargs, scrub_thoughts=scrub_thoughts
+    convert = buffer_messages if chat is None else chat.buffer
+    return convert(
+        rows,
+        agent_type,
+        inner_thoughts_in_kwargs=inner_thoughts_in_kwargs,
+        scrub_thoughts=scrub_thoughts,
+        echo_reasoning=echo_reasoning,
     )

@@ -111,6 +111,13 @@ def _last_return(rows: Sequence[MessageLike]) -> str | None:
     return None
 
 
+def reasoning_echoed(config: Mapping[str, Any], rows: Sequence[MessageLike]) -> bool:
+    """Whether assistant messages carry their reasoning back (`reasoning_content`): DeepSeek's thinking mode
+    wants it on every tool call within a turn (a request without it is refused), and not once a new user message
+    starts the next turn, as Letta's DeepSeek client sends it."""
+    return config.get("model_endpoint_type") == "deepseek" and bool(rows) and rows[-1].role != "user"
+
+
 def build_chat_request(
     state: LoopState,
     system_text: str,
@@ -128,13 +135,16 @@ def build_chat_request(
     rows: list[MessageLike] = [*state.messages[1:], *pending]
     thoughts = inner_thoughts_in_kwargs(agent)
     scrub = thoughts_scrubbed(config)
+    echo = reasoning_echoed(config, rows)
     system_role = "developer" if openai_reasoner and quirks.accepts_developer_role(model) else "system"
     return_limit = None if is_v2(agent.agent_type) else tool_return_limit(config)
     encoded: list[Any] | None = None
     messages_size: int | None = None
     messages_tokens: Callable[[], int] | None = None
     if chat is None:
-        buffer = converted(chat, rows, agent.agent_type, inner_thoughts_in_kwargs=thoughts, scrub_thoughts=scrub)
+        buffer = converted(
+            chat, rows, agent.agent_type, inner_thoughts_in_kwargs=thoughts, scrub_thoughts=scrub, echo_reasoning=echo
+        )
         messages = request_messages(system_text, buffer, system_role=system_role, tool_return_limit=return_limit)
     else:
         # Each buffer message's request form and JSON, kept from earlier steps and turns: only new ones are encoded.
@@ -143,6 +153,7 @@ def build_chat_request(
             agent.agent_type,
             inner_thoughts_in_kwargs=thoughts,
             scrub_thoughts=scrub,
+            echo_reasoning=echo,
             system_role=system_role,
             tool_return_limit=return_limit,
         )

@@ -1,0 +1,71 @@
+"""DeepSeek's thinking mode: an assistant tool call goes back with its `reasoning_content` within a turn (DeepSeek
+refuses a tool-call sub-request without it) and without it once the next user message starts a turn, as Letta's
+DeepSeek client sends it. Through letta-client against the live server; the mock records what the model was sent.
+"""
+
+from typing import Any
+
+import pytest
+from letta_client import Letta
+
+from tests.mock_llm import MockLLM, Reply
+
+EMBEDDING = "openai/text-embedding-3-small"
+BLOCKS = [{"label": "human", "value": "Bob."}, {"label": "persona", "value": "I am Sam."}]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_mock(mock_llm: MockLLM) -> None:
+    mock_llm.reset()
+
+
+def make_agent(client: Letta, mock_llm: MockLLM, endpoint_type: str) -> Any:
+    config = {
+        "model": "deepseek-reasoner",
+        "model_endpoint_type": endpoint_type,
+        "model_endpoint": mock_llm.base_url,
+        "context_window": 64000,
+    }
+    return client.agents.create(llm_config=config, embedding=EMBEDDING, memory_blocks=BLOCKS)  # type: ignore[arg-type]
+
+
+def assistant_reasoning(request: dict[str, Any]) -> list[tuple[bool, Any]]:
+    """For each assistant message sent: whether it has tool calls, and its `reasoning_content` (absent: ...)."""
+    return [
+        (bool(m.get("tool_calls")), m.get("reasoning_content", ...))
+        for m in request["messages"]
+        if m["role"] == "assistant"
+    ]
+
+
+def search_then_answer(client: Letta, mock_llm: MockLLM, agent_id: str, reasoning: str | None) -> None:
+    mock_llm.script(
+        Reply.tool_call("conversation_search", {"query": "tea"}, reasoning=reasoning),
+        Reply.text("No tea yet.", reasoning="Nothing found."),
+    )
+    response = client.agents.messages.create(agent_id, messages=[{"role": "user", "content": "tea?"}])  # type: ignore[list-item]
+    assert response.messages[-1].content == "No tea yet."
+
+
+def test_a_tool_call_carries_its_reasoning_within_the_turn(client: Letta, mock_llm: MockLLM) -> None:
+    agent = make_agent(client, mock_llm, "deepseek")
+    search_then_answer(client, mock_llm, agent.id, "Search the history for tea.")
+    first, second = mock_llm.requests[-2:]
+    assert assistant_reasoning(first) == []  # a new turn: nothing to send back
+    assert assistant_reasoning(second) == [(True, "Search the history for tea.")]
+
+    # The next turn's first request drops it again; a call made without reasoning carries an empty one.
+    search_then_answer(client, mock_llm, agent.id, None)
+    first, second = mock_llm.requests[-2:]
+    assert all(reasoning is ... for _, reasoning in assistant_reasoning(first))
+    assert assistant_reasoning(second) == [
+        (True, "Search the history for tea."),
+        (False, "Nothing found."),
+        (True, ""),
+    ]
+
+
+def test_other_endpoints_get_no_reasoning_content(client: Letta, mock_llm: MockLLM) -> None:
+    agent = make_agent(client, mock_llm, "openai")
+    search_then_answer(client, mock_llm, agent.id, "Search the history for tea.")
+    assert assistant_reasoning(mock_llm.requests[-1]) == [(True, ...)]
