@@ -12,6 +12,8 @@ from typing import Any
 _REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 # Anthropic models that accept `strict` tools (structured outputs), as Letta lists them.
 _ANTHROPIC_STRICT = ("sonnet-4-5", "opus-4-1", "opus-4-5", "haiku-4-5")
+# OpenAI-compatible endpoints whose tool schemas never carry `strict` (Letta's clients for them turn it off).
+_NO_STRICT_ENDPOINTS = frozenset({"deepseek", "fireworks", "minimax", "xai"})
 
 
 def is_reasoning_model(model: str) -> bool:
@@ -52,8 +54,11 @@ def requires_auto_tool_choice(llm_config: Mapping[str, Any]) -> bool:
 def supports_structured_output(llm_config: Mapping[str, Any]) -> bool:
     """Whether tool schemas may carry `strict: true` for this endpoint."""
     model = str(llm_config.get("model") or "").lower()
-    if llm_config.get("model_endpoint_type") == "anthropic":
+    endpoint_type = llm_config.get("model_endpoint_type")
+    if endpoint_type == "anthropic":
         return any(name in model for name in _ANTHROPIC_STRICT)
+    if endpoint_type in _NO_STRICT_ENDPOINTS:
+        return False
     return "nebius.com" not in str(llm_config.get("model_endpoint") or "")
 
 

@@ -103,6 +103,14 @@ class TestParameters:
         assert tool["strict"] is True and tool["parameters"]["additionalProperties"] is False
         assert set(tool["parameters"]["required"]) == set(tool["parameters"]["properties"])
 
+    @pytest.mark.parametrize("endpoint_type", ["deepseek", "xai"])
+    async def test_no_strict_tools_where_the_provider_has_none(self, loop_env: LoopEnv, mock_llm, endpoint_type) -> None:
+        llm = {"strict": True, "model_endpoint_type": endpoint_type, "model_endpoint": mock_llm.base_url}
+        agent = await loop_env.agent(llm=llm)
+        await loop_env.send(agent, "hi")
+        tool = next(t["function"] for t in mock_llm.requests[0]["tools"] if t["function"]["name"] == "memory_insert")
+        assert "strict" not in tool and "additionalProperties" not in tool["parameters"]
+
 
 class TestToolChoice:
     async def test_vllm_gets_auto_where_others_get_required(self, loop_env: LoopEnv, mock_llm) -> None:
