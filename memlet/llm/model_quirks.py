@@ -72,6 +72,46 @@ def parallel_tool_calls_enabled(llm_config: Mapping[str, Any], *, has_tool_rules
     return wanted and not has_tool_rules and supports_parallel_tool_calls(model)
 
 
+def _is_zai_reasoner(model: str) -> bool:
+    return model.startswith(("glm-4.5", "glm-4.6", "glm-4.7", "glm-5"))
+
+
+def _is_openrouter(llm_config: Mapping[str, Any]) -> bool:
+    return (
+        "openrouter.ai" in str(llm_config.get("model_endpoint") or "")
+        or llm_config.get("provider_name") == "openrouter"
+        or llm_config.get("model_endpoint_type") == "openrouter"
+    )
+
+
+def extra_body(llm_config: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Provider-specific request fields, as Letta's clients add them: Z.ai's GLM reasoners (on Z.ai or Fireworks)
+    get thinking switched on (kept between steps) or off by `enable_reasoner`; OpenRouter gets its `reasoning`
+    settings from the config's effort or budget while `enable_reasoner` holds (true unless set)."""
+    model = str(llm_config.get("model") or "")
+    endpoint_type = llm_config.get("model_endpoint_type")
+    reasoner = llm_config.get("enable_reasoner", True) is not False
+    if endpoint_type in ("zai", "fireworks") and _is_zai_reasoner(model):
+        thinking = {"type": "enabled", "clear_thinking": False} if reasoner else {"type": "disabled"}
+        return {"thinking": thinking}
+    if _is_openrouter(llm_config) and reasoner:
+        reasoning: dict[str, Any] = {}
+        if llm_config.get("reasoning_effort"):
+            reasoning["effort"] = llm_config["reasoning_effort"]
+        if (budget := llm_config.get("max_reasoning_tokens")) and budget > 0:
+            reasoning["max_tokens"] = budget
+        return {"reasoning": reasoning or {"enabled": True}}
+    return None
+
+
+def tool_choice_for(llm_config: Mapping[str, Any], choice: str | dict[str, Any]) -> str | dict[str, Any]:
+    """`choice` as the endpoint takes it: Groq takes only the named choices, so a call forced by name asks for
+    `required` (only that tool is offered then)."""
+    if isinstance(choice, dict) and llm_config.get("model_endpoint_type") == "groq":
+        return "required"
+    return choice
+
+
 def response_format_param(response_format: Any) -> dict[str, Any] | None:
     """The chat.completions `response_format` for a stored one (text, json_object or json_schema)."""
     if not isinstance(response_format, Mapping) or not response_format.get("type"):

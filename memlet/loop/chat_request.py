@@ -101,7 +101,7 @@ def request_tools(
         choice = "required"
     elif quirks.requires_auto_tool_choice(config) or agent.agent_type == LETTA_V1_AGENT:
         choice = "auto"
-    return tools, allowed, choice
+    return tools, allowed, quirks.tool_choice_for(config, choice)
 
 
 def _last_return(rows: Sequence[MessageLike]) -> str | None:
@@ -207,4 +207,5 @@ def _optional_params(config: Mapping[str, Any], model: str) -> dict[str, Any]:
         params["reasoning_effort"] = effort
     if quirks.supports_verbosity(model) and config.get("verbosity"):
         params["verbosity"] = config["verbosity"]
+    params["extra_body"] = quirks.extra_body(config)
     return params

@@ -1,0 +1,60 @@
+"""Request fields that depend on the provider, as Letta's clients for them add them: Z.ai's thinking switch for GLM
+reasoners, OpenRouter's reasoning settings, Groq's named tool choices. The mock records what each request sent."""
+
+from typing import Any
+
+import pytest
+
+from tests.mock_llm import Reply
+from tests.service.loop_factories import LoopEnv, loop_env
+
+__all__ = ["loop_env"]
+
+
+async def first_request(loop_env: LoopEnv, mock_llm: Any, **llm: Any) -> dict[str, Any]:
+    agent = await loop_env.agent(llm={"model_endpoint": mock_llm.base_url, **llm})
+    await loop_env.send(agent, "hi")
+    body: dict[str, Any] = mock_llm.requests[-1]
+    return body
+
+
+class TestZaiThinking:
+    @pytest.mark.parametrize("endpoint_type", ["zai", "fireworks"])
+    async def test_a_glm_reasoner_thinks_and_keeps_its_thinking(
+        self, loop_env: LoopEnv, mock_llm, endpoint_type
+    ) -> None:
+        body = await first_request(loop_env, mock_llm, model="glm-4.6", model_endpoint_type=endpoint_type)
+        assert body["thinking"] == {"type": "enabled", "clear_thinking": False}
+
+    async def test_reasoning_off_switches_thinking_off(self, loop_env: LoopEnv, mock_llm) -> None:
+        llm = {"model": "glm-5", "model_endpoint_type": "zai", "enable_reasoner": False}
+        assert (await first_request(loop_env, mock_llm, **llm))["thinking"] == {"type": "disabled"}
+
+    async def test_older_glm_models_get_no_switch(self, loop_env: LoopEnv, mock_llm) -> None:
+        assert "thinking" not in await first_request(loop_env, mock_llm, model="glm-4", model_endpoint_type="zai")
+
+
+class TestOpenRouterReasoning:
+    async def test_reasoning_on_by_default(self, loop_env: LoopEnv, mock_llm) -> None:
+        body = await first_request(loop_env, mock_llm, model="qwen/qwen3-32b", provider_name="openrouter")
+        assert body["reasoning"] == {"enabled": True}
+
+    async def test_effort_and_budget_from_the_config(self, loop_env: LoopEnv, mock_llm) -> None:
+        llm = {"model": "x/y", "provider_name": "openrouter", "reasoning_effort": "low", "max_reasoning_tokens": 2048}
+        assert (await first_request(loop_env, mock_llm, **llm))["reasoning"] == {"effort": "low", "max_tokens": 2048}
+
+    async def test_none_when_reasoning_is_off_or_elsewhere(self, loop_env: LoopEnv, mock_llm) -> None:
+        off = {"model": "x/y", "provider_name": "openrouter", "enable_reasoner": False}
+        assert "reasoning" not in await first_request(loop_env, mock_llm, **off)
+        assert "reasoning" not in await first_request(loop_env, mock_llm)  # OpenAI itself
+
+
+async def test_groq_gets_required_where_others_name_the_tool(loop_env: LoopEnv, mock_llm) -> None:
+    rules = [{"tool_name": "conversation_search", "type": "run_first"}]
+    choices = []
+    for llm in ({}, {"model_endpoint_type": "groq", "model_endpoint": mock_llm.base_url}):
+        agent = await loop_env.agent(agent_type="memgpt_v2_agent", tool_rules=rules, llm=llm)
+        mock_llm.script(Reply.tool_call("conversation_search", {"thinking": "t", "query": "tea"}))
+        await loop_env.send(agent, "hi")
+        choices.append(mock_llm.requests[-1]["tool_choice"])
+    assert choices == [{"type": "function", "function": {"name": "conversation_search"}}, "required"]
