@@ -104,7 +104,9 @@ class TestParameters:
         assert set(tool["parameters"]["required"]) == set(tool["parameters"]["properties"])
 
     @pytest.mark.parametrize("endpoint_type", ["deepseek", "xai"])
-    async def test_no_strict_tools_where_the_provider_has_none(self, loop_env: LoopEnv, mock_llm, endpoint_type) -> None:
+    async def test_no_strict_tools_where_the_provider_has_none(
+        self, loop_env: LoopEnv, mock_llm, endpoint_type
+    ) -> None:
         llm = {"strict": True, "model_endpoint_type": endpoint_type, "model_endpoint": mock_llm.base_url}
         agent = await loop_env.agent(llm=llm)
         await loop_env.send(agent, "hi")
