@@ -24,6 +24,8 @@ from memlet.llm.types import LETTA_V1_AGENT, ChatRequest
 
 # The internal (OpenAI-style) assistant message's list of provider thinking blocks, in Anthropic's own shape.
 THINKING_BLOCKS_KEY = "thinking_blocks"
+# The model that made them (the stored row's): another model's thinking is not sent back, as Letta drops it.
+THINKING_MODEL_KEY = "thinking_model"
 CACHE_CONTROL = {"type": "ephemeral"}
 DEFAULT_MAX_TOKENS = 4096  # Letta's default when an llm_config sets none
 MIN_THINKING_BUDGET = 1024
@@ -111,8 +113,10 @@ def _tool_input(arguments: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
-    blocks = [dict(block) for block in message.get(THINKING_BLOCKS_KEY) or []]
+def _assistant_blocks(message: dict[str, Any], model: str) -> list[dict[str, Any]]:
+    made_by = message.get(THINKING_MODEL_KEY)
+    same_model = made_by is None or made_by.split("/", 1)[-1] == model
+    blocks = [dict(block) for block in message.get(THINKING_BLOCKS_KEY) or []] if same_model else []
     blocks += _text_blocks(message.get("content"))
     for call in message.get("tool_calls") or []:
         function = call.get("function") or {}
@@ -157,11 +161,15 @@ def _merge_heartbeats(message: dict[str, Any]) -> None:
 
 
 def split_messages(
-    messages: list[dict[str, Any]], *, drop_heartbeats: bool = False, merge_heartbeats: bool = False
+    messages: list[dict[str, Any]],
+    *,
+    model: str = "",
+    drop_heartbeats: bool = False,
+    merge_heartbeats: bool = False,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The ``system`` blocks and the ``messages`` list of an Anthropic request (`drop_heartbeats`: heartbeat
-    texts left out, as Letta's `drop_heartbeats` does for letta_v1 agents; `merge_heartbeats`: appended to the
-    tool result before them, `_merge_heartbeats`)."""
+    """The ``system`` blocks and the ``messages`` list of an Anthropic request to `model` (`drop_heartbeats`:
+    heartbeat texts left out, as Letta's `drop_heartbeats` does for letta_v1 agents; `merge_heartbeats`: appended
+    to the tool result before them, `_merge_heartbeats`)."""
     system: list[dict[str, Any]] = []
     out: list[dict[str, Any]] = []
     for index, message in enumerate(messages):
@@ -169,7 +177,7 @@ def split_messages(
         if role == "system" and index == 0:
             system = _text_blocks(message.get("content"))
         elif role == "assistant":
-            _append(out, "assistant", _assistant_blocks(message))
+            _append(out, "assistant", _assistant_blocks(message, model))
         elif role == "tool":
             text = message.get("content")
             result = {"type": "tool_result", "tool_use_id": message.get("tool_call_id"), "content": text or ""}
@@ -222,10 +230,10 @@ def request_body(request: ChatRequest, options: AnthropicOptions) -> dict[str, A
     """The JSON body of ``POST /v1/messages`` for `request` (without the ``stream`` flag)."""
     v1 = request.agent_type == LETTA_V1_AGENT
     merge = not v1 and options.enable_reasoner
-    system, messages = split_messages(request.messages, drop_heartbeats=v1, merge_heartbeats=merge)
-    max_tokens = request.max_tokens or DEFAULT_MAX_TOKENS
     # A handle given as the model ("anthropic/claude-...") names the model after its slash, as Letta reads it.
     model = request.model.split("/", 1)[-1]
+    system, messages = split_messages(request.messages, model=model, drop_heartbeats=v1, merge_heartbeats=merge)
+    max_tokens = request.max_tokens or DEFAULT_MAX_TOKENS
     body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": messages}
     if system:
         body["system"] = system

@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 
 from memlet.db.message_row import MessageLike
-from memlet.llm.anthropic_format import THINKING_BLOCKS_KEY
+from memlet.llm.anthropic_format import THINKING_BLOCKS_KEY, THINKING_MODEL_KEY
 from memlet.llm.client import wire_tool_call_id
 from memlet.llm.model_quirks import strict_schema
 from memlet.llm.tokens import count_message_tokens, count_tools_tokens
@@ -73,13 +73,17 @@ def signed_thinking(content: list[dict[str, Any]] | None) -> list[dict[str, Any]
     return blocks
 
 
-def _with_thinking(message: dict[str, Any], content: list[dict[str, Any]] | None) -> dict[str, Any]:
-    """`message` carrying a row's signed thinking (OpenAI-compatible clients drop the key; Anthropic's sends it)."""
+def _with_thinking(message: dict[str, Any], row: MessageLike) -> dict[str, Any]:
+    """`message` carrying a row's signed thinking and the model that made it (OpenAI-compatible clients drop
+    both keys; Anthropic's sends the thinking back to the same model)."""
+    content = row.content
     if content and len(content) == 1 and content[0].get("type") == "text":
         return message  # the common row: one text part, no thinking
     blocks = signed_thinking(content)
     if blocks:
         message[THINKING_BLOCKS_KEY] = blocks
+        if row.model:
+            message[THINKING_MODEL_KEY] = row.model
     return message
 
 
@@ -245,7 +249,7 @@ def _append_row(out: list[dict[str, Any]], row: MessageLike, in_args: bool, scru
                 message: dict[str, Any] = {"role": "assistant", "content": text}
                 if echo and (reasoning := reasoning_text(parts)):
                     message[REASONING_CONTENT] = reasoning
-                out.append(_with_thinking(_named(message, row), parts))
+                out.append(_with_thinking(_named(message, row), row))
             return  # approval responses are represented by the tool rows that follow them
         content = None if in_args or not text or (scrub and role == "assistant") else text
         calls = _wire_calls(tool_calls, in_args, parts)
@@ -258,7 +262,7 @@ def _append_row(out: list[dict[str, Any]], row: MessageLike, in_args: bool, scru
         message = {"role": "assistant", "content": content, "tool_calls": calls}
         if echo:
             message[REASONING_CONTENT] = reasoning_text(parts)
-        out.append(_with_thinking(_named(message, row), parts))
+        out.append(_with_thinking(_named(message, row), row))
     elif role == "summary":
         out.append(_named({"role": "user", "content": text_parts(parts)}, row))
     elif role == "system":

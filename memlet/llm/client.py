@@ -17,7 +17,7 @@ import orjson
 
 from memlet.errors import BadRequestError
 from memlet.llm.anthropic_client import AnthropicClient
-from memlet.llm.anthropic_format import THINKING_BLOCKS_KEY
+from memlet.llm.anthropic_format import THINKING_BLOCKS_KEY, THINKING_MODEL_KEY
 from memlet.llm.errors import (
     ContextWindowExceededError,
     LLMEmptyResponseError,
@@ -198,7 +198,7 @@ def _without_thinking_blocks(messages: list[dict[str, Any]]) -> list[dict[str, A
     """The messages without the signed thinking blocks kept for Anthropic (not part of OpenAI's format)."""
     if not any(THINKING_BLOCKS_KEY in m for m in messages):
         return messages
-    return [{k: v for k, v in m.items() if k != THINKING_BLOCKS_KEY} for m in messages]
+    return [{k: v for k, v in m.items() if k not in (THINKING_BLOCKS_KEY, THINKING_MODEL_KEY)} for m in messages]
 
 
 # Endpoint types (Letta's LLMConfig.model_endpoint_type) that speak OpenAI's chat.completions API.

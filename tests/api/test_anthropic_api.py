@@ -217,6 +217,23 @@ class TestThinking:
         listed = [m for m in claude.agents.messages.list(agent.id) if m.message_type == "reasoning_message"]
         assert {m.signature for m in listed} == {"sig-A", "sig-B"}
 
+    def test_another_models_thinking_is_not_sent_back(self, claude: Letta, mock_llm: MockLLM) -> None:
+        agent = make_agent(claude)
+        mock_llm.script(Reply(content="Sure.", reasoning="Hmm.", signature="sig-S"), Reply(content="Ok.", redacted="r"))
+        say(claude, agent.id, "hi")
+        say(claude, agent.id, "and?")
+        assert '"sig-S"' in json.dumps(mock_llm.requests[-1]["messages"])  # the same model gets it back
+        config = {**agent.llm_config.model_dump(), "model": "claude-opus-4-1-20250805"}
+        claude.agents.update(agent.id, llm_config=config)  # type: ignore[arg-type]
+        mock_llm.script(Reply.text("Hello from Opus."))
+        say(claude, agent.id, "who are you?")
+        sent = mock_llm.requests[-1]
+        assert sent["model"] == "claude-opus-4-1-20250805"
+        assert [m["content"] for m in sent["messages"] if m["role"] == "assistant"][-2:] == [
+            [{"type": "text", "text": "Sure."}],
+            [{"type": "text", "text": "Ok."}],
+        ]
+
     def test_redacted_thinking_round_trip(self, claude: Letta, mock_llm: MockLLM) -> None:
         agent = make_agent(claude)
         mock_llm.script(Reply(content="Sure.", redacted="opaque-bytes"), Reply.text("ok"))
