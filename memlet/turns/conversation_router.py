@@ -149,12 +149,13 @@ async def cancel_conversation(
     conversations: ConversationServiceDep,
     agent_id: AgentQuery = None,
 ) -> Any:
-    """Cancel the thread's active runs. The default thread's cancel leaves other conversations' runs alone."""
+    """Cancel the thread's active runs. The default thread's cancel leaves other conversations' runs alone. With
+    none active, the 409 names the path's id as Letta does (`default` stays `default`)."""
     thread = await conversations.thread(conversation_id, agent_id)
     conv_id = thread.conversation.id if thread.conversation else None
     run_ids = await RunRepository(session).active_in_thread(thread.agent.id, conv_id)
     if not run_ids:
-        raise ConflictError(f"CONFLICT: No active runs to cancel for conversation {thread.key}")
+        raise ConflictError(f"CONFLICT: No active runs to cancel for conversation {conversation_id}")
     return await cancel_runs(session, thread.agent.id, run_ids)
 
 
