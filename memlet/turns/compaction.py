@@ -58,15 +58,19 @@ async def summarize(
     agent_id: str,
     conversation_id: str | None = None,
     settings: CompactionSettings | None = None,
+    *,
+    compact_route: bool = False,
 ) -> CompactionResponse:
     """Summarize the oldest turns of the agent's (or a conversation's) window into one message after the system
-    message. A conversation with nothing to summarize is a 400, as in Letta."""
+    message. With nothing to summarize (only the system message and summaries), the agent's `/summarize` answers
+    the window unchanged, as Letta does; `/v1/conversations/{id}/compact` (`compact_route`), any thread, has no
+    such early return in Letta: its summary cannot shrink the window, so it is Letta's 400 "failed to reduce"."""
     async with deps.sessionmaker() as session:
         state = await LoopRepository(session).load_state_or_404(agent_id, actor.organization_id, conversation_id)
     agent, rows = state.agent, state.messages
     if not [r for r in rows[1:] if r.role not in ("system", "summary")]:
-        if conversation_id is not None:
-            raise BadRequestError("No in-context messages found for this conversation.")
+        if compact_route:
+            raise BadRequestError(NOT_REDUCED if rows else "No in-context messages found for this conversation.")
         existing = next((_unpacked(text_parts(r.content)) for r in rows if r.role == "summary"), "")
         return CompactionResponse(summary=existing, num_messages_before=len(rows), num_messages_after=len(rows))
     tools = [

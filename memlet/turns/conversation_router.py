@@ -119,7 +119,7 @@ async def compact_conversation(
     await release(session)
     conv_id = thread.conversation.id if thread.conversation else None
     settings = body.compaction_settings if body else None
-    return await summarize(deps, actor, thread.agent.id, conv_id, settings)
+    return await summarize(deps, actor, thread.agent.id, conv_id, settings, compact_route=True)
 
 
 @router.post("/{conversation_id}/recompile", operation_id="recompile_conversation", response_model=str)
