@@ -64,3 +64,15 @@ def test_compact_with_nothing_to_summarize_is_lettas_not_reduced(
     summarized = http.post(f"/v1/agents/{agent.id}/summarize", json={})
     assert summarized.status_code == 200, summarized.text
     assert summarized.json()["num_messages_before"] == summarized.json()["num_messages_after"] == 1
+
+
+def test_every_conversation_response_lists_its_window(client: Letta, http: httpx.Client) -> None:
+    """A deliberate difference (README): Letta answered `in_context_message_ids: []` everywhere but retrieve."""
+    agent = make_agent(client)
+    conv = client.conversations.create(agent_id=agent.id)
+    [system_id] = conv.in_context_message_ids
+    assert [c.in_context_message_ids for c in client.conversations.list(agent_id=agent.id)] == [[system_id]]
+    assert client.conversations.update(conv.id, summary="renamed").in_context_message_ids == [system_id]
+    forked = http.post(f"/v1/conversations/{conv.id}/fork").json()
+    assert len(forked["in_context_message_ids"]) == 1 and forked["in_context_message_ids"] != [system_id]
+    assert client.conversations.retrieve(forked["id"]).in_context_message_ids == forked["in_context_message_ids"]
