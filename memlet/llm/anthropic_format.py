@@ -1,9 +1,11 @@
 """The loop's OpenAI-style chat request rendered as an Anthropic messages API body.
 
 - The first system message becomes ``system`` (text blocks, the last one marked ``cache_control`` so the prompt
-  is cached); later system messages become user text, as Anthropic has no mid-conversation system role.
+  is cached); later system messages become user text (``<event>SYSTEM ALERT: ...</event>``, as Letta wraps them),
+  as Anthropic has no mid-conversation system role.
 - Assistant messages become content blocks: their signed thinking blocks first (``thinking_blocks``, kept on the
-  stored rows and sent back verbatim, as Anthropic requires for tool use with thinking), then text, then
+  stored rows and sent back verbatim, as Anthropic requires for tool use with thinking; left out when another
+  model made them, ``thinking_model``), then text, then
   ``tool_use`` blocks. Tool results become ``tool_result`` blocks in a user message; consecutive messages of one
   role are merged, and a conversation that starts with the assistant gets a user turn before it.
 - Tools become ``{name, description, input_schema}`` (the last one cached); tool_choice maps to Anthropic's, with
@@ -182,7 +184,9 @@ def split_messages(
             text = message.get("content")
             result = {"type": "tool_result", "tool_use_id": message.get("tool_call_id"), "content": text or ""}
             _append(out, "user", [result])
-        else:  # user, and system messages after the first
+        elif role == "system":  # a system message after the first: an event in a user turn, as Letta sends it
+            _append(out, "user", _text_blocks(f"<event>SYSTEM ALERT: {message.get('content') or ''}</event>"))
+        else:
             blocks = _text_blocks(message.get("content"))
             _append(out, "user", list(_without_heartbeats(blocks)) if drop_heartbeats else blocks)
     if merge_heartbeats:

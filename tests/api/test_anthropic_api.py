@@ -184,6 +184,17 @@ class TestV2Heartbeats:
         assert joined and not rest and json.loads(returned)["message"]["message"] == "No results found."
 
 
+def test_a_system_message_goes_out_as_an_event(claude: Letta, mock_llm: MockLLM) -> None:
+    agent = make_agent(claude)
+    mock_llm.script(Reply.text("Noted."))
+    claude.agents.messages.create(agent.id, messages=[{"role": "system", "content": "The user left."}])  # type: ignore[list-item]
+    last = mock_llm.requests[-1]["messages"][-1]
+    assert last == {
+        "role": "user",
+        "content": [{"type": "text", "text": "<event>SYSTEM ALERT: The user left.</event>"}],
+    }
+
+
 class TestThinking:
     def test_signatures_stored_and_sent_back(self, claude: Letta, mock_llm: MockLLM) -> None:
         agent = make_agent(claude)
