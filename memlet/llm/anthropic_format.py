@@ -1,7 +1,8 @@
 """The loop's OpenAI-style chat request rendered as an Anthropic messages API body.
 
 - The first system message becomes ``system`` (text blocks, the last one marked ``cache_control`` so the prompt
-  is cached); later system messages become user text (``<event>SYSTEM ALERT: ...</event>``, as Letta wraps them),
+  is cached, as are the tools and the final block of the last message, so the conversation is cached as it
+  grows); later system messages become user text (``<event>SYSTEM ALERT: ...</event>``, as Letta wraps them),
   as Anthropic has no mid-conversation system role.
 - Assistant messages become content blocks: their signed thinking blocks first (``thinking_blocks``, kept on the
   stored rows and sent back verbatim, as Anthropic requires for tool use with thinking; left out when another
@@ -196,6 +197,10 @@ def split_messages(
         out.insert(0, {"role": "user", "content": [{"type": "text", "text": CONVERSATION_START}]})
     if system:
         system[-1] = {**system[-1], "cache_control": CACHE_CONTROL}
+    if out:
+        # The conversation so far is cached too: its final block is marked, as Letta marks it each request.
+        blocks = out[-1]["content"]
+        blocks[-1] = {**blocks[-1], "cache_control": CACHE_CONTROL}
     return system, out
 
 

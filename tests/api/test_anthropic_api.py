@@ -189,10 +189,8 @@ def test_a_system_message_goes_out_as_an_event(claude: Letta, mock_llm: MockLLM)
     mock_llm.script(Reply.text("Noted."))
     claude.agents.messages.create(agent.id, messages=[{"role": "system", "content": "The user left."}])  # type: ignore[list-item]
     last = mock_llm.requests[-1]["messages"][-1]
-    assert last == {
-        "role": "user",
-        "content": [{"type": "text", "text": "<event>SYSTEM ALERT: The user left.</event>"}],
-    }
+    event = {"type": "text", "text": "<event>SYSTEM ALERT: The user left.</event>", "cache_control": EPHEMERAL}
+    assert last == {"role": "user", "content": [event]}
 
 
 class TestThinking:
@@ -322,7 +320,8 @@ class TestPreviewAndByok:
         assert preview["model"] == "claude-sonnet-4-5-20250929"
         assert preview["system"][-1]["cache_control"] == EPHEMERAL
         assert preview["thinking"]["type"] == "enabled"
-        assert preview["messages"][-1]["content"] == [{"type": "text", "text": "peek"}]
+        # The conversation's last block is marked for caching, as Letta marks it.
+        assert preview["messages"][-1]["content"] == [{"type": "text", "text": "peek", "cache_control": EPHEMERAL}]
         assert mock_llm.requests == []
 
     def test_byok_anthropic_provider_lists_and_runs_with_its_key(

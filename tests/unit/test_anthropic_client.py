@@ -92,10 +92,12 @@ class TestConversion:
             {"type": "redacted_thinking", "data": "opaque"},
             {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"word": "cat"}},
         ]
-        # The tool result and the later system message share one user turn.
+        # The tool result and the later system message (an event) share one user turn, whose last block marks
+        # the end of the conversation to cache.
+        event = "<event>SYSTEM ALERT: Memory was updated.</event>"
         assert tool_user["content"] == [
             {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a small feline"},
-            {"type": "text", "text": "Memory was updated."},
+            {"type": "text", "text": event, "cache_control": {"type": "ephemeral"}},
         ]
 
     def test_tools_cached_and_choice_mapped(self) -> None:
