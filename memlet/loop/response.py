@@ -247,6 +247,9 @@ async def handle_response(
         asked.append(heartbeat)
         violated = args is not None and call.name not in allowed
         bad_prefill = None if violated else prefill_error(ctx, call.name, args)
+        # The call is stored (and shown, and sent back to the model) with the rules' values laid over the model's,
+        # as Letta's V3 loop stores it; a refused call keeps the model's own arguments.
+        ran_args = args if violated or bad_prefill or args is None else {**args, **ctx.solver.prefilled_args(call.name)}
         outcome = failure(bad_prefill) if bad_prefill else await run_call(ctx, call.name, args, allowed)
         if not violated and not bad_prefill:
             # As in Letta, a refused call is not history: the rule that refused it still applies next time.
@@ -262,9 +265,9 @@ async def handle_response(
         if v2 and ctx.final_step:
             decision = (False, None)
         continues.append(decision)
-        stored_args = args
-        if v2 and args is not None:  # as Letta's V2 loop: every stored call says whether the loop went on
-            stored_args = {**args, HEARTBEAT_PARAM: decision[0]}
+        stored_args = ran_args
+        if v2 and ran_args is not None:  # as Letta's V2 loop: every stored call says whether the loop went on
+            stored_args = {**ran_args, HEARTBEAT_PARAM: decision[0]}
         stored_calls.append(stored_call(call.id, call.name, stored_args, call.arguments))
     assistant = ctx.row("assistant", id=assistant_id, content=assistant_content(result, thinking, v2))
     assistant.tool_calls = stored_calls

@@ -1,0 +1,139 @@
+"""What Letta 0.16.8's own tool-graph tests (`integration_test_agent_tool_graph.py`) assert about the server, checked
+through letta-client against the live server and the mock LLM: rule arguments (`run_first.args`,
+`child_arg_nodes`) replace the model's values in the call the user and the model then see, and arguments that do
+not fit the tool stop the turn.
+"""
+
+import json
+from typing import Any
+
+import pytest
+from letta_client import Letta
+
+from tests.mock_llm import MockLLM, Reply
+
+MODEL = "openai/gpt-4o-mini"
+EMBEDDING = "openai/text-embedding-3-small"
+REAL = "REAL_KEY_123"
+
+VALIDATE = f'''def validate_api_key(secret_key: str) -> str:
+    """Validates an API key; errors if incorrect.
+
+    Args:
+        secret_key: The provided key.
+    """
+    if secret_key != "{REAL}":
+        raise RuntimeError(f"Invalid secret key: {{secret_key}}")
+    return "api key accepted"
+'''
+NOOP = '''def noop() -> str:
+    """Returns a simple confirmation string."""
+    return "ok"
+'''
+COMPLEX = '''def complex_child(arr: list, text: str, num: float, flag: bool) -> str:
+    """Accepts complex typed arguments and returns a summary string.
+
+    Args:
+        arr: Items.
+        text: Text to include.
+        num: A number to include.
+        flag: A flag to include.
+    """
+    return f"ok:{text}:{num}:{flag}:{len(arr)}"
+'''
+
+
+def make_agent(client: Letta, sources: list[str], rules: list[dict[str, Any]], model: str = MODEL) -> Any:
+    tool_ids = [client.tools.upsert(source_code=source).id for source in sources]
+    return client.agents.create(
+        agent_type="letta_v1_agent",
+        model=model,
+        embedding=EMBEDDING,
+        memory_blocks=[],
+        tool_ids=tool_ids,
+        tool_rules=rules,
+    )
+
+
+def calls(messages: list[Any], name: str) -> list[dict[str, Any]]:
+    """The arguments of every call to `name`, as the messages show them."""
+    return [
+        json.loads(m.tool_call.arguments)
+        for m in messages
+        if m.message_type == "tool_call_message" and m.tool_call.name == name
+    ]
+
+
+def returns(messages: list[Any]) -> list[tuple[str, str]]:
+    return [(m.status, m.tool_return) for m in messages if m.message_type == "tool_return_message"]
+
+
+def sent_calls(request: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    """The arguments of every call to `name` in the history a model request carried."""
+    return [
+        json.loads(call["function"]["arguments"])
+        for message in request["messages"]
+        for call in message.get("tool_calls") or []
+        if call["function"]["name"] == name
+    ]
+
+
+class TestPrefilledArguments:
+    def test_run_first_args_replace_the_models_in_the_call_shown_and_sent_back(
+        self, client: Letta, mock_llm: MockLLM
+    ) -> None:
+        rules = [
+            {"type": "run_first", "tool_name": "validate_api_key", "args": {"secret_key": REAL}},
+            {"type": "constrain_child_tools", "tool_name": "validate_api_key", "children": ["noop"]},
+        ]
+        agent = make_agent(client, [VALIDATE, NOOP], rules)
+        mock_llm.script(
+            Reply.tool_call("validate_api_key", {"secret_key": "FAKE_KEY_999"}),
+            Reply.tool_call("noop", {}),
+            Reply.text("Your key is valid."),
+        )
+        response = client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "FAKE_KEY_999"}])
+        assert calls(response.messages, "validate_api_key") == [{"secret_key": REAL}]
+        assert returns(response.messages) == [("success", "api key accepted"), ("success", "ok")]
+        listed = client.agents.messages.list(agent.id, limit=50).items
+        assert calls(listed, "validate_api_key") == [{"secret_key": REAL}]
+        # The model's next request carries the call as it ran.
+        assert sent_calls(mock_llm.requests[1], "validate_api_key") == [{"secret_key": REAL}]
+
+    def test_child_arg_nodes_replace_complex_values(self, client: Letta, mock_llm: MockLLM) -> None:
+        prefilled = {"arr": [1, 2, 3], "text": "HELLO", "num": 3.14159, "flag": True}
+        rules = [
+            {"type": "run_first", "tool_name": "noop"},
+            {
+                "type": "constrain_child_tools",
+                "tool_name": "noop",
+                "children": ["complex_child"],
+                "child_arg_nodes": [{"name": "complex_child", "args": prefilled}],
+            },
+        ]
+        agent = make_agent(client, [NOOP, COMPLEX], rules)
+        mock_llm.script(
+            Reply.tool_call("noop", {}),
+            Reply.tool_call("complex_child", {"arr": [9, 9], "text": "fake", "num": 0, "flag": False}),
+            Reply.text("done"),
+        )
+        response = client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "go"}])
+        assert calls(response.messages, "complex_child") == [prefilled]
+        assert returns(response.messages)[-1] == ("success", "ok:HELLO:3.14159:True:3")
+
+    @pytest.mark.parametrize("args", [{"secret_key": 123}, {"not_a_param": "value"}])
+    def test_args_that_do_not_fit_the_tool_stop_the_turn(
+        self, client: Letta, mock_llm: MockLLM, args: dict[str, Any]
+    ) -> None:
+        rules = [
+            {"type": "run_first", "tool_name": "validate_api_key", "args": args},
+            {"type": "constrain_child_tools", "tool_name": "validate_api_key", "children": ["noop"]},
+        ]
+        agent = make_agent(client, [VALIDATE, NOOP], rules)
+        mock_llm.script(Reply.tool_call("validate_api_key", {"secret_key": "guess"}), Reply.tool_call("noop", {}))
+        response = client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "go"}])
+        assert response.stop_reason.stop_reason == "invalid_tool_call"
+        assert len(mock_llm.requests) == 1  # nothing runs after it
+        assert calls(response.messages, "validate_api_key") == [{"secret_key": "guess"}]  # the model's, as sent
+        ((status, text),) = returns(response.messages)
+        assert status == "error" and next(iter(args)) in text
