@@ -43,6 +43,19 @@ DEFAULT_BLOCK_DESCRIPTIONS = {
     "This helps you to maintain consistency and personality in your interactions.",
 }
 
+# Models Letta trusts with several `run_first` rules (its "structured output" models, compared by exact name).
+STRUCTURED_OUTPUT_MODELS = frozenset({"gpt-4o", "gpt-4o-mini"})
+MULTIPLE_INIT_RULES = (
+    "Multiple initial tools are not supported for non-structured models. Please use only one initial tool rule."
+)
+
+
+def check_init_rules(rules: Sequence[dict[str, Any]], model: str) -> None:
+    """Letta refuses a new agent with more than one `run_first` rule (duplicates count) unless its model is one of
+    `STRUCTURED_OUTPUT_MODELS`: a ValueError, so a 400. Only creation checks it; a PATCH may add more."""
+    if model not in STRUCTURED_OUTPUT_MODELS and sum(r.get("type") == "run_first" for r in rules) > 1:
+        raise BadRequestError(MULTIPLE_INIT_RULES)
+
 
 def default_compaction_settings(settings: CompactionSettings | None, handle: str | None) -> dict[str, Any]:
     """A new agent's stored compaction settings: as in Letta, always present, with the model and prompt filled in.
@@ -149,6 +162,7 @@ class AgentCreator:
             for t in tools
             if t.default_requires_approval
         ]
+        check_init_rules(rules, model)
         unique: dict[tuple[str, str], dict[str, Any]] = {}
         for rule in rules:
             unique.setdefault((rule["tool_name"], rule["type"]), rule)

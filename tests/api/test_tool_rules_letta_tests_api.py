@@ -1,14 +1,14 @@
 """What Letta 0.16.8's own tool-graph tests (`integration_test_agent_tool_graph.py`) assert about the server, checked
 through letta-client against the live server and the mock LLM: rule arguments (`run_first.args`,
-`child_arg_nodes`) replace the model's values in the call the user and the model then see, and arguments that do
-not fit the tool stop the turn.
+`child_arg_nodes`) replace the model's values in the call the user and the model then see, arguments that do
+not fit the tool stop the turn, and a new agent with several `run_first` rules needs a structured-output model.
 """
 
 import json
 from typing import Any
 
 import pytest
-from letta_client import Letta
+from letta_client import BadRequestError, Letta
 
 from tests.mock_llm import MockLLM, Reply
 
@@ -137,3 +137,29 @@ class TestPrefilledArguments:
         assert calls(response.messages, "validate_api_key") == [{"secret_key": "guess"}]  # the model's, as sent
         ((status, text),) = returns(response.messages)
         assert status == "error" and next(iter(args)) in text
+
+
+MULTIPLE_INIT = (
+    "Multiple initial tools are not supported for non-structured models. Please use only one initial tool rule."
+)
+
+
+class TestSeveralRunFirstRules:
+    RULES = [{"type": "run_first", "tool_name": "validate_api_key"}, {"type": "run_first", "tool_name": "noop"}]
+
+    @pytest.mark.parametrize("model", ["openai/gpt-4o-mini", "openai/gpt-4o"])
+    def test_a_structured_output_model_takes_them(self, client: Letta, model: str) -> None:
+        agent = make_agent(client, [VALIDATE, NOOP], self.RULES, model=model)
+        assert [r.type for r in agent.tool_rules or []].count("run_first") == 2
+
+    @pytest.mark.parametrize("model", ["openai/mock-model", "letta/letta-free"])
+    def test_any_other_model_is_a_400(self, client: Letta, model: str) -> None:
+        with pytest.raises(BadRequestError) as raised:
+            make_agent(client, [VALIDATE, NOOP], self.RULES, model=model)
+        assert raised.value.status_code == 400
+        assert raised.value.body == {"detail": MULTIPLE_INIT}
+        assert list(client.agents.list()) == []
+
+    def test_one_run_first_rule_is_fine_with_any_model(self, client: Letta) -> None:
+        agent = make_agent(client, [VALIDATE, NOOP], self.RULES[:1], model="openai/mock-model")
+        assert [r.type for r in agent.tool_rules or []].count("run_first") == 1
