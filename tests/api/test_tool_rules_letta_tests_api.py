@@ -43,10 +43,16 @@ COMPLEX = '''def complex_child(arr: list, text: str, num: float, flag: bool) -> 
 '''
 
 
-def make_agent(client: Letta, sources: list[str], rules: list[dict[str, Any]], model: str = MODEL) -> Any:
+def make_agent(
+    client: Letta,
+    sources: list[str],
+    rules: list[dict[str, Any]],
+    model: str = MODEL,
+    agent_type: str = "letta_v1_agent",
+) -> Any:
     tool_ids = [client.tools.upsert(source_code=source).id for source in sources]
     return client.agents.create(
-        agent_type="letta_v1_agent",
+        agent_type=agent_type,
         model=model,
         embedding=EMBEDDING,
         memory_blocks=[],
@@ -99,6 +105,19 @@ class TestPrefilledArguments:
         assert calls(listed, "validate_api_key") == [{"secret_key": REAL}]
         # The model's next request carries the call as it ran.
         assert sent_calls(mock_llm.requests[1], "validate_api_key") == [{"secret_key": REAL}]
+
+    def test_a_memgpt_v2_agent_uses_them_too(self, client: Letta, mock_llm: MockLLM) -> None:
+        # Letta's V2 loop ignored rule arguments (only its V3 loop applied them); memlet applies them for every
+        # agent type (README, compatibility notes).
+        rules = [{"type": "run_first", "tool_name": "validate_api_key", "args": {"secret_key": REAL}}]
+        agent = make_agent(client, [VALIDATE], rules, agent_type="memgpt_v2_agent")
+        mock_llm.script(
+            Reply.tool_call("validate_api_key", {"secret_key": "FAKE", "request_heartbeat": False}),
+        )
+        response = client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "FAKE"}])
+        ((args,),) = [calls(response.messages, "validate_api_key")]
+        assert args["secret_key"] == REAL
+        assert returns(response.messages) == [("success", "api key accepted")]
 
     def test_child_arg_nodes_replace_complex_values(self, client: Letta, mock_llm: MockLLM) -> None:
         prefilled = {"arr": [1, 2, 3], "text": "HELLO", "num": 3.14159, "flag": True}
