@@ -337,17 +337,21 @@ def _v3_decision(ctx: StepContext, name: str, violated: bool) -> tuple[bool, str
 def _v2_decision(
     ctx: StepContext, name: str, heartbeat: bool, violated: bool, success: bool
 ) -> tuple[bool, str | None]:
-    """Letta's V2 order: violation, terminal, child rule, continue rule, then the model's own heartbeat."""
+    """Letta's V2 order: violation, terminal, child rule, continue rule, the model's own heartbeat, and last a
+    required-before-exit tool still uncalled (decided here, as Letta does, so the stored call says the loop went
+    on)."""
     if violated:
         return True, HEARTBEAT_VIOLATION
     if ctx.solver.is_terminal(name):
-        return False, None
-    if ctx.solver.has_children(name):
+        pass
+    elif ctx.solver.has_children(name):
         return True, HEARTBEAT_CHILD_RULE
-    if ctx.solver.is_continue(name):
+    elif ctx.solver.is_continue(name):
         return True, HEARTBEAT_CONTINUE_RULE
-    if heartbeat:
+    elif heartbeat:
         return True, HEARTBEAT_REQUESTED if success else HEARTBEAT_FAILED
+    if missing := ctx.solver.uncalled_required_before_exit(list(ctx.tools)):
+        return True, required_before_exit_v2_reason(missing)
     return False, None
 
 

@@ -182,3 +182,41 @@ class TestSeveralRunFirstRules:
     def test_one_run_first_rule_is_fine_with_any_model(self, client: Letta) -> None:
         agent = make_agent(client, [VALIDATE, NOOP], self.RULES[:1], model="openai/mock-model")
         assert [r.type for r in agent.tool_rules or []].count("run_first") == 1
+
+
+SAVE_DATA = '''def save_data() -> str:
+    """Saves important data before exiting."""
+    return "Data saved successfully"
+'''
+WRAP_UP = '''def wrap_up() -> str:
+    """Ends the work."""
+    return "done"
+'''
+
+
+def test_a_memgpt_v2_agent_held_back_by_required_before_exit_records_that_the_loop_went_on(
+    client: Letta, mock_llm: MockLLM
+) -> None:
+    # Letta's V2 loop decides "go on, a required tool is still uncalled" with the call, so the stored call says
+    # `request_heartbeat: true`, and the model reads the heartbeat naming the tool.
+    rules = [
+        {"type": "required_before_exit", "tool_name": "save_data"},
+        {"type": "exit_loop", "tool_name": "wrap_up"},
+    ]
+    agent = make_agent(client, [SAVE_DATA, WRAP_UP], rules, agent_type="memgpt_v2_agent")
+    mock_llm.script(
+        Reply.tool_call("wrap_up", {"request_heartbeat": False}),
+        Reply.tool_call("save_data", {"request_heartbeat": False}),
+    )
+    response = client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "go"}])
+    assert response.stop_reason.stop_reason == "end_turn"
+    assert calls(response.messages, "wrap_up") == [{"request_heartbeat": True}]
+    assert calls(response.messages, "save_data") == [{"request_heartbeat": False}]
+    second = mock_llm.requests[1]
+    assert [c["request_heartbeat"] for c in sent_calls(second, "wrap_up")] == [True]
+    heartbeat = json.loads(second["messages"][-1]["content"])
+    assert heartbeat["type"] == "heartbeat"
+    assert heartbeat["reason"] == (
+        "[This is an automated system message hidden from the user] "
+        "Continuing, user expects these tools: [save_data] to be called still."
+    )
