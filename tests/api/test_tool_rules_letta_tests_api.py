@@ -220,3 +220,15 @@ def test_a_memgpt_v2_agent_held_back_by_required_before_exit_records_that_the_lo
         "[This is an automated system message hidden from the user] "
         "Continuing, user expects these tools: [save_data] to be called still."
     )
+
+
+def test_a_run_first_rule_on_a_tool_the_agent_lacks_offers_every_tool(client: Letta, mock_llm: MockLLM) -> None:
+    # Letta offered no tool at all until the first call, so such an agent could never call one (README,
+    # compatibility notes); memlet falls back to every tool, as both do when child rules leave nothing.
+    agent = make_agent(client, [NOOP], [{"type": "run_first", "tool_name": "send_message"}])
+    mock_llm.script(Reply.tool_call("noop", {}), Reply.text("done"))
+    response = client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "go"}])
+    assert returns(response.messages) == [("success", "ok")]
+    first = mock_llm.requests[0]
+    assert "noop" in [t["function"]["name"] for t in first["tools"]]
+    assert first["tool_choice"] == "required"
