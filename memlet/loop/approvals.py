@@ -181,8 +181,9 @@ async def resume_approval(
             if item is not None:
                 approvals.append({"type": "approval", "tool_call_id": call_id, "approve": True, "reason": item.reason})
             outcome = await run_call(ctx, name, args, [name])
-            decisions.append(answered_decision(ctx, name, heartbeat, outcome.success, v2=v2))
             ctx.solver.register_call(name)  # only calls that ran count for the rules (not denied or client ones)
+            # After registering, as Letta does: a required-before-exit tool that just ran is no longer missing.
+            decisions.append(answered_decision(ctx, name, heartbeat, outcome.success, v2=v2))
         names.append(name)
         outcomes.append((ToolCall(call_id, name, call["function"]["arguments"]), outcome))
     first = next((a for a in approvals if a["type"] == "approval"), None)

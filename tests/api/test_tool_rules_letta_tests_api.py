@@ -232,3 +232,26 @@ def test_a_run_first_rule_on_a_tool_the_agent_lacks_offers_every_tool(client: Le
     first = mock_llm.requests[0]
     assert "noop" in [t["function"]["name"] for t in first["tools"]]
     assert first["tool_choice"] == "required"
+
+
+def test_an_approved_required_before_exit_tool_counts_as_called_on_a_memgpt_v2_agent(
+    client: Letta, mock_llm: MockLLM
+) -> None:
+    save = client.tools.create(source_code=SAVE_DATA, default_requires_approval=True)
+    agent = client.agents.create(
+        agent_type="memgpt_v2_agent",
+        model=MODEL,
+        embedding=EMBEDDING,
+        memory_blocks=[],
+        tool_ids=[save.id],
+        tool_rules=[{"type": "required_before_exit", "tool_name": "save_data"}],
+    )
+    mock_llm.script(Reply.tool_call("save_data", {"request_heartbeat": False}, id="call_save"))
+    asked = client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "save"}])
+    assert asked.stop_reason.stop_reason == "requires_approval"
+    approval = {"type": "approval", "approvals": [{"type": "approval", "tool_call_id": "call_save", "approve": True}]}
+    response = client.agents.messages.create(agent.id, messages=[approval])
+    # The tool ran and was owed nothing more, so the turn ends without asking the model again.
+    assert response.stop_reason.stop_reason == "end_turn"
+    assert returns(response.messages) == [("success", "Data saved successfully")]
+    assert len(mock_llm.requests) == 1
