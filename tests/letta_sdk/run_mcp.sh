@@ -31,10 +31,12 @@ copy_letta_files conftest.py mcp_servers_test.py mock_mcp_server.py
 # mcp_servers_test.py imports four names from Letta's own package. Stubs stand in for them: the two configs build
 # the same JSON that Letta 0.16.8's LLMConfig / EmbeddingConfig `default_config` sends for these arguments; the rest
 # are bare classes (type hints, and isinstance checks that never match letta-client's objects, as with real Letta).
-mkdir -p "$WORK/tests/letta/schemas"
-: > "$WORK/tests/letta/__init__.py"
-: > "$WORK/tests/letta/schemas/__init__.py"
-cat > "$WORK/tests/letta/schemas/llm_config.py" <<'PY'
+# With letta==0.16.8 itself installed in the virtualenv (as run_search.sh needs), the real classes are used.
+if ! "$VENV/bin/python" -c "import letta.schemas.llm_config" 2>/dev/null; then
+    mkdir -p "$WORK/tests/letta/schemas"
+    : > "$WORK/tests/letta/__init__.py"
+    : > "$WORK/tests/letta/schemas/__init__.py"
+    cat > "$WORK/tests/letta/schemas/llm_config.py" <<'PY'
 from pydantic import BaseModel
 
 
@@ -59,7 +61,7 @@ class LLMConfig(BaseModel):
             put_inner_thoughts_in_kwargs=False,
         )
 PY
-cat > "$WORK/tests/letta/schemas/embedding_config.py" <<'PY'
+    cat > "$WORK/tests/letta/schemas/embedding_config.py" <<'PY'
 from pydantic import BaseModel
 
 
@@ -82,12 +84,14 @@ class EmbeddingConfig(BaseModel):
             embedding_chunk_size=300,
         )
 PY
-printf 'class AgentState:\n    pass\n' > "$WORK/tests/letta/schemas/agent.py"
-printf 'class ToolCallMessage:\n    pass\n\n\nclass ToolReturnMessage:\n    pass\n' > "$WORK/tests/letta/schemas/letta_message.py"
+    printf 'class AgentState:\n    pass\n' > "$WORK/tests/letta/schemas/agent.py"
+    printf 'class ToolCallMessage:\n    pass\n\n\nclass ToolReturnMessage:\n    pass\n' > "$WORK/tests/letta/schemas/letta_message.py"
+fi
 
-# 2. memlet's mock LLM and a memlet server with stdio MCP servers on (Letta's tests create several). The servers
-# the tests create with `npx -y @modelcontextprotocol/server-everything` need the npm registry; without it their
-# tool listing fails, which create and update tolerate, so a short connect deadline keeps those tests quick.
+# 2. memlet's mock LLM and a memlet server with stdio MCP servers on (Letta's tests create several). Servers the
+# tests start with `npx -y @modelcontextprotocol/server-everything` need npm (and its registry, unless cached), and
+# several point at commands or hosts that do not exist; their tool listing fails, which create and update
+# tolerate (as in Letta), and a short connect deadline keeps those tests quick.
 start_memlet MEMLET_MCP_STDIO=true MEMLET_MCP_CONNECT_TIMEOUT_S="${LETTA_SDK_MCP_CONNECT_TIMEOUT_S:-10}"
 
 # 3. Letta's tests, unchanged. -c /dev/null keeps memlet's pytest config out.
