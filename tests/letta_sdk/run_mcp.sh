@@ -8,7 +8,7 @@
 # that runs pytest, so the tests run from their own virtualenv (LETTA_SDK_VENV, default /tmp/memlet-letta-sdk-venv),
 # built on first use from PyPI: memlet's letta-client version, mcp<2, pytest, pytest-order, requests, python-dotenv.
 # memlet itself runs from this worktree's .venv with stdio MCP servers enabled.
-# Extra pytest arguments go in LETTA_SDK_PYTEST_ARGS (e.g. "-rA" or "-k 'not with_agent'").
+# Extra pytest arguments go in LETTA_SDK_PYTEST_ARGS, split on spaces (e.g. "-rA -kcomprehensive").
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
