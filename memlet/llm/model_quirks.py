@@ -14,6 +14,7 @@ _REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 _ANTHROPIC_STRICT = ("sonnet-4-5", "opus-4-1", "opus-4-5", "haiku-4-5")
 # OpenAI-compatible endpoints whose tool schemas never carry `strict` (Letta's clients for them turn it off).
 _NO_STRICT_ENDPOINTS = frozenset({"deepseek", "fireworks", "minimax", "xai"})
+LETTA_ENDPOINT = "https://inference.letta.com/v1"  # Letta's own inference endpoint
 
 
 def is_reasoning_model(model: str) -> bool:
@@ -37,6 +38,20 @@ def supports_parallel_tool_calls(model: str) -> bool:
 
 def supports_verbosity(model: str) -> bool:
     return model.startswith("gpt-5")
+
+
+def prompt_cache_retention(llm_config: Mapping[str, Any]) -> str | None:
+    """`"24h"` for models that keep OpenAI's prompt cache that long (gpt-4.1 and gpt-5, but gpt-5-mini), on
+    OpenAI itself: not OpenRouter, not Letta's inference endpoint, not a provider named other than `openai`."""
+    endpoint = str(llm_config.get("model_endpoint") or "")
+    provider = llm_config.get("provider_name")
+    if llm_config.get("model_endpoint_type") != "openai" or provider not in (None, "openai"):
+        return None
+    if "openrouter.ai" in endpoint or endpoint.rstrip("/") == LETTA_ENDPOINT:
+        return None
+    model = str(llm_config.get("model") or "").split("/", 1)[-1]
+    extended = model == "gpt-4.1" or (model.startswith("gpt-5") and model != "gpt-5-mini")
+    return "24h" if extended else None
 
 
 def requires_auto_tool_choice(llm_config: Mapping[str, Any]) -> bool:

@@ -23,6 +23,7 @@ class ChatRequest:
     response_format: dict[str, Any] | None = None
     reasoning_effort: str | None = None
     verbosity: str | None = None
+    prompt_cache_retention: str | None = None  # OpenAI's "24h" for the models that keep a cache that long
     # Provider-specific fields (e.g. reasoning_effort) passed through untouched.
     extra_body: dict[str, Any] | None = None
     # `messages` already encoded, one `orjson.Fragment` each (`loop.buffer_chat.Wire`): an OpenAI-compatible body

@@ -195,7 +195,8 @@ def build_chat_request(
 
 
 def _optional_params(config: Mapping[str, Any], model: str) -> dict[str, Any]:
-    """`frequency_penalty`, `response_format`, `reasoning_effort` and `verbosity`, where the model takes them."""
+    """`frequency_penalty`, `response_format`, `reasoning_effort`, `verbosity` and `prompt_cache_retention`, where
+    the model takes them."""
     params: dict[str, Any] = {}
     if config.get("model_endpoint_type") == "anthropic":
         return params  # Anthropic's messages API has none of them (thinking and effort come from the config)
@@ -208,4 +209,5 @@ def _optional_params(config: Mapping[str, Any], model: str) -> dict[str, Any]:
     if quirks.supports_verbosity(model) and config.get("verbosity"):
         params["verbosity"] = config["verbosity"]
     params["extra_body"] = quirks.extra_body(config)
+    params["prompt_cache_retention"] = quirks.prompt_cache_retention(config)
     return params

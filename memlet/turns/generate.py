@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from memlet.actor import Actor
 from memlet.agents.repository import AgentRepository
 from memlet.errors import LLMError, MemletError, NotFoundError
+from memlet.llm.model_quirks import prompt_cache_retention
 from memlet.llm.types import ChatRequest, ChatResult
 from memlet.loop.deps import LoopDeps
 from memlet.messages.schemas import LettaUsageStatistics
@@ -76,6 +77,7 @@ def chat_request(config: dict[str, Any], body: GenerateRequest) -> ChatRequest:
         temperature=config.get("temperature"),
         max_tokens=config.get("max_tokens"),
         stream=False,
+        prompt_cache_retention=prompt_cache_retention(config),
     )
 
 
