@@ -10,7 +10,7 @@ there it falls back to `all`. `all` evicts every complete turn. The summary is c
 afterwards; a sliding window that does not fit with its summary is redone as `all`.
 """
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,11 +124,11 @@ def choose_cut(n: int, cuts: list[int], settings: SummarizerSettings, fits: Call
 Summarize = Callable[[str], Awaitable[str]]  # the evicted transcript -> its summary (raises when it fails)
 
 
-def summarizer(llm: LLMClient, model: str, settings: SummarizerSettings, window: int) -> Summarize:
-    """Summaries from `llm` with the settings' prompt and clipping."""
+def summarizer(llm: LLMClient, config: Mapping[str, Any], settings: SummarizerSettings, window: int) -> Summarize:
+    """Summaries from `llm` (the model of `config`) with the settings' prompt, model settings and clipping."""
 
     async def run(text: str) -> str:
-        return await summarize(llm, model, settings, text, window)
+        return await summarize(llm, config, settings, text, window)
 
     return run
 
@@ -164,7 +164,11 @@ async def plan_compaction(
             return None
         raise CompactionFailedError("The current turn alone does not fit in the context window.")
     # Room for the summary that will open the kept rows: its completion limit and the alert around it.
-    goal = min(int(window * (1 - settings.sliding_window_percentage)), limit) - summary_max_tokens(window) - 64
+    goal = (
+        min(int(window * (1 - settings.sliding_window_percentage)), limit)
+        - summary_max_tokens(window, settings.max_tokens)
+        - 64
+    )
     cut = choose_cut(len(rows), cuts, settings, lambda i: prompt.tokens(rows[i:]) <= goal)
     mode = "all" if cut == cuts[-1] else settings.mode
     summary = await summarize_with(transcript(rows[:cut], prompt.agent_type))

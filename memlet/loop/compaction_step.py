@@ -45,13 +45,12 @@ async def _plan(run: RunState, state: LoopState, site: Site, *, force: bool, com
         return None  # the common step: the prompt fits for sure (`plan_compaction` asks first too)
     settings = SummarizerSettings.from_stored(agent.compaction_settings)
     config = summarizer_llm_config(agent.llm_config, settings.model)
-    model = str(config.get("model"))
 
     async def summarize_with(text: str) -> str:
         if config is agent.llm_config:
-            return await summarizer(llm, model, settings, window)(text)
+            return await summarizer(llm, config, settings, window)(text)
         async with run.deps.llm_for(config, run.org_id) as own:  # opened only when a summary is due
-            return await summarizer(own, model, settings, window)(text)
+            return await summarizer(own, config, settings, window)(text)
 
     return await plan_compaction(
         summarize_with=summarize_with,

@@ -9,7 +9,7 @@ then leaves the context as it was, never drops rows without a summary.
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
 
@@ -17,6 +17,7 @@ from memlet.errors import BadRequestError
 from memlet.llm.chat_format import to_openai_messages
 from memlet.llm.client import LLMClient
 from memlet.llm.errors import LLMEmptyResponseError
+from memlet.llm.model_quirks import is_reasoning_model, prompt_cache_retention, supports_temperature
 from memlet.llm.tokens import count_tokens
 from memlet.llm.types import ChatRequest
 from memlet.loop.headroom import counting_margin
@@ -26,6 +27,8 @@ from memlet.prompt.prompts import SUMMARIZER_INSTRUCTIONS
 log = logging.getLogger(__name__)
 
 SUMMARY_MAX_TOKENS = 512
+# Put before the transcript when `prompt_acknowledgement` is on, as the summarizer's own answer to its instructions.
+SUMMARY_ACKNOWLEDGEMENT = "Understood. Send me the messages and I will answer with their summary and nothing else."
 TRUNCATION_SUFFIX = "... [summary truncated to fit]"
 SYSTEM_PROMPT_OVERFLOW = (
     "Compaction failed because the system prompt is too large for this model's context window. Reduce system "
@@ -50,13 +53,17 @@ class CompactionFailedError(BadRequestError):
 
 @dataclass(frozen=True)
 class SummarizerSettings:
-    """The `compaction_settings` fields memlet honours (self_compact_* modes run as their plain counterparts)."""
+    """The `compaction_settings` fields memlet honours (self_compact_* modes run as their plain counterparts);
+    `max_tokens` and `temperature` come from its `model_settings` (`max_output_tokens`, `temperature`)."""
 
     mode: str = "sliding_window"
     sliding_window_percentage: float = 0.3
     model: str | None = None
     clip_chars: int | None = 50_000
     prompt: str | None = None
+    acknowledgement: bool = False
+    max_tokens: int | None = None
+    temperature: float | None = None
 
     @classmethod
     def from_stored(cls, *layers: dict[str, Any] | None) -> Self:
@@ -66,12 +73,18 @@ class SummarizerSettings:
             merged.update({k: v for k, v in (layer or {}).items() if v is not None or k == "clip_chars"})
         mode = str(merged.get("mode") or "sliding_window")
         pct = float(merged.get("sliding_window_percentage") or 0.3)
+        model_settings = merged.get("model_settings")
+        model_settings = model_settings if isinstance(model_settings, dict) else {}
+        max_tokens, temperature = model_settings.get("max_output_tokens"), model_settings.get("temperature")
         return cls(
             mode="all" if mode.endswith("all") else "sliding_window",
             sliding_window_percentage=min(max(pct, 0.0), 1.0),
             model=merged.get("model") or None,
             clip_chars=merged.get("clip_chars", 50_000),
             prompt=merged.get("prompt") or None,
+            acknowledgement=bool(merged.get("prompt_acknowledgement")),
+            max_tokens=int(max_tokens) if isinstance(max_tokens, int | float) and max_tokens > 0 else None,
+            temperature=float(temperature) if isinstance(temperature, int | float) else None,
         )
 
 
@@ -88,8 +101,11 @@ def summarizer_llm_config(agent_config: dict[str, Any], handle: str | None) -> d
     return {**agent_config, "model": model, "handle": handle}
 
 
-def summary_max_tokens(window: int) -> int:
-    """The completion limit of a summary call (a summary never takes more of the window than this)."""
+def summary_max_tokens(window: int, configured: int | None = None) -> int:
+    """The completion limit of a summary call: the summarizer's `max_output_tokens` when set (at most a quarter of
+    the window), else memlet's own small limit."""
+    if configured is not None:
+        return min(configured, max(window // 4, 32))
     return min(SUMMARY_MAX_TOKENS, max(window // 8, 32))
 
 
@@ -105,24 +121,42 @@ def transcript(rows: Sequence[Any], agent_type: str) -> str:
     return "\n".join(lines)
 
 
-async def summarize(llm: LLMClient, model: str, settings: SummarizerSettings, text: str, window: int) -> str:
-    """One summary call with the settings' instructions; the answer clipped to `clip_chars`.
+def summary_temperature(config: Mapping[str, Any], settings: SummarizerSettings) -> float | None:
+    """The summarizer's temperature (its `model_settings`', else the model config's); OpenAI's reasoning models
+    take only 1.0."""
+    model = str(config.get("model") or "")
+    if config.get("model_endpoint_type") == "openai" and is_reasoning_model(model) and not supports_temperature(model):
+        return 1.0
+    return settings.temperature if settings.temperature is not None else config.get("temperature")
+
+
+async def summarize(
+    llm: LLMClient, config: Mapping[str, Any], settings: SummarizerSettings, text: str, window: int
+) -> str:
+    """One summary call to the model of `config` with the settings' instructions (after them, with
+    `prompt_acknowledgement`, the summarizer's acknowledgement); the answer clipped to `clip_chars`.
 
     Raises what the LLM call raises, and LLMEmptyResponseError for an empty answer.
     """
     instructions = settings.prompt or SUMMARIZER_INSTRUCTIONS
-    max_tokens = summary_max_tokens(window)
-    budget = window - count_tokens(instructions) - max_tokens - counting_margin(window) - 64
+    head = [{"role": "system", "content": instructions}]
+    if settings.acknowledgement:
+        head.append({"role": "assistant", "content": SUMMARY_ACKNOWLEDGEMENT})
+    max_tokens = summary_max_tokens(window, settings.max_tokens)
+    fixed = sum(count_tokens(str(m["content"])) for m in head)
+    budget = window - fixed - max_tokens - counting_margin(window) - 64
     if budget <= 0:
         raise CompactionFailedError("The summarizer's instructions leave no room in the context window.")
     while text and count_tokens(text) > budget:
         # The summarizer's own request must fit too: keep the most recent part of the evicted history.
         text = text[len(text) // 4 :]
     request = ChatRequest(
-        model=model,
-        messages=[{"role": "system", "content": instructions}, {"role": "user", "content": text}],
+        model=str(config.get("model")),
+        messages=[*head, {"role": "user", "content": text}],
         max_tokens=max_tokens,
+        temperature=summary_temperature(config, settings),
         stream=False,
+        prompt_cache_retention=prompt_cache_retention(config),
     )
     result = await llm.chat(request)
     summary = (result.content or "").strip()

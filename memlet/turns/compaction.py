@@ -83,7 +83,7 @@ async def summarize(
     # The client is shared with the app's other requests: the pool closes it, never this request.
     async with deps.llm_for(config, actor.organization_id) as llm:
         plan = await plan_compaction(
-            summarize_with=summarizer(llm, str(config.get("model")), chosen, window),
+            summarize_with=summarizer(llm, config, chosen, window),
             settings=chosen,
             prompt=Prompt(text_parts(rows[0].content), [], tools, agent.agent_type),
             rows=rows[1:],

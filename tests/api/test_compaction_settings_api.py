@@ -107,3 +107,29 @@ def test_conversation_compact_honours_settings(client: Letta, http: httpx.Client
     assert response.status_code == 200, response.text
     assert response.json()["num_messages_after"] == 2
     assert mock_llm.requests[-1]["messages"][0]["content"] == "Thread instructions."
+
+
+def test_model_settings_and_acknowledgement_reach_the_summarizer(
+    client: Letta, http: httpx.Client, mock_llm: MockLLM
+) -> None:
+    """As Letta's summarizer config takes `model_settings` (its output limit and temperature) and
+    `prompt_acknowledgement` puts the summarizer's acknowledgement between its instructions and the transcript."""
+    agent_id = agent_with_turns(client, mock_llm, turns=4)
+    mock_llm.script(Reply.text("summary"))
+    model_settings = {"provider_type": "openai", "max_output_tokens": 4321, "temperature": 0.05}
+    response = summarize(http, agent_id, mode="all", model_settings=model_settings, prompt_acknowledgement=True)
+    assert response.status_code == 200, response.text
+    (request,) = mock_llm.requests
+    assert (request["max_completion_tokens"], request["temperature"]) == (4321, 0.05)
+    assert [m["role"] for m in request["messages"]] == ["system", "assistant", "user"]
+    assert "message 3" in request["messages"][2]["content"]
+    # Stored on the agent, they apply to its later compactions too.
+    client.agents.update(agent_id, compaction_settings={"model_settings": model_settings})  # type: ignore[typeddict-item]
+    mock_llm.reset()
+    for i in range(3):
+        mock_llm.script(Reply.text(f"more {i}"))
+        client.agents.messages.create(agent_id, input=f"more {i}")
+    mock_llm.script(Reply.text("summary"))
+    assert summarize(http, agent_id).status_code == 200
+    assert (mock_llm.requests[-1]["max_completion_tokens"], mock_llm.requests[-1]["temperature"]) == (4321, 0.05)
+    assert [m["role"] for m in mock_llm.requests[-1]["messages"]] == ["system", "user"]

@@ -71,3 +71,13 @@ def test_generate_asks_for_the_same_retention(http: httpx.Client, mock_llm: Mock
     response = http.post(f"/v1/agents/{agent_id}/generate", json={"prompt": "Say something."})
     assert response.status_code == 200, response.text
     assert mock_llm.requests[-1]["prompt_cache_retention"] == "24h"
+
+
+def test_summaries_ask_for_the_same_retention(http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent_id = raw_agent(http, mock_llm, "gpt-4.1")
+    for _ in range(3):
+        sent_for(http, mock_llm, agent_id)
+    mock_llm.script(Reply.text("summary"))
+    response = http.post(f"/v1/agents/{agent_id}/summarize", json={"compaction_settings": {"mode": "all"}})
+    assert response.status_code == 200, response.text
+    assert mock_llm.requests[-1]["prompt_cache_retention"] == "24h"
