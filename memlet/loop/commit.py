@@ -208,7 +208,7 @@ async def commit_compaction(
     plan: CompactionPlan,
     window: int,
     role: str = "user",
-    trigger: str = "context_window_exceeded",
+    trigger: str | None = "context_window_exceeded",
     run_id: str | None = None,
     step_id: str | None = None,
 ) -> StoredMessage | None:
@@ -216,7 +216,8 @@ async def commit_compaction(
     window) to the kept rows. The evicted rows stay in the history, in their original order.
 
     The summary row has the `user` role, or `summary` when the client asked for compaction messages (as Letta
-    stores it then); it is returned for the stream (None when the agent or conversation is gone).
+    stores it then); it is returned for the stream (None when the agent or conversation is gone). Its packed text
+    carries Letta's compaction stats under `trigger`; a manual compaction (`trigger` None) carries none.
     """
     agent = state.agent
     conversation = state.conversation
@@ -231,20 +232,22 @@ async def commit_compaction(
             current = await repo.conversations.find(agent.organization_id, conversation.id)
             if current is None:
                 return None
-        stats: dict[str, Any] = {
-            "trigger": trigger,
-            "context_tokens_before": plan.tokens_before,
-            "context_tokens_after": plan.tokens_after,
-            "context_window": window,
-            "messages_count_before": len(state.messages),
-            "messages_count_after": len(plan.kept) + 2,
-        }
+        stats: dict[str, Any] | None = None
+        if trigger is not None:  # a manual compaction carries none, as in Letta
+            stats = {
+                "trigger": trigger,
+                "context_tokens_before": plan.tokens_before,
+                "context_tokens_after": plan.tokens_after,
+                "context_window": window,
+                "messages_count_before": len(state.messages),
+                "messages_count_after": len(plan.kept) + 2,
+            }
         row = orm.Message(
             id=ids.new_id(ids.Prefix.MESSAGE),
             organization_id=agent.organization_id,
             agent_id=agent.id,
             role=role,
-            content=[{"type": "text", "text": summary_text(plan.summary, plan.evicted_count, stats, agent.timezone)}],
+            content=[{"type": "text", "text": summary_text(plan.summary, plan.mode, stats, agent.timezone)}],
             created_at=datetime.now(UTC),
             conversation_id=conversation.id if conversation is not None else None,
             run_id=run_id,

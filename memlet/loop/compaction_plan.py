@@ -172,11 +172,11 @@ async def plan_compaction(
     cut = choose_cut(len(rows), cuts, settings, lambda i: prompt.tokens(rows[i:]) <= goal)
     mode = "all" if cut == cuts[-1] else settings.mode
     summary = await summarize_with(transcript(rows[:cut], prompt.agent_type))
-    after = prompt.tokens(rows[cut:], summary_text(summary, cut, {}, None))
+    after = prompt.tokens(rows[cut:], summary_text(summary, mode, None, None))
     if after > limit and cut != cuts[-1]:
         cut, mode = cuts[-1], "all"
         summary = await summarize_with(transcript(rows[:cut], prompt.agent_type))
-        after = prompt.tokens(rows[cut:], summary_text(summary, cut, {}, None))
+        after = prompt.tokens(rows[cut:], summary_text(summary, mode, None, None))
     if after > limit:
         raise CompactionFailedError(
             f"Compaction left {after} tokens, more than the {limit} this context window allows; the current "

@@ -167,12 +167,25 @@ async def summarize(
     return summary
 
 
-def summary_text(summary: str, evicted: int, stats: dict[str, Any], timezone: str | None) -> str:
-    """The stored summary message: a packed system alert carrying Letta's compaction stats."""
-    message = (
-        f"Note: {evicted} messages from the beginning of the conversation have been hidden from view due to "
-        f"memory constraints.\nThe following is a summary of the previous messages:\n {summary}"
-    )
-    return json.dumps(
-        {"type": "system_alert", "message": message, "time": format_local_time(timezone), "compaction_stats": stats}
-    )
+def summary_text(summary: str, mode: str, stats: dict[str, Any] | None, timezone: str | None) -> str:
+    """The stored summary message, a packed system alert, worded as Letta words it: a sliding window's names how
+    many messages went (when the compaction has stats: the loop's do, a manual one's do not), `all`'s does not.
+    Letta's compaction stats ride along when there are any."""
+    if mode != "sliding_window":
+        note = "Note: prior messages have been hidden from view due to conversation memory constraints."
+    elif stats is not None:
+        hidden = stats["messages_count_before"] - stats["messages_count_after"]
+        note = (
+            f"Note: {hidden} messages from the beginning of the conversation have been hidden from view due to "
+            "memory constraints."
+        )
+    else:
+        note = (
+            "Note: prior messages from the beginning of the conversation have been hidden from view due to "
+            "conversation memory constraints."
+        )
+    message = f"{note}\nThe following is a summary of the previous messages:\n {summary}"
+    packed: dict[str, Any] = {"type": "system_alert", "message": message, "time": format_local_time(timezone)}
+    if stats is not None:
+        packed["compaction_stats"] = stats
+    return json.dumps(packed)

@@ -96,5 +96,5 @@ async def summarize(
     if plan is None or after >= len(rows):
         raise BadRequestError(NOT_REDUCED)
     # Letta's manual compaction stores its summary with the `summary` role (`compact(use_summary_role=True)`).
-    await commit_compaction(deps.sessionmaker, state=state, plan=plan, window=window, role="summary", trigger="manual")
+    await commit_compaction(deps.sessionmaker, state=state, plan=plan, window=window, role="summary", trigger=None)
     return CompactionResponse(summary=plan.summary, num_messages_before=len(rows), num_messages_after=after)

@@ -170,3 +170,46 @@ def test_the_context_report_counts_a_summary_once(client: Letta, http: httpx.Cli
     report = http.get(f"/v1/agents/{agent_id}/context").json()
     assert "topic399" in report["summary_memory"] and report["num_tokens_summary_memory"] > 800
     assert report["num_tokens_messages"] < 200  # the few messages kept after it, not the summary again
+
+
+def stored_summary(http: httpx.Client, agent_id: str) -> dict[str, Any]:
+    """The agent's newest summary as listed, its packed alert read."""
+    listed = http.get(f"/v1/agents/{agent_id}/messages", params={"limit": 100}).json()
+    texts = [(m, m.get("summary") or m.get("content")) for m in reversed(listed)]
+    (newest, text), *_ = [(m, t) for m, t in texts if isinstance(t, str) and "hidden from view" in t]
+    return {**newest, "alert": json.loads(text)}
+
+
+def test_the_summary_is_worded_as_letta_words_it(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    """Letta's alert names how many messages a sliding window hid (its stats' before minus after), or says
+    "prior messages" when it has no stats (a manual compaction carries none) or summarized `all`."""
+    agent_id = agent_with_history(client, mock_llm, turns=4)
+    mock_llm.script(Reply.text("x").reporting(3700), Reply.text("Loop summary."))
+    assert send(http, agent_id, "hello").status_code == 200
+    alert = stored_summary(http, agent_id)["alert"]
+    stats = alert["compaction_stats"]
+    hidden = stats["messages_count_before"] - stats["messages_count_after"]
+    assert alert["message"] == (
+        f"Note: {hidden} messages from the beginning of the conversation have been hidden from view due to memory "
+        "constraints.\nThe following is a summary of the previous messages:\n Loop summary."
+    )
+
+    for i in range(4):
+        mock_llm.script(Reply.text(f"more {i}"))
+        send(http, agent_id, f"more {i}")
+    mock_llm.script(Reply.text("Manual summary."))
+    assert http.post(f"/v1/agents/{agent_id}/summarize", json={}).status_code == 200
+    manual = stored_summary(http, agent_id)
+    assert "compaction_stats" not in manual["alert"]
+    assert manual["alert"]["message"] == (
+        "Note: prior messages from the beginning of the conversation have been hidden from view due to conversation "
+        "memory constraints.\nThe following is a summary of the previous messages:\n Manual summary."
+    )
+
+    mock_llm.script(Reply.text("All of it."))
+    everything = http.post(f"/v1/agents/{agent_id}/summarize", json={"compaction_settings": {"mode": "all"}})
+    assert everything.status_code == 200, everything.text
+    assert stored_summary(http, agent_id)["alert"]["message"] == (
+        "Note: prior messages have been hidden from view due to conversation memory constraints.\n"
+        "The following is a summary of the previous messages:\n All of it."
+    )
