@@ -60,6 +60,8 @@ def test_tool_calls_are_hidden_but_text_after_them_is_streamed(client: Letta, se
     assert text_of(chunks) == "Found nothing about tea."
     assert all(not c.choices[0].delta.tool_calls for c in chunks)
     assert len(mock_llm.requests) == 2  # the tool really ran and the model was asked again
+    # One stop chunk for the whole turn, last, as Letta's own chat-completions test requires (not one per step).
+    assert [c.choices[0].finish_reason for c in chunks].count("stop") == 1 and chunks[-1].choices[0].finish_reason
 
 
 def test_only_the_last_user_message_is_sent(client: Letta, server: Any, mock_llm: MockLLM) -> None:
