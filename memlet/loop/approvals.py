@@ -183,7 +183,9 @@ async def resume_approval(
             outcome = await run_call(ctx, name, args, [name])
             ctx.solver.register_call(name)  # only calls that ran count for the rules (not denied or client ones)
             # After registering, as Letta does: a required-before-exit tool that just ran is no longer missing.
-            decisions.append(answered_decision(ctx, name, heartbeat, outcome.success, v2=v2))
+            # The answers are the loop's first step: on a blocking V2 send allowed one step, it is also the last.
+            last = v2 and ctx.final_step
+            decisions.append((False, None) if last else answered_decision(ctx, name, heartbeat, outcome.success, v2=v2))
         names.append(name)
         outcomes.append((ToolCall(call_id, name, call["function"]["arguments"]), outcome))
     first = next((a for a in approvals if a["type"] == "approval"), None)
@@ -201,6 +203,9 @@ async def resume_approval(
     step = StepResult(rows=[returns], tools_called=names)
     step.should_continue = any(go for go, _ in decisions)
     if not step.should_continue:
+        if v2 and ctx.final_step:  # a blocking V2 send's last step: max_steps, whatever the rules say
+            step.stop_reason = "max_steps"
+            return response, step
         return response, ending(ctx, step, names, asked_heartbeat, v2)
     reason = next((r for go, r in decisions if go and r), None)
     if v2 and reason:

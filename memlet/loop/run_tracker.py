@@ -68,7 +68,9 @@ class RunState:
     pending: list[orm.Message] = field(default_factory=list)  # input rows, written with the first step
     approval_items: list[Any] = field(default_factory=list)
     approval_group_id: str | None = None  # the group the answers belong to (a sleeptime manager's)
-    steps: int = 0
+    steps: int = 0  # LLM calls made
+    # 1 once the client's approval answers were applied: as in Letta, that is the loop's first step of max_steps.
+    answer_steps: int = 0
     tools_used: list[str] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=_empty_usage)
     started: float = field(default_factory=time.monotonic)
@@ -143,7 +145,7 @@ class RunState:
             conversation_id=self.options.conversation_id,
             final_step=self.options.blocking
             and is_v2(state.agent.agent_type)
-            and self.steps >= self.options.max_steps - 1,
+            and self.steps + self.answer_steps >= self.options.max_steps - 1,
             system_message=state.messages[0] if state.messages else None,
             config_overridden=bool(self.options.llm_config_override),
         )

@@ -25,6 +25,7 @@ from memlet.db import models as orm
 from memlet.db.engine import autocommit_session
 from memlet.db.message_row import MessageLike
 from memlet.errors import LLMError
+from memlet.llm.chat_format import is_v2
 from memlet.llm.errors import LLMEmptyResponseError
 from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopRepository, LoopState, found_or_404
@@ -191,6 +192,12 @@ async def _resume(run: RunState, state: LoopState, approval: MessageLike) -> tup
     return result, committed.messages
 
 
+def _out_of_steps(run: RunState, state: LoopState) -> str:
+    """The stop reason when applying approval answers used the turn's last step and the loop would go on: max_steps,
+    but end_turn for a blocking V2 send (Letta's V2 `step()` leaves it unset after a denial, which ends it so)."""
+    return "end_turn" if run.options.blocking and is_v2(state.agent.agent_type) else "max_steps"
+
+
 async def _steps(run: RunState, state: LoopState, approval: MessageLike | None) -> AsyncIterator[ev.LoopEvent]:
     if approval is not None:
         try:
@@ -202,9 +209,13 @@ async def _steps(run: RunState, state: LoopState, approval: MessageLike | None) 
         if not resumed.should_continue:
             yield run.closed if run.closed is not None else await run.finish(resumed.stop_reason or "end_turn")
             return
+        run.answer_steps = 1  # as in Letta, applying the answers was the loop's first step of max_steps
+        if run.options.max_steps <= run.answer_steps:
+            yield await run.finish(_out_of_steps(run, state))
+            return
         state = await run.load()
     stop_reason = "end_turn"
-    for index in range(run.options.max_steps):
+    for index in range(run.answer_steps, run.options.max_steps):
         if await run.cancelled(fresh=index > 0 or approval is not None):
             yield await run.finish("cancelled")
             return

@@ -1,0 +1,124 @@
+"""Human in the loop as Letta 0.16.8's own integration tests and loops have it, where memlet's other approval tests
+do not reach: applying the client's answers is the loop's first step of `max_steps` (V3 and V2).
+"""
+
+import json
+from typing import Any
+
+import pytest
+from letta_client import Letta
+
+from tests.mock_llm import MockLLM, Reply
+
+MODEL = "openai/gpt-4o-mini"
+EMBEDDING = "openai/text-embedding-3-small"
+SECRET = '''def get_secret_code_tool(input_text: str) -> str:
+    """The secret code for a text.
+
+    Args:
+        input_text: The text to encode.
+    """
+    return "code-" + input_text
+'''
+LOOKUP = '''def lookup(topic: str) -> str:
+    """Look a topic up.
+
+    Args:
+        topic: What to look up.
+    """
+    return "found " + topic
+'''
+
+
+@pytest.fixture(autouse=True)
+def _fresh_mock(mock_llm: MockLLM) -> None:
+    mock_llm.reset()
+
+
+def make_agent(client: Letta, *, agent_type: str = "letta_v1_agent") -> Any:
+    gated = client.tools.create(source_code=SECRET, default_requires_approval=True)
+    free = client.tools.create(source_code=LOOKUP)
+    return client.agents.create(
+        model=MODEL,
+        embedding=EMBEDDING,
+        agent_type=agent_type,  # type: ignore[arg-type]
+        tool_ids=[gated.id, free.id],
+        memory_blocks=[{"label": "human", "value": "Bob."}, {"label": "persona", "value": "I am Sam."}],
+    )
+
+
+def ask(client: Letta, mock_llm: MockLLM, agent_id: str, call_id: str, **args: Any) -> None:
+    mock_llm.script(Reply.tool_call("get_secret_code_tool", {"input_text": "hello", **args}, id=call_id))
+    response = client.agents.messages.create(agent_id, messages=[{"role": "user", "content": "the code?"}])
+    assert response.stop_reason.stop_reason == "requires_approval"
+
+
+def answer(call_id: str, approve: bool, reason: str | None = None) -> list[Any]:
+    item = {"type": "approval", "tool_call_id": call_id, "approve": approve, "reason": reason}
+    return [{"type": "approval", "approvals": [item]}]
+
+
+def send(client: Letta, agent_id: str, messages: list[Any], *, stream: bool, **body: Any) -> tuple[list[str], str]:
+    """The message types a client sees and the stop reason, blocking or streamed."""
+    if not stream:
+        response = client.agents.messages.create(agent_id, messages=messages, **body)
+        return [m.message_type for m in response.messages], response.stop_reason.stop_reason
+    chunks = list(client.agents.messages.stream(agent_id, messages=messages, **body))
+    kinds = [str(c.message_type) for c in chunks if c.message_type not in ("ping", "usage_statistics")]
+    stops = [c.stop_reason for c in chunks if c.message_type == "stop_reason"]
+    assert kinds[-1] == "stop_reason" and len(stops) == 1
+    return kinds[:-1], str(stops[0])
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_v3_answers_are_the_only_step_max_steps_1_allows(client: Letta, mock_llm: MockLLM, stream: bool) -> None:
+    agent = make_agent(client)
+    ask(client, mock_llm, agent.id, "call_deny")
+    mock_llm.script(Reply.text("I won't, then."))
+
+    kinds, stop = send(client, agent.id, answer("call_deny", False, "not now"), stream=stream, max_steps=1)
+
+    # As in Letta's V3 loop, the denial went on to a step that max_steps no longer allows: the model is not called.
+    assert (kinds, stop) == (["tool_return_message"], "max_steps")
+    assert len(mock_llm.requests) == 1
+    history = [m.message_type for m in client.agents.messages.list(agent.id, limit=100).items]
+    assert history[-2:] == ["approval_response_message", "tool_return_message"]
+    assert client.agents.retrieve(agent.id).last_stop_reason == "max_steps"
+
+
+def test_v3_answers_count_toward_max_steps(client: Letta, mock_llm: MockLLM) -> None:
+    agent = make_agent(client)
+    ask(client, mock_llm, agent.id, "call_ok")
+    mock_llm.script(Reply.tool_call("lookup", {"topic": "tea"}, id="call_look"), Reply.text("Never reached."))
+
+    kinds, stop = send(client, agent.id, answer("call_ok", True), stream=False, max_steps=2)
+
+    # Step 0 ran the approved call, step 1 the model's lookup; then max_steps stops the turn.
+    assert stop == "max_steps"
+    assert kinds == ["tool_return_message", "tool_call_message", "tool_return_message"]
+    assert len(mock_llm.requests) == 2
+    sent = [m for m in mock_llm.requests[1]["messages"] if m["role"] == "tool"]
+    assert json.loads(sent[-1]["content"])["message"] == "code-hello"
+
+
+@pytest.mark.parametrize(
+    ("approve", "stream", "expected"),
+    [
+        (True, False, "max_steps"),  # V2 `step()`: the final step's call stops the turn
+        (True, True, "max_steps"),  # V2 `stream()`: the heartbeat asks to go on, the steps are used up
+        (False, False, "end_turn"),  # V2 `step()` leaves a denial's stop reason unset: end_turn
+        (False, True, "max_steps"),
+    ],
+)
+def test_v2_answers_are_the_only_step_max_steps_1_allows(
+    client: Letta, mock_llm: MockLLM, approve: bool, stream: bool, expected: str
+) -> None:
+    agent = make_agent(client, agent_type="memgpt_v2_agent")
+    ask(client, mock_llm, agent.id, "call_v2", request_heartbeat=True)
+    mock_llm.script(Reply.tool_call("send_message", {"message": "Never reached."}))
+
+    kinds, stop = send(client, agent.id, answer("call_v2", approve, "no"), stream=stream, max_steps=1)
+
+    assert stop == expected
+    assert kinds == ["tool_return_message"]
+    assert len(mock_llm.requests) == 1
