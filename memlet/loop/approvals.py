@@ -95,9 +95,18 @@ def already_applied(rows: Sequence[MessageLike], items: Sequence[Any]) -> bool:
     return bool(wanted) and wanted <= answered
 
 
-def check_approval(state: LoopState, items: list[Any] | None) -> MessageLike | None:
+def only_system_and_summary(rows: Sequence[MessageLike]) -> bool:
+    """Whether the buffer holds nothing but the system prompt and compaction summaries (after a full compaction
+    or with autoclear): then answers already applied are looked for in the whole history, as Letta does."""
+    return all(row.role in ("system", "summary") for row in rows)
+
+
+def check_approval(
+    state: LoopState, items: list[Any] | None, latest_tool: MessageLike | None = None
+) -> MessageLike | None:
     """The pending request the inputs answer, or None for a normal message (or for answers already applied,
-    which Letta takes as a keep-alive); raises on a mismatch."""
+    which Letta takes as a keep-alive); raises on a mismatch. `latest_tool`: the agent's newest tool row in its
+    whole history, read when `only_system_and_summary` holds."""
     request = pending_approval(state.messages)
     if items is None:
         if request is not None:
@@ -106,6 +115,8 @@ def check_approval(state: LoopState, items: list[Any] | None) -> MessageLike | N
     if request is None:
         if already_applied(state.messages, items):
             return None  # a retry of answers already applied: the loop carries on with a keep-alive instead
+        if latest_tool is not None and already_applied([latest_tool], items):
+            return None  # the same, when a compaction took the answered calls out of the context
         raise BadRequestError(NO_PENDING_APPROVAL)
     expected = sorted(c["id"] for c in request.tool_calls or [])
     received = sorted(str(getattr(i, "tool_call_id", "")) for i in items)

@@ -35,6 +35,7 @@ from memlet.loop.approvals import (
     approval_items,
     check_approval,
     held_calls,
+    only_system_and_summary,
     resume_approval,
 )
 from memlet.loop.cancel_signal import CancelWatch, RunCancelled, raced
@@ -144,7 +145,10 @@ async def _run_locked(
         elif state.messages and state.messages[0].role == "system":
             state.messages[0] = await refresh_agent_if_stale(session, state.agent, state.blocks, state.messages[0])
         answers = approval_items(inputs)
-        approval = check_approval(state, answers)
+        latest_tool = None
+        if answers is not None and only_system_and_summary(state.messages):
+            latest_tool = await LoopRepository(session).messages.latest_tool_row(agent_id)
+        approval = check_approval(state, answers, latest_tool)
         solver = ToolRulesSolver.from_stored(state.agent.tool_rules)
         run = RunState(deps, run_id, agent_id, org_id, options, solver, watch=watch)
         run.turn_system = stored_system_text(state) if state.messages else None

@@ -196,6 +196,11 @@ class MessageRepository:
         stmt = select(M).where(M.id == wanted, M.role == "approval", M.tool_calls.is_not(None))
         return [row for row in await self.session.scalars(stmt) if row.tool_calls]
 
+    async def latest_tool_row(self, agent_id: str) -> orm.Message | None:
+        """The agent's newest tool-return row in its whole history (any thread), if any."""
+        stmt = select(M).where(M.agent_id == agent_id, M.role == "tool").order_by(M.sequence_id.desc()).limit(1)
+        return await self.session.scalar(stmt)
+
     async def in_context(self, agent_id: str, message_ids: Sequence[str]) -> list[MessageRow]:
         """`by_ids` as plain read-only rows, for the loop's in-context buffer (on the driver: no ORM entities, no
         SQLAlchemy rows)."""

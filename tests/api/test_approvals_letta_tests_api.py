@@ -1,12 +1,13 @@
 """Human in the loop as Letta 0.16.8's own integration tests and loops have it, where memlet's other approval tests
-do not reach: applying the client's answers is the loop's first step of `max_steps` (V3 and V2).
+do not reach: applying the client's answers is the loop's first step of `max_steps` (V3 and V2), and answers re-sent
+after a full compaction are still recognised as applied (a keep-alive, not a 400).
 """
 
 import json
 from typing import Any
 
 import pytest
-from letta_client import Letta
+from letta_client import APIError, Letta
 
 from tests.mock_llm import MockLLM, Reply
 
@@ -122,3 +123,29 @@ def test_v2_answers_are_the_only_step_max_steps_1_allows(
     assert stop == expected
     assert kinds == ["tool_return_message"]
     assert len(mock_llm.requests) == 1
+
+
+def test_answers_resent_after_a_full_compaction_are_a_keep_alive(client: Letta, mock_llm: MockLLM) -> None:
+    agent = make_agent(client)
+    ask(client, mock_llm, agent.id, "call_once")
+    mock_llm.script(Reply.text("The code is code-hello."))
+    client.agents.messages.create(agent.id, messages=answer("call_once", True))
+    mock_llm.script(Reply.text("Bob asked for a code and got it."))
+    compacted = client.agents.messages.compact(agent.id, compaction_settings={"mode": "all"})
+    assert compacted.num_messages_after == 2  # the system prompt and the summary
+    mock_llm.reset()
+
+    # Letta then looks for the answered calls in the whole history: the retry is recognised, not refused.
+    mock_llm.script(Reply.text("Still here."))
+    kinds, stop = send(client, agent.id, answer("call_once", True), stream=True)
+    assert (kinds, stop) == (["assistant_message"], "end_turn")
+    assert len(mock_llm.requests) == 1
+    last = mock_llm.requests[0]["messages"][-1]
+    assert last["role"] == "user" and "keep-alive" in json.dumps(last)
+    history = client.agents.messages.list(agent.id, limit=100).items
+    assert [m.tool_call_id for m in history if m.message_type == "tool_return_message"] == ["call_once"]
+
+    # Answers to calls the history never answered still get Letta's 400.
+    with pytest.raises(APIError, match="No tool call is currently awaiting approval") as raised:
+        client.agents.messages.create(agent.id, messages=answer("call_other", True))
+    assert getattr(raised.value, "status_code", None) == 400
