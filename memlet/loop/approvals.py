@@ -35,6 +35,7 @@ NO_PENDING_APPROVAL = (
     "Cannot process approval response: No tool call is currently awaiting approval. Please send a regular "
     "message to interact with the agent."
 )
+NO_ANSWERS = "Invalid approval response. Approval response message does not contain any approvals."
 # What the model reads when a client re-sends answers that were already applied (memlet's own words).
 KEEP_ALIVE = MessageCreate(
     role="user",
@@ -118,8 +119,15 @@ def check_approval(
         if latest_tool is not None and already_applied([latest_tool], items):
             return None  # the same, when a compaction took the answered calls out of the context
         raise BadRequestError(NO_PENDING_APPROVAL)
+    if not items:
+        raise BadRequestError(NO_ANSWERS)
     expected = sorted(c["id"] for c in request.tool_calls or [])
     received = sorted(str(getattr(i, "tool_call_id", "")) for i in items)
+    if len(expected) == 1 and received == [request.id]:
+        # The deprecated single-call form names the request's message, not its call (older SDKs): as Letta, that
+        # answers the one call it holds.
+        items[0].tool_call_id = expected[0]
+        return request
     if expected != received:
         raise BadRequestError(f"Invalid tool call IDs. Expected '{expected}', but received '{received}'.")
     return request

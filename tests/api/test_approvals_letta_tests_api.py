@@ -1,6 +1,7 @@
 """Human in the loop as Letta 0.16.8's own integration tests and loops have it, where memlet's other approval tests
-do not reach: applying the client's answers is the loop's first step of `max_steps` (V3 and V2), and answers re-sent
-after a full compaction are still recognised as applied (a keep-alive, not a 400).
+do not reach: applying the client's answers is the loop's first step of `max_steps` (V3 and V2), answers re-sent
+after a full compaction are still recognised as applied (a keep-alive, not a 400), the deprecated single-call form
+may name the request's message instead of its call, and an answer with no approvals is Letta's 400.
 """
 
 import json
@@ -149,3 +150,36 @@ def test_answers_resent_after_a_full_compaction_are_a_keep_alive(client: Letta, 
     with pytest.raises(APIError, match="No tool call is currently awaiting approval") as raised:
         client.agents.messages.create(agent.id, messages=answer("call_other", True))
     assert getattr(raised.value, "status_code", None) == 400
+
+
+@pytest.mark.parametrize("approve", [True, False])
+def test_the_deprecated_form_may_name_the_request_message(client: Letta, mock_llm: MockLLM, approve: bool) -> None:
+    # Older SDKs answered with `approve` and `approval_request_id` = the approval request's message id, which Letta
+    # takes for the one call that message holds.
+    agent = make_agent(client)
+    ask(client, mock_llm, agent.id, "call_old")
+    request_id = client.agents.retrieve(agent.id).message_ids[-1]
+    mock_llm.script(Reply.text("Done."))
+
+    legacy = {"type": "approval", "approve": approve, "approval_request_id": request_id, "reason": "not that one"}
+    response = client.agents.messages.create(agent.id, messages=[legacy])
+
+    assert response.stop_reason.stop_reason == "end_turn"
+    returned = response.messages[0]
+    assert returned.message_type == "tool_return_message" and returned.tool_call_id == "call_old"
+    sent = [m for m in mock_llm.requests[1]["messages"] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in sent] == ["call_old"]
+    message = json.loads(sent[0]["content"])["message"]
+    if approve:
+        assert message == "code-hello"
+    else:
+        assert message == "Error: request to call tool denied. User reason: not that one"
+
+
+def test_an_answer_with_no_approvals_is_refused(client: Letta, mock_llm: MockLLM) -> None:
+    agent = make_agent(client)
+    ask(client, mock_llm, agent.id, "call_empty")
+    with pytest.raises(APIError, match="does not contain any approvals") as raised:
+        client.agents.messages.create(agent.id, messages=[{"type": "approval", "approvals": []}])
+    assert getattr(raised.value, "status_code", None) == 400
+    assert len(mock_llm.requests) == 1
