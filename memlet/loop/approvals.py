@@ -166,22 +166,24 @@ async def resume_approval(
     """Execute approved calls, turn denials and client results into tool returns, then run the `held` calls.
 
     Returns the approval-response row (the client's input: stored before the step's rows, not part of the
-    response, as in Letta) and the step: one tool row holding every call's return, in call order.
+    response, as in Letta) and the step: one tool row holding every call's return, in Letta's order.
 
     `items` are ApprovalReturn / ToolReturn models whose tool_call_ids exactly match the request's calls.
     Calls run here are never rule violations: the user approved them, or they were allowed when requested.
     Whether the loop goes on follows Letta per agent type: V2 as after any call (its rules, else the heartbeat
     the model asked for), and always after a denial, with its own heartbeat; V3 when any executed call is not
-    terminal, or when any call was denied or answered by the client.
+    terminal, or when any call was denied or answered by the client. The answers are the loop's first step: on a
+    blocking V2 send allowed only one, executed calls end the turn with max_steps, as Letta's V2 `step()` does.
     """
     v2 = is_v2(ctx.agent.agent_type)
     by_id = {getattr(item, "tool_call_id", None): item for item in items}
+    sent_at = {call_id: index for index, call_id in enumerate(by_id)}
     approvals: list[dict[str, Any]] = []
-    outcomes: list[tuple[ToolCall, ToolOutcome]] = []
+    outcomes: list[tuple[tuple[int, int], ToolCall, ToolOutcome]] = []
     names: list[str] = []
     decisions: list[tuple[bool, str | None]] = []
     asked_heartbeat = False
-    for call in [*(request.tool_calls or []), *held]:
+    for position, call in enumerate([*(request.tool_calls or []), *held]):
         call_id, name = call["id"], call["function"]["name"]
         item = by_id.get(call_id)  # None: a held call, which runs as it was allowed when requested
         args, heartbeat = _call_args(call)
@@ -192,10 +194,12 @@ async def resume_approval(
             decisions.append(
                 (True, None) if not v2 else answered_decision(ctx, name, heartbeat, outcome.success, v2=v2)
             )
+            order = (0, sent_at[call_id])
         elif item is not None and not item.approve:
             approvals.append({"type": "approval", "tool_call_id": call_id, "approve": False, "reason": item.reason})
             outcome = failure(f"{DENIAL_PREFIX}{item.reason}")
             decisions.append((True, HEARTBEAT_DENIED if v2 else None))
+            order = (1, position)
         else:
             if item is not None:
                 approvals.append({"type": "approval", "tool_call_id": call_id, "approve": True, "reason": item.reason})
@@ -205,8 +209,13 @@ async def resume_approval(
             # The answers are the loop's first step: on a blocking V2 send allowed one step, it is also the last.
             last = v2 and ctx.final_step
             decisions.append((False, None) if last else answered_decision(ctx, name, heartbeat, outcome.success, v2=v2))
+            order = (2, position)
         names.append(name)
-        outcomes.append((ToolCall(call_id, name, call["function"]["arguments"]), outcome))
+        outcomes.append((order, ToolCall(call_id, name, call["function"]["arguments"]), outcome))
+    # As Letta orders them: the answers as the client sent them; the returns the client's first, then the denials,
+    # then the calls that ran (approved, then held), each in call order.
+    approvals.sort(key=lambda answer: sent_at[answer["tool_call_id"]])
+    outcomes.sort(key=lambda entry: entry[0])
     first = next((a for a in approvals if a["type"] == "approval"), None)
     response = ctx.row(
         "approval",
@@ -216,7 +225,7 @@ async def resume_approval(
         denial_reason=first["reason"] if first else None,
         group_id=group_id,
     )
-    returns = tool_returns_row(ctx, outcomes)
+    returns = tool_returns_row(ctx, [(call, outcome) for _, call, outcome in outcomes])
     for row in (response, returns):
         row.step_id = request.step_id
     step = StepResult(rows=[returns], tools_called=names)

@@ -1,7 +1,8 @@
 """Human in the loop as Letta 0.16.8's own integration tests and loops have it, where memlet's other approval tests
 do not reach: applying the client's answers is the loop's first step of `max_steps` (V3 and V2), answers re-sent
 after a full compaction are still recognised as applied (a keep-alive, not a 400), the deprecated single-call form
-may name the request's message instead of its call, and an answer with no approvals is Letta's 400.
+may name the request's message instead of its call, an answer with no approvals is Letta's 400, and a mixed answer's
+returns come in Letta's order.
 """
 
 import json
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 from letta_client import APIError, Letta
 
-from tests.mock_llm import MockLLM, Reply
+from tests.mock_llm import Call, MockLLM, Reply
 
 MODEL = "openai/gpt-4o-mini"
 EMBEDDING = "openai/text-embedding-3-small"
@@ -183,3 +184,50 @@ def test_an_answer_with_no_approvals_is_refused(client: Letta, mock_llm: MockLLM
         client.agents.messages.create(agent.id, messages=[{"type": "approval", "approvals": []}])
     assert getattr(raised.value, "status_code", None) == 400
     assert len(mock_llm.requests) == 1
+
+
+def test_a_mixed_answer_lists_returns_in_lettas_order(client: Letta, mock_llm: MockLLM) -> None:
+    # Letta's parallel approval test: three gated calls and an ungated one in one response; the answers approve one,
+    # deny one and return the third from the client, the ungated call ran with them.
+    gated = client.tools.create(source_code=SECRET, default_requires_approval=True)
+    free = client.tools.create(source_code=LOOKUP)
+    agent = client.agents.create(
+        model=MODEL,
+        embedding=EMBEDDING,
+        include_base_tools=False,
+        include_base_tool_rules=False,
+        tool_ids=[gated.id, free.id],
+        tool_rules=[],
+    )
+    client.agents.update(agent.id, parallel_tool_calls=True)
+    mock_llm.script(
+        Reply.tool_calls(
+            Call("get_secret_code_tool", {"input_text": "a"}, "call_yes"),
+            Call("get_secret_code_tool", {"input_text": "b"}, "call_no"),
+            Call("get_secret_code_tool", {"input_text": "c"}, "call_client"),
+            Call("lookup", {"topic": "tea"}, "call_held"),
+        )
+    )
+    asked = client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "codes"}])
+    assert [m.message_type for m in asked.messages] == ["tool_call_message", "approval_request_message"]
+
+    mock_llm.script(Reply.text("Done."))
+    answers = [
+        {"type": "approval", "tool_call_id": "call_no", "approve": False, "reason": "not b"},
+        {"type": "tool", "tool_call_id": "call_client", "tool_return": "client-c", "status": "success"},
+        {"type": "approval", "tool_call_id": "call_yes", "approve": True},
+    ]
+    response = client.agents.messages.create(agent.id, messages=[{"type": "approval", "approvals": answers}])
+
+    # The client's returns first, then the denials, then the calls that ran (approved, then the held one).
+    returned = response.messages[0]
+    order = ["call_client", "call_no", "call_yes", "call_held"]
+    assert [r.tool_call_id for r in returned.tool_returns] == order
+    assert [r.status for r in returned.tool_returns] == ["success", "error", "success", "success"]
+    assert (returned.tool_call_id, returned.tool_return) == ("call_client", "client-c")
+    assert [m["tool_call_id"] for m in mock_llm.requests[1]["messages"] if m["role"] == "tool"] == order
+    # The stored answers keep the client's order; the legacy fields show the first approval or denial among them.
+    history = client.agents.messages.list(agent.id, limit=100).items
+    response_message = next(m for m in history if m.message_type == "approval_response_message")
+    assert [a.tool_call_id for a in response_message.approvals] == ["call_no", "call_client", "call_yes"]
+    assert (response_message.approval_request_id, response_message.approve) == ("call_no", False)
