@@ -231,3 +231,10 @@ def test_a_mixed_answer_lists_returns_in_lettas_order(client: Letta, mock_llm: M
     response_message = next(m for m in history if m.message_type == "approval_response_message")
     assert [a.tool_call_id for a in response_message.approvals] == ["call_no", "call_client", "call_yes"]
     assert (response_message.approval_request_id, response_message.approve) == ("call_no", False)
+
+    # Re-sent, the same answers are a keep-alive although the tool row also holds the held call's return (Letta
+    # wanted exactly the answered ids there and refused the retry with a 400).
+    mock_llm.script(Reply.text("Still here."))
+    again = client.agents.messages.create(agent.id, messages=[{"type": "approval", "approvals": answers}])
+    assert again.stop_reason.stop_reason == "end_turn"
+    assert "keep-alive" in json.dumps(mock_llm.requests[2]["messages"][-1])
