@@ -121,14 +121,14 @@ def check_approval(
         raise BadRequestError(NO_PENDING_APPROVAL)
     if not items:
         raise BadRequestError(NO_ANSWERS)
-    expected = sorted(c["id"] for c in request.tool_calls or [])
-    received = sorted(str(getattr(i, "tool_call_id", "")) for i in items)
+    expected = [c["id"] for c in request.tool_calls or []]  # as Letta words the error: both in their own order
+    received = [str(getattr(i, "tool_call_id", "")) for i in items]
     if len(expected) == 1 and received == [request.id]:
         # The deprecated single-call form names the request's message, not its call (older SDKs): as Letta, that
         # answers the one call it holds.
         items[0].tool_call_id = expected[0]
         return request
-    if expected != received:
+    if set(expected) != set(received):
         raise BadRequestError(f"Invalid tool call IDs. Expected '{expected}', but received '{received}'.")
     return request
 

@@ -186,9 +186,8 @@ def test_an_answer_with_no_approvals_is_refused(client: Letta, mock_llm: MockLLM
     assert len(mock_llm.requests) == 1
 
 
-def test_a_mixed_answer_lists_returns_in_lettas_order(client: Letta, mock_llm: MockLLM) -> None:
-    # Letta's parallel approval test: three gated calls and an ungated one in one response; the answers approve one,
-    # deny one and return the third from the client, the ungated call ran with them.
+def parallel_agent(client: Letta) -> Any:
+    """An agent with the gated and the free tool and no tool rules, so the model may call several at once."""
     gated = client.tools.create(source_code=SECRET, default_requires_approval=True)
     free = client.tools.create(source_code=LOOKUP)
     agent = client.agents.create(
@@ -199,7 +198,26 @@ def test_a_mixed_answer_lists_returns_in_lettas_order(client: Letta, mock_llm: M
         tool_ids=[gated.id, free.id],
         tool_rules=[],
     )
-    client.agents.update(agent.id, parallel_tool_calls=True)
+    return client.agents.update(agent.id, parallel_tool_calls=True)
+
+
+def test_mismatched_ids_are_named_in_their_own_order(client: Letta, mock_llm: MockLLM) -> None:
+    agent = parallel_agent(client)
+    calls = [Call("get_secret_code_tool", {"input_text": t}, f"call_{t}") for t in ("b", "a")]
+    mock_llm.script(Reply.tool_calls(*calls))
+    client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "codes"}])
+    answers = [{"type": "approval", "tool_call_id": i, "approve": True} for i in ("call_a", "call_x")]
+    expected = "Invalid tool call IDs. Expected '['call_b', 'call_a']', but received '['call_a', 'call_x']'."
+    with pytest.raises(APIError) as raised:
+        client.agents.messages.create(agent.id, messages=[{"type": "approval", "approvals": answers}])
+    assert getattr(raised.value, "status_code", None) == 400
+    assert getattr(raised.value, "body", None) == {"detail": expected}
+
+
+def test_a_mixed_answer_lists_returns_in_lettas_order(client: Letta, mock_llm: MockLLM) -> None:
+    # Letta's parallel approval test: three gated calls and an ungated one in one response; the answers approve one,
+    # deny one and return the third from the client, the ungated call ran with them.
+    agent = parallel_agent(client)
     mock_llm.script(
         Reply.tool_calls(
             Call("get_secret_code_tool", {"input_text": "a"}, "call_yes"),
