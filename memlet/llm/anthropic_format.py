@@ -23,12 +23,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from memlet.llm.model_quirks import supports_structured_output
-from memlet.llm.types import LETTA_V1_AGENT, ChatRequest
+from memlet.llm.types import LETTA_V1_AGENT, TOOL_RESULT_PARTS_KEY, ChatRequest
 
 # The internal (OpenAI-style) assistant message's list of provider thinking blocks, in Anthropic's own shape.
 THINKING_BLOCKS_KEY = "thinking_blocks"
 # The model that made them (the stored row's): another model's thinking is not sent back, as Letta drops it.
 THINKING_MODEL_KEY = "thinking_model"
+# The keys of internal chat messages that only Anthropic's body reads (OpenAI's leaves them out).
+ANTHROPIC_ONLY_KEYS = (THINKING_BLOCKS_KEY, THINKING_MODEL_KEY, TOOL_RESULT_PARTS_KEY)
 CACHE_CONTROL = {"type": "ephemeral"}
 DEFAULT_MAX_TOKENS = 4096  # Letta's default when an llm_config sets none
 MIN_THINKING_BUDGET = 1024
@@ -158,7 +160,10 @@ def _merge_heartbeats(message: dict[str, Any]) -> None:
         return
     result, rest = dict(blocks[0]), 1
     while rest < len(blocks) and blocks[rest].get("type") == "text" and is_heartbeat(blocks[rest].get("text")):
-        result["content"] = f"{result['content']}, {blocks[rest]['text']}"
+        if isinstance(result["content"], list):  # a result in parts (text and images): the heartbeat is one more
+            result["content"] = [*result["content"], {"type": "text", "text": blocks[rest]["text"]}]
+        else:
+            result["content"] = f"{result['content']}, {blocks[rest]['text']}"
         rest += 1
     message["content"] = [result, *blocks[rest:]]
 
@@ -182,8 +187,8 @@ def split_messages(
         elif role == "assistant":
             _append(out, "assistant", _assistant_blocks(message, model))
         elif role == "tool":
-            text = message.get("content")
-            result = {"type": "tool_result", "tool_use_id": message.get("tool_call_id"), "content": text or ""}
+            content = message.get(TOOL_RESULT_PARTS_KEY) or message.get("content") or ""
+            result = {"type": "tool_result", "tool_use_id": message.get("tool_call_id"), "content": content}
             _append(out, "user", [result])
         elif role == "system":  # a system message after the first: an event in a user turn, as Letta sends it
             _append(out, "user", _text_blocks(f"<event>SYSTEM ALERT: {message.get('content') or ''}</event>"))

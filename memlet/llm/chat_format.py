@@ -13,6 +13,7 @@ from memlet.llm.anthropic_format import THINKING_BLOCKS_KEY, THINKING_MODEL_KEY
 from memlet.llm.client import wire_tool_call_id
 from memlet.llm.model_quirks import strict_schema
 from memlet.llm.tokens import count_message_tokens, count_tools_tokens
+from memlet.llm.types import TOOL_RESULT_PARTS_KEY
 
 # Agent types whose every reply is a tool call carrying `thinking` and (non-terminal tools) `request_heartbeat`.
 V2_AGENT_TYPES = frozenset({"memgpt_agent", "memgpt_v2_agent", "react_agent", "workflow_agent", "split_thread_agent"})
@@ -162,15 +163,43 @@ def _tool_messages(row: MessageLike) -> list[dict[str, Any]]:
         call_id = wire_tool_call_id(row.tool_call_id or "")
         return [_named({"role": "tool", "tool_call_id": call_id, "content": text_parts(row.content)}, row)]
     returns = row.tool_returns
+    items: list[tuple[str, str, dict[str, Any] | None]]
     if len(returns) > 1:
         parts = [str(p.get("text", "")) for p in row.content or [] if p.get("type") == "text"]
         if len(parts) == len(returns):
-            pairs = [(str(r.get("tool_call_id") or ""), text) for r, text in zip(returns, parts, strict=True)]
+            items = [(str(r.get("tool_call_id") or ""), text, r) for r, text in zip(returns, parts, strict=True)]
         else:
-            pairs = [(row.tool_call_id or "", "".join(parts))]
+            items = [(row.tool_call_id or "", "".join(parts), None)]
     else:
-        pairs = [(row.tool_call_id or "", text_parts(row.content))]
-    return [{"role": "tool", "tool_call_id": wire_tool_call_id(call_id), "content": text} for call_id, text in pairs]
+        items = [(row.tool_call_id or "", text_parts(row.content), returns[0])]
+    return [_tool_message(call_id, text, stored) for call_id, text, stored in items]
+
+
+def _tool_message(call_id: str, text: str, stored: dict[str, Any] | None) -> dict[str, Any]:
+    """A `tool` message; a result a client gave in parts also carries them for Anthropic (`TOOL_RESULT_PARTS_KEY`)."""
+    message: dict[str, Any] = {"role": "tool", "tool_call_id": wire_tool_call_id(call_id), "content": text}
+    response = stored.get("func_response") if stored else None
+    if isinstance(response, list) and (parts := _result_parts(response)):
+        message[TOOL_RESULT_PARTS_KEY] = parts
+    return message
+
+
+def _result_parts(response: list[Any]) -> list[dict[str, Any]]:
+    """A result's text parts, and its images that carry their data as Anthropic's base64 image blocks (as Letta
+    sends a multi-part tool return to Anthropic; an image given only by reference is left out)."""
+    parts: list[dict[str, Any]] = []
+    for part in response:
+        if not isinstance(part, dict):
+            continue
+        source = part.get("source") if part.get("type") == "image" else None
+        if part.get("type") == "text" and part.get("text"):
+            parts.append({"type": "text", "text": str(part["text"])})
+        elif isinstance(source, dict) and source.get("data"):
+            media_type = source.get("media_type") or "image/png"
+            parts.append(
+                {"type": "image", "source": {"type": "base64", "data": source["data"], "media_type": media_type}}
+            )
+    return parts
 
 
 def to_openai_messages(
@@ -292,9 +321,19 @@ def request_form(message: dict[str, Any], system_role: str, tool_return_limit: i
     role = message["role"]
     if role == "system" and system_role != "system":
         return {**message, "role": system_role}
-    if role == "tool" and tool_return_limit is not None and len(message["content"]) > tool_return_limit:
-        return {**message, "content": truncate_return(message["content"], tool_return_limit)}
+    if role == "tool" and tool_return_limit is not None:
+        parts = message.get(TOOL_RESULT_PARTS_KEY)
+        long_parts = parts is not None and any(len(p.get("text", "")) > tool_return_limit for p in parts)
+        if len(message["content"]) > tool_return_limit or long_parts:
+            cut = {**message, "content": truncate_return(message["content"], tool_return_limit)}
+            if parts is not None:
+                cut[TOOL_RESULT_PARTS_KEY] = [_cut_part(p, tool_return_limit) for p in parts]
+            return cut
     return message
+
+
+def _cut_part(part: dict[str, Any], limit: int) -> dict[str, Any]:
+    return {**part, "text": truncate_return(part["text"], limit)} if part.get("type") == "text" else part
 
 
 def json_copy(value: dict[str, Any]) -> dict[str, Any]:

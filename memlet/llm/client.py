@@ -17,7 +17,7 @@ import orjson
 
 from memlet.errors import BadRequestError
 from memlet.llm.anthropic_client import AnthropicClient
-from memlet.llm.anthropic_format import THINKING_BLOCKS_KEY, THINKING_MODEL_KEY
+from memlet.llm.anthropic_format import ANTHROPIC_ONLY_KEYS
 from memlet.llm.errors import (
     ContextWindowExceededError,
     LLMEmptyResponseError,
@@ -152,9 +152,9 @@ class OpenAICompatibleClient:
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         """The JSON body this client posts for `request` (the preview endpoint shows it as is)."""
-        # Messages the loop encoded carry no thinking blocks (`ChatRequest.encoded_messages`).
+        # Messages the loop encoded carry none of Anthropic's keys (`ChatRequest.encoded_messages`).
         messages = (
-            request.messages if request.encoded_messages is not None else _without_thinking_blocks(request.messages)
+            request.messages if request.encoded_messages is not None else _without_anthropic_keys(request.messages)
         )
         params: dict[str, Any] = {"model": request.model, "messages": messages}
         if request.tools:
@@ -194,11 +194,11 @@ def _payload(body: dict[str, Any], request: ChatRequest) -> dict[str, Any] | byt
         return body
 
 
-def _without_thinking_blocks(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The messages without the signed thinking blocks kept for Anthropic (not part of OpenAI's format)."""
-    if not any(THINKING_BLOCKS_KEY in m for m in messages):
+def _without_anthropic_keys(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages without what only Anthropic's body reads (signed thinking blocks, tool results' parts)."""
+    if not any(key in m for m in messages for key in ANTHROPIC_ONLY_KEYS):
         return messages
-    return [{k: v for k, v in m.items() if k not in (THINKING_BLOCKS_KEY, THINKING_MODEL_KEY)} for m in messages]
+    return [{k: v for k, v in m.items() if k not in ANTHROPIC_ONLY_KEYS} for m in messages]
 
 
 # Endpoint types (Letta's LLMConfig.model_endpoint_type) that speak OpenAI's chat.completions API.

@@ -19,6 +19,8 @@ from typing import Any, Protocol
 
 import orjson
 
+from memlet.llm.types import TOOL_RESULT_PARTS_KEY
+
 logger = logging.getLogger(__name__)
 
 _BPE_FILE = "cl100k_base.tiktoken"
@@ -242,6 +244,8 @@ def _message_tokens(message: dict[str, Any]) -> int:
             continue
         if key == "content":
             total += _content_tokens(value)
+        elif key == TOOL_RESULT_PARTS_KEY:  # the content's own text, with its images (not their base64)
+            total += IMAGE_TOKENS * sum(1 for part in value if part.get("type") == "image")
         elif key == "tool_calls" and isinstance(value, list):
             total += _tool_call_tokens(value)
         else:

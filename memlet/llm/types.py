@@ -4,6 +4,10 @@ from dataclasses import dataclass
 from typing import Any
 
 LETTA_V1_AGENT = "letta_v1_agent"  # the agent type whose requests differ (`ChatRequest.agent_type`)
+# A `tool` chat message's result as content parts (text, and images as Anthropic's base64 image blocks), when a
+# client answered with parts: Anthropic's body sends them as the tool_result's content; OpenAI's leaves the key out
+# and sends `content`, the text with a placeholder per image, as Letta does for chat-completion models.
+TOOL_RESULT_PARTS_KEY = "tool_result_parts"
 
 
 @dataclass(slots=True)

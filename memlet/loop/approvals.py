@@ -134,17 +134,22 @@ def check_approval(
 
 
 def _client_return(ctx: StepContext, call_id: str, item: Any) -> tuple[dict[str, Any], ToolOutcome]:
-    # Multi-part results (text and images, e.g. Letta Code's ViewImage) reach the model as text with a placeholder
-    # per image, as Letta sends tool returns to chat-completion models.
-    text = tool_return_to_text(item.tool_return) or ""
-    outcome = ToolOutcome(item.status == "success", text, item.stdout or [], item.stderr or [])
+    # A result in parts (text and images, e.g. Letta Code's ViewImage) is kept as given, as Letta keeps it: Anthropic
+    # models see its images, chat-completion models its text with a placeholder per image (not packed).
+    outcome = ToolOutcome(item.status == "success", item.tool_return, item.stdout or [], item.stderr or [])
+    if isinstance(item.tool_return, list):
+        outcome.parts = [part.model_dump(mode="json") for part in item.tool_return]
+        outcome.value = tool_return_to_text(item.tool_return) or ""
+        response: Any = outcome.parts
+    else:
+        response = pack_tool_return(outcome.success, item.tool_return or "", timezone=ctx.agent.timezone)
     stored = {
         "type": "tool",
         "tool_call_id": call_id,
         "status": item.status,
         "stdout": item.stdout,
         "stderr": item.stderr,
-        "func_response": pack_tool_return(outcome.success, text, timezone=ctx.agent.timezone),
+        "func_response": response,
     }
     return stored, outcome
 

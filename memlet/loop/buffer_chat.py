@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from memlet.db.message_row import MessageLike, MessageRow
-from memlet.llm.anthropic_format import THINKING_BLOCKS_KEY
+from memlet.llm.anthropic_format import ANTHROPIC_ONLY_KEYS
 from memlet.llm.chat_format import buffer_messages, is_v2, request_form
 from memlet.llm.openai_http import encode_json
 from memlet.llm.tokens import message_tokens, total_message_tokens
@@ -30,7 +30,7 @@ class Wire:
     messages: list[dict[str, Any]] = field(default_factory=list)
     fragments: list[orjson.Fragment] = field(default_factory=list)
     lengths: list[int] = field(default_factory=list)
-    thinking: list[bool] = field(default_factory=list)  # which messages carry Anthropic's thinking blocks
+    thinking: list[bool] = field(default_factory=list)  # which messages carry keys only Anthropic reads
     counts: list[int] = field(default_factory=list)  # the first messages' token counts, as far as counted
     base: "Wire | None" = None
 
@@ -75,7 +75,7 @@ class Wire:
             self.messages.append(form)
             self.fragments.append(fragment)
             self.lengths.append(length)
-            self.thinking.append(THINKING_BLOCKS_KEY in form)
+            self.thinking.append(any(key in form for key in ANTHROPIC_ONLY_KEYS))
         return encoded_count
 
     def _head(self, n: int) -> "Wire":

@@ -100,14 +100,19 @@ class StepContext:
 def tool_return_row(
     agent: orm.Agent, call_id: str, name: str, outcome: ToolOutcome, *, run_id: str | None, step_id: str | None
 ) -> orm.Message:
-    """A tool-return row: the packed result as its text (what the model reads) plus the structured return."""
-    packed = pack_tool_return(outcome.success, outcome.value, timezone=agent.timezone)
+    """A tool-return row: the packed result as its text (what the model reads) plus the structured return (a
+    client's result in parts: that text unpacked, and the parts as the return, as Letta stores them)."""
+    response: str | list[dict[str, Any]]
+    if outcome.parts is not None:
+        packed, response = str(outcome.value), outcome.parts
+    else:
+        packed = response = pack_tool_return(outcome.success, outcome.value, timezone=agent.timezone)
     stored_return = {
         "tool_call_id": call_id,
         "status": "success" if outcome.success else "error",
         "stdout": outcome.stdout or None,
         "stderr": outcome.stderr or None,
-        "func_response": packed,
+        "func_response": response,
     }
     return orm.Message(
         id=ids.new_id(ids.Prefix.MESSAGE),

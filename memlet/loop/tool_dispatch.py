@@ -34,6 +34,9 @@ class ToolOutcome:
     stdout: list[str] = field(default_factory=list)
     stderr: list[str] = field(default_factory=list)
     shaped: bool = False  # `value` is already the model's text (see `message_for_model`)
+    # A client's result in parts (text and images), stored as given; `value` is then its text with a placeholder
+    # per image, which chat-completion models get as it is (not packed), as in Letta.
+    parts: list[dict[str, Any]] | None = None
 
 
 def failure(message: str, stderr: str | None = None) -> ToolOutcome:
