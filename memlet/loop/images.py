@@ -1,4 +1,5 @@
-"""Images given by URL in a user message are fetched once, when the turn starts, and kept as base64 data.
+"""Images given by URL in a user message (or a client's tool result) are fetched once, when the turn starts (or the
+result is applied), and kept as base64 data.
 
 As in Letta, the model then always receives the bytes (a provider cannot reach a private URL, and a public one
 may change or vanish); the stored row holds the data too, so later requests send the same image. Fetches go
@@ -16,6 +17,7 @@ from typing import Any
 from memlet.config import Settings
 from memlet.db import models as orm
 from memlet.errors import BadRequestError
+from memlet.messages.content import Base64Image, ImageContent, UrlImage
 from memlet.net.fetch import Fetcher, FetchError, TooLargeError, UnsendableRequestError
 from memlet.net.outbound import policy_for
 
@@ -70,7 +72,26 @@ async def inline_url_images(rows: Sequence[orm.Message], settings: Settings) -> 
 
     Up to CONCURRENT_FETCHES images are fetched at once; the first failure cancels the others.
     """
-    sources = _url_images(rows)
+    await _inline(_url_images(rows), settings)
+
+
+async def inline_tool_return_images(items: Sequence[Any], settings: Settings) -> None:
+    """Replace the URL images of clients' tool results given in parts (approval answers) by base64 data, in place,
+    as Letta resolves them before storing the answer. Raises BadRequestError."""
+    parts: list[tuple[ImageContent, UrlImage]] = [
+        (part, part.source)
+        for item in items
+        if isinstance(getattr(item, "tool_return", None), list)
+        for part in item.tool_return
+        if isinstance(part, ImageContent) and isinstance(part.source, UrlImage)
+    ]
+    sources: list[dict[str, Any]] = [{"type": "url", "url": source.url} for _, source in parts]
+    await _inline(sources, settings)
+    for (part, _), source in zip(parts, sources, strict=True):
+        part.source = Base64Image(media_type=source["media_type"], data=source["data"])
+
+
+async def _inline(sources: list[dict[str, Any]], settings: Settings) -> None:
     if not sources:
         return
     policy = policy_for(settings)

@@ -41,6 +41,7 @@ from memlet.loop.approvals import (
 from memlet.loop.cancel_signal import CancelWatch, RunCancelled, raced
 from memlet.loop.commit import commit_step
 from memlet.loop.deps import LoopDeps, RunOptions, default_llm_for
+from memlet.loop.images import inline_tool_return_images
 from memlet.loop.llm_call import stored_system_text
 from memlet.loop.request_lock import agent_request_lock, engine_of
 from memlet.loop.response import StepResult
@@ -175,6 +176,7 @@ async def _resume(run: RunState, state: LoopState, approval: MessageLike) -> tup
     """Apply the client's approval answers (a step without an LLM call, reusing the request's step id); when they
     end the turn, the run is closed in the same commit."""
     ctx = run.step_context(state, approval.step_id or ids.new_id(ids.Prefix.STEP))
+    await inline_tool_return_images(run.approval_items, run.deps.settings)
     answers, result = await raced(
         run.watch, resume_approval(ctx, approval, held_calls(state.messages), run.approval_items, run.approval_group_id)
     )

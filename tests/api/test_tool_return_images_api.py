@@ -13,7 +13,7 @@ from typing import Any
 from letta_client import Letta
 
 from tests.api.test_anthropic_api import SONNET, claude, claude_server  # noqa: F401 (the Anthropic server)
-from tests.mock_llm import MockLLM, Reply
+from tests.mock_llm import MOCK_IMAGE, MockLLM, Reply
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n-secret-FIREBRAWL").decode()
 SECRET_IMAGE = {
@@ -81,3 +81,21 @@ def test_the_parts_are_listed_as_given(client: Letta, mock_llm: MockLLM) -> None
     assert [part.model_dump(exclude_none=True) for part in returned.tool_return] == PARTS  # type: ignore[union-attr]
     (response,) = [m for m in history if m.message_type == "approval_response_message"]
     assert response.approvals[0].tool_return == SHOWN  # type: ignore[index,union-attr]
+
+
+def test_an_image_given_by_url_is_fetched_and_kept_as_data(claude: Letta, mock_llm: MockLLM) -> None:  # noqa: F811
+    url = mock_llm.base_url.removesuffix("/v1") + "/_mock/image.png"
+    agent = claude.agents.create(model=SONNET, embedding="openai/text-embedding-3-small", include_base_tools=False)
+    mock_llm.script(Reply.tool_call("get_secret_image", {}, id="toolu_url"), Reply.text("A picture."))
+    first = claude.agents.messages.create(agent.id, input="Look.", client_tools=[SECRET_IMAGE])  # type: ignore[list-item]
+    assert first.stop_reason.stop_reason == "requires_approval"
+    image = {"type": "image", "source": {"type": "url", "url": url}}
+    result = {"type": "tool", "tool_call_id": "toolu_url", "tool_return": [image], "status": "success"}
+    claude.agents.messages.create(agent.id, messages=[{"type": "approval", "approvals": [result]}])  # type: ignore[list-item]
+    data = {"type": "base64", "data": base64.b64encode(MOCK_IMAGE).decode(), "media_type": "image/png"}
+    sent = json.dumps(mock_llm.requests[1]["messages"])
+    assert json.dumps({"type": "image", "source": data}) in sent and url not in sent
+    history = claude.agents.messages.list(agent.id, order="asc").items
+    (shown,) = [m for m in history if m.message_type == "tool_return_message"]
+    (part,) = shown.tool_returns[0].tool_return  # type: ignore[index,union-attr]
+    assert part.source.model_dump(exclude_none=True) == data  # type: ignore[union-attr]
