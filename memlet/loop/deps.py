@@ -61,6 +61,9 @@ class RunOptions:
 
     max_steps: int = 50
     stream_tokens: bool = False
+    # Whether a V2 agent's streamed `send_message` fragments show as assistant text (Letta's `use_assistant_message`;
+    # off, they stream as the call's own fragments, as any other call's).
+    use_assistant_message: bool = True
     # A blocking send (a LettaResponse, an async run or a batch item), not a stream: a V2 agent's last allowed
     # step then stops with max_steps whatever the model asked, as Letta's V2 `step()` does.
     blocking: bool = False

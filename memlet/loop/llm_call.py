@@ -53,8 +53,11 @@ class DeltaLabels:
         gated: Callable[[str], bool],
         thoughts_in_content: bool = False,
         step_id: str | None = None,
+        use_assistant_message: bool = True,
     ) -> None:
         self.assistant_id = assistant_id
+        # V2: `send_message`'s `message` streams as assistant text (off: the call streams as any other call).
+        self.use_assistant_message = use_assistant_message
         self.step_id = step_id
         self.gated = gated
         # A V2 model not asked for `thinking` as an argument thinks in its content (stored as the thinking part).
@@ -134,6 +137,7 @@ class _V2Call:
     approval_id: str | None
     splitter: ArgumentSplitter
     view: int | None  # index of its view among the row's tool-call views (None: on the approval row)
+    as_assistant: bool = False  # a send_message shown as assistant text: its other arguments are not streamed
     head_sent: bool = False
 
 
@@ -141,7 +145,8 @@ class _V2Labels:
     """Fragments of a V2 response, parsed out of the streamed arguments as Letta does.
 
     The `thinking` argument streams as reasoning (the stored row keeps it as a text part after any native
-    reasoning); `send_message`'s `message` streams as assistant text; other calls stream as tool-call fragments
+    reasoning); `send_message`'s `message` streams as assistant text (unless the request turned
+    `use_assistant_message` off, as Letta's streaming interface does); other calls stream as tool-call fragments
     whose arguments leave `thinking` out (and, for approval requests, `request_heartbeat`, as they are stored).
     Only the first call carrying `thinking` gives it up, as in `step.handle_response`. Known gaps: a call
     streamed before its `thinking` ended is numbered as if that thinking will be non-empty (models are told to
@@ -177,10 +182,11 @@ class _V2Labels:
         approval_id = self.labels.approval_id(delta)
         fields = set() if self._thinking_taken else {THINKING_PARAM}
         view: int | None = None
+        as_assistant = approval_id is None and name == ASSISTANT_TOOL and self.labels.use_assistant_message
         if approval_id is None:
             self.labels.plain_seen = True
             view = self._views_done
-            if name == ASSISTANT_TOOL:
+            if as_assistant:
                 fields.add(ASSISTANT_KWARG)
                 self._views_done += 2 if self._group_open else 1
                 self._group_open = False
@@ -188,7 +194,7 @@ class _V2Labels:
                 self._group_open = True
         # An approval request stores its arguments without the loop's own request_heartbeat.
         drop = {HEARTBEAT_PARAM} if approval_id is not None else set()
-        call = _V2Call(delta.id, name, approval_id, ArgumentSplitter(fields, drop), view)
+        call = _V2Call(delta.id, name, approval_id, ArgumentSplitter(fields, drop), view, as_assistant)
         self._calls[delta.id] = call
         return call
 
@@ -204,7 +210,7 @@ class _V2Labels:
             elif piece.field == ASSISTANT_KWARG and call.view is not None:
                 otid = otid_from_id(assistant_id, self._call_index(call.view))
                 out.append(self.labels.delta("assistant", assistant_id, otid, text=piece.text))
-            elif piece.field is None and (call.approval_id is not None or call.name != ASSISTANT_TOOL):
+            elif piece.field is None and not call.as_assistant:
                 out.extend(self._call_fragments(call, piece.text))
         if THINKING_PARAM in call.splitter.completed:
             self._thinking_taken = True

@@ -86,6 +86,7 @@ async def llm_step(
             gated=partial(needs_approval, ctx),
             thoughts_in_content=not inner_thoughts_in_kwargs(agent),
             step_id=step_id,
+            use_assistant_message=run.options.use_assistant_message,
         )
         clock.llm_started()
         try:

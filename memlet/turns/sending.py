@@ -87,6 +87,7 @@ class SendService(SendAdmission):
         options = RunOptions(
             max_steps=req.max_steps,
             stream_tokens=stream_tokens,
+            use_assistant_message=req.use_assistant_message,
             blocking=sink is None,
             override_model=req.override_model,
             llm_config_override=llm_override,
