@@ -2,7 +2,7 @@
 `total_tokens` pass 90% of the window (Letta's trigger), and when the provider says the prompt overflowed.
 
 Each writes the summary with the step's ids, reloads the state and yields the compaction event (only with
-`include_compaction_messages`) and the summary row. The summary goes to the summarizer model of the agent's
+`include_compaction_messages`) and the summary row (V3 only: V2 turns never show it, as in Letta). The summary goes to the summarizer model of the agent's
 `compaction_settings` (the agent's own client when it is the same model).
 """
 
@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from memlet.llm.chat_format import thoughts_scrubbed
+from memlet.llm.chat_format import is_v2, thoughts_scrubbed
 from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopState
 from memlet.loop.buffer_chat import BufferChat
@@ -82,7 +82,10 @@ async def compact(
         return
     if tokens_before is not None:
         plan.tokens_before = tokens_before  # the provider's count that triggered it, as Letta reports
-    shown = run.options.include_compaction_messages
+    # Letta's V2 loops compact out of the turn's sight: the summary (a user row) is never in their response or
+    # stream, whatever include_compaction_messages says (a V3 turn shows it).
+    v2 = is_v2(state.agent.agent_type)
+    shown = run.options.include_compaction_messages and not v2
     summary = await commit_compaction(
         run.deps.sessionmaker,
         state=state,
@@ -99,7 +102,7 @@ async def compact(
     # estimate after a compaction; the next LLM call's total replaces it.
     run.usage["context_tokens"] = plan.tokens_after
     run.needs_reload = True
-    if summary is None:
+    if summary is None or v2:
         return
     if shown:
         yield ev.CompactionStarted(step_id, trigger, plan.tokens_before, window)

@@ -84,6 +84,24 @@ def test_v2_compacts_after_the_turn_not_after_each_step(client: Letta, http: htt
     response = send(http, agent_id, "search please")
     assert response.status_code == 200, response.text
     assert kinds(mock_llm) == ["step", "step", "summary"]
+    # Letta's V2 loop compacts out of the turn's sight: the response never shows the summary.
+    assert "user_message" not in [m["message_type"] for m in response.json()["messages"]]
+
+
+@pytest.mark.parametrize("stream_tokens", [False, True])
+def test_a_v2_stream_never_shows_the_summary(
+    client: Letta, http: httpx.Client, mock_llm: MockLLM, stream_tokens: bool
+) -> None:
+    agent_id = agent_with_history(client, mock_llm, agent_type="memgpt_v2_agent")
+    mock_llm.script(Reply.tool_call("send_message", {"message": "hi"}).reporting(3700), Reply.text("Summary."))
+    body = {"input": "hello", "stream_tokens": stream_tokens, "include_compaction_messages": True}
+    with http.stream("POST", f"/v1/agents/{agent_id}/messages/stream", json=body) as response:
+        lines = [line[6:] for line in response.iter_lines() if line.startswith("data: {")]
+    assert kinds(mock_llm) == ["step", "summary"]
+    types = [json.loads(line)["message_type"] for line in lines]
+    assert [t for t in dict.fromkeys(types) if t != "ping"] == ["assistant_message", "stop_reason", "usage_statistics"]
+    listed = client.agents.messages.list(agent_id, limit=100).items
+    assert any("Summary." in str(m.content) for m in listed if m.message_type == "user_message")  # stored as user
 
 
 def test_overflow_compacts_and_retries_the_step(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
