@@ -100,7 +100,8 @@ async def compact(
     run.turn_system = None  # the compaction rebuilt the prompt: the turn sends the new one from now on
     # The usage's context size is now the compacted window's (Letta Code's context meter reads it), as Letta's
     # estimate after a compaction; the next LLM call's total replaces it.
-    run.usage["context_tokens"] = plan.tokens_after
+    if not v2:  # Letta's V2 usage has no context size
+        run.usage["context_tokens"] = plan.tokens_after
     run.needs_reload = True
     if summary is None or v2:
         return

@@ -150,8 +150,9 @@ class RunState:
             config_overridden=bool(self.options.llm_config_override),
         )
 
-    def add_usage(self, step: orm.Step, usage: Any) -> None:
-        """Count one LLM call into the step row and the run totals."""
+    def add_usage(self, step: orm.Step, usage: Any, *, context: bool = True) -> None:
+        """Count one LLM call into the step row and the run totals (`context`: the call's total is the usage's
+        context size; Letta's V2 loop never reports one, so its usage keeps `context_tokens` null)."""
         step.prompt_tokens, step.completion_tokens = usage.prompt_tokens, usage.completion_tokens
         step.total_tokens = usage.total_tokens
         # As in Letta, a step shows cached and reasoning tokens only when there were some (null otherwise).
@@ -164,7 +165,8 @@ class RunState:
         # Only Anthropic reports cache writes; once a step ran, Letta's totals show 0, not null.
         self.usage["cache_write_tokens"] = (self.usage["cache_write_tokens"] or 0) + usage.cache_write_tokens
         self.usage["reasoning_tokens"] = (self.usage["reasoning_tokens"] or 0) + usage.reasoning_tokens
-        self.usage["context_tokens"] = usage.total_tokens
+        if context:
+            self.usage["context_tokens"] = usage.total_tokens
         self.usage["step_count"] += 1
         self.steps += 1
 

@@ -131,7 +131,7 @@ async def llm_step(
             raise
     chat = result_box[0]
     clock.llm_done()
-    run.add_usage(step, chat.usage)
+    run.add_usage(step, chat.usage, context=not is_v2(agent.agent_type))
     result = await raced(run.watch, handle_response(ctx, chat, allowed, assistant_id))
     clock.tools_done(ran=bool(result.tools_called))
     outcome.append(result)

@@ -1,6 +1,7 @@
-"""What Letta 0.16.8's own send-message integration tests (integration_test_send_message.py) expect of a stream,
-through letta-client against the live server: here, a memgpt_v2 agent's token stream with `use_assistant_message`
-off shows `send_message` as the tool call it is (its fragments, then its return), never as assistant text.
+"""What Letta 0.16.8's own send-message integration tests (integration_test_send_message*.py) rely on, through
+letta-client against the live server: a memgpt_v2 agent's token stream with `use_assistant_message` off shows
+`send_message` as the tool call it is (its fragments, then its return), never as assistant text; and a V2 turn's
+usage has no `context_tokens` (Letta's V2 loop never sets it; its V3 loop does).
 """
 
 import json
@@ -61,3 +62,18 @@ def test_v2_token_stream_without_assistant_message_shows_the_send_message_call(
     assert {(c.id, c.otid) for c in calls} == {(call.id, call.otid)} and call.otid and call.otid[-1] == "1"
     (returned,) = [c for c in chunks if c.message_type == "tool_return_message"]
     assert returned.name == "send_message" and returned.otid and returned.otid[-1] == "0"  # type: ignore[union-attr]
+
+
+def test_a_v2_turns_usage_has_no_context_size(client: Letta, mock_llm: MockLLM) -> None:
+    # Letta's V2 loop never fills usage.context_tokens; its V3 loop gives the last call's total.
+    agent = v2_agent(client)
+    mock_llm.script(Reply.tool_call("send_message", REPLY), Reply.tool_call("send_message", REPLY))
+    blocking = client.agents.messages.create(agent.id, input="Say the phrase.").usage
+    assert blocking.context_tokens is None and blocking.prompt_tokens > 0 and blocking.step_count == 1
+    chunks = list(client.agents.messages.stream(agent.id, input="Again.", stream_tokens=True))
+    (streamed,) = [c for c in chunks if c.message_type == "usage_statistics"]
+    assert streamed.context_tokens is None and streamed.total_tokens > 0  # type: ignore[union-attr]
+    v1 = client.agents.create(agent_type="letta_v1_agent", model=MODEL, embedding=EMBEDDING)
+    mock_llm.script(Reply.text("Teamwork makes the dream work"))
+    usage = client.agents.messages.create(v1.id, input="Say the phrase.").usage
+    assert usage.context_tokens == usage.total_tokens > 0
