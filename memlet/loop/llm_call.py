@@ -42,7 +42,7 @@ class DeltaLabels:
     labelled by `_V2Labels`. Approval-gated calls belong to the approval row: its id (the assistant id, or the
     id before it when ungated calls came first in the same response; see `step.approval_request`) is also their
     otid. Known gap: a gated call followed by ungated ones in the same response is labelled with the assistant
-    id although it is stored on the row before it.
+    id although it is stored on the row before it (the stream does not send that request again whole).
     """
 
     def __init__(

@@ -140,6 +140,10 @@ class EventRenderer:
         self.run_id = run_id
         self.opts = opts
         self._streamed: set[tuple[str, str]] = set()
+        # Approval-gated calls whose fragments were streamed: their committed request is not sent again, even when
+        # it is stored under another id than its fragments carried (a gated call before ungated ones, see
+        # `DeltaLabels`); a client adding the whole arguments to its fragments would run them twice over.
+        self._streamed_approvals: set[str] = set()
         self._started = False  # whether the loop's output has reached the stream (pings do not count)
 
     def _wanted(self, message_type: str) -> bool:
@@ -155,12 +159,14 @@ class EventRenderer:
         if isinstance(event, ev.TokenDelta):
             view = delta_view(event, self.run_id, self.opts.reasoning_source)
             self._streamed.add((event.message_id, _DELTA_TYPES[event.kind]))
+            if event.kind == "approval" and event.tool_call_id:
+                self._streamed_approvals.add(event.tool_call_id)
             return [sse(view)] if self._wanted(view.message_type) else []
         if isinstance(event, ev.MessagesCommitted):
             views = public_views(event.messages, self.opts)
             if event.summary is not None:
                 views = [streamed_summary(v, event.summary) for v in views]
-            return [sse(v) for v in views if (v.id, v.message_type) not in self._streamed]
+            return [sse(v) for v in views if not self._was_streamed(v)]
         if isinstance(event, ev.CompactionStarted):
             view = compaction_event(event, self.run_id)
             return [sse(view)] if self._wanted(view.message_type) else []
@@ -175,6 +181,13 @@ class EventRenderer:
             )
             return [sse(stop_reason(event.stop_reason)), sse_error(item), DONE]
         return self.failure(event.error, event.stop_reason, event.error_type)
+
+    def _was_streamed(self, view: LettaMessage) -> bool:
+        if (view.id, view.message_type) in self._streamed:
+            return True
+        if not isinstance(view, ApprovalRequestMessage) or not isinstance(view.tool_calls, list):
+            return False
+        return bool(view.tool_calls) and all(c.tool_call_id in self._streamed_approvals for c in view.tool_calls)
 
     def failure(self, error: BaseException, reason: str = "error", error_type: str | None = None) -> list[str]:
         """The error tail of a stream: stop reason, the error event, [DONE] (no usage, as in Letta)."""

@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import LiveServer
 from tests.http_proxy import Proxy
 from tests.letta_code import LettaCode, install
-from tests.mock_llm import MockLLM, Reply
+from tests.mock_llm import Call, MockLLM, Reply
 
 MODEL = "openai/gpt-4o-mini"
 NODE = shutil.which("node")
@@ -113,6 +113,20 @@ def test_client_side_tool_round_trip(cli: LettaCode, mock_llm: MockLLM, proxy: P
     assert approval["type"] == "approval"
     (item,) = approval["approvals"]
     assert item["type"] == "tool" and item["status"] == "success" and "tool-ran-42" in json.dumps(item["tool_return"])
+
+
+def test_client_tool_beside_a_server_tool_in_one_response(cli: LettaCode, mock_llm: MockLLM, proxy: Proxy) -> None:
+    # The gated client call comes first: its fragments were labelled with another id than its stored request, and
+    # the whole request sent again at the step's end made Letta Code double the arguments it had gathered.
+    shell = Call("exec_command", {"cmd": "echo tool-ran-$((6*7))", "description": "Print a number"})
+    mock_llm.script(Reply.tool_calls(shell, Call("web_search", {"query": "memlet"})), Reply.text("Both ran."))
+    out = new_agent_turn(cli, "Run both")
+    assert out["result"] == "Both ran."
+    sends = proxy.find("POST", f"/v1/conversations/{out['conversation_id']}/messages")
+    (item,) = sends[1].body["messages"][0]["approvals"]
+    assert item["type"] == "tool" and item["status"] == "success" and "tool-ran-42" in json.dumps(item["tool_return"])
+    returned = tool_texts(mock_llm.requests[1])
+    assert len(returned) == 2 and "tool-ran-42" in returned[0]  # the shell's output, then web_search's answer
 
 
 def test_default_conversation(cli: LettaCode, mock_llm: MockLLM, proxy: Proxy, http: Any) -> None:
