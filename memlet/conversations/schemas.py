@@ -1,7 +1,6 @@
 """Conversation request and response models (Letta 0.16.8 shapes, plus the fields newer SDKs send)."""
 
 from datetime import datetime
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,7 +24,8 @@ class Conversation(BaseModel):
     in_context_message_ids: list[str] = Field(default_factory=list)
     isolated_block_ids: list[str] = Field(default_factory=list)
     model: str | None = None
-    model_settings: dict[str, Any] | None = None
+    # Stored as sent; shown whole, every default filled in, as Letta reads its stored dict back into the class.
+    model_settings: ModelSettings | None = None
     last_message_at: datetime | None = None
     # Fields of newer SDKs (letta-client 1.12.1 and up).
     description: str | None = None

@@ -145,6 +145,22 @@ def test_default_conversation(cli: LettaCode, mock_llm: MockLLM, proxy: Proxy, h
     assert any(m.get("content") == "In the default thread." for m in history)
 
 
+def test_a_conversation_model_set_and_shown(cli: LettaCode, mock_llm: MockLLM, http: Any) -> None:
+    agent = http.post("/v1/agents/", json={"model": MODEL, "embedding": "openai/text-embedding-3-small"}).json()
+    conversation = http.post("/v1/conversations/", params={"agent_id": agent["id"]}, json={}).json()["id"]
+    assert cli.run("model", "set", "openai/gpt-4o", "--conversation", conversation).returncode == 0
+    shown = cli.run("model", "get", "--conversation", conversation)
+    assert shown.returncode == 0, shown.stderr
+    # The settings as Letta shows them: every default filled in, not only the fields Letta Code sent.
+    settings = shown.json()["model_settings"]
+    assert settings["provider_type"] == "openai" and settings["max_output_tokens"] == 16384
+    assert settings["temperature"] == 0.7 and settings["reasoning"] == {"reasoning_effort": "high"}
+    mock_llm.script(Reply.text("From the bigger model."))
+    result = cli.run("-p", "Hi", "--conversation", conversation, "--output-format", "json", "--yolo")
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert result.json()["result"] == "From the bigger model." and mock_llm.requests[-1]["model"] == "gpt-4o"
+
+
 def test_a_cut_stream_is_resumed_to_the_whole_answer(cli: LettaCode, mock_llm: MockLLM, proxy: Proxy) -> None:
     answer = " ".join(f"word{i}" for i in range(300))
     mock_llm.script(Reply.text(answer))
