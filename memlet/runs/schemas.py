@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from memlet.db import models as orm
-from memlet.messages.schemas import MessageType, StopReasonType, StoredMessage
+from memlet.messages.schemas import LettaErrorMessage, MessageType, StopReasonType, StoredMessage
 
 RunStatus = Literal["created", "running", "completed", "failed", "cancelled"]
 StepStatus = Literal["pending", "success", "failed", "cancelled"]
@@ -47,6 +47,16 @@ class Run(BaseModel):
     callback_error: str | None = None
     ttft_ns: int | None = None
     total_duration_ns: int | None = None
+
+    @field_serializer("metadata")
+    def _error_in_field_order(self, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        # Postgres JSONB reorders an object's keys; a streamed run's error is shown in its message's field order,
+        # as Letta stored it (Letta Code prints this object as it comes when a turn fails).
+        error = value.get("error") if value else None
+        if value is None or not isinstance(error, dict) or error.get("message_type") != "error_message":
+            return value
+        fields = [name for name in LettaErrorMessage.model_fields if name in error]
+        return {**value, "error": {**{name: error[name] for name in fields}, **error}}
 
     @field_serializer("completed_at")
     def _naive_utc(self, value: datetime | None) -> str | None:

@@ -58,6 +58,9 @@ def test_a_background_conversation_runs_error_carries_its_type_and_detail(
     assert error["error_type"] == "llm_authentication"
     assert "Incorrect API key provided" in error["detail"]
     assert error == {**streamed, "seq_id": None}
+    # In the error message's field order, as Letta stored it: Letta Code prints this object as it comes.
+    shown = http.get(f"/v1/runs/{streamed['run_id']}").json()["metadata"]["error"]
+    assert list(shown) == ["message_type", "run_id", "error_type", "message", "detail", "seq_id"]
 
 
 def test_a_blocking_runs_error_is_its_text(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
