@@ -129,6 +129,27 @@ def test_client_tool_beside_a_server_tool_in_one_response(cli: LettaCode, mock_l
     assert len(returned) == 2 and "tool-ran-42" in returned[0]  # the shell's output, then web_search's answer
 
 
+def test_a_stale_pending_approval_is_closed_before_the_turn(
+    cli: LettaCode, mock_llm: MockLLM, proxy: Proxy, http: Any
+) -> None:
+    # An earlier client stopped while its tool ran: the conversation still waits for that call's result.
+    agent = http.post("/v1/agents/", json={"model": MODEL, "embedding": "openai/text-embedding-3-small"}).json()
+    conversation = http.post("/v1/conversations/", params={"agent_id": agent["id"]}, json={}).json()["id"]
+    shell = {"name": "exec_command", "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}}
+    mock_llm.script(Reply.tool_call("exec_command", {"cmd": "sleep 600"}), Reply.text("Back on track."))
+    body = {"messages": [{"role": "user", "content": "Wait"}], "streaming": False, "client_tools": [shell]}
+    pending = http.post(f"/v1/conversations/{conversation}/messages", json=body).json()["messages"]
+    assert [m["message_type"] for m in pending] == ["approval_request_message"]
+    result = cli.run("-p", "Carry on", "--conversation", conversation, "--output-format", "json", "--yolo")
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert result.json()["result"] == "Back on track."
+    (send,) = proxy.find("POST", f"/v1/conversations/{conversation}/messages")
+    denial, user = send.body["messages"]
+    assert denial["approvals"][0]["approve"] is False and user["role"] == "user"
+    (closed,) = tool_texts(mock_llm.requests[-1])
+    assert "denied" in closed and user_texts(mock_llm.requests[-1])[-1].endswith("Carry on")
+
+
 def test_default_conversation(cli: LettaCode, mock_llm: MockLLM, proxy: Proxy, http: Any) -> None:
     mock_llm.script(Reply.text("first"), Reply.text("In the default thread."))
     agent_id = new_agent_turn(cli, "Start")["agent_id"]
