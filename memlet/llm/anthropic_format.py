@@ -110,12 +110,20 @@ def _image_block(url: str) -> dict[str, Any]:
     return {"type": "image", "source": {"type": "url", "url": url}}
 
 
+MALFORMED_ARGUMENTS_KEY = "_malformed_tool_arguments"
+
+
 def _tool_input(arguments: str) -> dict[str, Any]:
-    try:
-        value = json.loads(arguments or "{}")
-    except ValueError:
+    """A stored call's arguments as Anthropic's `input` object. Arguments that are not a JSON object (a model cut
+    off mid-call, a bad escape) go out whole under `_malformed_tool_arguments`, as Letta sends them, so the model
+    sees what it wrote rather than a call that seems to have had no arguments."""
+    if not arguments:
         return {}
-    return value if isinstance(value, dict) else {}
+    try:
+        value = json.loads(arguments, strict=False)
+    except ValueError:
+        value = None
+    return value if isinstance(value, dict) else {MALFORMED_ARGUMENTS_KEY: arguments}
 
 
 def _assistant_blocks(message: dict[str, Any], model: str) -> list[dict[str, Any]]:
