@@ -5,6 +5,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AnyUrl, BaseModel, ConfigDict, Field, UrlConstraints, field_serializer
 
+from memlet.ids import Prefix, id_pattern
 from memlet.messages.requests import LettaRequest
 from memlet.messages.schemas import StopReasonType, StoredMessage
 
@@ -54,10 +55,16 @@ class BatchJob(Job):
     job_type: JobType = "batch"
 
 
+AGENT_ID_LENGTH = len(Prefix.AGENT) + 37  # "agent-" and a uuid4
+
+
 class LettaBatchRequest(LettaRequest):
     """One request of a batch: an ordinary send body plus the agent it goes to."""
 
-    agent_id: str = Field(..., description="The ID of the agent to send this batch request for")
+    # Checked like a path id, as Letta's `AgentId` is: a malformed one is a 422 before anything is created.
+    agent_id: Annotated[
+        str, Field(pattern=id_pattern(Prefix.AGENT), min_length=AGENT_ID_LENGTH, max_length=AGENT_ID_LENGTH)
+    ] = Field(..., description="The ID of the agent to send this batch request for")
 
 
 class CreateBatch(BaseModel):

@@ -186,6 +186,13 @@ def test_bad_batches_are_refused_before_anything_is_written(http: httpx.Client, 
         "/v1/messages/batches", json={"requests": [{"agent_id": a, "input": "x"}], "callback_url": "nope"}
     )
     assert not_a_url.status_code == 422
+    # A malformed agent id is Letta's 422 on the body field (its `AgentId`), not a 404 lookup.
+    malformed = http.post(
+        "/v1/messages/batches",
+        json={"requests": [{"agent_id": a, "input": "x"}, {"agent_id": "agent-1", "input": "y"}]},
+    )
+    assert malformed.status_code == 422
+    assert "('body', 'requests', 1, 'agent_id')" in malformed.json()["detail"]
     assert runs_of(http, a) == []
 
 
