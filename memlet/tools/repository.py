@@ -5,7 +5,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Float, Select, String, Text, any_, bindparam, case, cast, delete, func, literal, null, select
+from sqlalchemy import (
+    Float,
+    Select,
+    String,
+    Text,
+    any_,
+    bindparam,
+    case,
+    cast,
+    delete,
+    func,
+    literal,
+    null,
+    or_,
+    select,
+)
 from sqlalchemy.dialects.postgresql import ARRAY, aggregate_order_by, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
@@ -79,6 +94,7 @@ class ToolFilters:
     exclude_tool_types: Sequence[str] | None = None
     return_only_letta_tools: bool = False
     exclude_names: Sequence[str] | None = None
+    project_id: str | None = None
 
     def apply(self, stmt: Select[Any], org_id: str) -> Select[Any]:
         stmt = stmt.where(orm.Tool.organization_id == org_id)
@@ -96,6 +112,8 @@ class ToolFilters:
             stmt = stmt.where(orm.Tool.tool_type.like("letta\\_%", escape="\\"))
         if self.exclude_names:
             stmt = stmt.where(orm.Tool.name.not_in(self.exclude_names))
+        if self.project_id is not None:
+            stmt = stmt.where(or_(orm.Tool.project_id == self.project_id, orm.Tool.project_id.is_(None)))
         return stmt
 
 

@@ -1,8 +1,9 @@
 """``/v1/tools``: create, upsert, list, count, search, retrieve, modify, delete, add-base-tools, run from source."""
 
+from dataclasses import replace
 from typing import Annotated, Any, get_args
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Header, Query
 
 from memlet.api.deps import ActorDep, SettingsDep
 from memlet.api.validators import page_query
@@ -28,6 +29,9 @@ router = APIRouter(prefix="/tools", tags=["tools"])
 
 _TOOL_TYPES: tuple[str, ...] = get_args(ToolType)
 ListQuery = Annotated[list[str] | None, Query()]
+# Letta's project scope: a tool made with it belongs to the project; a listing or count with it sees the project's
+# tools and the global ones (made without it).
+ProjectIdHeader = Annotated[str | None, Header(alias="X-Project-Id")]
 
 
 def split_values(values: list[str] | None) -> list[str] | None:
@@ -54,7 +58,7 @@ def tool_filters(
     tool_types: ListQuery = None,
     exclude_tool_types: ListQuery = None,
     return_only_letta_tools: bool | None = False,
-    exclude_letta_tools: bool | None = False,
+    project_id: ProjectIdHeader = None,
 ) -> ToolFilters:
     all_names = [*([name] if name is not None else []), *(names or [])]
     return ToolFilters(
@@ -64,11 +68,19 @@ def tool_filters(
         tool_types=tool_types_param(tool_types),
         exclude_tool_types=tool_types_param(exclude_tool_types),
         return_only_letta_tools=bool(return_only_letta_tools),
-        exclude_names=list(BASE_TOOLS) if exclude_letta_tools else None,
+        project_id=project_id,
     )
 
 
+def count_filters(
+    filters: Annotated[ToolFilters, Depends(tool_filters)], exclude_letta_tools: bool | None = False
+) -> ToolFilters:
+    """The list's filters and `exclude_letta_tools`, which only the count takes (Letta's list has no such filter)."""
+    return replace(filters, exclude_names=list(BASE_TOOLS) if exclude_letta_tools else None)
+
+
 FiltersDep = Annotated[ToolFilters, Depends(tool_filters)]
+CountFiltersDep = Annotated[ToolFilters, Depends(count_filters)]
 
 
 @router.get("/", operation_id="list_tools", response_model=list[Tool])
@@ -84,19 +96,23 @@ async def list_tools(
 
 
 @router.post("/", operation_id="create_tool", response_model=Tool)
-async def create_tool(body: ToolCreate, service: ToolServiceDep, actor: ActorDep) -> Any:
+async def create_tool(
+    body: ToolCreate, service: ToolServiceDep, actor: ActorDep, project_id: ProjectIdHeader = None
+) -> Any:
     """Create a tool from Python source (schema derived from its signature and docstring) or a given schema."""
-    return await service.create(actor, body)
+    return await service.create(actor, body, project_id=project_id)
 
 
 @router.put("/", operation_id="upsert_tool", response_model=Tool)
-async def upsert_tool(body: ToolCreate, service: ToolServiceDep, actor: ActorDep) -> Any:
+async def upsert_tool(
+    body: ToolCreate, service: ToolServiceDep, actor: ActorDep, project_id: ProjectIdHeader = None
+) -> Any:
     """Create a tool, or replace the organization's tool of the same name."""
-    return await service.upsert(actor, body)
+    return await service.upsert(actor, body, project_id=project_id)
 
 
 @router.get("/count", operation_id="count_tools", response_model=int)
-async def count_tools(service: ToolServiceDep, actor: ActorDep, filters: FiltersDep) -> Any:
+async def count_tools(service: ToolServiceDep, actor: ActorDep, filters: CountFiltersDep) -> Any:
     """Count the tools matching the filters."""
     return await service.count(actor, filters)
 

@@ -116,15 +116,20 @@ class ToolService:
     async def get(self, actor: Actor, tool_id: str) -> Tool:
         return Tool.model_validate(await self.get_row(actor, tool_id))
 
-    async def create(self, actor: Actor, req: ToolCreate) -> Tool:
+    async def create(self, actor: Actor, req: ToolCreate, *, project_id: str | None = None) -> Tool:
         """Create a tool; a tool of the same name is updated in place, as Letta 0.16.8 did.
 
         Programs commonly create their tools at every start, so a second create must not fail.
         """
-        return await self.upsert(actor, req)
+        return await self.upsert(actor, req, project_id=project_id)
 
-    async def upsert(self, actor: Actor, req: ToolCreate) -> Tool:
-        return Tool.model_validate(await self.tools.upsert(tool_values(actor, req)))
+    async def upsert(self, actor: Actor, req: ToolCreate, *, project_id: str | None = None) -> Tool:
+        """Create or overwrite by name. The `X-Project-Id` header's project becomes the tool's (an overwrite without
+        one makes the tool global again, as Letta's upsert wrote every column)."""
+        values = tool_values(actor, req)
+        if project_id:
+            values["project_id"] = project_id
+        return Tool.model_validate(await self.tools.upsert(values))
 
     async def list_tools(self, actor: Actor, filters: ToolFilters, page: Page) -> list[Tool]:
         """A page of tools. A built-in tool missing from a page that must hold them all is created again (and the

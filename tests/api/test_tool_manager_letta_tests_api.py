@@ -1,0 +1,134 @@
+"""What Letta 0.16.8's tool manager tests (tests/managers/test_tool_manager.py) pin down, seen through /v1/tools
+with the official letta-client (raw HTTP for the count route, which the SDK lacks)."""
+
+import httpx
+import pytest
+from letta_client import BadRequestError, Letta
+
+from tests.conftest import LiveServer
+
+
+def source(name: str, doc: str = "Do a thing.") -> str:
+    return f'def {name}() -> str:\n    """{doc}\n\n    Returns:\n        str: Something.\n    """\n    return "x"\n'
+
+
+def in_project(server: LiveServer, project_id: str) -> Letta:
+    """A client made with Letta's `project_id` option, which sends it as the `X-Project-Id` header."""
+    return Letta(base_url=server.base_url, max_retries=0, timeout=60, project_id=project_id)
+
+
+class TestProjectScope:
+    """test_list_tools_with_project_id_filtering / test_count_tools_with_project_id_filtering: a tool made with a
+    project belongs to it; a listing or count with a project sees its tools and the global ones only."""
+
+    def test_listing_and_count_see_the_project_and_global_tools(
+        self, client: Letta, server: LiveServer, http: httpx.Client
+    ) -> None:
+        global_tool = client.tools.create(source_code=source("count_global"))
+        a_tools = [in_project(server, "project-a").tools.create(source_code=source(f"count_a_{i}")) for i in range(3)]
+        b_tool = in_project(server, "project-b").tools.create(source_code=source("count_b"))
+        assert global_tool.project_id is None
+        assert {t.project_id for t in a_tools} == {"project-a"} and b_tool.project_id == "project-b"
+
+        def names(listing_client: Letta) -> set[str]:
+            return {t.name or "" for t in listing_client.tools.list(tool_types=["custom"], limit=100)}
+
+        assert names(client) == {"count_global", "count_a_0", "count_a_1", "count_a_2", "count_b"}
+        assert names(in_project(server, "project-a")) == {"count_global", "count_a_0", "count_a_1", "count_a_2"}
+        assert names(in_project(server, "project-b")) == {"count_global", "count_b"}
+        assert names(in_project(server, "project-none")) == {"count_global"}
+
+        def count(project: str | None) -> int:
+            headers = {"X-Project-Id": project} if project else {}
+            params = {"tool_types": "custom", "search": "count_"}
+            return int(http.get("/v1/tools/count", params=params, headers=headers).json())
+
+        assert [count(None), count("project-a"), count("project-b"), count("project-none")] == [5, 4, 2, 1]
+
+    def test_built_in_tools_are_global(self, server: LiveServer, client: Letta) -> None:
+        scoped = in_project(server, "project-a").tools.list(return_only_letta_tools=True, limit=100).items
+        assert {t.name for t in scoped} == {t.name for t in client.tools.list(return_only_letta_tools=True, limit=100)}
+
+    def test_upsert_takes_the_project_and_an_upsert_without_one_makes_it_global(
+        self, client: Letta, server: LiveServer
+    ) -> None:
+        scoped = in_project(server, "project-a").tools.upsert(source_code=source("upserted"))
+        assert scoped.project_id == "project-a"
+        again = client.tools.upsert(source_code=source("upserted", "Again."))
+        assert again.id == scoped.id and again.project_id is None
+
+
+class TestCountOnlyFilter:
+    def test_exclude_letta_tools_narrows_the_count_not_the_listing(self, client: Letta, http: httpx.Client) -> None:
+        """Letta's list route has no `exclude_letta_tools` (the query parameter is ignored); its count has."""
+        client.tools.create(source_code=source("mine"))
+        assert http.get("/v1/tools/count", params={"exclude_letta_tools": True}).json() == 1
+        listed = http.get("/v1/tools/", params={"exclude_letta_tools": True, "limit": 100}).json()
+        assert "send_message" in {t["name"] for t in listed} and "mine" in {t["name"] for t in listed}
+
+
+class TestCreateSchema:
+    def test_args_json_schema_takes_the_parameters_and_the_docstring_the_description(self, client: Letta) -> None:
+        """test_create_tool_with_docstring_and_args_schema."""
+        code = 'def fn(old_arg: str) -> str:\n    """Old docstring that should be overridden"""\n    return old_arg\n'
+        args = {
+            "type": "object",
+            "properties": {"new_arg": {"type": "string", "description": "New argument from schema"}},
+            "required": ["new_arg"],
+        }
+        tool = client.tools.create(source_code=code, args_json_schema=args)
+        assert tool.json_schema == {
+            "name": "fn",
+            "description": "Old docstring that should be overridden",
+            "parameters": {
+                "type": "object",
+                "properties": {"new_arg": {"type": "string", "description": "New argument from schema"}},
+                "required": ["new_arg"],
+            },
+        }
+
+    def test_docstring_schema_with_a_defaulted_argument(self, client: Letta) -> None:
+        """test_create_tool_with_docstring_no_schema."""
+        code = (
+            "def fn(arg1: str, arg2: int = 5) -> str:\n    '''\n    This is a test function\n\n    Args:\n"
+            "        arg1: First argument\n        arg2: Second argument\n\n    Returns:\n        A string result\n"
+            "    '''\n    return f\"{arg1} {arg2}\"\n"
+        )
+        tool = client.tools.create(source_code=code)
+        assert tool.json_schema == {
+            "name": "fn",
+            "description": "This is a test function",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "arg1": {"type": "string", "description": "First argument"},
+                    "arg2": {"type": "integer", "description": "Second argument"},
+                },
+                "required": ["arg1"],
+            },
+        }
+
+    def test_no_docstring_and_no_schema_is_400(self, client: Letta) -> None:
+        """test_error_no_docstring_or_schema."""
+        with pytest.raises(BadRequestError) as info:
+            client.tools.create(source_code="def fn():\n    pass\n")
+        assert "missing docstring" in str(info.value.body)
+
+    def test_pip_requirements_round_trip_and_clear(self, client: Letta) -> None:
+        """test_pip_requirements_roundtrip / test_update_tool_clear_pip_requirements."""
+        reqs = [
+            {"name": "requests", "version": "2.28.0"},
+            {"name": "flask", "version": "2.0"},
+            {"name": "django", "version": "4.1.0-beta"},
+            {"name": "numpy"},
+        ]
+        tool = client.tools.create(source_code=source("deps"), pip_requirements=reqs)  # type: ignore[arg-type]
+        fetched = client.tools.retrieve(tool.id)
+        assert [(r.name, r.version) for r in fetched.pip_requirements or []] == [
+            ("requests", "2.28.0"),
+            ("flask", "2.0"),
+            ("django", "4.1.0-beta"),
+            ("numpy", None),
+        ]
+        assert client.tools.update(tool.id, pip_requirements=[]).pip_requirements == []
+        assert client.tools.create(source_code=source("nodeps")).pip_requirements is None
