@@ -26,8 +26,6 @@ from memlet.tools.repository import ToolFilters, ToolRepository
 from memlet.tools.schemas import Tool, ToolCreate, ToolRunFromSource, ToolSearchRequest, ToolSearchResult, ToolUpdate
 
 CUSTOM = "custom"
-# Fields whose change alters what runs, so `metadata_.tool_hash` is recomputed.
-_HASHED_FIELDS = ("source_code", "source_type", "pip_requirements", "npm_requirements")
 # Source types of Python source: "json" is what Letta stores for a tool created without a source type.
 _PYTHON = ("python", "json", None)
 
@@ -170,10 +168,13 @@ class ToolService:
     async def update(self, actor: Actor, tool_id: str, req: ToolUpdate) -> Tool:
         """Apply the fields sent (nulls ignored). A new source re-derives the schema of a custom Python tool unless
         a schema is sent too (the stored schema stays when the new source yields none); a schema naming another
-        function renames the tool."""
+        function renames the tool. As in Letta, a schema sent (or built from `args_json_schema`) leaves the tool's
+        `description` and `metadata_.tool_hash` as they were; only memlet's re-derived schema brings its docstring's
+        description along, when the tool's description was the old schema's."""
         tool = await self.get_row(actor, tool_id)
         fields = {k: v for k, v in req.model_dump(exclude_unset=True).items() if v is not None}
         old_schema = tool.json_schema or {}
+        rederived = "json_schema" not in fields and "args_json_schema" not in fields
         schema = self._updated_schema(tool, fields)
         if schema is not None:
             fields["json_schema"] = schema
@@ -183,7 +184,7 @@ class ToolService:
             ):
                 raise name_conflict(new_name)
             fields["name"] = new_name
-            if "description" not in fields and tool.description == old_schema.get("description"):
+            if rederived and "description" not in fields and tool.description == old_schema.get("description"):
                 fields["description"] = schema.get("description")
         if "source_code" in fields:
             source_type = fields.get("source_type", tool.source_type)
@@ -191,17 +192,12 @@ class ToolService:
             _check_source_defines(name, fields["source_code"], source_type, (schema or old_schema).get("name"))
         for key, value in fields.items():
             setattr(tool, key, value)
-        if any(key in fields for key in _HASHED_FIELDS):
-            current = {key: getattr(tool, key) for key in _HASHED_FIELDS}
-            tool.metadata_ = {**(tool.metadata_ or {}), "tool_hash": _hash_of(current)}
         tool.last_updated_by_id = actor.user_id
         await self.session.flush()
         return Tool.model_validate(tool)
 
     def _updated_schema(self, tool: orm.Tool, fields: dict[str, Any]) -> dict[str, Any] | None:
-        if "json_schema" in fields:
-            if "args_json_schema" in fields:
-                raise BadRequestError("Cannot provide both json_schema and args_json_schema in update")
+        if "json_schema" in fields:  # wins over an `args_json_schema` sent with it, which is only stored
             return dict(fields["json_schema"])
         if tool.tool_type != CUSTOM:
             return None

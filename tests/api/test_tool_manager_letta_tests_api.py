@@ -67,6 +67,80 @@ class TestCountOnlyFilter:
         assert "send_message" in {t["name"] for t in listed} and "mine" in {t["name"] for t in listed}
 
 
+class TestModifySchema:
+    def test_new_json_schema_is_stored_whole_and_the_description_stays(self, client: Letta) -> None:
+        """test_update_tool_with_json_schema: the schema sent is stored as it is; the tool's own description is
+        not touched (Letta copies a schema's description only when a tool is created)."""
+        tool = client.tools.create(
+            source_code='def upd() -> str:\n    return "hello"\n',
+            json_schema={"name": "upd", "description": "Original"},
+        )
+        assert tool.description == "Original"
+        new_schema = {
+            "name": "upd",
+            "description": "Updated description",
+            "parameters": {"type": "object", "properties": {"new_arg": {"type": "string"}}, "required": ["new_arg"]},
+        }
+        updated = client.tools.update(tool.id, json_schema=new_schema)
+        assert updated.json_schema == new_schema
+        assert updated.description == "Original"
+        assert client.tools.retrieve(tool.id).description == "Original"
+
+    def test_args_json_schema_with_new_source_keeps_the_description(self, client: Letta) -> None:
+        """test_update_tool_with_args_json_schema: the schema takes the new docstring and parameters."""
+        tool = client.tools.create(source_code='def fn() -> str:\n    """Original function"""\n    return "hello"\n')
+        assert tool.description == "Original function"
+        new_source = 'def fn(new_arg: str) -> str:\n    """Updated function"""\n    return new_arg\n'
+        args = {
+            "type": "object",
+            "properties": {"new_arg": {"type": "string", "description": "New argument"}},
+            "required": ["new_arg"],
+        }
+        updated = client.tools.update(tool.id, source_code=new_source, args_json_schema=args)
+        assert updated.json_schema == {
+            "name": "fn",
+            "description": "Updated function",
+            "parameters": {
+                "type": "object",
+                "properties": {"new_arg": {"type": "string", "description": "New argument"}},
+                "required": ["new_arg"],
+            },
+        }
+        assert updated.description == "Original function"
+
+    def test_json_schema_wins_over_args_json_schema_sent_with_it(self, client: Letta) -> None:
+        tool = client.tools.create(source_code=source("both"))
+        schema = {"name": "both", "description": "Given.", "parameters": {"type": "object", "properties": {}}}
+        args = {"type": "object", "properties": {"y": {"type": "string", "description": "Y."}}, "required": []}
+        updated = client.tools.update(tool.id, json_schema=schema, args_json_schema=args)
+        assert updated.json_schema == schema
+        assert updated.args_json_schema == args
+
+    def test_schema_naming_another_function_renames_the_tool(self, client: Letta) -> None:
+        """test_update_tool_name."""
+        schema = {"name": "original_name", "description": "Test", "parameters": {"type": "object", "properties": {}}}
+        tool = client.tools.create(source_code="def original_name(): pass", json_schema=schema)
+        matching = {**schema, "name": "matched_name"}
+        updated = client.tools.update(tool.id, json_schema=matching)
+        assert updated.name == "matched_name" and updated.json_schema == matching
+
+    def test_a_modify_without_enable_parallel_execution_keeps_it(self, client: Letta) -> None:
+        """memlet's choice (README): Letta's modify set the flag back to false whenever the body did not send it."""
+        tool = client.tools.create(source_code=source("parallel"), enable_parallel_execution=True)
+        assert client.tools.update(tool.id, description="New.").enable_parallel_execution is True
+
+    def test_tool_hash_is_the_one_made_at_creation(self, client: Letta) -> None:
+        """Letta computes `metadata_.tool_hash` when a tool is created or upserted, not when it is modified."""
+        tool = client.tools.create(source_code=source("hashed"), pip_requirements=[{"name": "requests"}])
+        assert tool.metadata is not None
+        updated = client.tools.update(
+            tool.id, source_code=source("hashed", "Changed."), pip_requirements=[{"name": "numpy", "version": "2"}]
+        )
+        assert updated.metadata == tool.metadata
+        upserted = client.tools.upsert(source_code=source("hashed", "Upserted."))
+        assert upserted.metadata is not None and upserted.metadata["tool_hash"] != tool.metadata["tool_hash"]
+
+
 class TestCreateSchema:
     def test_args_json_schema_takes_the_parameters_and_the_docstring_the_description(self, client: Letta) -> None:
         """test_create_tool_with_docstring_and_args_schema."""
