@@ -29,7 +29,7 @@ from sqlalchemy.sql.selectable import ScalarSelect
 from memlet.db import models as orm
 from memlet.db.base import utcnow
 from memlet.db.driver import DriverSQL, driver_of
-from memlet.db.pagination import Page, fetch_page
+from memlet.db.pagination import Page, fetch_page, unknown_cursors, without_cursors
 from memlet.db.row_shape import RowShape
 from memlet.db.sql import escape_like
 from memlet.errors import NotFoundError
@@ -210,10 +210,13 @@ class ToolRepository:
         return list(rows)
 
     async def list_tools(self, org_id: str, filters: ToolFilters, page: Page) -> list[orm.Tool]:
+        """A page of the org's tools. A cursor naming no tool of the org is ignored (the page starts at the
+        beginning), as Letta's tool list ignores a cursor it cannot find."""
+        unknown = await unknown_cursors(self.session, page, orm.Tool.id, orm.Tool.organization_id == org_id)
         return await fetch_page(
             self.session,
             filters.apply(select(orm.Tool), org_id),
-            page,
+            without_cursors(page, unknown),
             sort_col=orm.Tool.created_at,
             id_col=orm.Tool.id,
         )

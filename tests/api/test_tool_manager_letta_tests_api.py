@@ -67,6 +67,17 @@ class TestCountOnlyFilter:
         assert "send_message" in {t["name"] for t in listed} and "mine" in {t["name"] for t in listed}
 
 
+class TestListCursors:
+    def test_a_cursor_naming_no_tool_is_ignored(self, client: Letta) -> None:
+        """Letta's list looks the cursor up and, finding no tool, pages from the start."""
+        made = [client.tools.create(source_code=source(f"cursor_{i}")).id for i in range(3)]
+        gone = client.tools.create(source_code=source("cursor_gone")).id
+        client.tools.delete(gone)
+        for cursor in ("after", "before"):
+            page = client.tools.list(tool_types=["custom"], order="asc", limit=10, **{cursor: gone})  # type: ignore[arg-type]
+            assert [t.id for t in page.items] == made
+
+
 class TestModifySchema:
     def test_new_json_schema_is_stored_whole_and_the_description_stays(self, client: Letta) -> None:
         """test_update_tool_with_json_schema: the schema sent is stored as it is; the tool's own description is
