@@ -173,6 +173,10 @@ class ToolService:
         description along, when the tool's description was the old schema's."""
         tool = await self.get_row(actor, tool_id)
         fields = {k: v for k, v in req.model_dump(exclude_unset=True).items() if v is not None}
+        if tool.tool_type.startswith("letta_"):
+            # Letta rebuilds a built-in tool's schema from its code whenever it reads the tool, so a schema sent
+            # for one is never seen (and one naming another function broke the tool); its name and schema stay.
+            fields.pop("json_schema", None)
         old_schema = tool.json_schema or {}
         rederived = "json_schema" not in fields and "args_json_schema" not in fields
         schema = self._updated_schema(tool, fields)

@@ -152,6 +152,23 @@ class TestModifySchema:
         assert upserted.metadata is not None and upserted.metadata["tool_hash"] != tool.metadata["tool_hash"]
 
 
+class TestBuiltInTools:
+    def test_a_schema_sent_for_a_built_in_tool_changes_nothing(self, client: Letta, http: httpx.Client) -> None:
+        """Letta's built-in tools show the schema their code defines whatever was stored; other fields change."""
+        tool = next(iter(client.tools.list(name="conversation_search")))
+        schema = {**(tool.json_schema or {}), "description": "Mine.", "name": "renamed_search"}
+        try:
+            updated = client.tools.update(tool.id, json_schema=schema, description="My words.", return_char_limit=777)
+            assert updated.name == "conversation_search" and updated.json_schema == tool.json_schema
+            assert updated.description == "My words." and updated.return_char_limit == 777
+            fetched = client.tools.retrieve(tool.id)
+            assert fetched.name == "conversation_search" and fetched.json_schema == tool.json_schema
+        finally:  # the built-in tools outlive a test: put this one back as it was
+            http.post("/v1/tools/add-base-tools").raise_for_status()
+        restored = client.tools.retrieve(tool.id)
+        assert restored.description == tool.description and restored.return_char_limit == tool.return_char_limit
+
+
 class TestCreateSchema:
     def test_args_json_schema_takes_the_parameters_and_the_docstring_the_description(self, client: Letta) -> None:
         """test_create_tool_with_docstring_and_args_schema."""
