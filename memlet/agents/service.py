@@ -33,9 +33,10 @@ from memlet.crypto import PREFIX
 from memlet.db import models as orm
 from memlet.db.loaded import model_input
 from memlet.db.pagination import Page
-from memlet.errors import BadRequestError, NotFoundError
+from memlet.errors import BadRequestError, ConflictError, NotFoundError
 from memlet.folders.file_agent_repository import FileAgentRepository
 from memlet.folders.repository import FolderRepository
+from memlet.folders.schemas import SourceCreate
 from memlet.folders.service import FolderService
 from memlet.messages.repository import MessageRepository
 from memlet.messages.schemas import ApprovalRequestMessage, StoredMessage
@@ -201,13 +202,33 @@ class AgentService:
 
     async def create(self, actor: Actor, req: CreateAgent, *, ignore_missing_tools: bool = False) -> AgentState:
         """Create an agent; with `ignore_missing_tools` (template deployments) unknown tools are left out, not a 404."""
+        default_folder = f"{req.name} External Data Source"
+        if req.include_default_source and await FolderRepository(self.session).find_by_name(
+            actor.organization_id, default_folder
+        ):
+            raise ConflictError(f"Folder with name '{default_folder}' already exists")
         creator = AgentCreator(self.session, self.catalog, self.sleeptime, self.managed_groups)
         state = await creator.create(actor, req, ignore_missing_tools=ignore_missing_tools)
         # As in Letta: `folder_ids`, or the deprecated `source_ids` when it is empty.
-        if folder_ids := req.folder_ids or req.source_ids:
+        folder_ids = list(req.folder_ids or req.source_ids or [])
+        if req.include_default_source:
+            await self._add_default_folder(actor, state, default_folder, folder_ids)
+        if folder_ids:
             await self._link_folders(actor, state.id, folder_ids)
+        if folder_ids or req.include_default_source:
             return await self.get_state(actor, state.id, ALL_RELATIONSHIPS)
         return state
+
+    async def _add_default_folder(self, actor: Actor, state: AgentState, name: str, folder_ids: list[str]) -> None:
+        """The deprecated `include_default_source`: a new empty folder named after the agent, with its embedding
+        config. As in Letta, it joins the requested folders (file tools and all) when there are some; alone it is
+        linked without the file tools."""
+        folders = FolderService(self.session, rebuild_prompts)
+        folder = await folders.create(actor, SourceCreate(name=name, embedding_config=state.embedding_config))
+        if folder_ids:
+            folder_ids.append(folder.id)
+        else:
+            await folders.attach(actor, state.id, folder.id, file_tools=False)
 
     async def _link_folders(self, actor: Actor, agent_id: str, folder_ids: Sequence[str]) -> None:
         """Make `folder_ids` the agent's folders: each new one attached with its files (open, in the prompt) and

@@ -162,12 +162,14 @@ class FolderService:
         scope = PassageScope(source_ids=[folder_id])
         return await PassageRepository(self.session).list_page(actor.organization_id, scope, page)
 
-    async def attach(self, actor: Actor, agent_id: str, folder_id: str) -> None:
+    async def attach(self, actor: Actor, agent_id: str, folder_id: str, *, file_tools: bool = True) -> None:
+        """Attach a folder with its files, and (unless `file_tools` is false) the file tools."""
         agent = await self.agent(actor, agent_id)
         await self.get(actor, folder_id)
         await self.folders.attach(agent_id, folder_id)
-        tools = ToolRepository(self.session)
-        await tools.attach(agent_id, [t.id for t in await tools.by_names(actor.organization_id, FILE_TOOL_NAMES)])
+        if file_tools:
+            tools = ToolRepository(self.session)
+            await tools.attach(agent_id, [t.id for t in await tools.by_names(actor.organization_id, FILE_TOOL_NAMES)])
         files = await self.files.of_source(folder_id)
         if files:
             await AgentFiles(self.session).attach(agent, files, await self.files.texts([f.id for f in files]))
