@@ -81,6 +81,39 @@ def merged_compaction_settings(
     return default_compaction_settings(CompactionSettings.model_validate(merged), handle)
 
 
+# The light summarizer Letta stored for a new agent of each provider; an agent carried over from Letta may hold one.
+LETTA_SUMMARIZER_DEFAULTS = {
+    "anthropic": "anthropic/claude-haiku-4-5",
+    "openai": "openai/gpt-5-mini",
+    "google_ai": "google_ai/gemini-2.5-flash",
+    "letta": "letta/auto",
+}
+
+
+def _provider(config: dict[str, Any]) -> Any:
+    return config.get("provider_name") or config.get("model_endpoint_type")
+
+
+def compaction_after_model_change(
+    stored: dict[str, Any] | None, old: dict[str, Any], new: dict[str, Any], update: CompactionSettings | None
+) -> dict[str, Any] | None:
+    """The stored compaction settings once the agent moves from llm_config `old` to `new`. As in Letta, a move to
+    another provider takes a default-derived summarizer `model` (none, the old handle, or Letta's light model of the
+    old provider) along: to the new default, memlet's being the new handle, and drops its `model_settings`. A model
+    the PATCH names itself, a custom one, or a move within one provider leaves them as they are."""
+    if update is not None and "model" in update.model_fields_set:
+        return stored
+    if _provider(old) == _provider(new):
+        return stored
+    current = (stored or {}).get("model")
+    derived = {None, old.get("handle"), old.get("model"), LETTA_SUMMARIZER_DEFAULTS.get(str(_provider(old)))}
+    if current not in derived:
+        return stored
+    if stored is None:
+        return default_compaction_settings(None, new.get("handle"))
+    return {**stored, "model": new.get("handle"), "model_settings": None}
+
+
 def new_secrets(values: dict[str, str] | None) -> list[dict[str, Any]]:
     """Stored secret entries (values still in plaintext) from a request's ``{key: value}``."""
     return [

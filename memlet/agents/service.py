@@ -9,7 +9,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.actor import Actor
 from memlet.agents.catalog import Catalog
-from memlet.agents.creation import AgentCreator, merged_compaction_settings, new_secrets
+from memlet.agents.creation import (
+    AgentCreator,
+    compaction_after_model_change,
+    merged_compaction_settings,
+    new_secrets,
+)
 from memlet.agents.json_cache import AgentJsonCache, agent_key
 from memlet.agents.list_filters import AgentFilters
 from memlet.agents.managed_group_hook import ManagedGroupLookup
@@ -253,6 +258,9 @@ class AgentService:
             await self._check_own_messages(agent.id, req.message_ids)
         llm_config = await self.configs.updated_llm_config(actor, req, agent.llm_config or {}, agent.agent_type)
         if llm_config is not None:
+            agent.compaction_settings = compaction_after_model_change(
+                agent.compaction_settings, agent.llm_config or {}, llm_config, req.compaction_settings
+            )
             agent.llm_config = llm_config
             agent.model_settings = self.catalog.model_settings_for(llm_config)
         if {"embedding", "embedding_config"} & fields.keys():

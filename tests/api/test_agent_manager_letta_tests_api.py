@@ -1,10 +1,14 @@
 """What Letta 0.16.8's manager tests (tests/managers/test_agent_manager.py, test_agent_tag_manager.py,
 test_identity_manager.py) pin down that a user sees through the API."""
 
+from typing import Any
+
 import httpx
+import pytest
 from letta_client import Letta
 
-from tests.api.test_agents_api import EMBEDDING, make_agent
+from tests.api.test_agents_api import EMBEDDING, MODEL, make_agent
+from tests.api.test_anthropic_api import SONNET, chttp, claude, claude_server  # noqa: F401 (fixtures)
 
 FILE_TOOLS = {"open_files", "grep_files", "semantic_search_files"}
 
@@ -92,3 +96,44 @@ class TestSubagentTag:
         agent = make_agent(client, "t", memory_blocks=[])
         assert agent.hidden is None
         assert client.agents.update(agent.id, tags=["role:subagent", "test"]).hidden is None
+
+
+@pytest.mark.usefixtures("claude")  # empties the database after each test
+class TestCompactionModelOnModelChange:
+    """A PATCH moving the agent to another provider takes a default-derived summarizer model along."""
+
+    @staticmethod
+    def _agent(http: httpx.Client, **compaction: object) -> str:
+        body = {"name": "c", "model": MODEL, "embedding": EMBEDDING, "compaction_settings": compaction or None}
+        created = http.post("/v1/agents/", json=body)
+        assert created.status_code == 200, created.text
+        return str(created.json()["id"])
+
+    @staticmethod
+    def _patch(http: httpx.Client, agent_id: str, **body: object) -> dict[str, Any]:
+        response = http.patch(f"/v1/agents/{agent_id}", json=body)
+        assert response.status_code == 200, response.text
+        return dict(response.json()["compaction_settings"])
+
+    def test_a_default_model_follows_the_provider(self, chttp: httpx.Client) -> None:  # noqa: F811
+        settings = {"model_settings": {"provider_type": "openai", "max_output_tokens": 1234}, "clip_chars": 900}
+        agent_id = self._agent(chttp, **settings)
+        moved = self._patch(chttp, agent_id, model=SONNET)
+        assert moved["model"] == SONNET and moved["model_settings"] is None and moved["clip_chars"] == 900
+        assert chttp.get(f"/v1/agents/{agent_id}").json()["compaction_settings"] == moved
+
+    def test_with_a_partial_compaction_patch(self, chttp: httpx.Client) -> None:  # noqa: F811
+        agent_id = self._agent(chttp)
+        prompt_for_all = self._patch(chttp, self._agent(chttp), compaction_settings={"mode": "all"})["prompt"]
+        moved = self._patch(chttp, agent_id, model=SONNET, compaction_settings={"mode": "all"})
+        assert (moved["model"], moved["mode"], moved["prompt"]) == (SONNET, "all", prompt_for_all)
+
+    def test_a_custom_or_named_model_stays(self, chttp: httpx.Client) -> None:  # noqa: F811
+        custom = self._agent(chttp, model="openai/gpt-4o")
+        assert self._patch(chttp, custom, model=SONNET)["model"] == "openai/gpt-4o"
+        named = self._agent(chttp)
+        assert self._patch(chttp, named, model=SONNET, compaction_settings={"model": MODEL})["model"] == MODEL
+
+    def test_a_move_within_the_provider_keeps_it(self, chttp: httpx.Client) -> None:  # noqa: F811
+        agent_id = self._agent(chttp)
+        assert self._patch(chttp, agent_id, model="openai/gpt-4o")["model"] == MODEL
