@@ -228,6 +228,10 @@ class AgentService:
         """The deprecated `include_default_source`: a new empty folder named after the agent, with its embedding
         config. As in Letta, it joins the requested folders (file tools and all) when there are some; alone it is
         linked without the file tools."""
+        if state.embedding_config is None:
+            raise BadRequestError(
+                "INVALID_ARGUMENT: include_default_source needs an embedding (embedding or embedding_config)"
+            )
         folders = FolderService(self.session, rebuild_prompts)
         folder = await folders.create(actor, SourceCreate(name=name, embedding_config=state.embedding_config))
         if folder_ids:

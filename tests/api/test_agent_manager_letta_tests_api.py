@@ -46,6 +46,12 @@ class TestDefaultSource:
         assert response.status_code == 409, response.text
         assert _names(http) == []
 
+    def test_without_an_embedding_is_a_400_and_creates_nothing(self, http: httpx.Client) -> None:
+        response = http.post("/v1/agents/", json={"name": "bare", "model": MODEL, "include_default_source": True})
+        assert response.status_code == 400, response.text
+        assert "include_default_source needs an embedding" in response.json()["detail"]
+        assert _names(http) == [] and http.get("/v1/folders/").json() == []
+
 
 class TestListings:
     def test_tag_matching_and_counts(self, client: Letta, http: httpx.Client) -> None:
