@@ -1,16 +1,16 @@
 """``/v1/runs``: list, retrieve, delete, and a run's messages, usage, steps and metrics."""
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from fastapi import APIRouter, Query
 
 from memlet.api.validators import MAX_PAGE_LIMIT, page_query
 from memlet.db.pagination import Page
-from memlet.errors import NotImplementedFeatureError
+from memlet.errors import BadRequestError, NotImplementedFeatureError
 from memlet.messages.schemas import LettaMessage, StopReasonType
 from memlet.runs.deps import RunServiceDep
 from memlet.runs.repository import RunFilters
-from memlet.runs.schemas import ACTIVE_STATUSES, Run, RunMetrics, Step, UsageStatistics
+from memlet.runs.schemas import ACTIVE_STATUSES, Run, RunMetrics, RunStatus, Step, UsageStatistics
 
 router = APIRouter(prefix="/runs", tags=["runs"])
 
@@ -63,7 +63,11 @@ def run_filters(
     **other: Any,
 ) -> RunFilters:
     """Letta's reading of the run list parameters: ``agent_id`` wins over the deprecated ``agent_ids``, and
-    ``active`` means created or running when no ``statuses`` are given."""
+    ``active`` means created or running when no ``statuses`` are given. A status that is not a run status is
+    Letta's 400 naming it (a filter that matches nothing would hide the typo)."""
+    for status in statuses or ():
+        if status not in get_args(RunStatus):
+            raise BadRequestError(f"'{status}' is not a valid RunStatus")
     return RunFilters(
         agent_ids=[agent_id] if agent_id else agent_ids,
         statuses=statuses if statuses is not None else (ACTIVE_STATUSES if active else None),
