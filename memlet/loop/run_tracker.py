@@ -69,6 +69,8 @@ class RunState:
     approval_items: list[Any] = field(default_factory=list)
     approval_group_id: str | None = None  # the group the answers belong to (a sleeptime manager's)
     steps: int = 0  # LLM calls made
+    # The steps the run wrote a row for, failed ones included: Letta's `num_steps` counts every step of the run.
+    step_ids: set[str] = field(default_factory=set)
     # 1 once the client's approval answers were applied: as in Letta, that is the loop's first step of max_steps.
     answer_steps: int = 0
     tools_used: list[str] = field(default_factory=list)
@@ -169,10 +171,18 @@ class RunState:
             self.usage["context_tokens"] = usage.total_tokens
         self.usage["step_count"] += 1
         self.steps += 1
+        self.step_ids.add(step.id)
+
+    @property
+    def num_steps(self) -> int:
+        """The run's `num_steps`: its step rows (as `/v1/runs/{id}/steps` lists them), a failed LLM call's included."""
+        return len(self.step_ids)
 
     async def fail_step(self, step: orm.Step, exc: Exception | None, stop_reason: str | None = None) -> None:
-        """Write the step row as failed (its messages are never written)."""
+        """Write the step row as failed (its messages are never written), with the usage of its LLM call if it
+        answered (a cancel during its tools), so the run's usage still counts those tokens."""
         step.status = "failed"
+        self.step_ids.add(step.id)
         if stop_reason is None and isinstance(exc, RunCancelled):
             stop_reason = "cancelled"
         step.stop_reason = stop_reason or ("llm_api_error" if isinstance(exc, LLMError) else "error")
@@ -221,7 +231,7 @@ class RunState:
                 self.run_id,
                 status=end.status,
                 stop_reason=stop_reason,
-                num_steps=self.steps,
+                num_steps=self.num_steps,
                 tools_used=self.tools_used,
                 duration_ns=end.duration_ns,
                 error=end.error,

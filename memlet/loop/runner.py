@@ -188,7 +188,7 @@ async def _resume(run: RunState, state: LoopState, approval: MessageLike) -> tup
         result=result,
         step=None,
         pending=[answers],  # the client's input: stored, not shown in the response
-        num_steps=run.steps,
+        num_steps=run.num_steps,
         tools_used=run.tools_used,
         closing=closing,
     )

@@ -132,7 +132,11 @@ async def llm_step(
     chat = result_box[0]
     clock.llm_done()
     run.add_usage(step, chat.usage, context=not is_v2(agent.agent_type))
-    result = await raced(run.watch, handle_response(ctx, chat, allowed, assistant_id))
+    try:
+        result = await raced(run.watch, handle_response(ctx, chat, allowed, assistant_id))
+    except Exception as exc:  # a cancel during the step's tools: the step (and its tokens) stays on the run
+        await run.fail_step(step, exc)
+        raise
     clock.tools_done(ran=bool(result.tools_called))
     outcome.append(result)
     if result.stop_reason == "no_tool_call":
@@ -154,7 +158,7 @@ async def llm_step(
         result=result,
         step=step,
         pending=run.pending,
-        num_steps=run.steps,
+        num_steps=run.num_steps,
         tools_used=run.tools_used,
         closing=closing,
     )

@@ -1,6 +1,9 @@
 """Letta's run manager and cancellation tests (tests/managers/test_run_manager.py, test_cancellation.py,
-tests/test_run_status_conversion.py), as a user sees them through the API: the run list's status filter."""
+tests/test_run_status_conversion.py), as a user sees them through the API: the run list's status filter, a run's
+`num_steps` against its steps, and what a cancel during a tool leaves on the run."""
 
+import threading
+import time
 from typing import Any
 
 import httpx
@@ -10,6 +13,15 @@ from letta_client import Letta
 from tests.mock_llm import MockLLM, Reply
 
 BLOCKS = [{"label": "human", "value": "The human's name is Bob."}, {"label": "persona", "value": "I am Sam."}]
+
+NAP = '''def nap() -> str:
+    """Sleep a while, then answer.
+    """
+    import time
+
+    time.sleep(5)
+    return "woke"
+'''
 
 
 def make_agent(client: Letta, **extra: Any) -> Any:
@@ -49,3 +61,48 @@ def test_several_statuses_select_runs_in_any_of_them(http: httpx.Client, client:
     assert [r.id for r in client.runs.list(agent_id=agent.id, statuses=["failed", "failed"]).items] == [failed]
     assert client.runs.list(agent_id=agent.id, statuses=["created", "running"]).items == []
     assert len(client.runs.list(agent_id=agent.id).items) == 2
+
+
+def test_a_failed_llm_call_is_one_of_the_runs_steps(http: httpx.Client, client: Letta, mock_llm: MockLLM) -> None:
+    # test_run_metrics_num_steps_tracking: Letta's num_steps is the number of steps stored for the run, the
+    # step whose LLM call failed included.
+    agent = make_agent(client)
+    mock_llm.script(Reply.error(500, times=10))
+    send(http, agent.id, "hi")
+    (run,) = client.runs.list(agent_id=agent.id).items
+    assert run.status == "failed" and run.stop_reason == "llm_api_error"
+    steps = http.get(f"/v1/runs/{run.id}/steps").json()
+    assert [(s["status"], s["stop_reason"]) for s in steps] == [("failed", "llm_api_error")]
+    assert http.get(f"/v1/runs/{run.id}/metrics").json()["num_steps"] == 1
+
+
+def test_a_cancel_during_a_tool_keeps_the_step_and_its_tokens(
+    http: httpx.Client, client: Letta, mock_llm: MockLLM
+) -> None:
+    # test_cancellation_during_tool_execution: the step whose tool was running when the run was cancelled stays on
+    # the run, and so do the tokens its LLM call used (memlet interrupts the tool, see the README).
+    tool = client.tools.create(source_code=NAP)
+    agent = make_agent(client, tool_ids=[tool.id])
+    mock_llm.script(Reply.tool_call("nap", {}, id="call_nap"), Reply.text("rested"))
+    sender = threading.Thread(target=send, args=(http, agent.id, "nap"))
+    sender.start()
+    deadline = time.monotonic() + 10
+    while not mock_llm.requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)  # the tool is sleeping in its sandbox now
+    [run_id] = client.agents.messages.cancel(agent.id)  # type: ignore[misc]
+    sender.join(10)
+    run = client.runs.retrieve(run_id)
+    assert run.status == "cancelled" and run.stop_reason == "cancelled"
+    (step,) = http.get(f"/v1/runs/{run_id}/steps").json()
+    assert (step["status"], step["stop_reason"]) == ("failed", "cancelled")
+    assert step["total_tokens"] > 0
+    usage = http.get(f"/v1/runs/{run_id}/usage").json()
+    assert usage["total_tokens"] == step["total_tokens"]
+    assert http.get(f"/v1/runs/{run_id}/metrics").json()["num_steps"] == 1
+    assert client.agents.retrieve(agent.id).last_stop_reason == "cancelled"
+    # A second cancel of the ended run changes nothing (test_double_cancellation).
+    assert http.post(f"/v1/agents/{agent.id}/messages/cancel", json={"run_ids": [run_id]}).json() == {
+        run_id: "cancelled"
+    }
+    assert client.runs.retrieve(run_id).completed_at == run.completed_at
