@@ -106,3 +106,21 @@ def test_a_cancel_during_a_tool_keeps_the_step_and_its_tokens(
         run_id: "cancelled"
     }
     assert client.runs.retrieve(run_id).completed_at == run.completed_at
+
+
+def test_run_messages_pages_both_ways(http: httpx.Client, client: Letta, mock_llm: MockLLM) -> None:
+    # test_run_messages_pagination / _ordering: oldest first by default; `before` and `after` together give the
+    # messages between. memlet reads the cursors in the sort order (see the README), so newest first, `after` the
+    # last message of a page gives the next, older page and the SDK walks every message once.
+    agent = make_agent(client, agent_type="letta_v1_agent")
+    search = Reply.tool_call("conversation_search", {"query": "tea"})
+    mock_llm.script(search, search, Reply.text("ok"))
+    run_id = send(http, agent.id, "look twice").json()["messages"][0]["run_id"]
+    ids = [m.id for m in client.runs.messages.list(run_id).items]
+    assert len(ids) == 6  # the input, two calls with their returns, the reply
+    between = client.runs.messages.list(run_id, before=ids[4], after=ids[0]).items
+    assert [m.id for m in between] == ids[1:4]
+    assert [m.id for m in client.runs.messages.list(run_id, limit=2).items] == ids[:2]
+    assert [m.id for m in client.runs.messages.list(run_id, order="desc", limit=2).items] == ids[:3:-1]
+    assert [m.id for m in client.runs.messages.list(run_id, order="desc", limit=2)] == ids[::-1]
+    assert [m.id for m in client.runs.messages.list(run_id, order="desc", after=ids[3]).items] == ids[2::-1]
