@@ -2,8 +2,9 @@
 
 A running loop notices the cancellation within about half a second, even in the middle of an LLM call or a tool
 (`cancel_signal`), and stops with stop_reason `cancelled`. A run that stopped with `requires_approval` has already
-ended, but cancelling it (as in Letta) denies every pending call: an approval response plus one error tool return
-per call (including ungated calls held back with a mixed response), so the agent can take a normal message again.
+ended, but cancelling it (as in Letta) denies every pending call: an approval response plus one tool message with
+an error return per call (including ungated calls held back with a mixed response), so the agent can take a normal
+message again.
 """
 
 from collections.abc import Sequence
@@ -18,7 +19,7 @@ from memlet.db.locks import agent_xact_lock
 from memlet.loop.agent_state import LoopRepository
 from memlet.loop.approvals import held_calls, pending_approval
 from memlet.loop.cancel_signal import signal
-from memlet.loop.response import DENIAL_PREFIX, tool_return_row
+from memlet.loop.response import DENIAL_PREFIX, merged_tool_rows, tool_return_row
 from memlet.loop.tool_dispatch import failure
 
 CANCEL_DENIAL_REASON = "The user cancelled the request, so the tool call was denied."
@@ -95,11 +96,14 @@ async def deny_pending(
         denial_reason=reason,
     )
     denied = failure(f"{DENIAL_PREFIX}{reason}")
-    returns = [
-        tool_return_row(agent, c["id"], c["function"]["name"], denied, run_id=run_id, step_id=request.step_id)
-        for c in [*asked, *held_calls(rows)]
-    ]
-    new_rows = [response, *returns]
+    # As Letta stores them: the approval response, then one tool message with a denied return per pending call.
+    returns = merged_tool_rows(
+        [
+            tool_return_row(agent, c["id"], c["function"]["name"], denied, run_id=run_id, step_id=request.step_id)
+            for c in [*asked, *held_calls(rows)]
+        ]
+    )
+    new_rows = [response, returns]
     if conversation is not None:
         for row in new_rows:
             row.conversation_id = conversation.id

@@ -296,7 +296,12 @@ async def handle_response(
 def tool_returns_row(ctx: StepContext, outcomes: Sequence[tuple[ToolCall, ToolOutcome]]) -> orm.Message:
     """The one tool row of a step: a content part and a structured return per call, in call order (the row's
     own tool_call_id and name are the first call's)."""
-    rows = [ctx.tool_row(call.id, call.name, outcome) for call, outcome in outcomes]
+    return merged_tool_rows([ctx.tool_row(call.id, call.name, outcome) for call, outcome in outcomes])
+
+
+def merged_tool_rows(rows: Sequence[orm.Message]) -> orm.Message:
+    """One tool row holding the returns of `rows` (tool_return_row's, in call order): a content part and a
+    structured return each, the first row's own tool_call_id and name."""
     row = rows[0]
     if len(rows) > 1:
         row.content = [part for r in rows for part in r.content or []]

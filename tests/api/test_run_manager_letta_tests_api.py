@@ -10,7 +10,7 @@ import httpx
 import pytest
 from letta_client import Letta
 
-from tests.mock_llm import MockLLM, Reply
+from tests.mock_llm import Call, MockLLM, Reply
 
 BLOCKS = [{"label": "human", "value": "The human's name is Bob."}, {"label": "persona", "value": "I am Sam."}]
 
@@ -22,6 +22,15 @@ NAP = '''def nap() -> str:
     time.sleep(5)
     return "woke"
 '''
+SECRET = '''def get_secret_code_tool(input_text: str) -> str:
+    """The secret code for a text.
+
+    Args:
+        input_text: The text to encode.
+    """
+    return "code-" + input_text
+'''
+DENIED = "Error: request to call tool denied. User reason: The user cancelled the request, so the tool call was denied."
 
 
 def make_agent(client: Letta, **extra: Any) -> Any:
@@ -124,3 +133,42 @@ def test_run_messages_pages_both_ways(http: httpx.Client, client: Letta, mock_ll
     assert [m.id for m in client.runs.messages.list(run_id, order="desc", limit=2).items] == ids[:3:-1]
     assert [m.id for m in client.runs.messages.list(run_id, order="desc", limit=2)] == ids[::-1]
     assert [m.id for m in client.runs.messages.list(run_id, order="desc", after=ids[3]).items] == ids[2::-1]
+
+
+def test_a_cancel_denies_every_pending_parallel_call_in_one_tool_message(
+    http: httpx.Client, client: Letta, mock_llm: MockLLM
+) -> None:
+    # test_parallel_tool_calling_cancellation_with_denials: three calls wait for approval when the run is
+    # cancelled; as Letta's cancel stores them, an approval response and one tool message with a denied return
+    # per call follow, the run is cancelled and the agent answers its next message.
+    gated = client.tools.create(source_code=SECRET, default_requires_approval=True)
+    agent = client.agents.create(
+        model="openai/gpt-4o-mini",
+        embedding="openai/text-embedding-3-small",
+        agent_type="letta_v1_agent",
+        include_base_tools=False,
+        tool_ids=[gated.id],
+    )
+    client.agents.update(agent.id, parallel_tool_calls=True)
+    call_ids = ["call_ls", "call_pwd", "call_echo"]
+    mock_llm.script(Reply.tool_calls(*[Call("get_secret_code_tool", {"input_text": i}, i) for i in call_ids]))
+    asked = send(http, agent.id, "three codes").json()
+    assert asked["stop_reason"]["stop_reason"] == "requires_approval"
+    run_id = asked["messages"][0]["run_id"]
+    assert http.post(f"/v1/agents/{agent.id}/messages/cancel", json={"run_ids": [run_id]}).json() == {
+        run_id: "cancelled"
+    }
+    run = client.runs.retrieve(run_id)
+    assert (run.status, run.stop_reason) == ("cancelled", "cancelled")
+    messages = http.get(f"/v1/runs/{run_id}/messages").json()
+    assert [m["message_type"] for m in messages[-2:]] == ["approval_response_message", "tool_return_message"]
+    response, returned = messages[-2:]
+    assert [(a["tool_call_id"], a["approve"]) for a in response["approvals"]] == [(i, False) for i in call_ids]
+    assert [r["tool_call_id"] for r in returned["tool_returns"]] == call_ids
+    assert {(r["status"], r["tool_return"]) for r in returned["tool_returns"]} == {("error", DENIED)}
+    # The agent takes a normal message again; the model reads one tool message per denied call.
+    mock_llm.script(Reply.text("fine"))
+    again = send(http, agent.id, "hello").json()
+    assert again["stop_reason"]["stop_reason"] == "end_turn"
+    sent = [m for m in mock_llm.requests[-1]["messages"] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in sent] == call_ids

@@ -92,15 +92,16 @@ class TestCancellation:
         async with loop_env.sessionmaker() as session, session.begin():
             assert await cancel_runs(session, agent.id, [first.run_id]) == {first.run_id: "cancelled"}
         rows = await loop_env.in_context(agent.id)
-        assert [r.role for r in rows[-4:]] == ["approval", "approval", "tool", "tool"]
-        response = rows[-3]
+        # As Letta stores a cancel's denials: the approval response, then one tool row with a return per call.
+        assert [r.role for r in rows[-3:]] == ["approval", "approval", "tool"]
+        response, denied = rows[-2:]
         assert response.approvals == [
             {"type": "approval", "tool_call_id": "call_g", "approve": False, "reason": CANCEL_DENIAL_REASON}
         ]
         denial = f"Error: request to call tool denied. User reason: {CANCEL_DENIAL_REASON}"
-        returns = tool_texts(rows)
+        returns = [json.loads(part["text"]) for part in denied.content]
         assert [(r["status"], r["message"]) for r in returns] == [("Failed", denial), ("Failed", denial)]
-        assert [r.tool_call_id for r in rows[-2:]] == ["call_g", "call_u"]
+        assert [r["tool_call_id"] for r in denied.tool_returns] == ["call_g", "call_u"]
         run = await loop_env.get(orm.Run, first.run_id)
         assert (run.status, run.stop_reason) == ("cancelled", "cancelled")
         mock_llm.script(Reply.text("ok"))
