@@ -168,3 +168,23 @@ def test_failed_run_calls_back_with_failed_status(
     _, payload = receiver.received[0]
     assert payload["status"] == "failed"
     assert payload["metadata"]["result"]["stop_reason"]["stop_reason"] == run["stop_reason"]
+
+
+def test_a_cancelled_run_calls_back_once_with_cancelled_status(
+    http: httpx.Client, client: Letta, mock_llm: MockLLM, receiver: Receiver
+) -> None:
+    # Letta's test_run_callback_only_on_terminal_status: one callback, when the run reaches a terminal status;
+    # a cancel is one (Letta's cancel dispatches it).
+    mock_llm.script(Reply.delay(5, Reply.text("too late")))
+    created = send_async(http, client, receiver.url)
+    deadline = time.monotonic() + 10
+    while not mock_llm.requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert receiver.received == []
+    cancelled = http.post(f"/v1/agents/{created['agent_id']}/messages/cancel", json={"run_ids": [created["id"]]})
+    assert cancelled.json() == {created["id"]: "cancelled"}
+    run = wait_for_callback(http, created["id"])
+    assert (run["status"], run["stop_reason"], run["callback_status_code"]) == ("cancelled", "cancelled", 200)
+    time.sleep(1.0)
+    assert [payload["status"] for _, payload in receiver.received] == ["cancelled"]
+    assert receiver.received[0][1]["run_id"] == created["id"]
