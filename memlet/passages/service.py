@@ -144,8 +144,11 @@ class PassageService:
     async def delete_from_archive(self, actor: Actor, archive_id: str, passage_id: str) -> None:
         await self.archives.get(actor, archive_id)
         row = await self.passages.find(actor.organization_id, passage_id)
-        if row is None or row.archive_id != archive_id:
+        if row is None:
             raise passage_not_found(passage_id)
+        if row.archive_id != archive_id:
+            # Letta answers a passage of another archive with a 400 naming both, not a 404.
+            raise BadRequestError(f"Passage {passage_id} does not belong to archive {archive_id}")
         await self.passages.delete(passage_id)
 
     # --- search ---
