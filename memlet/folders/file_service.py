@@ -102,8 +102,11 @@ class FileService:
 
     async def get(self, actor: Actor, file_id: str, folder_id: str | None = None) -> orm.FileMetadata:
         row = await self.files.find(actor.organization_id, file_id)
-        if row is None or (folder_id is not None and row.source_id != folder_id):
+        if row is None:
             raise file_not_found(file_id)
+        if folder_id is not None and row.source_id != folder_id:
+            message = f"File with id={file_id} not found in folder {folder_id}"
+            raise NotFoundError("File", file_id, message=message)
         return row
 
     async def texts(self, file_ids: Sequence[str]) -> dict[str, str | None]:
