@@ -151,6 +151,11 @@ class FolderService:
 
     async def agent_ids_page(self, actor: Actor, folder_id: str, page: Page) -> list[str]:
         await self.get(actor, folder_id)
+        for cursor in (page.before, page.after):
+            # As in Letta, a cursor must name an existing agent (attached or not): else a 404, not an empty page.
+            found = await self.session.get(orm.Agent, cursor) if cursor is not None else None
+            if cursor is not None and (found is None or found.organization_id != actor.organization_id):
+                raise NotFoundError("Agent", cursor, message=f"No Agent found with id {cursor}")
         return await self.folders.agent_ids_page(actor.organization_id, folder_id, page)
 
     async def of_agent_page(self, actor: Actor, agent_id: str, page: Page) -> list[orm.Source]:

@@ -1,0 +1,51 @@
+"""What Letta 0.16.8's manager tests (tests/managers: sources, files, passages, archives) pin down, seen through the API."""
+
+import uuid
+
+import httpx
+from letta_client import Letta
+
+from tests.api.test_folders_api import EMBEDDING, MODEL, make_folder, wait_done
+
+
+def unknown(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4()}"
+
+
+class TestFolderAgents:
+    def test_an_agent_cursor_must_name_an_agent(self, client: Letta, http: httpx.Client) -> None:
+        folder = make_folder(client)
+        agent = client.agents.create(name="reader", model=MODEL, embedding=EMBEDDING)
+        client.agents.folders.attach(folder.id, agent_id=agent.id)
+        ghost = unknown("agent")
+        for cursor in ("after", "before"):
+            response = http.get(f"/v1/folders/{folder.id}/agents?{cursor}={ghost}")
+            assert (response.status_code, response.json()) == (404, {"detail": f"No Agent found with id {ghost}"})
+        # An existing agent that is not attached is a fine cursor.
+        other = client.agents.create(name="other", model=MODEL, embedding=EMBEDDING)
+        assert http.get(f"/v1/folders/{folder.id}/agents?after={other.id}").json() == [agent.id]
+
+
+class TestFolderFiles:
+    def test_a_file_of_another_folder_is_named_in_the_404(self, client: Letta, http: httpx.Client) -> None:
+        docs, other = make_folder(client), make_folder(client, "other")
+        note = client.folders.files.upload(docs.id, file=("a.txt", b"alpha", "text/plain"))
+        assert wait_done(client, docs.id, note.id).processing_status == "completed"
+        response = http.get(f"/v1/folders/{other.id}/files/{note.id}")
+        expected = {"detail": f"File with id={note.id} not found in folder {other.id}"}
+        assert (response.status_code, response.json()) == (404, expected)
+        ghost = unknown("file")
+        response = http.get(f"/v1/folders/{docs.id}/files/{ghost}")
+        assert (response.status_code, response.json()) == (404, {"detail": f"File with id={ghost} not found"})
+
+
+class TestArchivePassages:
+    def test_deleting_a_passage_of_another_archive_is_a_400(self, client: Letta, http: httpx.Client) -> None:
+        facts, notes = (client.archives.create(name=n, embedding=EMBEDDING) for n in ("facts", "notes"))
+        passage = client.archives.passages.create(notes.id, text="water boils at 100 C")
+        response = http.delete(f"/v1/archives/{facts.id}/passages/{passage.id}")
+        expected = {"detail": f"Passage {passage.id} does not belong to archive {facts.id}"}
+        assert (response.status_code, response.json()) == (400, expected)
+        ghost = unknown("passage")
+        assert http.delete(f"/v1/archives/{facts.id}/passages/{ghost}").status_code == 404
+        assert http.delete(f"/v1/archives/{notes.id}/passages/{passage.id}").status_code == 204
