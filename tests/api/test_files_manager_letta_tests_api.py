@@ -49,3 +49,17 @@ class TestArchivePassages:
         ghost = unknown("passage")
         assert http.delete(f"/v1/archives/{facts.id}/passages/{ghost}").status_code == 404
         assert http.delete(f"/v1/archives/{notes.id}/passages/{passage.id}").status_code == 204
+
+    def test_an_agent_holds_a_second_archive_beside_its_own(self, client: Letta, http: httpx.Client) -> None:
+        agent = client.agents.create(name="keeper", model=MODEL, embedding=EMBEDDING)
+        client.agents.passages.create(agent.id, text="the pelican code is 42")
+        (own,) = client.archives.list(agent_id=agent.id)
+        shared = client.archives.create(name="shared", embedding=EMBEDDING)
+        client.archives.passages.create(shared.id, text="the heron code is 7")
+        attached = http.patch(f"/v1/agents/{agent.id}/archives/attach/{shared.id}")
+        assert attached.status_code == 200  # Letta: 409, one archive per agent
+        assert {a.id for a in client.archives.list(agent_id=agent.id)} == {own.id, shared.id}
+        found = http.get(f"/v1/agents/{agent.id}/archival-memory/search?query=code").json()
+        assert {r["content"] for r in found["results"]} == {"the pelican code is 42", "the heron code is 7"}
+        (stored,) = client.agents.passages.create(agent.id, text="the egret code is 9")
+        assert stored.archive_id == own.id  # inserts go to the agent's own archive
