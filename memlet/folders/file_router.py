@@ -1,8 +1,8 @@
 """Files of a folder under `/v1/folders` and the deprecated `/v1/sources`: upload, list, retrieve, delete.
 
 An upload is read from the request stream with its size limit enforced as it arrives (413), checked for a
-supported type (415) and content (400), stored as `pending`, and handed to the background processor once the
-request's transaction has committed; the response is the file at `pending`.
+supported type (415) and content (400), stored as `parsing`, and handed to the background processor once the
+request's transaction has committed; the response is the file at `parsing`.
 """
 
 from typing import Annotated, Any, Literal

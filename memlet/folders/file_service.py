@@ -1,8 +1,8 @@
 """Files of a folder: accept an upload (name, type, duplicates), list, read, delete.
 
-An accepted upload is stored as `pending` with its bytes; `memlet.folders.processing` parses and embeds it in the
-background. Deleting a file deletes its passages (foreign keys) and its file blocks, and recompiles the system
-prompt of every agent that had it.
+An accepted upload is stored at `parsing` with its bytes, as Letta answers an upload; `memlet.folders.processing`
+parses and embeds it in the background. Deleting a file deletes its passages (foreign keys) and its file blocks,
+and recompiles the system prompt of every agent that had it.
 """
 
 from collections.abc import Sequence
@@ -81,7 +81,7 @@ class FileService:
             original_file_name=original,
             file_type=stored_media_type(upload.content_type, original),
             file_size=len(upload.data),
-            processing_status="pending",
+            processing_status="parsing",  # as Letta stores (and answers) a new upload
             created_by_id=actor.user_id,
             last_updated_by_id=actor.user_id,
         )

@@ -1,8 +1,9 @@
 """Background processing of uploaded files: parse → file blocks → chunk → embed → completed (or error).
 
-Each stage is committed before the next, so `processing_status` always says how far a file got:
+Each stage is committed before the next, so `processing_status` always says how far a file got (an upload
+is stored at `parsing`, as Letta answers it; `pending` is only a legacy starting point):
 
-    pending --parse--> parsing --text stored, file blocks added--> embedding --passages stored--> completed
+    parsing --text stored, file blocks added--> embedding --passages stored--> completed
           (any failure: error, with error_message)
 
 `recover()` runs at start-up and resubmits every file still pending, parsing or embedding: its uploaded bytes

@@ -63,3 +63,16 @@ class TestArchivePassages:
         assert {r["content"] for r in found["results"]} == {"the pelican code is 42", "the heron code is 7"}
         (stored,) = client.agents.passages.create(agent.id, text="the egret code is 9")
         assert stored.archive_id == own.id  # inserts go to the agent's own archive
+
+
+class TestUploadStatus:
+    def test_an_upload_answers_at_parsing_then_completes(self, client: Letta, http: httpx.Client) -> None:
+        folder = make_folder(client)
+        for route in ("folders", "sources"):
+            response = http.post(
+                f"/v1/{route}/{folder.id}/upload", files={"file": (f"{route}.txt", b"hi", "text/plain")}
+            )
+            uploaded = response.json()
+            assert (response.status_code, uploaded["processing_status"]) == (200, "parsing")
+            done = wait_done(client, folder.id, uploaded["id"])
+            assert (done.processing_status, done.total_chunks, done.chunks_embedded) == ("completed", 1, 1)

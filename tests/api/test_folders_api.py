@@ -97,7 +97,7 @@ class TestUpload:
     def test_text_and_pdf_are_processed_into_passages(self, client: Letta, http: httpx.Client) -> None:
         folder = make_folder(client)
         note = client.folders.files.upload(folder.id, file=("notes.txt", NOTES.encode(), "text/plain"))
-        assert note.processing_status == "pending" and note.file_name == "docs/notes.txt"
+        assert note.processing_status == "parsing" and note.file_name == "docs/notes.txt"
         pdf = client.folders.files.upload(folder.id, file=("../../etc/report.pdf", pdf_bytes("Quarterly revenue grew")))
         assert pdf.original_file_name == "report.pdf" and pdf.file_type == "application/pdf"
         done = wait_done(client, folder.id, note.id)
