@@ -15,7 +15,7 @@ from memlet.actor import Actor
 from memlet.archives.repository import ArchiveRepository
 from memlet.archives.schemas import ArchiveCreateRequest, ArchiveUpdateRequest
 from memlet.db import models as orm
-from memlet.db.pagination import Page
+from memlet.db.pagination import Page, check_cursors, unknown_cursors, without_cursors
 from memlet.errors import NotFoundError
 from memlet.providers.catalog import ModelCatalog
 
@@ -74,6 +74,8 @@ class ArchiveService:
         return row
 
     async def list_page(self, actor: Actor, page: Page, *, name: str | None, agent_id: str | None) -> list[orm.Archive]:
+        org = orm.Archive.organization_id == actor.organization_id
+        await check_cursors(self.session, page, orm.Archive.id, "Archive", org)
         return await self.archives.list_page(actor.organization_id, page, name=name, agent_id=agent_id)
 
     async def modify(self, actor: Actor, archive_id: str, req: ArchiveUpdateRequest) -> orm.Archive:
@@ -103,6 +105,9 @@ class ArchiveService:
 
     async def agents_page(self, actor: Actor, archive_id: str, page: Page) -> list[orm.Agent]:
         await self.get(actor, archive_id)
+        # Letta ignores a cursor that names no agent here (the whole list, not an empty page).
+        org = orm.Agent.organization_id == actor.organization_id
+        page = without_cursors(page, await unknown_cursors(self.session, page, orm.Agent.id, org))
         return await self.archives.agents_page(actor.organization_id, archive_id, page)
 
     async def latest_embedding_config(self, actor: Actor) -> dict[str, Any] | None:

@@ -13,6 +13,8 @@ from sqlalchemy import ColumnElement, Select, or_, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
+from memlet.errors import NotFoundError
+
 Order = Literal["asc", "desc"]
 
 
@@ -39,6 +41,16 @@ async def unknown_cursors(
         return []
     known = set(await session.scalars(select(id_col).where(id_col.in_(cursors), *where)))
     return [c for c in cursors if c not in known]
+
+
+async def check_cursors(
+    session: AsyncSession, page: Page, id_col: InstrumentedAttribute[Any], kind: str, *where: ColumnElement[bool]
+) -> None:
+    """Letta's generic lists look each cursor up first (``before`` first): one that names no row is its 404
+    ``No <kind> found with id <id>``, not an empty page."""
+    unknown = await unknown_cursors(session, page, id_col, *where)
+    if unknown:
+        raise NotFoundError(kind, unknown[0], message=f"No {kind} found with id {unknown[0]}")
 
 
 def without_cursors(page: Page, cursors: list[str]) -> Page:

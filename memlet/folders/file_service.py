@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memlet import ids
 from memlet.actor import Actor
 from memlet.db import models as orm
-from memlet.db.pagination import Page
+from memlet.db.pagination import Page, check_cursors
 from memlet.errors import BadRequestError, MemletError, NotFoundError
 from memlet.folders.file_agent_repository import FileAgentRepository
 from memlet.folders.file_repository import FileRepository
@@ -98,6 +98,8 @@ class FileService:
 
     async def list_page(self, actor: Actor, folder_id: str, page: Page) -> list[orm.FileMetadata]:
         await self.folders.get(actor, folder_id)
+        org = orm.FileMetadata.organization_id == actor.organization_id
+        await check_cursors(self.session, page, orm.FileMetadata.id, "FileMetadata", org)
         return await self.files.list_page(folder_id, page)
 
     async def get(self, actor: Actor, file_id: str, folder_id: str | None = None) -> orm.FileMetadata:

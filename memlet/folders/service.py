@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memlet import ids
 from memlet.actor import Actor
 from memlet.db import models as orm
-from memlet.db.pagination import Page
+from memlet.db.pagination import Page, check_cursors
 from memlet.errors import BadRequestError, ConflictError, NotFoundError
 from memlet.folders.agent_files import AgentFiles
 from memlet.folders.chunking import DEFAULT_CHUNK_SIZE
@@ -102,6 +102,9 @@ class FolderService:
         return row
 
     async def list_page(self, actor: Actor, page: Page, *, name: str | None) -> list[orm.Source]:
+        await check_cursors(
+            self.session, page, orm.Source.id, "Source", orm.Source.organization_id == actor.organization_id
+        )
         return await self.folders.list_page(actor.organization_id, page, name=name)
 
     async def count(self, actor: Actor) -> int:
@@ -151,11 +154,10 @@ class FolderService:
 
     async def agent_ids_page(self, actor: Actor, folder_id: str, page: Page) -> list[str]:
         await self.get(actor, folder_id)
-        for cursor in (page.before, page.after):
-            # As in Letta, a cursor must name an existing agent (attached or not): else a 404, not an empty page.
-            found = await self.session.get(orm.Agent, cursor) if cursor is not None else None
-            if cursor is not None and (found is None or found.organization_id != actor.organization_id):
-                raise NotFoundError("Agent", cursor, message=f"No Agent found with id {cursor}")
+        # As in Letta, a cursor must name an existing agent (attached or not).
+        await check_cursors(
+            self.session, page, orm.Agent.id, "Agent", orm.Agent.organization_id == actor.organization_id
+        )
         return await self.folders.agent_ids_page(actor.organization_id, folder_id, page)
 
     async def of_agent_page(self, actor: Actor, agent_id: str, page: Page) -> list[orm.Source]:

@@ -76,3 +76,28 @@ class TestUploadStatus:
             assert (response.status_code, uploaded["processing_status"]) == (200, "parsing")
             done = wait_done(client, folder.id, uploaded["id"])
             assert (done.processing_status, done.total_chunks, done.chunks_embedded) == ("completed", 1, 1)
+
+
+class TestListCursors:
+    def test_a_cursor_that_names_no_row_is_a_404_as_in_letta(self, client: Letta, http: httpx.Client) -> None:
+        folder = make_folder(client)
+        client.archives.create(name="facts", embedding=EMBEDDING)
+        for path, prefix, kind in (
+            ("/v1/folders/", "source", "Source"),
+            (f"/v1/folders/{folder.id}/files", "file", "FileMetadata"),
+            (f"/v1/sources/{folder.id}/files", "file", "FileMetadata"),
+            ("/v1/archives/", "archive", "Archive"),
+        ):
+            ghost = unknown(prefix)
+            response = http.get(f"{path}?after={ghost}")
+            assert (response.status_code, response.json()) == (404, {"detail": f"No {kind} found with id {ghost}"})
+        assert len(http.get("/v1/folders/").json()) == 1
+
+    def test_an_archives_agent_list_ignores_a_cursor_that_names_no_agent(
+        self, client: Letta, http: httpx.Client
+    ) -> None:
+        archive = client.archives.create(name="facts", embedding=EMBEDDING)
+        agent = client.agents.create(name="keeper", model=MODEL, embedding=EMBEDDING)
+        http.patch(f"/v1/agents/{agent.id}/archives/attach/{archive.id}")
+        listed = http.get(f"/v1/archives/{archive.id}/agents?after={unknown('agent')}").json()
+        assert [a["id"] for a in listed] == [agent.id]
