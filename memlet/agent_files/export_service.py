@@ -10,6 +10,8 @@ servers the MCP tools run on, without any credential (`mcp_servers.py`); those t
 Every agent is written with `enable_sleeptime: false`, as Letta writes it: the group in the file carries the
 sleeptime side, and an importer that honoured the flag would make a second sleeptime agent (memlet's import turns
 it on from the group).
+The file's `metadata` is `{"revision_id": ...}` naming Letta 0.16.8's schema revision, as Letta writes its own
+database revision there: memlet writes (and reads) that revision's file format.
 """
 
 from dataclasses import dataclass
@@ -33,6 +35,9 @@ from memlet.folders.repository import FolderRepository
 from memlet.groups.repository import GroupRepository
 from memlet.mcp.repository import MCPServerRepository
 from memlet.tools.repository import ToolRepository
+
+# Letta 0.16.8's latest database revision: the schema version its agent files carry in `metadata.revision_id`.
+LETTA_SCHEMA_REVISION = "1c28e167b74f"
 
 
 @dataclass
@@ -89,7 +94,7 @@ class ExportService:
             "tools": [entries.tool_entry(t, ids) for t in tools],
             "mcp_servers": server_entries,
             "skills": [s.model_dump(mode="json") for s in req.skills],
-            "metadata": {"exported_by": "memlet"},
+            "metadata": {"revision_id": LETTA_SCHEMA_REVISION},
             "created_at": datetime.now(UTC).isoformat(),
         }
 

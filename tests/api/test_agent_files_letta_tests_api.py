@@ -1,0 +1,93 @@
+"""What Letta 0.16.8's agent-file serialization tests (tests/test_agent_serialization_v2.py) pin down, seen
+through the REST API with letta-client: the export's schema revision and file-local ids, how its files, folders
+and messages point at each other, and the smallest file that imports."""
+
+import json
+import re
+from typing import Any
+
+import httpx
+from letta_client import Letta
+
+from tests.api.agent_files_support import EMBEDDING, MODEL, export, import_bytes, wait_files
+
+
+def _numbered(entity_id: str, prefix: str) -> bool:
+    return re.fullmatch(rf"{prefix}-\d+", entity_id) is not None
+
+
+def _agent_with_a_folder(client: Letta) -> str:
+    folder = client.folders.create(name="notes", embedding=EMBEDDING)
+    for name in ("a.txt", "b.txt"):
+        client.folders.files.upload(folder.id, file=(name, f"about {name}".encode(), "text/plain"))
+    wait_files(client, folder.id)
+    agent = client.agents.create(
+        name="filer",
+        model=MODEL,
+        embedding=EMBEDDING,
+        memory_blocks=[{"label": "human", "value": "Name: Ada"}],
+        secrets={"API_KEY": "super-secret-api-key"},
+    )
+    client.agents.folders.attach(folder.id, agent_id=agent.id)
+    return agent.id
+
+
+def test_an_export_names_letta_schema_revision(client: Letta, http: httpx.Client) -> None:
+    document = export(http, _agent_with_a_folder(client))
+    revision = document["metadata"]["revision_id"]  # Letta: its latest database revision, 12 hex digits
+    assert re.fullmatch(r"[0-9a-f]{12}", revision) and document["metadata"] == {"revision_id": revision}
+
+
+def test_every_id_is_file_local_and_references_agree(client: Letta, http: httpx.Client) -> None:
+    document = export(http, _agent_with_a_folder(client))
+    (agent,) = document["agents"]
+    assert agent["id"] == "agent-0"
+    assert all(_numbered(m["id"], "message") and m["agent_id"] == "agent-0" for m in agent["messages"])
+    assert set(agent["in_context_message_ids"]) <= {m["id"] for m in agent["messages"]}
+    for key, prefix in (("tools", "tool"), ("blocks", "block"), ("files", "file"), ("sources", "source")):
+        assert document[key] and all(_numbered(entry["id"], prefix) for entry in document[key])
+    assert set(agent["tool_ids"]) == {t["id"] for t in document["tools"]}
+    assert set(agent["block_ids"]) == {b["id"] for b in document["blocks"]}
+    (source,) = document["sources"]
+    assert agent["source_ids"] == [source["id"]] and {f["source_id"] for f in document["files"]} == {source["id"]}
+    files = {f["id"]: f for f in document["files"]}
+    assert len(files) == 2 and sorted(f["content"] for f in files.values()) == ["about a.txt", "about b.txt"]
+    links = agent["files_agents"]
+    assert sorted(link["file_id"] for link in links) == sorted(files)
+    for link in links:
+        assert (link["agent_id"], link["source_id"], link["is_open"]) == ("agent-0", source["id"], True)
+        assert link["file_name"] == files[link["file_id"]]["file_name"] and "last_accessed_at" in link
+    assert agent["secrets"] == {"API_KEY": ""} and "super-secret-api-key" not in json.dumps(document)
+
+
+def test_secrets_sent_with_the_import_fill_the_blanked_values(client: Letta, http: httpx.Client) -> None:
+    document = export(http, _agent_with_a_folder(client))
+    for field in ("secrets", "env_vars_json"):  # env_vars_json: the deprecated name Letta still reads
+        (copy_id,) = import_bytes(client, json.dumps(document).encode(), **{field: '{"API_KEY": "new-key"}'})
+        copy = client.agents.retrieve(copy_id, include=["agent.secrets"])
+        assert {s.key: s.value for s in copy.secrets} == {"API_KEY": "new-key"}
+
+
+def _minimal() -> dict[str, Any]:
+    return {
+        "agents": [{"id": "agent-0", "name": "test"}],
+        **{key: [] for key in ("groups", "blocks", "files", "sources", "tools", "mcp_servers")},
+        "metadata": {"revision_id": "495f3f474131"},
+    }
+
+
+def test_the_smallest_file_imports_with_only_its_system_message(client: Letta) -> None:
+    (agent_id,) = import_bytes(client, json.dumps(_minimal()).encode(), model=MODEL, embedding=EMBEDDING)
+    agent = client.agents.retrieve(agent_id)
+    assert agent.name == "test_copy" and len(agent.message_ids or []) == 1
+    (only,) = client.agents.messages.list(agent_id).items
+    assert only.message_type == "system_message" and only.id == agent.message_ids[0]
+
+
+def test_an_id_used_twice_is_a_400_and_imports_nothing(client: Letta, http: httpx.Client) -> None:
+    document = _minimal()
+    document["agents"].append({"id": "agent-0", "name": "again"})
+    before = http.get("/v1/agents/count").json()
+    response = http.post("/v1/agents/import", files={"file": ("a.af", json.dumps(document), "application/json")})
+    assert response.status_code == 400 and "agent-0" in response.json()["detail"]
+    assert http.get("/v1/agents/count").json() == before
