@@ -4,7 +4,9 @@ A built-in (`letta_*` type, or a name of memlet's base tools, or a name whose ex
 never overwritten by a file's copy, whatever it ships (legacy files carry `send_message` with Python source).
 A built-in this server does not have is left out, with a warning. Custom and external (MCP, Composio) tools are
 upserted by name; with `override_existing_tools=false` an existing tool of that name is kept as it is. MCP tools
-arrive here already pointed at their servers (`mcp_servers.py`).
+arrive here already pointed at their servers (`mcp_servers.py`). A tool's `metadata_` is stored as the file has
+it, `tool_hash` included, as Letta stores it, so an export, import and export again lists the same metadata; only
+a file without a `tool_hash` gets one computed.
 """
 
 import logging
@@ -46,7 +48,11 @@ def _schema(index: int, tool: ToolSchema) -> dict[str, Any]:
 def tool_values(actor: Actor, index: int, tool: ToolSchema) -> dict[str, Any]:
     """Insert values for a non-built-in tool of the file."""
     limit = tool.return_char_limit or FUNCTION_RETURN_CHAR_LIMIT
-    hashed = tool_hash(tool.source_code, tool.source_type, tool.pip_requirements, tool.npm_requirements)
+    metadata = dict(tool.metadata_ or {})
+    if not metadata.get("tool_hash"):
+        metadata["tool_hash"] = tool_hash(
+            tool.source_code, tool.source_type, tool.pip_requirements, tool.npm_requirements
+        )
     return {
         "id": ids.new_id(ids.Prefix.TOOL),
         "organization_id": actor.organization_id,
@@ -63,7 +69,7 @@ def tool_values(actor: Actor, index: int, tool: ToolSchema) -> dict[str, Any]:
         "npm_requirements": tool.npm_requirements,
         "default_requires_approval": tool.default_requires_approval,
         "enable_parallel_execution": tool.enable_parallel_execution,
-        "metadata_": {**(tool.metadata_ or {}), "tool_hash": hashed},
+        "metadata_": metadata,
         "project_id": tool.project_id,
         "created_by_id": actor.user_id,
         "last_updated_by_id": actor.user_id,

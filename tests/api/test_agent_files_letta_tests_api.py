@@ -91,3 +91,59 @@ def test_an_id_used_twice_is_a_400_and_imports_nothing(client: Letta, http: http
     response = http.post("/v1/agents/import", files={"file": ("a.af", json.dumps(document), "application/json")})
     assert response.status_code == 400 and "agent-0" in response.json()["detail"]
     assert http.get("/v1/agents/count").json() == before
+
+
+_WEATHER = '''def get_weather(city: str) -> str:
+    """Tell the weather.
+
+    Args:
+        city: where
+
+    Returns:
+        str: the weather
+    """
+    return "sunny in " + city
+'''
+
+
+def _by(entries: list[dict[str, Any]], fields: tuple[str, ...]) -> list[tuple[Any, ...]]:
+    return sorted((tuple(e[f] for f in fields) for e in entries), key=lambda row: str(row[0]))
+
+
+def test_export_import_export_keeps_what_letta_compares(client: Letta, http: httpx.Client) -> None:
+    """Letta's round-trip check (`compare_agent_files`), field by field; the tool's metadata keeps the file's
+    `tool_hash` (Letta stores a file tool's metadata as it is)."""
+    tool = client.tools.create(source_code=_WEATHER, tags=["weather", "x"], description="Weather tool")
+    block = client.blocks.create(
+        label="shared", value="tb", description="bd", metadata={"bm": 2}, template_name="tname", limit=777
+    )
+    agent = client.agents.create(
+        name="rich",
+        model=MODEL,
+        embedding=EMBEDDING,
+        system="Custom system",
+        description="desc",
+        metadata={"am": [1, 2]},
+        tags=["t2", "t1"],
+        tool_ids=[tool.id],
+        block_ids=[block.id],
+        memory_blocks=[{"label": "human", "value": "H"}],
+        secrets={"K": "v"},
+        tool_rules=[{"tool_name": "get_weather", "type": "continue_loop"}],
+        initial_message_sequence=[{"role": "user", "content": "hello"}],
+    )
+    first = export(http, agent.id)
+    (copy_id,) = import_bytes(client, json.dumps(first).encode(), append_copy_suffix=False)
+    second = export(http, copy_id)
+    agent_fields = ("name", "system", "description", "agent_type", "metadata", "llm_config", "embedding_config")
+    for field in (*agent_fields, "tool_rules", "secrets"):
+        assert second["agents"][0][field] == first["agents"][0][field], field
+    assert sorted(second["agents"][0]["tags"]) == sorted(first["agents"][0]["tags"])
+    for key in ("messages", "in_context_message_ids", "tool_ids", "block_ids"):
+        assert len(second["agents"][0][key]) == len(first["agents"][0][key]), key
+    tool_fields = ("name", "description", "source_code", "json_schema", "tags", "metadata_")
+    assert _by(second["tools"], tool_fields) == _by(first["tools"], tool_fields)
+    block_fields = ("label", "value", "limit", "description", "metadata", "template_name", "is_template")
+    assert _by(second["blocks"], block_fields) == _by(first["blocks"], block_fields)
+    weather = next(t for t in client.tools.list(name="get_weather"))
+    assert weather.metadata == tool.metadata and weather.id == tool.id
