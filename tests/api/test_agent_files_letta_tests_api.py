@@ -7,9 +7,11 @@ import re
 from typing import Any
 
 import httpx
+import pytest
 from letta_client import Letta
 
-from tests.api.agent_files_support import EMBEDDING, MODEL, export, import_bytes, wait_files
+from tests.api.agent_files_support import EMBEDDING, EXPECTED, MODEL, export, import_bytes, raw, wait_files
+from tests.mock_llm import MockLLM, Reply
 
 
 def _numbered(entity_id: str, prefix: str) -> bool:
@@ -147,3 +149,23 @@ def test_export_import_export_keeps_what_letta_compares(client: Letta, http: htt
     assert _by(second["blocks"], block_fields) == _by(first["blocks"], block_fields)
     weather = next(t for t in client.tools.list(name="get_weather"))
     assert weather.metadata == tool.metadata and weather.id == tool.id
+
+
+@pytest.mark.parametrize("name", sorted(set(EXPECTED) - {"knowledge-base.af"}))  # its run_first rule picks the tool
+def test_each_shared_file_takes_a_turn_on_its_history(client: Letta, mock_llm: MockLLM, name: str) -> None:
+    (agent_id,) = import_bytes(client, raw(name), model=MODEL, embedding=EMBEDDING)
+    agent = client.agents.retrieve(agent_id, include=["agent.blocks", "agent.tools"])
+    mock_llm.script(Reply.tool_call("send_message", {"message": "Imported and answering."}))
+    response = client.agents.messages.create(agent_id, messages=[{"role": "user", "content": "hello again"}])
+    assert [m.content for m in response.messages if m.message_type == "assistant_message"] == [
+        "Imported and answering."
+    ]
+    sent = mock_llm.requests[-1]
+    prompt = sent["messages"]
+    assert prompt[0]["role"] == "system" and all(b.value in prompt[0]["content"] for b in agent.blocks)
+    assert len(prompt) == len(agent.message_ids or []) + 1  # the in-context history, then the new message
+    assert prompt[-1]["role"] == "user" and "hello again" in json.dumps(prompt[-1])
+    assert {t["function"]["name"] for t in sent["tools"]} <= {t.name for t in agent.tools}
+    newest = client.agents.messages.list(agent_id, limit=4, order="desc").items
+    kinds = [m.message_type for m in newest]
+    assert kinds[0] == "assistant_message" and "user_message" in kinds
