@@ -61,6 +61,8 @@ def message_entry(m: orm.Message, ids: IdMap, agent_file_id: str) -> dict[str, A
 
 
 def block_entry(b: orm.Block, ids: IdMap) -> dict[str, Any]:
+    """A block as Letta writes it: every field of a block create, the template ids and tags left null (Letta does
+    not copy them into a file)."""
     return {
         "id": ids("block", b.id),
         "label": b.label,
@@ -73,6 +75,11 @@ def block_entry(b: orm.Block, ids: IdMap) -> dict[str, Any]:
         "template_name": b.template_name,
         "preserve_on_migration": b.preserve_on_migration,
         "project_id": None,
+        "template_id": None,
+        "base_template_id": None,
+        "deployment_id": None,
+        "entity_id": None,
+        "tags": None,
         "metadata": b.metadata_ or {},
     }
 
