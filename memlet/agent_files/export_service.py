@@ -36,6 +36,27 @@ from memlet.groups.repository import GroupRepository
 from memlet.mcp.repository import MCPServerRepository
 from memlet.tools.repository import ToolRepository
 
+# The agent-create fields Letta writes into every exported agent without copying them from the agent.
+_UNSET_CREATE_FIELDS: dict[str, Any] = {
+    "folder_ids": None,
+    "identity_ids": None,
+    "model_settings": None,
+    "compaction_settings": None,
+    "context_window_limit": None,
+    "embedding_chunk_size": None,
+    "max_tokens": None,
+    "max_reasoning_tokens": None,
+    "enable_reasoner": False,
+    "reasoning": None,
+    "from_template": None,
+    "template": False,
+    "project": None,
+    "memory_variables": None,
+    "template_id": None,
+    "base_template_id": None,
+    "parallel_tool_calls": None,
+}
+
 # Letta 0.16.8's latest database revision: the schema version its agent files carry in `metadata.revision_id`.
 LETTA_SCHEMA_REVISION = "1c28e167b74f"
 
@@ -160,6 +181,7 @@ class ExportService:
             "metadata": agent.metadata_,
             "model": None,
             "embedding": None,
+            **_UNSET_CREATE_FIELDS,
             "tool_exec_environment_variables": secrets,
             "secrets": secrets,
             "project_id": None,

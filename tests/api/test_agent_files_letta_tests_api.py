@@ -52,6 +52,9 @@ def test_every_id_is_file_local_and_references_agree(client: Letta, http: httpx.
     assert set(agent["block_ids"]) == {b["id"] for b in document["blocks"]}
     letta_block = json.loads(raw("test_basic_agent_with_blocks_tools_messages_v2.af"))["blocks"][0]
     assert {*letta_block, "tags"} == set(document["blocks"][0])  # Letta 0.16.8 also writes `tags` (null)
+    letta_agent = json.loads(raw("test_basic_agent_with_blocks_tools_messages_v2.af"))["agents"][0]
+    newer = {"folder_ids", "model_settings", "compaction_settings", "parallel_tool_calls"}  # 0.16.8's own fields
+    assert {*letta_agent, *newer} == set(agent)
     (source,) = document["sources"]
     assert agent["source_ids"] == [source["id"]] and {f["source_id"] for f in document["files"]} == {source["id"]}
     files = {f["id"]: f for f in document["files"]}
