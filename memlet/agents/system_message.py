@@ -23,6 +23,7 @@ from memlet.messages.repository import MessageRepository
 from memlet.passages.repository import PassageRepository
 from memlet.prompt.directories import PromptFile, PromptFolder, render_directories
 from memlet.prompt.memory import system_message_text
+from memlet.prompt.system_prompt import AGENT_TYPES_WITHOUT_BLOCKS
 
 
 async def directories_text(session: AsyncSession, agent: orm.Agent, folders: list[orm.Source] | None = None) -> str:
@@ -40,7 +41,7 @@ async def directories_text(session: AsyncSession, agent: orm.Agent, folders: lis
         for r in await FileAgentRepository(session).of_agent(agent.id)
     ]
     shown = [PromptFolder(f.id, f.name, f.description, f.instructions) for f in folders]
-    return render_directories(shown, files, max_open)
+    return render_directories(shown, files, max_open, nested=agent.agent_type in AGENT_TYPES_WITHOUT_BLOCKS)
 
 
 async def rebuild_prompts(session: AsyncSession, agents: Sequence[orm.Agent]) -> None:

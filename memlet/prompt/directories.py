@@ -23,6 +23,10 @@ Layout as in Letta 0.16.8, so clients that parse it keep working:
     </file>
     </directory>
     </directories>
+
+React and workflow agents (no core memory) get Letta's older file layout instead: each file is
+`<file status="open|closed">` wrapping an element named after the file, with an empty `<description>`, the
+metadata, and a `<value>` that is present (empty) even while the file is closed.
 """
 
 from collections.abc import Sequence
@@ -55,8 +59,20 @@ def _render_file(file: PromptFile) -> str:
     )
 
 
-def render_directories(folders: Sequence[PromptFolder], files: Sequence[PromptFile], max_files_open: int) -> str:
-    """The section with its leading blank line, or "" when the agent has no folders."""
+def _render_file_nested(file: PromptFile) -> str:
+    status = "open" if file.value else "closed"
+    return (
+        f'<file status="{status}">\n<{file.name}>\n<description>\n\n</description>\n'
+        f"<metadata>\n- read_only=true\n- chars_current={len(file.value)}\n- chars_limit={file.limit}\n</metadata>\n"
+        f"<value>\n{file.value}\n</value>\n</{file.name}>\n</file>\n"
+    )
+
+
+def render_directories(
+    folders: Sequence[PromptFolder], files: Sequence[PromptFile], max_files_open: int, *, nested: bool = False
+) -> str:
+    """The section with its leading blank line, or "" when the agent has no folders; `nested`: the react and
+    workflow agents' file layout."""
     if not folders:
         return ""
     current_open = sum(1 for f in files if f.value)
@@ -70,7 +86,8 @@ def render_directories(folders: Sequence[PromptFolder], files: Sequence[PromptFi
             parts.append(f"<description>{folder.description}</description>\n")
         if folder.instructions:
             parts.append(f"<instructions>{folder.instructions}</instructions>\n")
-        parts.extend(_render_file(f) for f in files if f.source_id == folder.id)
+        render = _render_file_nested if nested else _render_file
+        parts.extend(render(f) for f in files if f.source_id == folder.id)
         parts.append("</directory>\n")
     parts.append("</directories>")
     return "".join(parts)

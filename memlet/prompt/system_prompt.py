@@ -88,8 +88,9 @@ def _render_block(block: PromptBlock, line_numbers: bool) -> str:
 
 
 def render_memory_blocks(blocks: Sequence[PromptBlock], *, line_numbers: bool = False) -> str:
-    """Render the `<memory_blocks>` section, or "" when there are no blocks."""
-    if not blocks:
+    """Render the `<memory_blocks>` section, or "" when there are no blocks (the line-numbered variant keeps its
+    empty wrapper, as Letta's does)."""
+    if not blocks and not line_numbers:
         return ""
     body = "\n".join(_render_block(block, line_numbers) for block in blocks)
     return f"<memory_blocks>\n{_BLOCKS_INTRO}\n\n{body}\n</memory_blocks>"

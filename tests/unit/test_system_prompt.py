@@ -124,6 +124,13 @@ class TestMemoryBlocks:
         assert "</warning>\n<value>\n1→ Name: Bob\n2→ Likes: go\n</value>\n</human>" in section
         assert "- chars_current=19" in section
 
+    def test_line_numbered_variant_keeps_its_wrapper_without_blocks(self) -> None:
+        # Letta 0.16.8 writes the line-numbered section even with no block; the plain one is left out.
+        intro = "The following memory blocks are currently engaged in your core memory unit:"
+        numbered = compile_prompt(blocks=[], line_numbers=True)
+        assert numbered.startswith(f"{BASE}\n\n<memory_blocks>\n{intro}\n\n\n</memory_blocks>\n\n<memory_metadata>\n")
+        assert compile_prompt(blocks=[]).startswith(f"{BASE}\n\n\n\n<memory_metadata>\n")
+
     def test_react_and_workflow_agents_have_no_blocks(self) -> None:
         for agent_type in ("react_agent", "workflow_agent"):
             prompt = compile_prompt(agent_type=agent_type)
