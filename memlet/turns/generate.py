@@ -8,7 +8,7 @@ model is made to call one ``structured_output`` tool whose arguments are the ans
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from memlet.actor import Actor
 from memlet.agents.repository import AgentRepository
@@ -30,6 +30,14 @@ class GenerateRequest(BaseModel):
     system_prompt: str | None = Field(None, description="Optional system prompt to prepend to the conversation")
     override_model: str | None = Field(None, description="Model handle to use instead of agent's default")
     response_schema: dict[str, Any] | None = Field(None, description="JSON schema for structured output")
+
+    @field_validator("prompt")
+    @classmethod
+    def _prompt_has_text(cls, value: str) -> str:
+        # Letta answers 422 for a prompt of only whitespace, as for an empty one.
+        if not value.strip():
+            raise ValueError("prompt cannot be empty or whitespace-only")
+        return value
 
 
 class GenerateResponse(BaseModel):

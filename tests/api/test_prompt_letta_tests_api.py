@@ -1,9 +1,10 @@
 """What Letta 0.16.8's tests/test_memory.py and tests/test_client.py pin down, as a letta-client user and the model
-see it on memlet: the file layout of react agents' `<directories>` section."""
+see it on memlet: the file layout of react agents' `<directories>` section, and the generate route's prompt check."""
 
 import time
 from typing import Any
 
+import httpx
 import pytest
 from letta_client import Letta
 
@@ -81,3 +82,16 @@ class TestReactAgentDirectories:
         system = _system_sent(client, mock_llm, agent.id)
         assert '<file status="open" name="docs/notes.txt">\n<metadata>\n- read_only=true\n' in system
         assert "<docs/notes.txt>" not in system
+
+
+class TestGeneratePrompt:
+    """Letta's GenerateRequest refuses a prompt of only whitespace with 422, as it does an empty one."""
+
+    @pytest.mark.parametrize("prompt", ["", "   \n\t  "])
+    def test_blank_prompt_is_422_and_nothing_is_sent(
+        self, client: Letta, http: httpx.Client, mock_llm: MockLLM, prompt: str
+    ) -> None:
+        agent = client.agents.create(model=MODEL, embedding=EMBEDDING)
+        answer = http.post(f"/v1/agents/{agent.id}/generate", json={"prompt": prompt})
+        assert answer.status_code == 422
+        assert mock_llm.requests == []
