@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import orjson
 
 from memlet.errors import BadRequestError
+from memlet.llm import model_quirks as quirks
 from memlet.llm.anthropic_client import AnthropicClient
 from memlet.llm.anthropic_format import ANTHROPIC_ONLY_KEYS
 from memlet.llm.errors import (
@@ -157,6 +158,8 @@ class OpenAICompatibleClient:
             request.messages if request.encoded_messages is not None else _without_anthropic_keys(request.messages)
         )
         params: dict[str, Any] = {"model": request.model, "messages": messages}
+        if (model := quirks.priority_tier_model(self.provider, request.model)) is not None:
+            params |= {"model": model, "service_tier": "priority"}
         if request.tools:
             params["tools"] = request.tools
             if request.tool_choice is not None:

@@ -15,6 +15,15 @@ _ANTHROPIC_STRICT = ("sonnet-4-5", "opus-4-1", "opus-4-5", "haiku-4-5")
 # OpenAI-compatible endpoints whose tool schemas never carry `strict` (Letta's clients for them turn it off).
 _NO_STRICT_ENDPOINTS = frozenset({"deepseek", "fireworks", "minimax", "xai"})
 LETTA_ENDPOINT = "https://inference.letta.com/v1"  # Letta's own inference endpoint
+# An OpenAI model named with this suffix ("gpt-5.4-fast") is the model itself on OpenAI's priority service tier.
+FAST_SUFFIX = "-fast"
+
+
+def priority_tier_model(endpoint_type: str, model: str) -> str | None:
+    """The model an OpenAI `-fast` name stands for (sent with `service_tier: "priority"`), else None."""
+    if endpoint_type != "openai" or not model.endswith(FAST_SUFFIX):
+        return None
+    return model.removesuffix(FAST_SUFFIX)
 
 
 def is_reasoning_model(model: str) -> bool:

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 from memlet.crypto import Keyring
 from memlet.db import models as orm
 from memlet.errors import BadRequestError, LLMError
+from memlet.llm.model_quirks import FAST_SUFFIX
 from memlet.net.fetch import Fetcher, FetchError, StatusError, UnsendableRequestError
 from memlet.net.outbound import OutboundPolicy
 from memlet.providers import anthropic_models
@@ -42,6 +43,7 @@ OPENAI_STYLE: dict[str, tuple[str, str | None]] = {
 _OPENAI_PREFIXES = ("gpt-4", "gpt-5", "o1", "o3", "o4")
 _OPENAI_EXCLUDED = ("transcribe", "search", "realtime", "tts", "audio", "computer", "o1-mini", "o1-preview", "o1-pro")
 _OLLAMA_DEFAULT_WINDOW = 128_000
+_FAST_VARIANT_MODELS = frozenset({"gpt-5.4"})  # listed twice by Letta: as is and with FAST_SUFFIX
 # Letta's providers that are not OpenAI's subclasses keep its base default of 4,096 output tokens.
 _PLAIN_PROVIDERS = frozenset({"vllm", "sglang", "mistral"})
 _PLAIN_MAX_OUTPUT_TOKENS = 4096
@@ -179,12 +181,23 @@ async def _openai_style_models(source: ProviderSource, fetcher: Fetcher) -> Mode
             )
         )
     if source.provider_type == "openai":
+        lists.llm += _fast_variants(source, lists.llm)
         # OpenAI's embeddings are a fixed list; its /models does not say which ids embed (Letta does the same).
         lists.embedding = [
             embedding_entry(source, name, endpoint=source.base_url, dim=dim)
             for name, dim in km.OPENAI_EMBEDDING_DIMS.items()
         ]
     return lists
+
+
+def _fast_variants(source: ProviderSource, listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Letta lists a `-fast` twin of these OpenAI models (same settings); a request for it is sent as the model
+    itself on OpenAI's priority tier (`OpenAICompatibleClient.request_body`)."""
+    return [
+        entry | {"model": f"{entry['model']}{FAST_SUFFIX}", "handle": f"{source.name}/{entry['model']}{FAST_SUFFIX}"}
+        for entry in listed
+        if entry["model"] in _FAST_VARIANT_MODELS
+    ]
 
 
 def max_tokens(provider_type: str, model: str) -> int:

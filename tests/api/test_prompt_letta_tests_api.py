@@ -95,3 +95,31 @@ class TestGeneratePrompt:
         answer = http.post(f"/v1/agents/{agent.id}/generate", json={"prompt": prompt})
         assert answer.status_code == 422
         assert mock_llm.requests == []
+
+
+class TestOpenAIFastModels:
+    """Letta's OpenAI client sends a `-fast` model (listed as `openai/gpt-5.4-fast`) as the model itself on the
+    priority service tier; other providers' model names are sent as they are."""
+
+    def _sent(self, client: Letta, mock_llm: MockLLM, endpoint_type: str, model: str) -> dict[str, Any]:
+        agent = client.agents.create(
+            llm_config={
+                "model": model,
+                "model_endpoint_type": endpoint_type,
+                "model_endpoint": mock_llm.base_url,
+                "context_window": 64000,
+            },
+            embedding=EMBEDDING,
+        )
+        _system_sent(client, mock_llm, agent.id)
+        return mock_llm.requests[0]
+
+    def test_openai_fast_model_goes_out_on_priority_tier(self, client: Letta, mock_llm: MockLLM) -> None:
+        sent = self._sent(client, mock_llm, "openai", "gpt-5.4-fast")
+        assert sent["model"] == "gpt-5.4" and sent["service_tier"] == "priority"
+
+    def test_other_models_are_sent_by_their_name(self, client: Letta, mock_llm: MockLLM) -> None:
+        sent = self._sent(client, mock_llm, "xai", "grok-3-fast")
+        assert sent["model"] == "grok-3-fast" and "service_tier" not in sent
+        sent = self._sent(client, mock_llm, "openai", "gpt-5.4")
+        assert sent["model"] == "gpt-5.4" and "service_tier" not in sent

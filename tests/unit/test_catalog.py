@@ -116,6 +116,27 @@ class TestListing:
             lists = await fetch_models(source, timeout_s=5, policy=allowing(official))
             assert sorted(c["model"] for c in lists.llm) == sorted(ids)
 
+    async def test_gpt_5_4_gets_letta_fast_twin_on_openai_only(self) -> None:
+        # Letta 0.16.8's OpenAI provider adds `gpt-5.4-fast`, the same entry under another name and handle.
+        with provider(openai_models(["gpt-5.4", "gpt-5.2", "gpt-4o-mini"])) as server:
+            source = ProviderSource("my-openai", "openai", "byok", server.base_url, "sk")
+            lists = await fetch_models(source, timeout_s=5, policy=allowing(server))
+            other = ProviderSource("together", "together", "base", server.base_url, "sk")
+            plain = await fetch_models(other, timeout_s=5, policy=allowing(server))
+        entries = {c["handle"]: c for c in lists.llm}
+        assert sorted(entries) == [
+            "my-openai/gpt-4o-mini",
+            "my-openai/gpt-5.2",
+            "my-openai/gpt-5.4",
+            "my-openai/gpt-5.4-fast",
+        ]
+        fast, base = entries["my-openai/gpt-5.4-fast"], entries["my-openai/gpt-5.4"]
+        assert fast["model"] == "gpt-5.4-fast"
+        assert {k: v for k, v in fast.items() if k not in ("model", "handle")} == {
+            k: v for k, v in base.items() if k not in ("model", "handle")
+        }
+        assert not [c for c in plain.llm if c["model"].endswith("-fast")]
+
     async def test_ollama_lists_tool_models_and_embedders(self) -> None:
         def reply(path: str, body: Any) -> tuple[int, Any]:
             if path == "/api/tags":
