@@ -4,6 +4,7 @@ token window (the API does not say), Letta's default output limits, and no embed
 from typing import Any
 
 from memlet.net.fetch import Fetcher
+from memlet.providers.known_models import handle_name
 from memlet.providers.schemas import LLMConfig
 
 ANTHROPIC_URL = "https://api.anthropic.com/v1"
@@ -48,13 +49,13 @@ async def list_model_ids(fetcher: Fetcher, base_url: str, api_key: str | None) -
 
 
 def llm_config(name: str, category: str, base_url: str, model: str) -> dict[str, Any]:
-    """The LLMConfig wire dict listed for one Claude model."""
+    """The LLMConfig wire dict listed for one Claude model (under Letta's short handle for a few)."""
     return LLMConfig(
         model=model,
         model_endpoint_type="anthropic",
         model_endpoint=base_url,
         context_window=CONTEXT_WINDOW,
-        handle=f"{name}/{model}",
+        handle=f"{name}/{handle_name(name, model)}",
         put_inner_thoughts_in_kwargs=True,
         max_tokens=max_output_tokens(model),
         provider_name=name,

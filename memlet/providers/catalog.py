@@ -258,6 +258,10 @@ class ModelCatalog:
                     match = next((c for c in configs if c["handle"] == wanted), None)
                     if match:
                         return match, seen
+                # A model listed under a short handle (`known_models.handle_name`) is still found by its own id.
+                match = next((c for c in configs if c.get("model") == name), None)
+                if match:
+                    return match, seen
         row = await ProviderRepository(session).find_by_name(org_id, provider)
         if row is not None:
             lists = await self.byok_models(row)

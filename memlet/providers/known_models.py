@@ -72,6 +72,35 @@ _CONTEXT_WINDOWS: dict[str, int] = {
     "gemini-2.5-pro": 1_048_576,
 }
 # A dated snapshot ("gpt-4o-2024-08-06", "o3-mini-2025-01-31") has its base model's window.
+# Letta 0.16.8 lists these models of the providers named `anthropic` and `openai` (api.openai.com only) under a
+# shorter handle; the config's `model` stays the provider's id.
+_SHORT_HANDLES: dict[str, dict[str, str]] = {
+    "anthropic": {
+        "claude-3-5-haiku-20241022": "claude-3-5-haiku",
+        "claude-haiku-4-5-20251001": "claude-haiku-4-5",
+        "claude-3-5-sonnet-20241022": "claude-3-5-sonnet",
+        "claude-3-opus-20240229": "claude-3-opus",
+    },
+    "openai": {
+        "chatgpt-4o-latest": "chatgpt-4o",
+        "gpt-3.5-turbo-0125": "gpt-3.5-turbo-jan",
+        "gpt-3.5-turbo-1106": "gpt-3.5-turbo-nov",
+        "gpt-4-0125-preview": "gpt-4-preview-jan",
+        "gpt-4-0613": "gpt-4-june",
+        "gpt-4-1106-preview": "gpt-4-preview-nov",
+        "gpt-4-turbo-2024-04-09": "gpt-4-turbo-apr",
+        "gpt-4o-2024-05-13": "gpt-4o-may",
+        "gpt-4o-2024-08-06": "gpt-4o-aug",
+        "gpt-4o-mini-2024-07-18": "gpt-4o-mini-jul",
+    },
+}
+
+
+def handle_name(provider_name: str, model: str) -> str:
+    """The model part of the handle a model of the named provider is listed under."""
+    return _SHORT_HANDLES.get(provider_name, {}).get(model, model)
+
+
 _DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{4})$")
 # Keys an OpenAI-compatible server may use to state a model's window (OpenRouter, vLLM, LM Studio, Together...).
 _PROVIDER_WINDOW_KEYS = ("context_length", "context_window", "max_context_length", "max_model_len", "max_input_tokens")

@@ -96,15 +96,17 @@ def llm_entry(
     endpoint: str | None,
     context_window: int,
     max_tokens: int,
+    handle_model: str | None = None,
 ) -> dict[str, Any]:
-    """The LLMConfig wire dict listed for one chat model (a gpt-5 model with Letta's default verbosity)."""
+    """The LLMConfig wire dict listed for one chat model (a gpt-5 model with Letta's default verbosity), under
+    `source/handle_model` (default: the model)."""
     return LLMConfig(
         model=model,
         verbosity="medium" if model.startswith("gpt-5") else None,
         model_endpoint_type=endpoint_type,
         model_endpoint=endpoint,
         context_window=context_window,
-        handle=f"{source.name}/{model}",
+        handle=f"{source.name}/{handle_model or model}",
         max_tokens=max_tokens,
         provider_name=source.name,
         provider_category=source.category,
@@ -178,6 +180,7 @@ async def _openai_style_models(source: ProviderSource, fetcher: Fetcher) -> Mode
                 endpoint=source.base_url,
                 context_window=km.context_window_for(model, entry),
                 max_tokens=max_tokens(source.provider_type, model),
+                handle_model=km.handle_name(source.name, model) if official else model,
             )
         )
     if source.provider_type == "openai":

@@ -116,6 +116,23 @@ class TestListing:
             lists = await fetch_models(source, timeout_s=5, policy=allowing(official))
             assert sorted(c["model"] for c in lists.llm) == sorted(ids)
 
+    async def test_api_openai_com_lists_dated_models_under_letta_short_handles(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        ids = ["gpt-4o-mini-2024-07-18", "gpt-4o-2024-08-06", "gpt-4o-mini"]
+        with provider(openai_models(ids)) as official:
+            monkeypatch.setattr(remote, "OPENAI_URL", official.base_url)  # this server stands for api.openai.com
+            source = ProviderSource("openai", "openai", "base", official.base_url, "sk")
+            lists = await fetch_models(source, timeout_s=5, policy=allowing(official))
+            monkeypatch.undo()  # another OpenAI-compatible server: Letta calls it openai-proxy, no short names
+            proxied = await fetch_models(source, timeout_s=5, policy=allowing(official))
+        assert sorted((c["handle"], c["model"]) for c in lists.llm) == [
+            ("openai/gpt-4o-aug", "gpt-4o-2024-08-06"),
+            ("openai/gpt-4o-mini", "gpt-4o-mini"),
+            ("openai/gpt-4o-mini-jul", "gpt-4o-mini-2024-07-18"),
+        ]
+        assert sorted(c["handle"] for c in proxied.llm) == sorted(f"openai/{i}" for i in ids)
+
     async def test_gpt_5_4_gets_letta_fast_twin_on_openai_only(self) -> None:
         # Letta 0.16.8's OpenAI provider adds `gpt-5.4-fast`, the same entry under another name and handle.
         with provider(openai_models(["gpt-5.4", "gpt-5.2", "gpt-4o-mini"])) as server:
