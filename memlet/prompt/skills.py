@@ -31,12 +31,13 @@ def _first_line(text: str | None) -> str:
 
 
 def _block_skills(blocks: Iterable[Any]) -> list[tuple[str, str, str]]:
-    found = []
+    """The agent's skill blocks; of `skills/x` and `skills/x/SKILL`, the first attached is the one shown."""
+    found: list[tuple[str, str, str]] = []
     for block in blocks:
         parts = str(getattr(block, "label", "") or "").split("/")
         if parts[0] + "/" != BLOCK_PREFIX or len(parts) < 2 or not parts[1]:
             continue
-        if len(parts) == 2 or (len(parts) == 3 and parts[2] == "SKILL"):
+        if (len(parts) == 2 or (len(parts) == 3 and parts[2] == "SKILL")) and parts[1] not in {f[0] for f in found}:
             name = parts[1]
             found.append((name, _first_line(getattr(block, "description", None)), f"{MEMORY_SKILLS}/{name}/SKILL.md"))
     return found
@@ -101,4 +102,6 @@ def available_skills(blocks: Iterable[Any], client_skills: Sequence[Mapping[str,
 def with_skills(system_text: str, blocks: Iterable[Any], client_skills: Sequence[Mapping[str, Any]]) -> str:
     """The system prompt of one request: the stored text, then the skills section when there is one."""
     section = available_skills(blocks, client_skills)
-    return f"{system_text.rstrip()}\n\n{section}" if section else system_text
+    if not section:
+        return system_text
+    return system_text.rstrip("\n") + "\n\n" + section  # only newlines trimmed: trailing spaces stay, as in Letta

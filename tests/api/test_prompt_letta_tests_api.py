@@ -123,3 +123,26 @@ class TestOpenAIFastModels:
         assert sent["model"] == "grok-3-fast" and "service_tier" not in sent
         sent = self._sent(client, mock_llm, "openai", "gpt-5.4")
         assert sent["model"] == "gpt-5.4" and "service_tier" not in sent
+
+
+class TestRequestSkills:
+    """Letta's `compile_available_skills` and the request prompt it is appended to
+    (`LettaAgentV2.generate_request_system_prompt`)."""
+
+    def test_first_skill_block_of_a_name_is_the_one_listed(self, client: Letta, mock_llm: MockLLM) -> None:
+        agent = client.agents.create(model=MODEL, embedding=EMBEDDING)
+        for label, description in (("skills/commit", "First"), ("skills/commit/SKILL", "Second")):
+            block = client.blocks.create(label=label, value="how", description=description)
+            client.agents.blocks.attach(block.id, agent_id=agent.id)
+        system = _system_sent(client, mock_llm, agent.id)
+        assert system.endswith(
+            "<available_skills>\n${MEMORY_DIR}/skills\n└── commit/\n    └── SKILL.md (First)\n</available_skills>"
+        )
+        assert "(Second)" not in system
+
+    def test_only_trailing_newlines_are_trimmed_before_the_section(self, client: Letta, mock_llm: MockLLM) -> None:
+        agent = client.agents.create(model=MODEL, embedding=EMBEDDING, system="{CORE_MEMORY}\nBe brief.  \n")
+        block = client.blocks.create(label="skills/commit", value="how", description="Commit")
+        client.agents.blocks.attach(block.id, agent_id=agent.id)
+        system = _system_sent(client, mock_llm, agent.id)
+        assert "\nBe brief.  \n\n<available_skills>\n" in system
