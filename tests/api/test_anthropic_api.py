@@ -11,33 +11,17 @@ from typing import Any
 import httpx
 import pytest
 from letta_client import Letta
-from pydantic import SecretStr
 
-from memlet.config import Settings
-from tests.conftest import LiveServer, reset_database
+from tests.api.conftest import ANTHROPIC_KEY
+from tests.conftest import LiveServer
 from tests.mock_llm import MockLLM, Reply
 from tests.mock_llm.anthropic_wire import usage_for
 
-KEY = "sk-ant-mock-key"
+KEY = ANTHROPIC_KEY
 SONNET = "anthropic/claude-sonnet-4-5-20250929"
 EMBEDDING = "openai/text-embedding-3-small"
 BLOCKS = [{"label": "human", "value": "The human's name is Bob."}, {"label": "persona", "value": "I am Sam."}]
 EPHEMERAL = {"type": "ephemeral"}
-
-
-@pytest.fixture(scope="module")
-def claude_server(settings: Settings, mock_llm: MockLLM) -> Iterator[LiveServer]:
-    update = {"anthropic_api_key": SecretStr(KEY), "anthropic_base_url": mock_llm.base_url}
-    live = LiveServer(settings.model_copy(update=update)).start()
-    yield live
-    live.stop()
-
-
-@pytest.fixture
-def claude(claude_server: LiveServer, pg_uri: str, mock_llm: MockLLM) -> Iterator[Letta]:
-    mock_llm.reset()
-    yield Letta(base_url=claude_server.base_url, max_retries=0, timeout=60)
-    reset_database(pg_uri)
 
 
 @pytest.fixture

@@ -9,22 +9,12 @@ from typing import Any
 
 import httpx
 import pytest
-from pydantic import SecretStr
 
-from memlet.config import Settings
 from tests.conftest import LiveServer, reset_database
 from tests.mock_llm import MockLLM, Reply
 
 SONNET = "anthropic/claude-sonnet-4-5-20250929"
 BLOCKS = [{"label": "human", "value": "The human's name is Bob."}, {"label": "persona", "value": "I am Sam."}]
-
-
-@pytest.fixture(scope="module")
-def claude_server(settings: Settings, mock_llm: MockLLM) -> Iterator[LiveServer]:
-    update = {"anthropic_api_key": SecretStr("sk-ant-mock-key"), "anthropic_base_url": mock_llm.base_url}
-    live = LiveServer(settings.model_copy(update=update)).start()
-    yield live
-    live.stop()
 
 
 @pytest.fixture

@@ -3,32 +3,11 @@ Anthropic and api.openai.com models are listed under a short handle while the co
 
 A live server of its own has ANTHROPIC_API_KEY set and Anthropic's base URL pointed at the mock."""
 
-from collections.abc import Iterator
-
-import pytest
 from letta_client import Letta
-from pydantic import SecretStr
 
-from memlet.config import Settings
-from tests.conftest import LiveServer, reset_database
 from tests.mock_llm import MockLLM, Reply
 
 EMBEDDING = "openai/text-embedding-3-small"
-
-
-@pytest.fixture(scope="module")
-def claude_server(settings: Settings, mock_llm: MockLLM) -> Iterator[LiveServer]:
-    update = {"anthropic_api_key": SecretStr("sk-ant-mock-key"), "anthropic_base_url": mock_llm.base_url}
-    live = LiveServer(settings.model_copy(update=update)).start()
-    yield live
-    live.stop()
-
-
-@pytest.fixture
-def claude(claude_server: LiveServer, pg_uri: str, mock_llm: MockLLM) -> Iterator[Letta]:
-    mock_llm.reset()
-    yield Letta(base_url=claude_server.base_url, max_retries=0, timeout=60)
-    reset_database(pg_uri)
 
 
 def test_dated_anthropic_models_are_listed_under_letta_short_handles(claude: Letta) -> None:
