@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from letta_client import APIError, Letta
 
+from tests.api.test_approval_continuation_api import LOOKUP
 from tests.mock_llm import Call, MockLLM, Reply
 
 MODEL = "openai/gpt-4o-mini"
@@ -22,14 +23,6 @@ SECRET = '''def get_secret_code_tool(input_text: str) -> str:
         input_text: The text to encode.
     """
     return "code-" + input_text
-'''
-LOOKUP = '''def lookup(topic: str) -> str:
-    """Look a topic up.
-
-    Args:
-        topic: What to look up.
-    """
-    return "found " + topic
 '''
 
 
