@@ -8,7 +8,7 @@ import pytest
 from letta_client import Letta
 
 from tests.api.test_agents_api import EMBEDDING, MODEL, make_agent
-from tests.api.test_anthropic_api import SONNET, chttp, claude, claude_server  # noqa: F401 (fixtures)
+from tests.api.test_anthropic_api import SONNET, chttp  # noqa: F401 (fixtures)
 
 FILE_TOOLS = {"open_files", "grep_files", "semantic_search_files"}
 

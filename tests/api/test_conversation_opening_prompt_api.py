@@ -6,7 +6,7 @@ from typing import Any
 
 from letta_client import Letta
 
-from tests.api.test_anthropic_api import chttp, claude, claude_server, make_agent, say  # noqa: F401 (fixtures)
+from tests.api.test_anthropic_api import chttp, make_agent, say  # noqa: F401 (fixtures)
 from tests.mock_llm import MockLLM, Reply
 
 RULES = [{"type": "max_count_per_step", "tool_name": "conversation_search", "max_count_limit": 2}]
@@ -16,7 +16,7 @@ def system_text(sent: dict[str, Any]) -> str:
     return "".join(part["text"] for part in sent["system"])
 
 
-def test_the_opening_system_message_has_no_rules_or_line_numbers(claude: Letta, mock_llm: MockLLM) -> None:  # noqa: F811
+def test_the_opening_system_message_has_no_rules_or_line_numbers(claude: Letta, mock_llm: MockLLM) -> None:
     agent = make_agent(claude, tool_rules=RULES)
     mock_llm.script(Reply.text("hello Bob"))
     say(claude, agent.id, "hi")

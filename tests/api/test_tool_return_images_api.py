@@ -12,7 +12,7 @@ from typing import Any
 
 from letta_client import Letta
 
-from tests.api.test_anthropic_api import SONNET, claude, claude_server  # noqa: F401 (the Anthropic server)
+from tests.api.test_anthropic_api import SONNET
 from tests.mock_llm import MOCK_IMAGE, MockLLM, Reply
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n-secret-FIREBRAWL").decode()
@@ -52,7 +52,7 @@ def answer_with_image(client: Letta, model: str, mock_llm: MockLLM, call_id: str
     return agent
 
 
-def test_an_anthropic_model_sees_the_image(claude: Letta, mock_llm: MockLLM) -> None:  # noqa: F811
+def test_an_anthropic_model_sees_the_image(claude: Letta, mock_llm: MockLLM) -> None:
     answer_with_image(claude, SONNET, mock_llm, "toolu_img")
     (turn,) = [m for m in mock_llm.requests[1]["messages"] if any(b["type"] == "tool_result" for b in m["content"])]
     (result,) = [b for b in turn["content"] if b["type"] == "tool_result"]
@@ -83,7 +83,7 @@ def test_the_parts_are_listed_as_given(client: Letta, mock_llm: MockLLM) -> None
     assert response.approvals[0].tool_return == SHOWN  # type: ignore[index,union-attr]
 
 
-def test_an_image_given_by_url_is_fetched_and_kept_as_data(claude: Letta, mock_llm: MockLLM) -> None:  # noqa: F811
+def test_an_image_given_by_url_is_fetched_and_kept_as_data(claude: Letta, mock_llm: MockLLM) -> None:
     url = mock_llm.base_url.removesuffix("/v1") + "/_mock/image.png"
     agent = claude.agents.create(model=SONNET, embedding="openai/text-embedding-3-small", include_base_tools=False)
     mock_llm.script(Reply.tool_call("get_secret_image", {}, id="toolu_url"), Reply.text("A picture."))
