@@ -12,7 +12,7 @@ from sqlalchemy.orm import InstrumentedAttribute
 
 from memlet.db import models as orm
 from memlet.db.locks import lock_key
-from memlet.db.pagination import Page, fetch_page, unknown_cursors
+from memlet.db.pagination import Page, check_cursors, fetch_page
 from memlet.db.sql import escape_like
 
 
@@ -84,11 +84,13 @@ class IdentityRepository:
             id_col=orm.Identity.id,
         )
 
-    async def unknown_cursors(
+    async def check_cursors(
         self, org_id: str, page: Page, model: type[orm.Identity] | type[orm.Agent] | type[orm.Block]
-    ) -> list[str]:
-        """The page's cursors (``before`` first) that name none of the organization's ``model`` rows."""
-        return await unknown_cursors(self.session, page, model.id, model.organization_id == org_id)
+    ) -> None:
+        """Letta's identity lists look each cursor up before listing (``before`` first), and one that names none of
+        the organization's ``model`` rows is its 404 ``No <Model> found with id <id>`` (its block lists ignore such
+        a cursor instead)."""
+        await check_cursors(self.session, page, model.id, model.__name__, model.organization_id == org_id)
 
     async def count(self, org_id: str) -> int:
         stmt = select(func.count()).select_from(orm.Identity).where(orm.Identity.organization_id == org_id)

@@ -105,18 +105,8 @@ class IdentityService:
             await self._check_blocks(actor, block_ids)
             await self.identities.link_blocks(row.id, block_ids, replace=replace)
 
-    async def _check_cursors(
-        self, actor: Actor, page: Page, model: type[orm.Identity] | type[orm.Agent] | type[orm.Block]
-    ) -> None:
-        """Letta's identity lists look each cursor up before listing (`before` first), and one that names no row is
-        its 404 `No <Model> found with id <id>` (Letta's block lists ignore such a cursor instead)."""
-        unknown = await self.identities.unknown_cursors(actor.organization_id, page, model)
-        if unknown:
-            kind = model.__name__
-            raise NotFoundError(kind, unknown[0], message=f"No {kind} found with id {unknown[0]}")
-
     async def list_page(self, actor: Actor, filters: IdentityFilters, page: Page) -> list[Identity]:
-        await self._check_cursors(actor, page, orm.Identity)
+        await self.identities.check_cursors(actor.organization_id, page, orm.Identity)
         return await self._views(await self.identities.list_page(actor.organization_id, filters, page))
 
     async def count(self, actor: Actor) -> int:
@@ -202,14 +192,14 @@ class IdentityService:
 
     async def blocks_page(self, actor: Actor, identity_id: str, page: Page) -> list[Block]:
         await self._row(actor, identity_id)
-        await self._check_cursors(actor, page, orm.Block)
+        await self.identities.check_cursors(actor.organization_id, page, orm.Block)
         rows = await self.identities.blocks_page(actor.organization_id, identity_id, page)
         return [Block.model_validate(b) for b in rows]
 
     async def check_agents_page(self, actor: Actor, identity_id: str, page: Page) -> None:
         """Before its agents are listed: a 404 for an unknown identity, then for a cursor that names no agent."""
         await self._row(actor, identity_id)
-        await self._check_cursors(actor, page, orm.Agent)
+        await self.identities.check_cursors(actor.organization_id, page, orm.Agent)
 
     async def attach_agent(self, actor: Actor, identity_id: str, agent_id: str) -> None:
         """Link an agent (idempotent); 404 naming whichever of the two is unknown."""
