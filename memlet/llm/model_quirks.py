@@ -56,7 +56,7 @@ def prompt_cache_retention(llm_config: Mapping[str, Any]) -> str | None:
     provider = llm_config.get("provider_name")
     if llm_config.get("model_endpoint_type") != "openai" or provider not in (None, "openai"):
         return None
-    if "openrouter.ai" in endpoint or endpoint.rstrip("/") == LETTA_ENDPOINT:
+    if _is_openrouter(llm_config) or endpoint.rstrip("/") == LETTA_ENDPOINT:
         return None
     model = str(llm_config.get("model") or "").split("/", 1)[-1]
     extended = model == "gpt-4.1" or (model.startswith("gpt-5") and model != "gpt-5-mini")
@@ -96,7 +96,8 @@ def parallel_tool_calls_enabled(llm_config: Mapping[str, Any], *, has_tool_rules
     return wanted and not has_tool_rules and supports_parallel_tool_calls(model)
 
 
-def _is_zai_reasoner(model: str) -> bool:
+def is_zai_reasoner(model: str) -> bool:
+    """Z.ai's GLM models that reason (GLM-4.5 on), whose thinking can be switched on and off."""
     return model.startswith(("glm-4.5", "glm-4.6", "glm-4.7", "glm-5"))
 
 
@@ -115,7 +116,7 @@ def extra_body(llm_config: Mapping[str, Any]) -> dict[str, Any] | None:
     model = str(llm_config.get("model") or "")
     endpoint_type = llm_config.get("model_endpoint_type")
     reasoner = llm_config.get("enable_reasoner", True) is not False
-    if endpoint_type in ("zai", "fireworks") and _is_zai_reasoner(model):
+    if endpoint_type in ("zai", "fireworks") and is_zai_reasoner(model):
         thinking = {"type": "enabled", "clear_thinking": False} if reasoner else {"type": "disabled"}
         return {"thinking": thinking}
     if _is_openrouter(llm_config) and reasoner:

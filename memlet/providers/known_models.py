@@ -8,6 +8,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from memlet.llm.model_quirks import is_zai_reasoner
+
 # Letta's fallback when nothing is known about a model.
 DEFAULT_CONTEXT_WINDOW = 30_000
 # Letta caps a resolved model's window at this unless the agent asks for `context_window_limit`.
@@ -172,7 +174,7 @@ def _is_gemini_reasoner(kind: str, model: str) -> bool:
 
 
 def _is_zai_reasoner(kind: str, model: str) -> bool:
-    return kind in ("zai", "zai_coding") and model.startswith(("glm-4.5", "glm-4.6", "glm-4.7", "glm-5"))
+    return kind in ("zai", "zai_coding") and is_zai_reasoner(model)
 
 
 # OpenRouter model ids carry the vendor ("openai/o3-mini"), so reasoners are recognized by substrings.
