@@ -352,14 +352,13 @@ def _v2_decision(
     on)."""
     if violated:
         return True, HEARTBEAT_VIOLATION
-    if ctx.solver.is_terminal(name):
-        pass
-    elif ctx.solver.has_children(name):
-        return True, HEARTBEAT_CHILD_RULE
-    elif ctx.solver.is_continue(name):
-        return True, HEARTBEAT_CONTINUE_RULE
-    elif heartbeat:
-        return True, HEARTBEAT_REQUESTED if success else HEARTBEAT_FAILED
+    if not ctx.solver.is_terminal(name):  # a terminal tool skips the rules and the heartbeat, not the last check
+        if ctx.solver.has_children(name):
+            return True, HEARTBEAT_CHILD_RULE
+        if ctx.solver.is_continue(name):
+            return True, HEARTBEAT_CONTINUE_RULE
+        if heartbeat:
+            return True, HEARTBEAT_REQUESTED if success else HEARTBEAT_FAILED
     if missing := ctx.solver.uncalled_required_before_exit(list(ctx.tools)):
         return True, required_before_exit_v2_reason(missing)
     return False, None
