@@ -29,6 +29,7 @@ from memlet.errors import BadRequestError, NotFoundError
 from memlet.log import get_logger
 from memlet.net.outbound import policy_for
 from memlet.providers import known_models as km
+from memlet.providers.aliases import successor_handle
 from memlet.providers.env_providers import env_sources
 from memlet.providers.model_settings import llm_params_from_settings, settings_from_llm_config
 from memlet.providers.remote import ModelLists, ProviderSource, default_base_url, fetch_models, normalize_base_url
@@ -292,9 +293,14 @@ class ModelCatalog:
         if _split_handle(handle) is None:
             raise BadRequestError(BAD_MODEL_HANDLE)
         found, seen = await self._find(session, org_id, handle, "llm")
+        listed = handle
+        if found is None and (successor := successor_handle(handle)):
+            # A model Google retired: Letta looks its successor up instead, and the agent gets the successor's handle.
+            listed = successor
+            found, seen = await self._find(session, org_id, listed, "llm")
         if found is None:
             raise NotFoundError("Handle", message=f"NOT_FOUND: Handle {handle} not found, must be one of {seen}")
-        config = {**found, "handle": handle}
+        config = {**found, "handle": listed}
         if context_window_limit is not None:
             config["context_window"] = context_window_limit
         else:

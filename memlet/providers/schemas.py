@@ -10,8 +10,9 @@ Provider credentials never leave the server: `Provider` always serializes `api_k
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator, model_validator
 
+from memlet.providers.aliases import redirect_retired_model
 from memlet.providers.model_settings import (
     AnthropicModelSettings,
     AzureModelSettings,
@@ -151,6 +152,13 @@ class LLMConfig(BaseModel):
     def _null_inner_thoughts_is_false(cls, value: bool | None) -> bool:
         # Letta turns an explicit null into False rather than storing it.
         return bool(value)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _retired_google_model(cls, values: Any) -> Any:
+        # As Letta: a config on a model Google retired runs (and reads as) its successor.
+        changes = redirect_retired_model(values) if isinstance(values, dict) else None
+        return {**values, **changes} if changes else values
 
 
 class EmbeddingConfig(BaseModel):

@@ -48,6 +48,7 @@ class Listener:
         self.redirect_to: str | None = None
         self.status = 200
         self.body: bytes | None = None
+        self.models = ["foreign-model"]  # the ids its /models lists
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -82,7 +83,8 @@ class Listener:
         if self.body is not None or self.status != 200:
             return self.status, self.body or b"", "text/plain"
         if path.endswith("/models"):
-            return 200, json.dumps({"data": [{"id": "foreign-model", "object": "model"}]}).encode(), "application/json"
+            listed = [{"id": model, "object": "model"} for model in self.models]
+            return 200, json.dumps({"data": listed}).encode(), "application/json"
         if isinstance(body, dict) and body.get("stream"):
             chunk = {
                 **COMPLETION,
