@@ -87,6 +87,7 @@ def create_app(state: MockState) -> Starlette:
         return JSONResponse(render(body))
 
     async def openai_embeddings(request: Request) -> Response:
+        state.embedding_authorizations.append(request.headers.get("authorization", ""))
         body = await request.json()
         return await embed(body, body, embeddings.openai_body)
 

@@ -102,6 +102,12 @@ class MockLLM:
             return list(self._state.authorizations)
 
     @property
+    def embedding_authorizations(self) -> list[str]:
+        """The Authorization header of every OpenAI-style embedding request so far."""
+        with self._state.lock:
+            return list(self._state.embedding_authorizations)
+
+    @property
     def chat_headers(self) -> list[dict[str, str]]:
         """The headers of every chat completions request so far (lower-case names)."""
         with self._state.lock:

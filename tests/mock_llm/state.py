@@ -35,6 +35,7 @@ class MockState:
             self.exa_requests: list[dict[str, Any]] = []
             # The Authorization header of every request, in arrival order ("" when none was sent).
             self.authorizations: list[str] = []
+            self.embedding_authorizations: list[str] = []  # the same, for OpenAI-style embedding requests
             self.chat_headers: list[dict[str, str]] = []  # every chat completions request's headers
             self.counter = 0
             self.cached_prompts: set[str] = set()  # system prompts marked cache_control (Anthropic)
