@@ -95,3 +95,26 @@ class TestByokHandles:
                 chats = [s for s in far.seen if s.path.endswith("/chat/completions")]
                 assert [s.path for s in chats] == ["/v1/chat/completions"]
                 assert {s.headers.get("authorization") for s in chats} == {"Bearer sk-f"}
+
+
+class TestChecks:
+    def test_a_refused_key_is_a_401_and_an_unknown_provider_a_404(self, settings: Settings, pg_uri: str) -> None:
+        """tests/test_provider_api.py: checking a provider whose key the provider refuses answers 401."""
+        with listener() as refusing:
+            allowed = f"127.0.0.1:{refusing.port}"
+            with start_server(settings, pg_uri, allowed_hosts=allowed) as server, http_client(server) as http:
+                refusing.status, refusing.body = 401, b'{"error": {"message": "Incorrect API key provided"}}'
+                # Created even though its models cannot be listed with that key (as in Letta).
+                provider = add_provider(
+                    http, name="bad-key", provider_type="openai", api_key="test-api-key-123", base_url=refusing.url
+                )
+                assert provider["last_synced"] is None
+                checked = http.post(f"/v1/providers/{provider['id']}/check")
+                assert checked.status_code == 401
+                assert checked.json()["error"]["type"] == "llm_authentication"
+                assert checked.json()["error"]["message"] == "Authentication failed with the LLM model provider."
+                body = {"provider_type": "openai", "api_key": "test-api-key-123", "base_url": refusing.url}
+                assert http.post("/v1/providers/check", json=body).status_code == 401
+                assert [s.headers.get("authorization") for s in refusing.seen][-1] == "Bearer test-api-key-123"
+                unknown = http.post("/v1/providers/provider-00000000-0000-4000-8000-000000000000/check")
+                assert unknown.status_code == 404
