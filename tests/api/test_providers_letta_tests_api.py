@@ -118,3 +118,18 @@ class TestChecks:
                 assert [s.headers.get("authorization") for s in refusing.seen][-1] == "Bearer test-api-key-123"
                 unknown = http.post("/v1/providers/provider-00000000-0000-4000-8000-000000000000/check")
                 assert unknown.status_code == 404
+
+
+class TestUnsupportedTypes:
+    def test_a_provider_memlet_cannot_call_is_stored_without_models(self, http: httpx.Client) -> None:
+        """README: memlet has no client for Google, Azure, Bedrock, MiniMax or ChatGPT OAuth."""
+        provider = add_provider(http, name="my-gemini", provider_type="google_ai", api_key="AIza-test")
+        assert (provider["provider_type"], provider["last_synced"], provider["base_url"]) == ("google_ai", None, None)
+        assert http.get("/v1/models/", params={"provider_name": "my-gemini"}).json() == []
+        checked = http.post(f"/v1/providers/{provider['id']}/check")
+        assert checked.status_code == 400
+        assert checked.json()["detail"] == "Checking a google_ai provider's key is not supported"
+        agent = http.post(
+            "/v1/agents/", json={"model": "my-gemini/gemini-2.5-flash", "embedding": "openai/text-embedding-3-small"}
+        )
+        assert agent.status_code == 404
