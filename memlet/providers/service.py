@@ -73,8 +73,10 @@ class ProviderService:
             },
         )
         await self.providers.add(row)
+        # Letta answers with the provider as first stored: `last_synced` is null even when its models were listed.
+        created = Provider.model_validate(row)
         await self._sync(row)
-        return Provider.model_validate(row)
+        return created
 
     async def update(self, actor: Actor, provider_id: str, req: ProviderUpdate) -> Provider:
         """Change a provider's key and connection fields; fields left out or null keep their value."""
