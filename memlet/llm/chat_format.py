@@ -21,6 +21,12 @@ THINKING_PARAM = "thinking"
 HEARTBEAT_PARAM = "request_heartbeat"
 REASONING_CONTENT = "reasoning_content"  # DeepSeek's field for an assistant message's reasoning
 _THINKING_SCHEMA = {"type": "string", "description": "Deep inner monologue private to you only."}
+# Letta's grade of a discovered MCP tool's schema, kept in its json_schema and never sent to the model. A tool
+# graded NON_STRICT_ONLY (a free-form object) or INVALID (e.g. an argument without a type) is sent without strict
+# mode, which would make the provider refuse the whole request.
+SCHEMA_STATUS_KEY = "mcp:SCHEMA_STATUS"
+SCHEMA_WARNINGS_KEY = "mcp:SCHEMA_WARNINGS"
+NOT_STRICT_GRADES = frozenset({"NON_STRICT_ONLY", "INVALID"})
 _HEARTBEAT_SCHEMA = {
     "type": "boolean",
     "description": "Request an immediate heartbeat after function execution. "
@@ -374,10 +380,14 @@ def tool_definition(
     """An OpenAI tool object for a stored json_schema.
 
     V2 agents get `request_heartbeat` (non-terminal tools) and, when the model is asked for its thoughts as an
-    argument (`thinking`), `thinking` first. `strict` puts the schema in strict mode (structured outputs).
-    `message` replaces the schema of a `message` parameter, after strict mode (`message_schema`).
+    argument (`thinking`), `thinking` first. `strict` puts the schema in strict mode (structured outputs), unless
+    the stored grade of an MCP tool's schema rules it out. `message` replaces the schema of a `message` parameter,
+    after strict mode (`message_schema`). The grade is left out.
     """
+    strict = strict and schema.get(SCHEMA_STATUS_KEY) not in NOT_STRICT_GRADES
     function = strict_schema(schema) if strict else json_copy(schema)
+    function.pop(SCHEMA_STATUS_KEY, None)
+    function.pop(SCHEMA_WARNINGS_KEY, None)
     if message is not None:
         params = function.setdefault("parameters", {"type": "object", "properties": {}})
         params["properties"] = {**params.get("properties", {}), "message": message}

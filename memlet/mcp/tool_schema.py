@@ -2,11 +2,14 @@
 
 `$ref`s into `$defs`/`definitions` are inlined (models cannot follow references), duplicate `anyOf` members are
 merged, and the top level always has `type: object`, `properties` and `required`. Anything else is kept as the
-server wrote it. A self-referencing definition is cut at `MAX_DEPTH` into a plain object.
+server wrote it. A self-referencing definition is cut at `MAX_DEPTH` into a plain object. The schema's grade for
+strict mode (`health`) is stored beside it, under Letta's keys.
 """
 
 import json
 from typing import Any
+
+from memlet.llm.chat_format import SCHEMA_STATUS_KEY, SCHEMA_WARNINGS_KEY
 
 MAX_DEPTH = 12
 MAX_NAME = 48
@@ -61,25 +64,98 @@ def parameters_schema(input_schema: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def function_schema(name: str, description: str | None, input_schema: dict[str, Any] | None) -> dict[str, Any]:
-    return {"name": name, "description": description or "", "parameters": parameters_schema(input_schema)}
+    """The stored json_schema, with the schema's grade under Letta's keys (`mcp:SCHEMA_STATUS`, `mcp:SCHEMA_WARNINGS`;
+    the loop leaves them out of what the model is sent and turns strict mode off for loose schemas)."""
+    grade = health(input_schema)
+    return {
+        "name": name,
+        "description": description or "",
+        "parameters": parameters_schema(input_schema),
+        SCHEMA_STATUS_KEY: grade["status"],
+        SCHEMA_WARNINGS_KEY: grade["reasons"],
+    }
 
 
-def _free_objects(node: Any) -> bool:
-    """Whether the schema has an object with no declared properties (strict mode cannot describe it)."""
-    if isinstance(node, list):
-        return any(_free_objects(item) for item in node)
-    if not isinstance(node, dict):
-        return False
-    if node.get("type") == "object" and not node.get("properties"):
-        return True
-    return any(_free_objects(v) for k, v in node.items() if k != "properties") or any(
-        _free_objects(v) for v in (node.get("properties") or {}).values()
-    )
+class _Grader:
+    """Letta's three grades of a tool schema for OpenAI's strict mode: STRICT_COMPLIANT; NON_STRICT_ONLY (valid,
+    but an object takes keys it does not declare); INVALID (broken: an argument without a type, an array without
+    `items`, a required name that is not a property, a top level that is not an object).
+
+    Unlike Letta, memlet does not close objects that leave `additionalProperties` unset: one with declared
+    properties is graded as closed (strict mode closes it), one without is free-form, so NON_STRICT_ONLY.
+    """
+
+    def __init__(self) -> None:
+        self.invalid: list[str] = []
+        self.loose: list[str] = []
+
+    def node(self, node: Any, path: str, root: bool = False) -> None:
+        if not isinstance(node, dict):
+            self.invalid.append(f"{path}: not a schema object")
+            return
+        kind = node.get("type")
+        if kind is None:
+            if "properties" in node or "additionalProperties" in node:
+                kind = "object"
+            elif "items" in node:
+                kind = "array"
+            elif not any(key in node for key in _UNIONS):
+                self.invalid.append(f"{path}: no 'type'")
+                return
+        if isinstance(kind, list):
+            self.invalid += [f"{path}: unknown type {k!r} in its type list" for k in kind if k not in _TYPES]
+        elif kind == "object":
+            self._object(node, path, root)
+        elif kind == "array":
+            items = node.get("items")
+            if isinstance(items, dict):
+                self.node(items, f"{path}.items")
+            else:
+                self.invalid.append(f"{path}: an array without an 'items' schema")
+        for key in _UNIONS:
+            members = node.get(key)
+            if members is None:
+                continue
+            if not isinstance(members, list):
+                self.invalid.append(f"{path}: '{key}' is not a list")
+                continue
+            for index, member in enumerate(members):
+                self.node(member, f"{path}.{key}[{index}]")
+
+    def _object(self, node: dict[str, Any], path: str, root: bool) -> None:
+        props = node.get("properties")
+        if props is not None and not isinstance(props, dict):
+            self.invalid.append(f"{path}: 'properties' is not an object")
+            return
+        extra = node.get("additionalProperties")
+        if not props and extra is not False and not root:  # the top level is always closed in strict mode
+            self.loose.append(f"{path}: free-form object (no declared properties, additionalProperties not false)")
+        elif extra not in (None, False):
+            self.loose.append(f"{path}: additionalProperties is not false (it takes undeclared keys)")
+        required = node.get("required", [])
+        if not isinstance(required, list):
+            self.invalid.append(f"{path}: 'required' is not a list")
+            required = []
+        for name in required:
+            if props and name not in props:
+                self.invalid.append(f"{path}: required '{name}' is not among its properties")
+        for name, prop in (props or {}).items():
+            self.node(prop, f"{path}.properties.{name}")
+
+
+_UNIONS = ("anyOf", "oneOf", "allOf")
+_TYPES = frozenset({"string", "number", "integer", "boolean", "null", "array", "object"})
 
 
 def health(input_schema: dict[str, Any] | None) -> dict[str, Any]:
-    """Letta's `MCPToolHealth`: STRICT_COMPLIANT, or NON_STRICT_ONLY when a free-form object is present."""
-    params = parameters_schema(input_schema)
-    if any(_free_objects(p) for p in params["properties"].values()):
-        return {"status": "NON_STRICT_ONLY", "reasons": ["an object without declared properties"]}
+    """Letta's `MCPToolHealth` of an MCP `inputSchema`: `{"status": ..., "reasons": [...]}`."""
+    grader = _Grader()
+    top = (input_schema or {}).get("type")
+    if top is not None and top != "object":
+        grader.invalid.append(f"root: the top level is {top!r}, not 'object'")
+    grader.node(parameters_schema(input_schema), "root", root=True)
+    if grader.invalid:
+        return {"status": "INVALID", "reasons": grader.invalid + grader.loose}
+    if grader.loose:
+        return {"status": "NON_STRICT_ONLY", "reasons": grader.loose}
     return {"status": "STRICT_COMPLIANT", "reasons": []}

@@ -1,6 +1,6 @@
 """A 9-tool MCP server built with the official `mcp` SDK, for memlet's MCP tests.
 
-    python demo_server.py stdio [--no-tools] [--exit] [--tools-file PATH] [--extras]
+    python demo_server.py stdio [--no-tools] [--exit] [--tools-file PATH] [--extras] [--loose]
     python demo_server.py sse|streamable-http PORT [--extras]
 
 The 9 tools include pydantic-model arguments whose schemas use `$defs`/`$ref`, `anyOf` with null and nested objects.
@@ -8,6 +8,7 @@ The 9 tools include pydantic-model arguments whose schemas use `$defs`/`$ref`, `
 as asked, to test timeouts. `--tools-file PATH` serves the tools only while PATH holds "all" (read at start, so a
 test can change the server's tools between connections). `--extras` adds `read_env` and `whoami` (what the server
 received: an environment variable, the request's headers) and `refuse`, which answers with a JSON-RPC error.
+`--loose` adds `any_value`, whose schema gives its argument no `type` (Letta graded such a tool INVALID).
 """
 
 import asyncio
@@ -119,6 +120,17 @@ def add_extras(srv: MCPServer) -> None:
         raise MCPError(code=INVALID_PARAMS, message=f"refused: {reason}")
 
 
+def add_loose(srv: MCPServer) -> None:
+    @srv.tool()
+    def any_value(value: str) -> str:
+        """Describe any value."""
+        return f"got {value!r}"
+
+    tool = srv._tool_manager.get_tool("any_value")
+    assert tool is not None
+    tool.parameters = {"type": "object", "properties": {"value": {"description": "anything"}}, "required": ["value"]}
+
+
 def _serves_tools(args: list[str]) -> bool:
     if "--no-tools" in args:
         return False
@@ -136,6 +148,8 @@ def main() -> None:
         add_tools(server)
     if "--extras" in args:
         add_extras(server)
+    if "--loose" in args:
+        add_loose(server)
     transport = args[0] if args else "stdio"
     if transport == "stdio":
         server.run("stdio")

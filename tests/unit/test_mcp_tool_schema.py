@@ -48,3 +48,22 @@ def test_health_grades_free_form_objects() -> None:
         }
     }
     assert health(free)["status"] == "NON_STRICT_ONLY"
+
+
+def test_health_grades_as_letta_names_them() -> None:
+    """Letta's test_mcp_schema_validation cases, graded by memlet (which closes declared objects, not free ones)."""
+    strict = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+    assert health(strict) == {"status": "STRICT_COMPLIANT", "reasons": []}
+    assert health({"type": "object", "properties": {}})["status"] == "STRICT_COMPLIANT"  # a zero-argument tool
+    free = health({"type": "object", "properties": {"message": {"type": "object", "additionalProperties": {}}}})
+    assert free["status"] == "NON_STRICT_ONLY" and "additionalProperties" in free["reasons"][0]
+    for broken in (
+        {"type": "object", "properties": {"data": {"description": "no type"}}},
+        {"type": "object", "properties": {"items": {"type": "array"}}},
+        {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"]},
+        {"type": "invalid_type"},
+    ):
+        assert health(broken)["status"] == "INVALID", broken
+    assert "type" in health({"properties": {"data": {"title": "Data"}}})["reasons"][0]
+    stored = function_schema("t", "d", {"type": "object", "properties": {"a": {"type": "array"}}})
+    assert stored["mcp:SCHEMA_STATUS"] == "INVALID" and stored["mcp:SCHEMA_WARNINGS"]
