@@ -382,7 +382,8 @@ def tool_definition(
     V2 agents get `request_heartbeat` (non-terminal tools) and, when the model is asked for its thoughts as an
     argument (`thinking`), `thinking` first. `strict` puts the schema in strict mode (structured outputs), unless
     the stored grade of an MCP tool's schema rules it out. `message` replaces the schema of a `message` parameter,
-    after strict mode (`message_schema`). The grade is left out.
+    after strict mode (`message_schema`). The grade is left out, and so is a stored `request_heartbeat` for other
+    agents.
     """
     strict = strict and schema.get(SCHEMA_STATUS_KEY) not in NOT_STRICT_GRADES
     function = strict_schema(schema) if strict else json_copy(schema)
@@ -400,9 +401,23 @@ def tool_definition(
             required = [THINKING_PARAM, *required]
         if not terminal:
             properties[HEARTBEAT_PARAM] = _HEARTBEAT_SCHEMA
-            required.append(HEARTBEAT_PARAM)
+            if HEARTBEAT_PARAM not in required:  # Letta stores it in an MCP tool's schema
+                required.append(HEARTBEAT_PARAM)
         params["properties"], params["required"] = properties, required
+    elif isinstance(params := function.get("parameters"), dict):
+        _drop_heartbeat(params)
     return {"type": "function", "function": function}
+
+
+def _drop_heartbeat(params: dict[str, Any]) -> None:
+    """Take a stored `request_heartbeat` out of a letta_v1 agent's tool (Letta's MCP tool schemas carry one, and
+    its clients remove it for these agents)."""
+    properties = params.get("properties")
+    if isinstance(properties, dict) and HEARTBEAT_PARAM in properties:
+        params["properties"] = {k: v for k, v in properties.items() if k != HEARTBEAT_PARAM}
+    required = params.get("required")
+    if isinstance(required, list) and HEARTBEAT_PARAM in required:
+        params["required"] = [r for r in required if r != HEARTBEAT_PARAM]
 
 
 def prompt_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:

@@ -69,3 +69,27 @@ class TestWhatTheModelIsSent:
         response = mcp_client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "go"}])
         (result,) = [m for m in response.messages if m.message_type == "tool_return_message"]
         assert result.status == "success" and "got 'x'" in result.tool_return  # type: ignore[union-attr]
+
+    def test_a_letta_stored_heartbeat_is_not_sent_to_letta_v1_agents_nor_twice_to_memgpt_ones(
+        self, mcp_client: Letta, mock_llm: MockLLM
+    ) -> None:
+        server = mcp_client.mcp_servers.create(server_name="demo", config=stdio_config())
+        echo = _tools(mcp_client, server.id)["echo"]
+        # Letta stores an MCP tool's schema with a required request_heartbeat (agent files from Letta carry it).
+        schema = dict(echo.json_schema)
+        params = schema["parameters"]
+        schema["parameters"] = {
+            **params,
+            "properties": {**params["properties"], "request_heartbeat": {"type": "boolean", "description": "hb"}},
+            "required": [*params["required"], "request_heartbeat"],
+        }
+        mcp_client.tools.update(echo.id, json_schema=schema)
+        v1 = mcp_client.agents.create(name="v1", model=MODEL, tool_ids=[echo.id], agent_type="letta_v1_agent")
+        sent = _sent_tools(mcp_client, mock_llm, v1.id)["echo"]["parameters"]
+        assert "request_heartbeat" not in sent["properties"] and sent["required"] == ["message"]
+        v2 = mcp_client.agents.create(name="v2", model=MODEL, tool_ids=[echo.id], agent_type="memgpt_v2_agent")
+        mock_llm.reset()
+        mock_llm.script(Reply.tool_call("send_message", {"message": "ok"}))
+        mcp_client.agents.messages.create(v2.id, messages=[{"role": "user", "content": "hi"}])
+        sent = next(t["function"] for t in mock_llm.requests[0]["tools"] if t["function"]["name"] == "echo")
+        assert sent["parameters"]["required"].count("request_heartbeat") == 1
