@@ -3,6 +3,7 @@ test_mcp_schema_validation.py, tests/managers/test_mcp_manager.py, tests/integra
 tool's schema health (`mcp:SCHEMA_STATUS` / `mcp:SCHEMA_WARNINGS` in its json_schema, `health` in the legacy
 listing), strict mode only for the tools whose schema allows it, and the tool definitions the model is sent."""
 
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -93,3 +94,21 @@ class TestWhatTheModelIsSent:
         mcp_client.agents.messages.create(v2.id, messages=[{"role": "user", "content": "hi"}])
         sent = next(t["function"] for t in mock_llm.requests[0]["tools"] if t["function"]["name"] == "echo")
         assert sent["parameters"]["required"].count("request_heartbeat") == 1
+
+
+class TestUpdate:
+    def test_a_config_update_lists_the_servers_tools_again(self, mcp_client: Letta, tmp_path: Path) -> None:
+        """Letta's PATCH stored the new config and kept the old tools until a refresh; memlet lists them again
+        (README compatibility notes), so a server moved to another URL or command brings its own tools."""
+        switch = tmp_path / "tools"
+        switch.write_text("none")
+        config = stdio_config("--tools-file", str(switch))
+        server = mcp_client.mcp_servers.create(server_name="moving", config=config)
+        assert _tools(mcp_client, server.id) == {}
+        switch.write_text("all")
+        mcp_client.mcp_servers.update(server.id, config={**config, "args": [*config["args"], "--extras"]})
+        assert {"echo", "whoami"} <= set(_tools(mcp_client, server.id))
+        switch.write_text("none")
+        bad = {"mcp_server_type": "stdio", "command": "/nonexistent/mcp-server", "args": []}
+        mcp_client.mcp_servers.update(server.id, config=bad)  # unreachable: the tools it had stay
+        assert {"echo", "whoami"} <= set(_tools(mcp_client, server.id))
