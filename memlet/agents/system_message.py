@@ -47,6 +47,9 @@ async def directories_text(session: AsyncSession, agent: orm.Agent, folders: lis
 async def rebuild_prompts(session: AsyncSession, agents: Sequence[orm.Agent]) -> None:
     """`PromptRebuilder` for lower domains: recompile after a memory change, keeping the recompile time.
 
+    The text is Letta's rebuild (`rebuild_system_prompt_async`), not its first compile: the tool-rule section and,
+    for Anthropic models, line-numbered block values.
+
     The lower domains load the agents to rebuild in one query for the change, so each row's message counter is
     current and used as is. What the prompts show is read for all of them in one statement, and the new texts
     written in one: two statements whatever the number of agents (plus the file blocks of agents with folders).
@@ -61,7 +64,7 @@ async def rebuild_prompts(session: AsyncSession, agents: Sequence[orm.Agent]) ->
         if content is None or not agent.message_ids:
             continue
         text = await compile_system_message(
-            session, agent, update_timestamp=False, message_count=agent.message_count, content=content
+            session, agent, update_timestamp=False, with_rules=True, message_count=agent.message_count, content=content
         )
         texts.append((agent.id, agent.message_ids[0], text))
     await MessageRepository(session).set_system_texts(texts)
