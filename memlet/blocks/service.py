@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.attributes import flag_modified
 
 from memlet import ids
 from memlet.actor import Actor
@@ -124,6 +125,10 @@ class BlockService:
             setattr(row, key, fields[key])
         if changed:
             row.last_updated_by_id = actor.user_id
+        if changed and not changed & PROMPT_FIELDS:
+            # A block newer than an agent's prompt makes its next turn recompile it (`refresh_if_stale`); Letta
+            # rebuilds no prompt for tags or metadata, so they keep the block's `updated_at`.
+            flag_modified(row, "updated_at")
         await self._recompile(agents)
         return to_block(row)
 

@@ -22,6 +22,20 @@ def system_sent(client: Letta, mock_llm: MockLLM, agent_id: str) -> str:
     return "".join(part["text"] for part in mock_llm.requests[0]["system"])
 
 
+class TestEditsTheModelDoesNotSee:
+    """Letta rebuilds no prompt for a `/v1/blocks` PATCH that changes nothing the prompt shows (the same value,
+    tags or metadata only), so the model's next request is the one before, byte for byte."""
+
+    def test_tags_metadata_or_same_value_leave_the_prompt_alone(self, claude: Letta, mock_llm: MockLLM) -> None:
+        shared = claude.blocks.create(label="team", value="Deadline: Friday")
+        agent = claude.agents.create(model=SONNET, embedding=EMBEDDING, block_ids=[shared.id], tool_rules=RULES)
+        before = system_sent(claude, mock_llm, agent.id)
+        claude.blocks.update(shared.id, tags=["ops"], metadata={"owner": "ann"})
+        claude.blocks.update(shared.id, value="Deadline: Friday")
+        assert system_sent(claude, mock_llm, agent.id) == before
+        assert claude.blocks.retrieve(shared.id).tags == ["ops"]
+
+
 class TestApiEditRebuildsAsLetta:
     def test_edit_by_label_shows_line_numbers_and_tool_rules(self, claude: Letta, mock_llm: MockLLM) -> None:
         agent = claude.agents.create(
