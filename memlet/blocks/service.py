@@ -107,15 +107,18 @@ class BlockService:
         await self.session.flush()
         await self.rebuild_prompts(self.session, agents)
 
-    async def _apply(self, actor: Actor, row: orm.Block, update: BlockUpdate) -> Block:
-        """Validate and apply a partial update, keep attachments' labels in step, recompile affected prompts."""
+    async def _apply(self, actor: Actor, row: orm.Block, update: BlockUpdate, via: orm.Agent | None = None) -> Block:
+        """Validate and apply a partial update, keep attachments' labels in step, recompile affected prompts.
+
+        `via`: the agent the block was edited through (core memory by label), whose prompt Letta rebuilds after
+        every such PATCH, even one that changes nothing it shows."""
         fields = _changes(update)
         label = fields.get("label", row.label)
         if "value" in fields or "limit" in fields:
             value, limit = fields.get("value", row.value), fields.get("limit", row.limit)
             ensure_within_limit(label, value, limit, UpdateLimitExceededError)
         changed = {k for k, v in fields.items() if getattr(row, k) != v}
-        agents = await self.blocks.agents_of(row.id) if changed & PROMPT_FIELDS else []
+        agents = await self.blocks.agents_of(row.id) if changed & PROMPT_FIELDS else [via] if via else []
         if "label" in changed:
             clash = await self.blocks.holder_of_label([a.id for a in agents], label, other_than=row.id)
             if clash is not None:
@@ -178,18 +181,21 @@ class BlockService:
             agent_type=agent.agent_type, blocks=[to_block(r) for r in rows], file_blocks=file_blocks(agent, links)
         )
 
-    async def _by_label(self, actor: Actor, agent_id: str, label: str, *, for_update: bool = False) -> orm.Block:
-        await self._agent(actor, agent_id)
+    async def _by_label(
+        self, actor: Actor, agent_id: str, label: str, *, for_update: bool = False
+    ) -> tuple[orm.Agent, orm.Block]:
+        agent = await self._agent(actor, agent_id)
         row = await self.blocks.by_label(agent_id, label, for_update=for_update)
         if row is None:
             raise NotFoundError("Block", message=f"No block with label '{label}' found for agent '{agent_id}'")
-        return row
+        return agent, row
 
     async def get_by_label(self, actor: Actor, agent_id: str, label: str) -> Block:
-        return to_block(await self._by_label(actor, agent_id, label))
+        return to_block((await self._by_label(actor, agent_id, label))[1])
 
     async def modify_by_label(self, actor: Actor, agent_id: str, label: str, update: BlockUpdate) -> Block:
-        return await self._apply(actor, await self._by_label(actor, agent_id, label, for_update=True), update)
+        agent, row = await self._by_label(actor, agent_id, label, for_update=True)
+        return await self._apply(actor, row, update, via=agent)
 
     async def attach(self, actor: Actor, agent_id: str, block_id: str) -> None:
         """Attach a block to an agent; attaching it again is a no-op, a taken label is a 409."""

@@ -61,3 +61,14 @@ class TestApiEditRebuildsAsLetta:
             rebuilt = system_sent(claude, mock_llm, agent.id)
             assert "<value>\n1→ Deadline: Monday\n</value>" in rebuilt
             assert "<tool_usage_rules>" in rebuilt
+
+    def test_patch_by_label_rebuilds_that_agent_even_when_nothing_changes(
+        self, claude: Letta, mock_llm: MockLLM
+    ) -> None:
+        agent = claude.agents.create(
+            model=SONNET, embedding=EMBEDDING, memory_blocks=[{"label": "human", "value": "Ann"}], tool_rules=RULES
+        )
+        assert "1→ Ann" not in system_sent(claude, mock_llm, agent.id)
+        claude.agents.blocks.update("human", agent_id=agent.id, value="Ann", metadata={"seen": True})
+        rebuilt = system_sent(claude, mock_llm, agent.id)
+        assert "<value>\n1→ Ann\n</value>" in rebuilt and "<tool_usage_rules>" in rebuilt
