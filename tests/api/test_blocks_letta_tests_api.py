@@ -5,13 +5,18 @@ A block edit through the API rebuilds the prompt of every agent holding the bloc
 `rebuild_system_prompt_async` does: with the tool-rule section and, on Anthropic models, line-numbered values.
 """
 
+import re
+import time
+
 from letta_client import Letta
 
 from tests.mock_llm import MockLLM, Reply
 
 SONNET = "anthropic/claude-sonnet-4-5-20250929"
 EMBEDDING = "openai/text-embedding-3-small"
+GPT = "openai/gpt-4o-mini"
 RULES = [{"type": "max_count_per_step", "tool_name": "memory_replace", "max_count_limit": 2}]
+RECOMPILED = re.compile(r"^- System prompt last recompiled: (.*)$", re.MULTILINE)
 
 
 def system_sent(client: Letta, mock_llm: MockLLM, agent_id: str) -> str:
@@ -20,6 +25,14 @@ def system_sent(client: Letta, mock_llm: MockLLM, agent_id: str) -> str:
     mock_llm.script(Reply.text("ok"))
     client.agents.messages.create(agent_id, messages=[{"role": "user", "content": "hi"}])
     return "".join(part["text"] for part in mock_llm.requests[0]["system"])
+
+
+def openai_system_sent(client: Letta, mock_llm: MockLLM, agent_id: str) -> str:
+    mock_llm.reset()
+    mock_llm.script(Reply.text("ok"))
+    client.agents.messages.create(agent_id, messages=[{"role": "user", "content": "hi"}])
+    content = mock_llm.requests[0]["messages"][0]["content"]
+    return content if isinstance(content, str) else "".join(part["text"] for part in content)
 
 
 class TestEditsTheModelDoesNotSee:
@@ -72,3 +85,37 @@ class TestApiEditRebuildsAsLetta:
         claude.agents.blocks.update("human", agent_id=agent.id, value="Ann", metadata={"seen": True})
         rebuilt = system_sent(claude, mock_llm, agent.id)
         assert "<value>\n1→ Ann\n</value>" in rebuilt and "<tool_usage_rules>" in rebuilt
+
+
+class TestAttachDetachDeleteReachTheModel:
+    """README compatibility note: memlet rebuilds the prompts concerned when a block is attached, detached or
+    deleted through the API; Letta left the stored prompt as it was until the agent's next memory edit."""
+
+    def test_next_request_shows_the_change(self, claude: Letta, mock_llm: MockLLM) -> None:
+        agent = claude.agents.create(model=SONNET, embedding=EMBEDDING, memory_blocks=[], tool_rules=RULES)
+        notes = claude.blocks.create(label="notes", value="PELICAN-42")
+        claude.agents.blocks.attach(notes.id, agent_id=agent.id)
+        assert "<value>\n1→ PELICAN-42\n</value>" in system_sent(claude, mock_llm, agent.id)
+        claude.agents.blocks.detach(notes.id, agent_id=agent.id)
+        assert "PELICAN-42" not in system_sent(claude, mock_llm, agent.id)
+        claude.agents.blocks.attach(notes.id, agent_id=agent.id)
+        claude.blocks.delete(notes.id)
+        assert "PELICAN-42" not in system_sent(claude, mock_llm, agent.id)
+
+    def test_api_rebuild_keeps_the_last_recompile_time(self, client: Letta, mock_llm: MockLLM) -> None:
+        """Letta's API rebuild showed the time the system message was first written (the agent's creation),
+        turning the clock back after a memory edit; memlet keeps the time of the last recompile."""
+        agent = client.agents.create(model=GPT, embedding=EMBEDDING, memory_blocks=[{"label": "human", "value": "Bob"}])
+        created = RECOMPILED.findall(openai_system_sent(client, mock_llm, agent.id))
+        time.sleep(1.1)
+        mock_llm.reset()
+        mock_llm.script(
+            Reply.tool_call("memory_replace", {"label": "human", "old_string": "Bob", "new_string": "Ann"}),
+            Reply.text("noted"),
+        )
+        client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "I am Ann"}])
+        edited = RECOMPILED.findall(openai_system_sent(client, mock_llm, agent.id))
+        assert edited != created
+        client.agents.blocks.update("human", agent_id=agent.id, value="Ann, from Oslo")
+        rebuilt = openai_system_sent(client, mock_llm, agent.id)
+        assert "Ann, from Oslo" in rebuilt and RECOMPILED.findall(rebuilt) == edited
