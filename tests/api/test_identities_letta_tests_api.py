@@ -53,3 +53,21 @@ class TestUpsertLinksBlocks:
 
         kept = api(client, "put", "/v1/identities/", body={k: v for k, v in body.items() if k != "block_ids"})
         assert kept["block_ids"] == [second.id]
+
+
+class TestBlockListOrderWithIdentityFilters:
+    def test_identity_filters_keep_creation_order(self, client: Letta) -> None:
+        """README compatibility note: Letta ordered a block list filtered by identity (or by agent count) by id,
+        which is random; memlet keeps creation order, oldest first by default."""
+        blocks = [client.blocks.create(label=f"b{i}", value="v") for i in range(6)]
+        body = {
+            "identifier_key": "caren-3",
+            "name": "caren",
+            "identity_type": "user",
+            "block_ids": [b.id for b in blocks],
+        }
+        identity = api(client, "post", "/v1/identities/", body=body)
+        created = [b.id for b in blocks]
+        assert [b.id for b in client.blocks.list(identity_id=identity["id"])] == created
+        assert [b.id for b in client.blocks.list(identifier_keys=["caren-3"], order="desc")] == created[::-1]
+        assert [b.id for b in client.blocks.list(connected_to_agents_count_eq=[0])] == created
