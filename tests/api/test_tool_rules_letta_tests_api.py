@@ -255,3 +255,18 @@ def test_an_approved_required_before_exit_tool_counts_as_called_on_a_memgpt_v2_a
     assert response.stop_reason.stop_reason == "end_turn"
     assert returns(response.messages) == [("success", "Data saved successfully")]
     assert len(mock_llm.requests) == 1
+
+
+def offered(request: dict[str, Any]) -> list[str]:
+    return [t["function"]["name"] for t in request.get("tools") or []]
+
+
+def test_a_max_count_rule_allows_its_limit_of_calls_on_a_letta_v1_agent(client: Letta, mock_llm: MockLLM) -> None:
+    # Letta's letta_v1 loop recorded every call twice, so a limit of 2 allowed one call (README, compatibility
+    # notes); memlet counts each call once for every agent type.
+    agent = make_agent(client, [NOOP], [{"type": "max_count_per_step", "tool_name": "noop", "max_count_limit": 2}])
+    mock_llm.script(Reply.tool_call("noop", {}), Reply.tool_call("noop", {}), Reply.text("done"))
+    response = client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "go"}])
+    assert returns(response.messages) == [("success", "ok"), ("success", "ok")]
+    assert [("noop" in offered(r)) for r in mock_llm.requests] == [True, True, False]
+    assert "conversation_search" in offered(mock_llm.requests[2])  # the other tools stay
