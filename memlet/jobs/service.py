@@ -50,9 +50,25 @@ class JobService:
 
     async def list_jobs(self, page: Page, *, job_type: str = "job", active: bool = False) -> list[Job]:
         """Jobs of one type (``/v1/jobs`` lists ``job`` jobs only, as Letta: memlet creates none of them)."""
+        await self._check_cursors(page)
         statuses = ACTIVE_JOB_STATUSES if active else None
         rows = await self.jobs.list_jobs(self.actor.organization_id, job_type=job_type, statuses=statuses, page=page)
         return [Job.model_validate(r) for r in rows]
+
+    async def _check_cursors(self, page: Page) -> None:
+        """As Letta: each cursor must name a job (of any type; ``before`` is looked up first), else a 400, and
+        ``before`` may not name a job older than ``after``'s."""
+        found: list[orm.Job] = []
+        for cursor in (page.before, page.after):
+            if cursor:
+                job = await self.jobs.find(self.actor.organization_id, cursor)
+                if job is None:
+                    raise BadRequestError(f"Job with id {cursor} not found")
+                found.append(job)
+        if page.before and page.after:
+            before, after = found
+            if (before.created_at, before.id) < (after.created_at, after.id):
+                raise BadRequestError("'before' reference must be later than 'after' reference")
 
     async def cancel(self, job_id: str) -> Job:
         """Cancel an active job and its runs; an ended job is answered unchanged (Letta answered a 500)."""
