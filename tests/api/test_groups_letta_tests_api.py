@@ -1,0 +1,37 @@
+"""What Letta 0.16.8's group tests (`tests/test_multi_agent.py`: `test_list_agent_groups`) pin down that a user of
+``GET /v1/agents/{id}/groups`` relies on: every group the agent takes part in is listed. memlet's cursors there are
+relative to the sort order, so a page walk visits each group once (README, compatibility notes)."""
+
+import httpx
+from letta_client import Letta
+
+MODEL = "openai/gpt-4o-mini"
+EMBEDDING = "openai/text-embedding-3-small"
+
+
+def group_ids(response: httpx.Response) -> list[str]:
+    assert response.status_code == 200, response.text
+    return [g["id"] for g in response.json()]
+
+
+def new_group(http: httpx.Client, *members: str) -> str:
+    response = http.post("/v1/groups/", json={"agent_ids": list(members), "description": ""})
+    assert response.status_code == 200, response.text
+    return str(response.json()["id"])
+
+
+def test_a_page_walk_of_an_agents_groups_visits_each_once_in_order(http: httpx.Client, client: Letta) -> None:
+    # Letta compared the cursors with group ids, which are random, whatever the order, so a walk skipped or
+    # repeated groups.
+    a, b = (client.agents.create(name=n, model=MODEL, embedding=EMBEDDING).id for n in "ab")
+    groups = [new_group(http, a, b) if i % 2 else new_group(http, a) for i in range(6)]
+    for order, expected in (("desc", groups[::-1]), ("asc", groups)):
+        seen: list[str] = []
+        params: dict[str, str | int] = {"order": order, "limit": 2}
+        while page := group_ids(http.get(f"/v1/agents/{a}/groups", params=params)):
+            seen += page
+            params["after"] = page[-1]
+        assert seen == expected
+    newest_first = groups[::-1]
+    assert group_ids(http.get(f"/v1/agents/{a}/groups", params={"before": groups[0]})) == newest_first[:-1]
+    assert group_ids(http.get(f"/v1/agents/{b}/groups")) == [groups[5], groups[3], groups[1]]
