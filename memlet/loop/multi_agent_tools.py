@@ -88,16 +88,16 @@ async def send_message_to_agent_async(ctx: ToolContext, message: str, other_agen
 async def _tag_recipients(ctx: ToolContext, match_all: list[str], match_some: list[str]) -> list[str]:
     """As Letta's tool: the newest 50 agents of the sender's organization with every tag of `match_all` (the newest
     100 when it is empty) that are also among the newest 50 with any tag of `match_some` (when given), newest first,
-    without the sender."""
+    without the sender. Hidden agents (subagents, say) are left out, as Letta's agent list leaves them out."""
     org_id = ctx.agent.organization_id
     async with ctx.sessionmaker() as session:
         repo = AgentRepository(session)
-        every = AgentFilters(tags=match_all, match_all_tags=True)
+        every = AgentFilters(tags=match_all, match_all_tags=True, exclude_hidden=True)
         page = Page(limit=TAG_PAGE if match_all else UNTAGGED_PAGE)
         candidates = await repo.list_page(org_id, every, page, sort_by="created_at")
         some: set[str] | None = None
         if match_some:
-            any_of = AgentFilters(tags=match_some, match_all_tags=False)
+            any_of = AgentFilters(tags=match_some, match_all_tags=False, exclude_hidden=True)
             some = {a.id for a in await repo.list_page(org_id, any_of, Page(limit=TAG_PAGE), sort_by="created_at")}
     return [a.id for a in candidates if a.id != ctx.agent.id and (some is None or a.id in some)]
 
