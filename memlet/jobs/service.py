@@ -87,8 +87,13 @@ class JobService:
             await cancel_runs(self.session, agent_id, run_ids)
 
     async def delete(self, job_id: str) -> Job:
-        """Delete the job (its batch items go with it; the runs and their messages stay)."""
-        job = Job.model_validate(await self.row(job_id))
+        """Delete the job (its batch items go with it; the runs and their messages stay). A missing one is a 404
+        with Letta's delete text, not the retrieve one."""
+        check_job_id(job_id)
+        row = await self.jobs.find(self.actor.organization_id, job_id)
+        if row is None:
+            raise NotFoundError("Job", message=f"Job with id {job_id} does not exist or user does not have access")
+        job = Job.model_validate(row)
         await self.jobs.delete(job_id)
         return job
 

@@ -43,3 +43,13 @@ def test_a_batch_job_is_a_cursor_and_before_may_not_be_older_than_after(
     response = http.get("/v1/jobs/", params={"before": older["id"], "after": newer["id"]})
     assert response.status_code == 400
     assert response.json() == {"detail": "'before' reference must be later than 'after' reference"}
+
+
+def test_a_missing_job_is_a_404_with_letta_s_text_per_route(http: httpx.Client) -> None:
+    read = {"detail": f"Job not found with identifier {MISSING}"}
+    assert (http.get(f"/v1/jobs/{MISSING}").status_code, http.get(f"/v1/jobs/{MISSING}").json()) == (404, read)
+    cancelled = http.patch(f"/v1/jobs/{MISSING}/cancel")
+    assert (cancelled.status_code, cancelled.json()) == (404, read)
+    deleted = http.delete(f"/v1/jobs/{MISSING}")
+    assert deleted.status_code == 404
+    assert deleted.json() == {"detail": f"Job with id {MISSING} does not exist or user does not have access"}
