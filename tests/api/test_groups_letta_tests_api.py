@@ -50,3 +50,11 @@ def test_a_repeated_participant_is_a_400_for_every_pattern(http: httpx.Client, c
     response = http.patch(f"/v1/groups/{group}", json={"agent_ids": [a, a]})
     assert (response.status_code, response.json()) == (400, {"detail": "Duplicate agent ids found in list"})
     assert http.get("/v1/groups/count").json() == 1
+
+
+def test_a_group_keeps_the_project_id_it_is_modified_with(http: httpx.Client, client: Letta) -> None:
+    # Letta 0.16.8 stored no project_id on create or modify (README, compatibility notes).
+    a = client.agents.create(model=MODEL, embedding=EMBEDDING).id
+    group = new_group(http, a)
+    assert http.patch(f"/v1/groups/{group}", json={"project_id": "p2"}).json()["project_id"] == "p2"
+    assert group_ids(http.get("/v1/groups/", params={"project_id": "p2"})) == [group]
