@@ -139,7 +139,7 @@ class GroupService:
 
     async def modify(self, group_id: str, update: GroupUpdate) -> Group:
         """Apply a partial update as Letta does: only values that are set and truthy change; the pattern is fixed
-        at creation; ``agent_ids`` replaces the participants."""
+        at creation; ``agent_ids`` replaces the participants; ``shared_block_ids`` is ignored."""
         row = await self._row(group_id, for_update=True)
         fields: dict[str, Any] = {}
         if update.manager_config is not None:
@@ -152,19 +152,11 @@ class GroupService:
         if update.agent_ids:
             await self._agents(update.agent_ids, row.manager_type)
             await self.groups.set_agents(row.id, update.agent_ids)
-        if update.shared_block_ids:
-            await self._known_blocks(update.shared_block_ids)
-            await self.groups.set_blocks(row.id, update.shared_block_ids)
+        # The deprecated `shared_block_ids` is ignored here, as Letta's modify ignores it (attach/detach change them).
         fields["last_updated_by_id"] = self.actor.user_id
         await self.groups.update(row.id, **fields)
         await self.session.refresh(row)
         return await self._view(row)
-
-    async def _known_blocks(self, block_ids: Sequence[str]) -> None:
-        found = {b.id for b in await self.blocks.by_ids(self.actor.organization_id, list(block_ids))}
-        for block_id in block_ids:
-            if block_id not in found:
-                raise block_not_found(block_id)
 
     async def delete(self, group_id: str) -> None:
         await self._row(group_id)

@@ -58,3 +58,16 @@ def test_a_group_keeps_the_project_id_it_is_modified_with(http: httpx.Client, cl
     group = new_group(http, a)
     assert http.patch(f"/v1/groups/{group}", json={"project_id": "p2"}).json()["project_id"] == "p2"
     assert group_ids(http.get("/v1/groups/", params={"project_id": "p2"})) == [group]
+
+
+def test_a_patch_leaves_the_shared_blocks_as_they_are(http: httpx.Client, client: Letta) -> None:
+    # Letta's modify ignores the deprecated `shared_block_ids`; the attach/detach routes change them.
+    a = client.agents.create(model=MODEL, embedding=EMBEDDING).id
+    block = client.blocks.create(label="team", value="shared").id
+    group = new_group(http, a)
+    missing = "block-00000000-0000-4000-8000-000000000000"
+    for ids in ([block], [missing]):
+        response = http.patch(f"/v1/groups/{group}", json={"shared_block_ids": ids, "description": "d"})
+        assert response.status_code == 200, response.text
+        assert (response.json()["shared_block_ids"], response.json()["description"]) == ([], "d")
+    assert http.get(f"/v1/groups/{group}").json()["shared_block_ids"] == []
