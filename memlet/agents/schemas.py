@@ -28,6 +28,7 @@ from memlet.folders.line_view import file_defaults_for_context_window
 from memlet.folders.schemas import Source
 from memlet.identities.schemas import Identity
 from memlet.ids import Prefix, id_pattern
+from memlet.messages.packing import clock_zone
 from memlet.messages.requests import MessageCreate
 from memlet.messages.schemas import ApprovalRequestMessage, StopReasonType
 from memlet.providers.schemas import EmbeddingConfig, LLMConfig, ModelSettings, ResponseFormat
@@ -90,6 +91,15 @@ def _check_handle(handle: str | None) -> bool:
 def _check_max_files_open(value: int | None) -> int | None:
     if value is not None and value > MAX_FILES_OPEN_LIMIT:
         raise BadRequestError(f"INVALID_ARGUMENT: max_files_open cannot exceed {MAX_FILES_OPEN_LIMIT}. Got: {value}")
+    return value
+
+
+def _check_timezone(value: str | None) -> str | None:
+    # Letta accepted any name and failed with a 500 compiling the prompt for one pytz does not know.
+    if value and clock_zone(value) is None:
+        raise BadRequestError(
+            f"INVALID_ARGUMENT: timezone must be an IANA time zone name, such as America/New_York. Got: {value}"
+        )
     return value
 
 
@@ -248,6 +258,7 @@ class CreateAgent(BaseModel):
 
     _max_files = field_validator("max_files_open")(_check_max_files_open)
     _file_window = field_validator("per_file_view_window_char_limit")(_check_file_window)
+    _timezone = field_validator("timezone")(_check_timezone)
 
     @model_validator(mode="after")
     def _voice_agents_need_sleeptime(self) -> "CreateAgent":
@@ -313,3 +324,4 @@ class UpdateAgent(BaseModel):
 
     _max_files = field_validator("max_files_open")(_check_max_files_open)
     _file_window = field_validator("per_file_view_window_char_limit")(_check_file_window)
+    _timezone = field_validator("timezone")(_check_timezone)

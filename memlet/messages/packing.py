@@ -7,8 +7,9 @@ prompt built by memlet reads the same as Letta's.
 
 import json
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any, Literal
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from memlet.messages.content import ImageContent, TextContent, tool_return_to_text
 from memlet.messages.schemas import CompactionStats
@@ -16,10 +17,31 @@ from memlet.messages.schemas import CompactionStats
 Status = Literal["success", "error"]
 
 
+@lru_cache(maxsize=1)
+def _zone_names() -> dict[str, str]:
+    return {name.lower(): name for name in available_timezones()}
+
+
+def clock_zone(timezone: str | None) -> ZoneInfo | None:
+    """The zone an agent's `timezone` names for the clock the model reads, looked up as Letta's (pytz) looks it up:
+    an IANA name in any letter case (`america/new_york`, `utc`). None for no name or one no zone has."""
+    if not timezone:
+        return None
+    try:
+        return ZoneInfo(timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        name = _zone_names().get(timezone.lower())
+        return ZoneInfo(name) if name else None
+
+
 def format_local_time(timezone: str | None = "UTC", now: datetime | None = None) -> str:
-    """``2026-11-22 03:03:32 AM UTC+0000``: the clock format of packed messages and the memory metadata."""
+    """``2026-11-22 03:03:32 AM UTC+0000``: the clock format of packed messages and the memory metadata.
+
+    No timezone is the server's own, as in Letta; a name no zone has is UTC (Letta's request failed).
+    """
     now = now or datetime.now(UTC)
-    local = now.astimezone(ZoneInfo(timezone)) if timezone else now.astimezone()
+    zone = clock_zone(timezone)
+    local = now.astimezone(zone or UTC) if timezone else now.astimezone()
     return local.strftime("%Y-%m-%d %I:%M:%S %p %Z%z").strip()
 
 

@@ -12,7 +12,8 @@ the end.
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from memlet.messages.packing import clock_zone
 
 CORE_MEMORY_PLACEHOLDER = "{CORE_MEMORY}"
 DEFAULT_CONVERSATION_ID = "default"
@@ -54,15 +55,12 @@ def uses_line_numbers(agent_type: str, model_endpoint_type: str | None) -> bool:
 def format_timestamp(moment: datetime, timezone: str | None) -> str:
     """Format `moment` in the agent's timezone the way the memory metadata shows it.
 
-    Unknown or missing timezone names fall back to UTC; naive datetimes are taken as UTC.
+    Names are matched in any letter case, as Letta's are; unknown or missing ones fall back to UTC. Naive datetimes
+    are taken as UTC.
     """
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    try:
-        zone = ZoneInfo(timezone) if timezone else ZoneInfo("UTC")
-    except (ZoneInfoNotFoundError, ValueError):
-        zone = ZoneInfo("UTC")
-    return moment.astimezone(zone).strftime(TIMESTAMP_FORMAT)
+    return moment.astimezone(clock_zone(timezone) or UTC).strftime(TIMESTAMP_FORMAT)
 
 
 def _render_value(value: str, line_numbers: bool) -> str:
