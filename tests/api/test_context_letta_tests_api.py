@@ -81,3 +81,17 @@ def test_tools_are_reported_as_the_model_gets_them(
     if agent_type == "memgpt_v2_agent":
         search = next(t for t in reported if t["function"]["name"] == "conversation_search")
         assert {"thinking", "request_heartbeat"} <= set(search["function"]["parameters"]["properties"])
+
+
+def test_conversation_id_names_a_thread_of_the_agent(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent = client.agents.create(model=MODEL, embedding=EMBEDDING, memory_blocks=BLOCKS)  # type: ignore[arg-type]
+    mock_llm.script(Reply.text("Hi!"))
+    client.agents.messages.create(agent.id, input="hello")
+    own = report(http, agent.id)
+    assert own["num_messages"] == 3
+    default = http.get(f"/v1/agents/{agent.id}/context", params={"conversation_id": "default"}).json()
+    assert default["num_messages"] == 3 and default["messages"] == own["messages"]  # Letta: the system message alone
+    unknown = "conv-00000000-0000-4000-8000-000000000000"
+    missing = http.get(f"/v1/agents/{agent.id}/context", params={"conversation_id": unknown})
+    assert missing.status_code == 404  # Letta: 200, a report of the system message alone
+    assert missing.json() == {"detail": f"Conversation with ID {unknown} not found"}
