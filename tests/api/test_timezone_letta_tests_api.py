@@ -1,7 +1,8 @@
 """What Letta 0.16.8's test_timezone_formatting.py pins, seen through the API: the clock the model reads (the `time`
 of a packed tool result, the memory metadata's "last recompiled") is in the agent's `timezone`, a name Letta's
-pytz looks up in any letter case. A name no zone has is refused when the agent is created or updated (Letta
-accepted it and failed with a 500 compiling the prompt); one stored before is read as UTC, so a turn never fails.
+pytz looks up in any letter case. A name no zone has is refused when the agent is created, updated or imported
+from an agent file (Letta accepted it and failed with a 500 compiling the prompt); one stored before is read as
+UTC, so a turn never fails.
 """
 
 import json
@@ -12,6 +13,7 @@ import httpx
 import pytest
 from letta_client import BadRequestError, Letta
 
+from tests.api.agent_files_support import export
 from tests.api.test_security_secrets import sql
 from tests.mock_llm import MockLLM, Reply
 
@@ -64,6 +66,16 @@ def test_an_unknown_timezone_is_a_400_on_create_and_update(client: Letta, http: 
     with pytest.raises(BadRequestError, match="Mars/Olympus"):
         client.agents.update(agent.id, timezone="Mars/Olympus")
     assert client.agents.retrieve(agent.id).timezone == "Europe/Paris"
+
+
+def test_an_agent_file_with_an_unknown_timezone_is_a_400(client: Letta, http: httpx.Client) -> None:
+    agent = client.agents.create(model=MODEL, embedding=EMBEDDING)  # type: ignore[arg-type]
+    exported = export(http, agent.id)
+    exported["agents"][0]["timezone"] = "Mars/Olympus"
+    files = {"file": ("agent.af", json.dumps(exported).encode(), "application/json")}
+    response = http.post("/v1/agents/import", files=files)
+    assert response.status_code == 400 and "Mars/Olympus" in response.json()["detail"]
+    assert [a.id for a in client.agents.list().items] == [agent.id]  # nothing imported
 
 
 def test_a_stored_unknown_timezone_reads_as_utc(client: Letta, mock_llm: MockLLM, pg_uri: str) -> None:
