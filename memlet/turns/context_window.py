@@ -42,11 +42,15 @@ async def context_window(
     # The messages after the system message, and after the summary, which has its own count (as Letta counts).
     chat = to_openai_messages(system_text, buffer[1:] if summary else buffer, agent.agent_type)[1:]
 
+    # A prompt that opens with its memory (`{CORE_MEMORY}` first) has no text before the first section: Letta then
+    # reports the agent's base prompt as it was written.
+    system_prompt = sections["system_prompt"] or agent.system or ""
+
     def tokens(text: str | None) -> int:
         return count_tokens(text or "")
 
     counts = {
-        "num_tokens_system": tokens(sections["system_prompt"]),
+        "num_tokens_system": tokens(system_prompt),
         "num_tokens_core_memory": tokens(sections["core_memory"]),
         "num_tokens_external_memory_summary": tokens(sections["external_memory_summary"]),
         "num_tokens_memory_filesystem": tokens(sections["memory_filesystem"]),
@@ -63,7 +67,7 @@ async def context_window(
         num_archival_memory=await PassageRepository(session).agent_count(org_id, agent_id),
         num_recall_memory=await repo.messages.count_for_agent(agent_id),
         external_memory_summary=sections["external_memory_summary"] or "",
-        system_prompt=sections["system_prompt"] or "",
+        system_prompt=system_prompt,
         core_memory=sections["core_memory"] or "",
         memory_filesystem=sections["memory_filesystem"],
         tool_usage_rules=sections["tool_usage_rules"],

@@ -95,3 +95,12 @@ def test_conversation_id_names_a_thread_of_the_agent(client: Letta, http: httpx.
     missing = http.get(f"/v1/agents/{agent.id}/context", params={"conversation_id": unknown})
     assert missing.status_code == 404  # Letta: 200, a report of the system message alone
     assert missing.json() == {"detail": f"Conversation with ID {unknown} not found"}
+
+
+def test_a_prompt_that_opens_with_its_memory_reports_the_written_base_prompt(client: Letta, http: httpx.Client) -> None:
+    base = "{CORE_MEMORY}\nAnswer in one word."
+    agent = client.agents.create(model=MODEL, embedding=EMBEDDING, memory_blocks=BLOCKS, system=base)  # type: ignore[arg-type]
+    got = report(http, agent.id)
+    assert got["messages"][0]["content"][0]["text"].startswith("<memory_blocks>")  # nothing before the first section
+    assert got["system_prompt"] == base and got["num_tokens_system"] > 0  # as Letta reports it
+    assert got["context_window_size_current"] == sum(v for k, v in got.items() if k.startswith("num_tokens_"))
