@@ -9,7 +9,8 @@ Letta does not copy the properties it is given. It turns the JSON schema into Py
 - a `$ref` to a `$defs` model becomes an inline object whose properties are `{type, description}` pairs;
 - the description is the function's whole docstring, or "The <name> tool" when it has none.
 
-What Letta cannot render (unions of several types, maps with typed values, a `$ref` it cannot resolve...) is a 400.
+What Letta cannot render (unions of several types, maps with typed values, a `$ref` it cannot resolve...) is a 400,
+in Letta's words where Letta answered 400 too.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from memlet.errors import BadRequestError
-from memlet.tools.json_schema import function_node
+from memlet.tools.json_schema import find_function
 
 _SCALARS = frozenset({"string", "integer", "number", "boolean"})
+_PYTHON_NAMES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
 
 
 @dataclass(frozen=True)
@@ -31,11 +33,25 @@ class _Type:
     kind: str
     name: str = ""  # the JSON type of a scalar, the `$defs` name of a model
     inner: _Type | None = None
+    members: tuple[_Type, ...] = ()  # a union's types
+
+    def python(self) -> str:
+        """How Letta's error messages print the Python type."""
+        if self.kind == "scalar":
+            return _PYTHON_NAMES[self.name]
+        if self.kind == "model":
+            return f"letta.functions.helpers.{self.name}"
+        if self.kind == "dict":
+            return "dict"
+        if self.kind == "union":
+            return f"typing.Union[{', '.join(member.python() for member in self.members)}]"
+        wrapper = {"list": "typing.List[{}]", "typed_dict": "typing.Dict[str, {}]", "optional": "typing.Optional[{}]"}
+        return wrapper[self.kind].format(self.inner.python() if self.inner else "")
 
 
 def schema_from_args(source_code: str, args_json_schema: dict[str, Any], name: str | None = None) -> dict[str, Any]:
     """The function schema of the tool in `source_code` whose parameters are `args_json_schema`."""
-    func = function_node(source_code, name)
+    func = _function(source_code, name)
     fn_name = name or func.name
     reader = _Reader(args_json_schema)
     fields = reader.fields(args_json_schema, "args_json_schema")
@@ -51,13 +67,30 @@ def schema_from_args(source_code: str, args_json_schema: dict[str, Any], name: s
     }
 
 
+def _function(source_code: str, name: str | None) -> ast.FunctionDef | ast.AsyncFunctionDef:
+    reason = "No function definition found in source code"
+    try:
+        func = find_function(ast.parse(source_code), name)
+    except (SyntaxError, ValueError) as exc:  # ValueError: a null byte in the source
+        func, reason = None, str(exc)
+    if func is None:
+        raise BadRequestError(f"Failed to parse function name and docstring: {reason}")
+    return func
+
+
 def _bad(reason: str) -> BadRequestError:
     return BadRequestError(f"Invalid args_json_schema: {reason}")
+
+
+def _unconvertible(prop: Any) -> BadRequestError:
+    return BadRequestError(f"Unable to convert pydantic field schema to type: {prop}")
 
 
 class _Reader:
     def __init__(self, schema: dict[str, Any]) -> None:
         self.defs: dict[str, dict[str, Any]] = schema.get("$defs") or {}
+        if not isinstance(self.defs, dict):
+            raise _bad("'$defs' is not an object")
         self.models: dict[str, dict[str, tuple[_Type, Any, bool]]] = {}
         # Letta builds every `$defs` model up front, last first: a model may refer only to those after it.
         for def_name, definition in reversed(list(self.defs.items())):
@@ -68,6 +101,8 @@ class _Reader:
         if not isinstance(properties, dict):
             raise _bad(f"{where} has no 'properties' object")
         required = schema.get("required") or []
+        if not isinstance(required, list):
+            raise _bad(f"{where}'s 'required' is not a list")
         return {
             key: (self.read(prop), prop.get("description", "") if isinstance(prop, dict) else "", key in required)
             for key, prop in properties.items()
@@ -75,8 +110,10 @@ class _Reader:
 
     def read(self, prop: Any) -> _Type:
         if not isinstance(prop, dict):
-            raise _bad(f"cannot convert {prop!r} to a type")
+            raise _unconvertible(prop)
         kind = prop.get("type")
+        if not isinstance(kind, str | None):  # `["string", "null"]` and the like: Letta reads only one type name
+            raise _unconvertible(prop)
         if kind in _SCALARS:
             return _Type("scalar", kind)
         if kind == "array":
@@ -89,7 +126,7 @@ class _Reader:
             return self._ref(prop["$ref"])
         if isinstance(prop.get("anyOf"), list):
             return self._any_of(prop["anyOf"])
-        raise _bad(f"cannot convert {prop} to a type")
+        raise _unconvertible(prop)
 
     def _object(self, prop: dict[str, Any]) -> _Type:
         if "$ref" in prop:
@@ -98,13 +135,13 @@ class _Reader:
         if "additionalProperties" not in prop or prop["additionalProperties"] is True:
             return _Type("dict")
         if prop["additionalProperties"] is False:
-            raise _bad("additionalProperties=false is not supported")
+            raise BadRequestError("additionalProperties=false is not supported.")
         return _Type("typed_dict", inner=self.read(prop["additionalProperties"]))
 
     def _ref(self, ref: Any) -> _Type:
         target = str(ref).rsplit("/", 1)[-1]
         if target not in self.models:
-            raise _bad(f"reference {target!r} not found in $defs")
+            raise BadRequestError(f"Reference {target} not found in nested models")
         return _Type("model", target)
 
     def _any_of(self, options: list[Any]) -> _Type:
@@ -114,7 +151,7 @@ class _Reader:
             raise _bad("anyOf holds no type but null")
         if len(types) == 1:
             return _Type("optional", inner=types[0]) if nullable else types[0]
-        return _Type("union")
+        return _Type("union", members=tuple(types))
 
     # --- rendering: a top-level parameter (Letta's type_to_json_schema_type) ---
 
@@ -130,8 +167,11 @@ class _Reader:
         if t.kind == "optional" and t.inner is not None:
             return self.top(t.inner)
         if t.kind == "typed_dict":
-            raise _bad("maps with typed values are not supported (use a $defs model)")
-        raise _bad("unions of several types are not supported")
+            raise BadRequestError(
+                f"Dictionary types {t.python()} with nested type arguments are not supported "
+                "(consider using a Pydantic model instead)"
+            )
+        raise BadRequestError("General Union types are not yet supported")
 
     # --- rendering: a model's fields (Letta's pydantic_model_to_json_schema) ---
 

@@ -41,12 +41,24 @@ class _ValueProblem(ValueError):
     """An annotation or docstring cannot be turned into a schema."""
 
 
+class _RecursiveModel(RecursionError):
+    """A model refers to itself, directly or through others: its schema would never end."""
+
+
+# Letta's unknown-type error lists the Python types it maps, printed as Python prints that dict.
+_TYPE_MAP_TEXT = (
+    "{<class 'int'>: 'integer', <class 'str'>: 'string', <class 'bool'>: 'boolean', <class 'float'>: 'number', "
+    "None: 'null'}"
+)
+
+
 @dataclass
 class _Model:
     """A pydantic model declared in the tool source, read from its class body."""
 
     docstring: str | None
     fields: list[tuple[str, ast.expr, bool, str | None]] = field(default_factory=list)  # name, type, required, doc
+    rendering: bool = False  # its schema is being built (seeing it again inside means it refers to itself)
 
 
 def derive_json_schema(source_code: str, name: str | None = None) -> dict[str, Any]:
@@ -62,16 +74,13 @@ def derive_json_schema(source_code: str, name: str | None = None) -> dict[str, A
         raise _failure(f"Type error in schema generation: {exc}") from exc
     except _ValueProblem as exc:
         raise _failure(f"Value error in schema generation: {exc}") from exc
+    except RecursionError as exc:  # Letta's words for the same failure, a 400 there too
+        raise _failure("Unexpected error in schema generation: maximum recursion depth exceeded") from exc
 
 
 def function_name(source_code: str) -> str:
     """The name of the function that `derive_json_schema` would turn into the tool."""
     return _pick_function(_parse(source_code), None).name
-
-
-def function_node(source_code: str, name: str | None = None) -> ast.FunctionDef | ast.AsyncFunctionDef:
-    """The function that `derive_json_schema(source_code, name)` would turn into the tool."""
-    return _pick_function(_parse(source_code), name)
 
 
 def tool_hash(
@@ -107,15 +116,21 @@ def _parse(source_code: str) -> ast.Module:
         raise _failure(f"Failed to parse source code: {exc}") from exc
 
 
-def _pick_function(tree: ast.Module, name: str | None) -> ast.FunctionDef | ast.AsyncFunctionDef:
+def find_function(tree: ast.Module, name: str | None) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The tool's function in a parsed source: the last top-level one (or the one called `name`), else None."""
     functions = [node for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
     if not functions:
         # Letta also accepts a function nested in a class or block; take the last one it would find.
         functions = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
-    if not functions:
-        raise _failure("No functions found in source code")
     named = [func for func in functions if func.name == name]
-    return named[-1] if named else functions[-1]
+    return named[-1] if named else (functions[-1] if functions else None)
+
+
+def _pick_function(tree: ast.Module, name: str | None) -> ast.FunctionDef | ast.AsyncFunctionDef:
+    func = find_function(tree, name)
+    if func is None:
+        raise _failure("No functions found in source code")
+    return func
 
 
 def _schema_for_function(
@@ -238,7 +253,7 @@ def _type_schema(node: ast.expr, models: dict[str, _Model]) -> dict[str, Any]:
         return _model_schema(models[name], models)
     if _is_none(node):
         return {"type": "null"}
-    raise _ValueProblem(f"Python type {ast.unparse(node)} has no corresponding JSON schema type")
+    raise _ValueProblem(_no_json_type(node))
 
 
 def _generic_schema(node: ast.Subscript, models: dict[str, _Model]) -> dict[str, Any]:
@@ -257,7 +272,11 @@ def _generic_schema(node: ast.Subscript, models: dict[str, _Model]) -> dict[str,
         if _simple_name(value) in {"Any", "object"}:
             return {"type": "object"}
         return {"type": "object", "additionalProperties": _type_schema(value, models)}
-    raise _ValueProblem(f"Python type {ast.unparse(node)} has no corresponding JSON schema type")
+    raise _ValueProblem(_no_json_type(node))
+
+
+def _no_json_type(node: ast.expr) -> str:
+    return f"Python type {ast.unparse(node)} has no corresponding JSON schema type - full map: {_TYPE_MAP_TEXT}"
 
 
 def _literal_schema(args: list[ast.expr]) -> dict[str, Any]:
@@ -277,6 +296,16 @@ def _literal_schema(args: list[ast.expr]) -> dict[str, Any]:
 
 
 def _model_schema(model: _Model, models: dict[str, _Model]) -> dict[str, Any]:
+    if model.rendering:
+        raise _RecursiveModel
+    model.rendering = True
+    try:
+        return _model_body(model, models)
+    finally:
+        model.rendering = False
+
+
+def _model_body(model: _Model, models: dict[str, _Model]) -> dict[str, Any]:
     properties: dict[str, Any] = {}
     required: list[str] = []
     for name, annotation, is_required, doc in model.fields:

@@ -158,7 +158,7 @@ class TestCreate:
 
     async def test_args_json_schema_letta_cannot_render_is_400(self, service: ToolService, actor: Actor) -> None:
         args = {"properties": {"x": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}}
-        with pytest.raises(BadRequestError, match="unions"):
+        with pytest.raises(BadRequestError, match="General Union types are not yet supported"):
             await service.create(actor, ToolCreate(source_code=GREET, args_json_schema=args))
 
     async def test_schema_without_name_is_400(self, service: ToolService, actor: Actor) -> None:

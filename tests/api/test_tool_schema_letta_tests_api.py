@@ -1,0 +1,124 @@
+"""What Letta 0.16.8's schema tests (tests/test_tool_schema_parsing.py and its fixture files) pin down about the
+schema a Python tool gets from its source, seen through /v1/tools with the official letta-client: the 400s (never a
+500) and their texts when a source or an `args_json_schema` cannot be turned into a schema."""
+
+from typing import Any
+
+import pytest
+from letta_client import BadRequestError, Letta
+
+ARGS_DOC = '    """Do a thing.\n\n    Args:\n        x: The x.\n    """\n'
+SOURCE = f"def act(**kwargs) -> str:\n{ARGS_DOC}    return 'ok'\n"
+TYPE_MAP = (
+    "{<class 'int'>: 'integer', <class 'str'>: 'string', <class 'bool'>: 'boolean', <class 'float'>: 'number', "
+    "None: 'null'}"
+)
+
+
+def detail(info: pytest.ExceptionInfo[BadRequestError]) -> str:
+    assert info.value.status_code == 400
+    body = info.value.body
+    assert isinstance(body, dict)
+    return str(body["detail"])
+
+
+def args_error(client: Letta, args: dict[str, Any], source: str = SOURCE) -> str:
+    with pytest.raises(BadRequestError) as info:
+        client.tools.create(source_code=source, args_json_schema=args)
+    return detail(info)
+
+
+def source_error(client: Letta, source: str) -> str:
+    with pytest.raises(BadRequestError) as info:
+        client.tools.create(source_code=source)
+    return detail(info)
+
+
+class TestArgsJsonSchemaErrors:
+    """Letta turns an `args_json_schema` into Python types before it renders the schema; what it cannot convert is
+    a 400 in its own words."""
+
+    def test_a_list_of_types_is_a_400(self, client: Letta) -> None:
+        args = {"type": "object", "properties": {"x": {"type": ["string", "null"], "description": "X."}}}
+        assert args_error(client, args) == (
+            "Unable to convert pydantic field schema to type: {'type': ['string', 'null'], 'description': 'X.'}"
+        )
+
+    def test_a_list_of_types_inside_a_model_is_a_400(self, client: Letta) -> None:
+        args = {
+            "$defs": {"Inner": {"type": "object", "properties": {"y": {"type": ["integer"]}}}},
+            "type": "object",
+            "properties": {"x": {"$ref": "#/$defs/Inner"}},
+        }
+        assert args_error(client, args) == "Unable to convert pydantic field schema to type: {'type': ['integer']}"
+
+    def test_a_property_without_a_type_is_a_400(self, client: Letta) -> None:
+        args = {"type": "object", "properties": {"x": {"enum": ["a", "b"]}}}
+        assert args_error(client, args) == "Unable to convert pydantic field schema to type: {'enum': ['a', 'b']}"
+
+    def test_an_unknown_reference(self, client: Letta) -> None:
+        args = {"type": "object", "properties": {"x": {"$ref": "#/$defs/Missing"}}}
+        assert args_error(client, args) == "Reference Missing not found in nested models"
+
+    def test_a_closed_free_object(self, client: Letta) -> None:
+        args = {"type": "object", "properties": {"x": {"type": "object", "additionalProperties": False}}}
+        assert args_error(client, args) == "additionalProperties=false is not supported."
+
+    def test_a_map_with_typed_values(self, client: Letta) -> None:
+        args = {
+            "type": "object",
+            "properties": {
+                "x": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "integer"}}}
+            },
+        }
+        assert args_error(client, args) == (
+            "Dictionary types typing.Dict[str, typing.List[int]] with nested type arguments are not supported "
+            "(consider using a Pydantic model instead)"
+        )
+
+    def test_a_union(self, client: Letta) -> None:
+        args = {"type": "object", "properties": {"x": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}}
+        assert args_error(client, args) == "General Union types are not yet supported"
+
+    def test_a_source_without_a_function(self, client: Letta) -> None:
+        args = {"type": "object", "properties": {"x": {"type": "string"}}}
+        assert args_error(client, args, source="x = 1\n") == (
+            "Failed to parse function name and docstring: No function definition found in source code"
+        )
+
+    def test_a_source_that_does_not_parse(self, client: Letta) -> None:
+        args = {"type": "object", "properties": {"x": {"type": "string"}}}
+        message = args_error(client, args, source="def broken(:\n    pass\n")
+        assert message.startswith("Failed to parse function name and docstring: invalid syntax")
+
+
+class TestSourceErrors:
+    """Letta derives the schema from the signature and docstring; a type it has no JSON type for, or a model that
+    never ends, is a 400."""
+
+    def test_an_unknown_type_lists_the_types_letta_maps(self, client: Letta) -> None:
+        source = f"from datetime import datetime\n\ndef act(x: datetime) -> str:\n{ARGS_DOC}    return 'ok'\n"
+        assert source_error(client, source) == (
+            "Failed to derive json schema: Schema generation failed: Value error in schema generation: "
+            f"Python type datetime has no corresponding JSON schema type - full map: {TYPE_MAP}"
+        )
+
+    @pytest.mark.parametrize(
+        "models",
+        [
+            'class Node(BaseModel):\n    child: "Node" = Field(..., description="The child.")\n',
+            'class Node(BaseModel):\n    children: List["Node"] = Field(..., description="The children.")\n',
+            'class Node(BaseModel):\n    other: "Leaf" = Field(..., description="The leaf.")\n\n'
+            'class Leaf(BaseModel):\n    back: Node = Field(..., description="Back.")\n',
+        ],
+        ids=["itself", "a list of itself", "through another model"],
+    )
+    def test_a_model_that_refers_to_itself_is_a_400(self, client: Letta, models: str) -> None:
+        source = (
+            "from typing import List\nfrom pydantic import BaseModel, Field\n\n"
+            f"{models}\n\ndef act(x: Node) -> str:\n{ARGS_DOC}    return 'ok'\n"
+        )
+        assert source_error(client, source) == (
+            "Failed to derive json schema: Schema generation failed: "
+            "Unexpected error in schema generation: maximum recursion depth exceeded"
+        )
