@@ -122,3 +122,83 @@ class TestSourceErrors:
             "Failed to derive json schema: Schema generation failed: "
             "Unexpected error in schema generation: maximum recursion depth exceeded"
         )
+
+
+PERMISSIVE = '''from typing import Dict, List, Literal
+import typing
+from pydantic import BaseModel, Field
+
+LIMIT = 10
+
+
+class Filter(BaseModel):
+    field: str
+    mode: Literal["all", "any"] = Field(default="all", description="How the terms combine.")
+
+
+def search(
+    query: str | None,
+    kind: Literal["docs", "code"],
+    weights: Dict[str, int],
+    tags: typing.List[str],
+    extra: List,
+    filter: Filter,
+    *,
+    limit: int = LIMIT,
+) -> str:
+    """Search the index.
+
+    Args:
+        query: What to look for.
+        kind: Where to look.
+        weights: A weight per term.
+        tags: Tags to match.
+        extra: Extra terms.
+        filter: How to filter.
+        limit: How many results.
+    """
+
+    def shorten(text):
+        return text[:10]
+
+    return shorten(str(query))
+'''
+
+
+class TestWhereMemletReadsMoreThanLetta:
+    """README compatibility note: Letta 0.16.8 refused (or garbled) these annotations and picked the nested helper
+    as the tool; memlet derives the schema the signature describes."""
+
+    def test_the_signature_is_read_as_python_reads_it(self, client: Letta) -> None:
+        tool = client.tools.create(source_code=PERMISSIVE)
+        assert tool.name == "search"
+        string_list = {"type": "array", "items": {"type": "string"}}
+        assert tool.json_schema == {
+            "name": "search",
+            "description": "Search the index.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "What to look for."},
+                    "kind": {"type": "string", "enum": ["docs", "code"], "description": "Where to look."},
+                    "weights": {
+                        "type": "object",
+                        "additionalProperties": {"type": "integer"},
+                        "description": "A weight per term.",
+                    },
+                    "tags": {**string_list, "description": "Tags to match."},
+                    "extra": {**string_list, "description": "Extra terms."},
+                    "filter": {
+                        "type": "object",
+                        "properties": {
+                            "field": {"type": "string"},
+                            "mode": {"type": "string", "enum": ["all", "any"], "description": "How the terms combine."},
+                        },
+                        "required": ["field"],
+                        "description": "How to filter.",
+                    },
+                    "limit": {"type": "integer", "description": "How many results."},
+                },
+                "required": ["kind", "weights", "tags", "extra", "filter"],
+            },
+        }
