@@ -147,46 +147,60 @@ def response_format_param(response_format: Any) -> dict[str, Any] | None:
 
 
 def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """A function schema in strict mode: `strict: true`, no extra properties, every property required.
+    """A function schema in strict mode, as Letta's enable_strict_mode makes it: `strict: true`, no extra
+    properties, every parameter required.
 
-    Properties that were optional stay optional by also accepting null, as OpenAI's strict mode asks.
+    Parameters that were optional stay optional by also accepting null (a `null` type, an `anyOf` member or an
+    `anyOf` around a `$ref`; an untyped one becomes `null`, as in Letta). Nested objects are closed and require all
+    their properties, but theirs are not made nullable: Letta sends them as they are.
     """
     out = copy.deepcopy(schema)
     out["strict"] = True
     params = out.get("parameters")
     if isinstance(params, dict) and params.get("type") == "object":
-        _strict_object(params)
+        params["additionalProperties"] = False
+        properties: dict[str, Any] = params.get("properties") or {}
+        required = set(params.get("required") or [])
+        for name, prop in properties.items():
+            if isinstance(prop, dict):
+                _strict_nested(prop)
+                if name not in required:
+                    _nullable(prop)
+        params["properties"] = properties
+        params["required"] = list(properties)
     return out
 
 
-def _strict_object(obj: dict[str, Any]) -> None:
-    obj["additionalProperties"] = False
-    properties: dict[str, Any] = obj.get("properties") or {}
-    required = set(obj.get("required") or [])
-    for name, prop in properties.items():
-        if isinstance(prop, dict):
-            _strict_nested(prop)
-            if name not in required:
-                _nullable(prop)
-    obj["properties"] = properties
-    obj["required"] = list(properties)
-
-
 def _strict_nested(prop: dict[str, Any]) -> None:
-    if prop.get("type") == "object" and "properties" in prop:
-        _strict_object(prop)
-    items = prop.get("items")
-    if isinstance(items, dict):
-        _strict_nested(items)
-    for key in ("anyOf", "oneOf"):
-        for option in prop.get(key) or []:
+    options = prop.get("anyOf")
+    if options is not None:  # Letta treats only the members of a union
+        for option in options if isinstance(options, list) else []:
             if isinstance(option, dict):
                 _strict_nested(option)
+        return
+    kind = prop.get("type")
+    properties = prop.get("properties")
+    if kind == "object" and isinstance(properties, dict):
+        for value in properties.values():
+            if isinstance(value, dict):
+                _strict_nested(value)
+        prop["additionalProperties"] = False
+        prop["required"] = list(properties)
+    elif kind == "array" and isinstance(prop.get("items"), dict):
+        _strict_nested(prop["items"])
 
 
 def _nullable(prop: dict[str, Any]) -> None:
     kind = prop.get("type")
-    if isinstance(kind, str) and kind != "null":
-        prop["type"] = [kind, "null"]
-    elif isinstance(kind, list) and "null" not in kind:
-        prop["type"] = [*kind, "null"]
+    if "type" in prop:
+        if isinstance(kind, list) and "null" not in kind:
+            kind.append("null")
+        elif isinstance(kind, str) and kind != "null":
+            prop["type"] = [kind, "null"]
+    elif isinstance(prop.get("anyOf"), list):
+        if not any(isinstance(o, dict) and o.get("type") == "null" for o in prop["anyOf"]):
+            prop["anyOf"].append({"type": "null"})
+    elif "$ref" in prop:
+        prop["anyOf"] = [{"$ref": prop.pop("$ref")}, {"type": "null"}]
+    else:
+        prop["type"] = "null"

@@ -7,8 +7,11 @@ from typing import Any
 import pytest
 from letta_client import BadRequestError, Letta
 
+from tests.mock_llm import MockLLM, Reply
+
 ARGS_DOC = '    """Do a thing.\n\n    Args:\n        x: The x.\n    """\n'
 SOURCE = f"def act(**kwargs) -> str:\n{ARGS_DOC}    return 'ok'\n"
+MODEL = "openai/gpt-4o-mini"
 TYPE_MAP = (
     "{<class 'int'>: 'integer', <class 'str'>: 'string', <class 'bool'>: 'boolean', <class 'float'>: 'number', "
     "None: 'null'}"
@@ -201,4 +204,53 @@ class TestWhereMemletReadsMoreThanLetta:
                 },
                 "required": ["kind", "weights", "tags", "extra", "filter"],
             },
+        }
+
+
+class TestStrictMode:
+    """enable_strict_mode (the enable_strict_mode_* tests): what an agent with `strict` sends the model for a
+    tool. Every parameter is required; an optional one also accepts null (a null `anyOf` member, or `null` for
+    one without a type); nested objects are closed and require all their properties, which stay as typed."""
+
+    def test_optional_parameters_take_null_and_nested_ones_stay_typed(self, client: Letta, mock_llm: MockLLM) -> None:
+        parameters = {
+            "type": "object",
+            "properties": {
+                "step": {
+                    "type": "object",
+                    "properties": {"title": {"type": "string"}, "done": {"type": "boolean"}},
+                    "required": ["title"],
+                },
+                "when": {"anyOf": [{"type": "string"}, {"type": "integer"}], "description": "A date or a day."},
+                "extra": {"description": "Anything else."},
+            },
+            "required": ["step"],
+        }
+        schema = {"name": "plan", "description": "Plan a step.", "parameters": parameters}
+        tool = client.tools.create(source_code=SOURCE.replace("def act", "def plan"), json_schema=schema)
+        agent = client.agents.create(name="strict-plan", model=MODEL, tool_ids=[tool.id])
+        client.agents.update(agent.id, llm_config={**agent.llm_config.model_dump(), "strict": True})
+        mock_llm.reset()
+        mock_llm.script(Reply.text("ok"))
+        client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "hi"}])
+
+        sent = next(t["function"] for t in mock_llm.requests[0]["tools"] if t["function"]["name"] == "plan")
+        assert sent["strict"] is True
+        assert sorted(sent["parameters"].pop("required")) == ["extra", "step", "when"]
+        assert sorted(sent["parameters"]["properties"]["step"].pop("required")) == ["done", "title"]
+        assert sent["parameters"] == {
+            "type": "object",
+            "properties": {
+                "step": {
+                    "type": "object",
+                    "properties": {"title": {"type": "string"}, "done": {"type": "boolean"}},
+                    "additionalProperties": False,
+                },
+                "when": {
+                    "anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}],
+                    "description": "A date or a day.",
+                },
+                "extra": {"description": "Anything else.", "type": "null"},
+            },
+            "additionalProperties": False,
         }
