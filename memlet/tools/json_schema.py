@@ -54,9 +54,9 @@ _TYPE_MAP_TEXT = (
 
 @dataclass
 class _Model:
-    """A pydantic model declared in the tool source, read from its class body."""
+    """A pydantic model declared in the tool source, read from its class body (its docstring is not: Letta rebuilds
+    the model from its fields alone, so a list of models shows no model description)."""
 
-    docstring: str | None
     fields: list[tuple[str, ast.expr, bool, str | None]] = field(default_factory=list)  # name, type, required, doc
     rendering: bool = False  # its schema is being built (seeing it again inside means it refers to itself)
 
@@ -314,10 +314,7 @@ def _model_body(model: _Model, models: dict[str, _Model]) -> dict[str, Any]:
         properties[name] = {**prop, "description": doc} if doc else prop
         if is_required:
             required.append(name)
-    schema: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
-    if model.docstring:
-        schema["description"] = model.docstring
-    return schema
+    return {"type": "object", "properties": properties, "required": required}
 
 
 def _collect_models(tree: ast.Module) -> dict[str, _Model]:
@@ -326,7 +323,7 @@ def _collect_models(tree: ast.Module) -> dict[str, _Model]:
     for node in tree.body:
         if not isinstance(node, ast.ClassDef) or not any(_simple_name(b) == "BaseModel" for b in node.bases):
             continue
-        model = _Model(docstring=ast.get_docstring(node))
+        model = _Model()
         for stmt in node.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                 required, doc = _field_info(stmt.value)

@@ -127,6 +127,46 @@ class TestSourceErrors:
         )
 
 
+class TestPydanticModels:
+    """list_of_pydantic_example: a list of models is an array of objects built from the model's fields; Letta
+    rebuilds the model from its fields alone, so its docstring does not become a description."""
+
+    def test_a_list_of_models(self, client: Letta) -> None:
+        source = (
+            "from pydantic import BaseModel, Field\n\n\n"
+            "class Step(BaseModel):\n"
+            '    """One step of a plan."""\n\n'
+            '    name: str = Field(..., description="What to do.")\n'
+            '    minutes: int = Field(5, description="How long it takes.")\n\n\n'
+            "def plan(steps: list[Step]) -> str:\n"
+            '    """Make a plan.\n\n    Args:\n        steps: The steps, in order.\n    """\n'
+            "    return 'ok'\n"
+        )
+        tool = client.tools.create(source_code=source)
+        assert tool.json_schema == {
+            "name": "plan",
+            "description": "Make a plan.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "steps": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "name": {"type": "string", "description": "What to do."},
+                                "minutes": {"type": "integer", "description": "How long it takes."},
+                            },
+                            "required": ["name"],
+                        },
+                        "description": "The steps, in order.",
+                    }
+                },
+                "required": ["steps"],
+            },
+        }
+
+
 PERMISSIVE = '''from typing import Dict, List, Literal
 import typing
 from pydantic import BaseModel, Field
