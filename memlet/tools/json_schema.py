@@ -139,8 +139,13 @@ def _schema_for_function(
     raw_doc = _raw_docstring(func.body)
     if not raw_doc:
         raise _failure(f"Function {func.name} missing docstring")
-    doc = parse_docstring(raw_doc)
-    arg_docs = {param.arg_name: param.description for param in doc.params}
+    try:
+        doc = parse_docstring(raw_doc)
+    except Exception as exc:  # docstring_parser's ParseError; Letta's 400 words for any other failure
+        raise _failure(f"Unexpected error in schema generation: {exc}") from exc
+    arg_docs: dict[str, str | None] = {}
+    for param in doc.params:  # an argument documented twice keeps its first description, as in Letta
+        arg_docs.setdefault(param.arg_name, param.description)
 
     properties: dict[str, Any] = {}
     required: list[str] = []

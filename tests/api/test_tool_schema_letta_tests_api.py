@@ -167,6 +167,16 @@ class TestPydanticModels:
         }
 
 
+class TestDocstrings:
+    def test_an_argument_documented_twice_keeps_its_first_description(self, client: Letta) -> None:
+        source = 'def act(x: int) -> str:\n    """Act.\n\n    :param x: The first words.\n    :param x: Later words.\n    """\n'
+        tool = client.tools.create(source_code=source)
+        assert tool.json_schema["parameters"]["properties"]["x"] == {
+            "type": "integer",
+            "description": "The first words.",
+        }
+
+
 PERMISSIVE = '''from typing import Dict, List, Literal
 import typing
 from pydantic import BaseModel, Field
