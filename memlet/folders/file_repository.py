@@ -63,6 +63,16 @@ class FileRepository:
     async def content(self, file_id: str) -> orm.FileContent | None:
         return await self.session.get(C, file_id)
 
+    async def lock_key(self, file_id: str) -> bool:
+        """Hold the file's row against a delete until the transaction ends (`FOR KEY SHARE`); False when it is gone."""
+        return (
+            await self.session.scalar(select(F.id).where(F.id == file_id).with_for_update(key_share=True))
+        ) is not None
+
+    async def lock_files_of(self, source_id: str) -> None:
+        """Lock every file of the folder (in id order) for its delete."""
+        await self.session.execute(select(F.id).where(F.source_id == source_id).order_by(F.id).with_for_update())
+
     async def set_text(self, file_id: str, text: str) -> None:
         await self.session.execute(update(C).where(C.file_id == file_id).values(text=text))
 

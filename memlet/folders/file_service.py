@@ -119,7 +119,7 @@ class FileService:
         await self._delete(await self.get(actor, file_id, folder_id))
 
     async def _delete(self, row: orm.FileMetadata) -> None:
-        agent_ids = await self.file_agents.agent_ids_of_file(row.id)
+        agent_ids = sorted(await self.file_agents.agent_ids_of_file(row.id))  # locked in the processor's order
         await self.files.delete(row.id)
         await self.session.flush()
         agents = [await self.session.get(orm.Agent, agent_id, with_for_update=True) for agent_id in agent_ids]

@@ -108,7 +108,8 @@ class FileProcessor:
             if content.raw is None:
                 raise ParseError("The uploaded bytes are gone; upload the file again")
             text = await parse_file(content.raw, row.file_type or "text/plain")
-            await self._store_text(row, text)
+            if not await self._store_text(row, text):
+                return
         chunks = chunk_text(text, (folder.embedding_config or {}).get("embedding_chunk_size"))
         if not await self._move(file_id, "embedding", total_chunks=len(chunks), chunks_embedded=0):
             return
@@ -122,17 +123,25 @@ class FileProcessor:
         async with self.sessionmaker() as session, session.begin():
             return await FileRepository(session).move(file_id, status, **fields)
 
-    async def _store_text(self, row: orm.FileMetadata, text: str) -> None:
-        """Keep the parsed text and show the file to every agent of its folder (opened under their caps)."""
+    async def _store_text(self, row: orm.FileMetadata, text: str) -> bool:
+        """Keep the parsed text and show the file to every agent of its folder (opened under their caps); False
+        when the file is gone (deleted or replaced meanwhile).
+
+        The file's row is locked first, as a delete (or a replace) takes it: a delete waits for this transaction,
+        or this one for the delete, instead of each holding a row the other needs (its content, then the file)."""
         async with self.sessionmaker() as session, session.begin():
-            await FileRepository(session).set_text(row.id, text)
+            repo = FileRepository(session)
+            if not await repo.lock_key(row.id):
+                return False
+            await repo.set_text(row.id, text)
             shown = []
-            for agent_id in await FolderRepository(session).agent_ids(row.source_id):
+            for agent_id in sorted(await FolderRepository(session).agent_ids(row.source_id)):
                 agent = await session.get(orm.Agent, agent_id, with_for_update=True)
                 if agent is not None:
                     await AgentFiles(session).attach(agent, [row], {row.id: text})
                     shown.append(agent)
             await self.rebuild_prompts(session, shown)
+        return True
 
     async def _embed(self, actor: Actor, row: orm.FileMetadata, config: dict[str, Any], chunks: Sequence[str]) -> None:
         async with self.sessionmaker() as session, session.begin():

@@ -126,7 +126,8 @@ class FolderService:
     async def delete(self, actor: Actor, folder_id: str) -> None:
         """Delete the folder, its files, their passages and file blocks; recompile the agents that had it."""
         await self.get(actor, folder_id)
-        agent_ids = await self.folders.agent_ids(folder_id)
+        await self.files.lock_files_of(folder_id)  # first, as the file processor takes a file before the rest
+        agent_ids = sorted(await self.folders.agent_ids(folder_id))
         for agent_id in agent_ids:
             await self._detach_rows(agent_id, folder_id)
         await self.folders.delete(folder_id)
