@@ -19,7 +19,7 @@ from memlet.folders.file_agent_repository import FileAgentRepository
 from memlet.folders.file_repository import FileRepository
 from memlet.folders.file_schemas import DuplicateFileHandling
 from memlet.folders.file_types import SUPPORTED_SUMMARY, stored_media_type, unsupported_upload
-from memlet.folders.names import safe_file_name, suffixed
+from memlet.folders.names import custom_file_name, safe_file_name, suffixed
 from memlet.folders.service import FolderService
 from memlet.folders.upload_body import UploadedFile
 from memlet.prompt.rebuild import PromptRebuilder
@@ -61,7 +61,7 @@ class FileService:
             raise UnsupportedFileTypeError(
                 f"Unsupported file type: {refused} (filename: {upload.file_name}). Supported types: {SUPPORTED_SUMMARY}."
             )
-        original = safe_file_name(name or upload.file_name)
+        original = custom_file_name(name) if name else safe_file_name(upload.file_name)
         existing = await self.files.find_by_original_name(folder.id, original)
         unique = original
         if existing is not None:

@@ -14,6 +14,7 @@ from letta_client import Letta
 
 from memlet.folders import processing
 from tests.api.test_folders_api import EMBEDDING, MODEL, make_folder, wait_done
+from tests.mock_llm import MockLLM, Reply
 
 
 @pytest.fixture
@@ -81,3 +82,31 @@ class TestReplaceWhileProcessing:
         response = while_held(release, lambda: http.delete(f"/v1/folders/{folder.id}"))
         assert response.status_code == 200, response.text
         assert client.agents.retrieve(agent.id, include=["agent.blocks"]).memory.file_blocks == []
+
+
+class TestCustomNames:
+    def test_a_custom_name_keeps_its_folders(self, client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+        folder = make_folder(client)
+        agent = client.agents.create(name="reader", model=MODEL, embedding=EMBEDDING)
+        client.agents.folders.attach(folder.id, agent_id=agent.id)
+        custom = "folder_a/folder_b/another_custom_name.txt"
+        first = client.folders.files.upload(folder.id, file=("tmp1234.txt", b"nested words", "text/plain"), name=custom)
+        assert (first.file_name, first.original_file_name) == (f"docs/{custom}", custom)
+        assert wait_done(client, folder.id, first.id).processing_status == "completed"
+        again = client.folders.files.upload(folder.id, file=("tmp1234.txt", b"more", "text/plain"), name=custom)
+        assert again.file_name == "docs/folder_a/folder_b/another_custom_name_(1).txt"
+        labels = [b.label for b in client.agents.retrieve(agent.id, include=["agent.blocks"]).memory.file_blocks]
+        assert f"docs/{custom}" in labels
+        mock_llm.script(Reply.text("ok"))
+        client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "hi"}])
+        assert f'<file status="open" name="docs/{custom}">' in mock_llm.requests[-1]["messages"][0]["content"]
+
+    def test_an_uploaded_files_own_name_is_still_its_base_name(self, client: Letta, http: httpx.Client) -> None:
+        folder = make_folder(client)
+        uploaded = client.folders.files.upload(folder.id, file=("../../etc/notes.txt", b"words", "text/plain"))
+        assert (uploaded.file_name, uploaded.original_file_name) == ("docs/notes.txt", "notes.txt")
+        for bad in ("a/../b.txt", "/", "dir/.hidden"):
+            response = http.post(
+                f"/v1/folders/{folder.id}/upload", params={"name": bad}, files={"file": ("x.txt", b"x", "text/plain")}
+            )
+            assert response.status_code == 400, (bad, response.text)
