@@ -15,15 +15,23 @@ _REQUEST = ConfigDict(populate_by_name=True, extra="ignore")
 _RESPONSE = ConfigDict(populate_by_name=True, extra="ignore", from_attributes=True)
 # Letta refuses archival memory over 8,192 tokens; characters are a cheap, model-free bound of the same order.
 MAX_PASSAGE_CHARS = 100_000
-MAX_TAGS, MAX_TAG_CHARS = 64, 256
+# Letta bounds neither; 500 characters (Letta's own tests store one that long) stay within a tag index entry.
+MAX_TAGS, MAX_TAG_CHARS = 64, 500
 Tags = list[str] | None
+
+
+def tags_problem(tags: list[str]) -> str | None:
+    """Why these tags cannot be stored, or None."""
+    if len(tags) > MAX_TAGS or any(len(t) > MAX_TAG_CHARS for t in tags):
+        return f"tags: at most {MAX_TAGS} tags of at most {MAX_TAG_CHARS} characters"
+    return None
 
 
 def _clean_tags(tags: list[str] | None) -> list[str] | None:
     if tags is None:
         return None
-    if len(tags) > MAX_TAGS or any(len(t) > MAX_TAG_CHARS or not t.strip() for t in tags):
-        raise ValueError(f"tags: at most {MAX_TAGS} non-empty tags of at most {MAX_TAG_CHARS} characters")
+    if problem := tags_problem(tags):
+        raise ValueError(problem)
     return list(dict.fromkeys(tags))
 
 

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet import ids
@@ -106,7 +107,11 @@ class PassageService:
     ) -> list[orm.Passage]:
         agent = await self.archives.agent(actor, agent_id)
         archive = await self.archives.default_for(actor, agent)
-        item = PassageCreateRequest(text=text, tags=tags, created_at=created_at)
+        try:  # the tool's arguments come unchecked; the route's body is checked already
+            item = PassageCreateRequest(text=text, tags=tags, created_at=created_at)
+        except ValidationError as exc:
+            problems = "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
+            raise BadRequestError(f"INVALID_ARGUMENT: {problems}") from exc
         return await self._store(actor, archive, agent.embedding_config, [item])
 
     async def agent_scope(self, actor: Actor, agent_id: str) -> PassageScope:

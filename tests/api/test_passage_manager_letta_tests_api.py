@@ -1,0 +1,57 @@
+"""Archival memory, after Letta's `tests/managers/test_passage_manager.py` and `test_archive_manager.py`: what a
+letta-client user is answered, and what the model reads back from the archival and conversation search tools."""
+
+import json
+from typing import Any
+
+import httpx
+from letta_client import Letta
+
+from tests.api.test_archival_api import make_agent
+from tests.mock_llm import MockLLM, Reply
+
+ARCHIVAL_TOOLS = ["archival_memory_insert", "archival_memory_search"]
+
+
+def tool_returns(response: Any) -> list[Any]:
+    return [m for m in response.messages if m.message_type == "tool_return_message"]
+
+
+def model_reads(mock_llm: MockLLM) -> list[dict[str, Any]]:
+    """The tool results the model was sent in the last request (each a packed JSON object)."""
+    return [json.loads(m["content"]) for m in mock_llm.requests[-1]["messages"] if m["role"] == "tool"]
+
+
+class TestTags:
+    def test_long_blank_special_and_repeated_tags_are_stored_as_letta_stores_them(
+        self, client: Letta, http: httpx.Client
+    ) -> None:
+        agent = make_agent(client)
+        special = ["tag-with-dash", "tag.with.dots", "tag/with/slash", "tag with spaces", "数字标签", ""]
+        cases = [(["a" * 500, "normal_tag"], ["a" * 500, "normal_tag"]), (special, special)]
+        cases.append((["tag1", "tag2", "tag1", "tag3", "tag2"], ["tag1", "tag2", "tag3"]))
+        cases.append((["Tag", "tag", "TAG"], ["Tag", "tag", "TAG"]))
+        for given, stored in cases:
+            response = http.post(f"/v1/agents/{agent.id}/archival-memory", json={"text": "tagged", "tags": given})
+            assert response.status_code == 200, response.text
+            assert response.json()[0]["tags"] == stored
+        found = client.agents.passages.search(agent.id, query="tagged", tags=["a" * 500])
+        assert [r.tags for r in found.results] == [["a" * 500, "normal_tag"]]
+
+    def test_the_model_inserts_a_long_tag_and_reads_a_plain_error_past_the_limit(
+        self, client: Letta, mock_llm: MockLLM
+    ) -> None:
+        agent = make_agent(client, tools=ARCHIVAL_TOOLS)
+        mock_llm.script(
+            Reply.tool_call("archival_memory_insert", {"content": "kept", "tags": ["x" * 500]}),
+            Reply.tool_call("archival_memory_insert", {"content": "refused", "tags": ["y" * 501]}),
+            Reply.text("done"),
+        )
+        response = client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "remember"}])
+        kept, refused = tool_returns(response)
+        assert kept.status == "success"
+        assert refused.status == "error"
+        problem = "INVALID_ARGUMENT: tags: at most 64 tags of at most 500 characters"
+        assert refused.tool_return == problem
+        assert model_reads(mock_llm)[-1]["message"] == problem
+        assert [p.tags for p in client.agents.passages.list(agent.id)] == [["x" * 500]]
