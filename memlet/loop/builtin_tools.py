@@ -243,8 +243,8 @@ async def archival_memory_search(
     filters = PassageFilters(
         tags=tags or (),
         tag_match_mode="all" if tag_match_mode == "all" else "any",
-        start=_parse_when(start_datetime, zone, end=False),
-        end=_parse_when(end_datetime, zone, end=True),
+        start=_parse_when(start_datetime, zone, end=False, name="start_datetime"),
+        end=_parse_when(end_datetime, zone, end=True, name="end_datetime"),
     )
     try:
         async with ctx.sessionmaker() as session, session.begin():
@@ -265,8 +265,9 @@ def _zone(name: str | None) -> ZoneInfo:
         return ZoneInfo("UTC")
 
 
-def _parse_when(value: str | None, zone: ZoneInfo, *, end: bool) -> datetime | None:
-    """ISO date or datetime; a bare date covers the whole day; naive values are in the agent's timezone."""
+def _parse_when(value: str | None, zone: ZoneInfo, *, end: bool, name: str) -> datetime | None:
+    """ISO date or datetime; a bare date covers the whole day; naive values are in the agent's timezone. A value
+    that is neither is the model's error, worded as Letta's tools word it, naming the argument (`name`)."""
     if not value:
         return None
     try:
@@ -276,7 +277,9 @@ def _parse_when(value: str | None, zone: ZoneInfo, *, end: bool) -> datetime | N
         else:
             moment = datetime.fromisoformat(value)
     except ValueError as exc:
-        raise ToolError(f"Invalid date format '{value}'. Use ISO format (YYYY-MM-DD or YYYY-MM-DDTHH:MM).") from exc
+        raise ToolError(
+            f"Invalid {name} format: {value}. Use ISO 8601 format (YYYY-MM-DD or YYYY-MM-DDTHH:MM)"
+        ) from exc
     return moment if moment.tzinfo else moment.replace(tzinfo=zone)
 
 
@@ -303,7 +306,8 @@ async def conversation_search(
     as a JSON object (not a string) and the API's `tool_return` shows its Python repr.
     """
     zone = _zone(ctx.agent.timezone)
-    start, end = _parse_when(start_date, zone, end=False), _parse_when(end_date, zone, end=True)
+    start = _parse_when(start_date, zone, end=False, name="start_date")
+    end = _parse_when(end_date, zone, end=True, name="end_date")
     wanted = [r for r in (roles or ["user", "assistant"]) if r in ("user", "assistant")]
     hits: list[Hit] = []
     configs: list[dict[str, Any]] = []

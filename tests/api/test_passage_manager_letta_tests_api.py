@@ -55,3 +55,25 @@ class TestTags:
         assert refused.tool_return == problem
         assert model_reads(mock_llm)[-1]["message"] == problem
         assert [p.tags for p in client.agents.passages.list(agent.id)] == [["x" * 500]]
+
+
+class TestSearchToolDates:
+    def test_a_date_that_is_not_iso_names_the_argument_as_letta_does(self, client: Letta, mock_llm: MockLLM) -> None:
+        agent = make_agent(client, tools=[*ARCHIVAL_TOOLS, "conversation_search"])
+        calls = [
+            ("archival_memory_search", {"query": "x", "start_datetime": "yesterday"}),
+            ("archival_memory_search", {"query": "x", "end_datetime": "2024-13-45"}),
+            ("conversation_search", {"query": "x", "start_date": "last week"}),
+            ("conversation_search", {"query": "x", "end_date": "soon"}),
+        ]
+        mock_llm.script(*(Reply.tool_call(name, args) for name, args in calls), Reply.text("done"))
+        response = client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "look"}])
+        hint = "Use ISO 8601 format (YYYY-MM-DD or YYYY-MM-DDTHH:MM)"
+        expected = [
+            f"Invalid start_datetime format: yesterday. {hint}",
+            f"Invalid end_datetime format: 2024-13-45. {hint}",
+            f"Invalid start_date format: last week. {hint}",
+            f"Invalid end_date format: soon. {hint}",
+        ]
+        assert [(r.status, r.tool_return) for r in tool_returns(response)] == [("error", e) for e in expected]
+        assert [r["message"] for r in model_reads(mock_llm)] == expected

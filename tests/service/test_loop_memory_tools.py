@@ -283,7 +283,7 @@ class TestConversationSearch:
     async def test_bad_date_is_an_error_return(self, loop_env: LoopEnv, mock_llm) -> None:
         agent = await agent_with(loop_env, "conversation_search")
         result = await run_tool(loop_env, mock_llm, agent, "conversation_search", {"start_date": "last week"})
-        assert result["status"] == "Failed" and "Invalid date format 'last week'" in result["message"]
+        assert result["status"] == "Failed" and "Invalid start_date format: last week." in result["message"]
 
     async def test_v2_send_message_hits_show_message_and_thinking(self, loop_env: LoopEnv, mock_llm) -> None:
         agent = await loop_env.agent(agent_type="memgpt_v2_agent")
