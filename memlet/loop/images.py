@@ -13,6 +13,7 @@ import binascii
 import mimetypes
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from memlet.config import Settings
 from memlet.db import models as orm
@@ -39,9 +40,22 @@ def _url_images(rows: Sequence[orm.Message]) -> list[dict[str, Any]]:
     return sources
 
 
+def _check_scheme(url: str) -> None:
+    """Letta's refusal of an image URL that is neither http(s) nor data (a local `file://` path, say)."""
+    try:
+        scheme = urlsplit(url).scheme
+    except ValueError:  # a malformed http(s) URL: the outbound policy names the problem
+        return
+    if scheme.lower() not in ("http", "https", "data"):
+        raise BadRequestError(
+            f"INVALID_ARGUMENT: Unsupported image URL scheme '{scheme or '<missing>'}'. Only 'http', 'https', and "
+            "'data' image URLs are supported. Local file paths (file://) are not allowed."
+        )
+
+
 def _from_data_url(url: str) -> tuple[str, str]:
     header, _, data = url.partition(",")
-    media_type = header.removeprefix("data:").split(";", 1)[0] or "image/png"
+    media_type = header[len("data:") :].split(";", 1)[0] or "image/jpeg"  # Letta's default when none is named
     if ";base64" not in header:
         raise BadRequestError(f"INVALID_ARGUMENT: image data URL must be base64-encoded: {url[:64]!r}")
     try:
@@ -99,7 +113,8 @@ async def _inline(sources: list[dict[str, Any]], settings: Settings) -> None:
 
     async def inline(fetcher: Fetcher, source: dict[str, Any]) -> None:
         url = str(source["url"])
-        if url.startswith("data:"):
+        _check_scheme(url)
+        if url[:5].lower() == "data:":
             media_type, data = _from_data_url(url)
         else:
             await policy.check_url(url, "image url")
