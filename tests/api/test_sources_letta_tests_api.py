@@ -110,3 +110,20 @@ class TestCustomNames:
                 f"/v1/folders/{folder.id}/upload", params={"name": bad}, files={"file": ("x.txt", b"x", "text/plain")}
             )
             assert response.status_code == 400, (bad, response.text)
+
+
+class TestReplace:
+    def test_a_replaced_file_keeps_its_folder_in_its_name(self, client: Letta) -> None:
+        # memlet's side of a README compatibility note: Letta named the replacement `notes.txt`, without the
+        # `docs/` every other upload's name has, so the model saw it (and had to open it) under another name.
+        folder = make_folder(client)
+        agent = client.agents.create(name="reader", model=MODEL, embedding=EMBEDDING, folder_ids=[folder.id])
+        first = client.folders.files.upload(folder.id, file=("notes.txt", b"old words", "text/plain"))
+        assert wait_done(client, folder.id, first.id).processing_status == "completed"
+        replaced = client.folders.files.upload(
+            folder.id, file=("notes.txt", b"new words", "text/plain"), duplicate_handling="replace"
+        )
+        assert (replaced.file_name, replaced.original_file_name) == ("docs/notes.txt", "notes.txt")
+        assert wait_done(client, folder.id, replaced.id).processing_status == "completed"
+        (block,) = client.agents.retrieve(agent.id, include=["agent.blocks"]).memory.file_blocks
+        assert (block.label, block.file_id) == ("docs/notes.txt", replaced.id)
