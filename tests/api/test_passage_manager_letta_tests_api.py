@@ -77,3 +77,24 @@ class TestSearchToolDates:
         ]
         assert [(r.status, r.tool_return) for r in tool_returns(response)] == [("error", e) for e in expected]
         assert [r["message"] for r in model_reads(mock_llm)] == expected
+
+
+class TestListing:
+    def test_newest_first_cursors_walk_to_older_passages(self, client: Letta, http: httpx.Client) -> None:
+        # memlet's side of a README compatibility note: Letta read `after` / `before` as newer / older than the
+        # cursor whatever the order, so `ascending=false` with `after=<last id>` gave the newest page again.
+        agent = make_agent(client)
+        ids = [client.agents.passages.create(agent.id, text=f"note {i}")[0].id for i in range(5)]
+
+        def page(**params: Any) -> list[str]:
+            response = http.get(f"/v1/agents/{agent.id}/archival-memory", params={"ascending": "false", **params})
+            assert response.status_code == 200, response.text
+            return [p["id"] for p in response.json()]
+
+        newest = ids[::-1]
+        first = page(limit=2)
+        assert first == newest[:2]
+        assert page(limit=2, after=first[-1]) == newest[2:4]
+        assert page(after=newest[0], before=newest[3]) == newest[1:3]
+        # Oldest first (the default), the cursors mean what they mean in Letta.
+        assert [p.id for p in client.agents.passages.list(agent.id, after=ids[0], before=ids[3])] == ids[1:3]
