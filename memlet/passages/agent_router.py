@@ -14,7 +14,7 @@ from memlet.passages import views
 from memlet.passages.deps import PassageServiceDep
 from memlet.passages.repository import PassageFilters
 from memlet.passages.schemas import MAX_PASSAGE_CHARS, ArchivalMemorySearchResponse, CreateArchivalMemory, Passage
-from memlet.passages.service import in_zone
+from memlet.passages.service import ARCHIVAL_TOKEN_LIMIT, in_zone
 
 router = APIRouter(prefix="/agents", tags=["agents"])
 IncludeEmbedding = Annotated[bool, Query(include_in_schema=False)]
@@ -47,7 +47,9 @@ async def create_passage(
     include_embedding: IncludeEmbedding = False,
 ) -> Any:
     """Insert a memory into the agent's archival memory (its default archive), embedded with its model."""
-    rows = await service.insert_for_agent(actor, agent_id, body.text, body.tags, body.created_at)
+    rows = await service.insert_for_agent(
+        actor, agent_id, body.text, body.tags, body.created_at, token_limit=ARCHIVAL_TOKEN_LIMIT
+    )
     return views.passages(rows, include_embedding=include_embedding)
 
 

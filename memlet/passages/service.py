@@ -21,12 +21,15 @@ from memlet.db import models as orm
 from memlet.db.models.passage import INDEXED_DIMS
 from memlet.db.pagination import Page
 from memlet.errors import BadRequestError, NotFoundError
+from memlet.llm.tokens import count_tokens
 from memlet.passages.embedder import Embedder
 from memlet.passages.repository import PassageFilters, PassageRepository, PassageScope
 from memlet.passages.schemas import PassageCreateRequest, PassageSearchRequest
 
 # Letta's RETRIEVAL_QUERY_DEFAULT_PAGE_SIZE: archival_memory_search's default top_k.
 DEFAULT_TOP_K = 5
+# Letta's archival_memory_token_limit: the most tokens `POST /v1/agents/{id}/archival-memory` stores in a passage.
+ARCHIVAL_TOKEN_LIMIT = 8192
 BYTES_PER_UNIT = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4}
 Hit = tuple[orm.Passage, float]
 
@@ -103,9 +106,23 @@ class PassageService:
     # --- an agent's archival memory ---
 
     async def insert_for_agent(
-        self, actor: Actor, agent_id: str, text: str, tags: list[str] | None, created_at: datetime | None = None
+        self,
+        actor: Actor,
+        agent_id: str,
+        text: str,
+        tags: list[str] | None,
+        created_at: datetime | None = None,
+        *,
+        token_limit: int | None = None,
     ) -> list[orm.Passage]:
+        """Store `text` in the agent's archival memory; over `token_limit` tokens (the REST insert's bound, as in
+        Letta; the tool has none) it is a 400."""
         agent = await self.archives.agent(actor, agent_id)
+        if token_limit is not None and (found := count_tokens(text)) > token_limit:
+            raise BadRequestError(
+                f"INVALID_ARGUMENT: Archival memory content exceeds token limit of {token_limit} tokens "
+                f"(found {found} tokens)"
+            )
         archive = await self.archives.default_for(actor, agent)
         try:  # the tool's arguments come unchecked; the route's body is checked already
             item = PassageCreateRequest(text=text, tags=tags, created_at=created_at)

@@ -57,6 +57,25 @@ class TestTags:
         assert [p.tags for p in client.agents.passages.list(agent.id)] == [["x" * 500]]
 
 
+class TestInsertLimit:
+    def test_the_rest_insert_refuses_over_8192_tokens_and_the_tool_does_not(
+        self, client: Letta, http: httpx.Client, mock_llm: MockLLM
+    ) -> None:
+        agent = make_agent(client, tools=ARCHIVAL_TOOLS)
+        long_text = " ".join(["apple"] * 9000)  # 9,000 tokens
+        response = http.post(f"/v1/agents/{agent.id}/archival-memory", json={"text": long_text})
+        assert response.status_code == 400
+        assert response.json() == {
+            "detail": "INVALID_ARGUMENT: Archival memory content exceeds token limit of 8192 tokens (found 9000 tokens)"
+        }
+        fits = http.post(f"/v1/agents/{agent.id}/archival-memory", json={"text": " ".join(["apple"] * 8192)})
+        assert fits.status_code == 200, fits.text
+        mock_llm.script(Reply.tool_call("archival_memory_insert", {"content": long_text}), Reply.text("done"))
+        (stored,) = tool_returns(client.agents.messages.create(agent.id, input="keep it"))
+        assert stored.status == "success"
+        assert len(client.agents.passages.list(agent.id)) == 2
+
+
 class TestSearchToolDates:
     def test_a_date_that_is_not_iso_names_the_argument_as_letta_does(self, client: Letta, mock_llm: MockLLM) -> None:
         agent = make_agent(client, tools=[*ARCHIVAL_TOOLS, "conversation_search"])
