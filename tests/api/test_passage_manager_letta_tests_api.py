@@ -100,7 +100,7 @@ class TestSearchToolDates:
 
 class TestListing:
     def test_newest_first_cursors_walk_to_older_passages(self, client: Letta, http: httpx.Client) -> None:
-        # memlet's side of a README compatibility note: Letta read `after` / `before` as newer / older than the
+        # Pins the README note on newest-first cursors: Letta read `after` / `before` as newer / older than the
         # cursor whatever the order, so `ascending=false` with `after=<last id>` gave the newest page again.
         agent = make_agent(client)
         ids = [client.agents.passages.create(agent.id, text=f"note {i}")[0].id for i in range(5)]
