@@ -57,6 +57,21 @@ class TestTags:
         assert [p.tags for p in client.agents.passages.list(agent.id)] == [["x" * 500]]
 
 
+class TestDelete:
+    def test_an_agent_deletes_only_its_own_passages(self, client: Letta, http: httpx.Client) -> None:
+        # memlet's side of a README compatibility note: Letta deleted any passage of the organization through any
+        # agent's route (another agent's memory, a file's passage), ignoring the agent in the path.
+        mine, theirs = make_agent(client, "mine"), make_agent(client, "theirs")
+        (kept,) = client.agents.passages.create(theirs.id, text="their memory")
+        missing = {"detail": f"Passage with id '{kept.id}' not found"}
+        response = http.delete(f"/v1/agents/{mine.id}/archival-memory/{kept.id}")
+        assert (response.status_code, response.json()) == (404, missing)
+        assert [p.id for p in client.agents.passages.list(theirs.id)] == [kept.id]
+        response = http.delete(f"/v1/agents/{theirs.id}/archival-memory/{kept.id}")
+        deleted = {"message": f"Memory id={kept.id} successfully deleted"}
+        assert (response.status_code, response.json()) == (200, deleted)
+
+
 class TestInsertLimit:
     def test_the_rest_insert_refuses_over_8192_tokens_and_the_tool_does_not(
         self, client: Letta, http: httpx.Client, mock_llm: MockLLM
