@@ -184,8 +184,12 @@ async def reset_messages(
     service: AgentMessageServiceDep,
     actor: ActorDep,
 ) -> Any:
-    """Clear the agent's context window except its system message; stored messages stay searchable."""
+    """Clear the agent's context window except its system message; stored messages stay searchable.
+
+    Answers the agent's state, or `null` to a 1.x SDK (Letta skips building the state for those)."""
     await service.reset(agent_id, add_default_initial_messages=body.add_default_initial_messages)
+    if is_sdk_v1(request):
+        return None
     return await AgentService(session, request.app.state.catalog).get_state(actor, agent_id)
 
 

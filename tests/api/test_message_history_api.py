@@ -123,12 +123,18 @@ class TestReset:
         agent_id = _chat(http, client, mock_llm, 2)
         before = client.agents.retrieve(agent_id)
         assert len(before.message_ids or []) == 5
-        state = client.agents.messages.reset(agent_id)
-        assert state is not None and state.message_ids == (before.message_ids or [])[:1]
+        assert client.agents.messages.reset(agent_id) is None  # Letta answers a 1.x SDK with null
+        state = client.agents.retrieve(agent_id, include=["agent.blocks"])
+        assert state.message_ids == (before.message_ids or [])[:1]
         assert [b.value for b in state.memory.blocks] == [b["value"] for b in BLOCKS]
         assert len(http.get(f"/v1/agents/{agent_id}/messages").json()) == 5  # history survives (recall memory)
 
-    def test_default_initial_messages_for_memgpt(self, client: Letta) -> None:
+    def test_default_initial_messages_for_memgpt(self, client: Letta, http: httpx.Client) -> None:
         agent = make_agent(client, agent_type="memgpt_v2_agent")
-        state = client.agents.messages.reset(agent.id, add_default_initial_messages=True)
-        assert state is not None and len(state.message_ids or []) == 4
+        # A client that is not a 1.x SDK (here httpx's own User-Agent) gets the agent's state back, as from Letta.
+        response = http.patch(f"/v1/agents/{agent.id}/reset-messages", json={"add_default_initial_messages": True})
+        assert response.status_code == 200 and len(response.json()["message_ids"]) == 4
+        sdk = http.patch(
+            f"/v1/agents/{agent.id}/reset-messages", json={}, headers={"User-Agent": "letta-client/1.12.1"}
+        )
+        assert (sdk.status_code, sdk.json()) == (200, None)
