@@ -95,6 +95,8 @@ class TestCustomNames:
         assert wait_done(client, folder.id, first.id).processing_status == "completed"
         again = client.folders.files.upload(folder.id, file=("tmp1234.txt", b"more", "text/plain"), name=custom)
         assert again.file_name == "docs/folder_a/folder_b/another_custom_name_(1).txt"
+        listed = {f.file_name for f in client.folders.files.list(folder.id)}  # without the folder, as Letta lists
+        assert listed == {custom, "folder_a/folder_b/another_custom_name_(1).txt"}
         labels = [b.label for b in client.agents.retrieve(agent.id, include=["agent.blocks"]).memory.file_blocks]
         assert f"docs/{custom}" in labels
         mock_llm.script(Reply.text("ok"))
