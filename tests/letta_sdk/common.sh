@@ -1,5 +1,6 @@
-# Shared by run.sh and run_mcp.sh (sourced, not run): copy Letta's test files into a scratch dir, start memlet's
-# mock LLM and a memlet server on a fresh embedded Postgres, and stop all of it on exit.
+# Shared by run.sh, run_mcp.sh, run_search.sh and run_legacy_sdk.sh (sourced, not run): copy Letta's test files
+# into a scratch dir, start memlet's mock LLM and a memlet server on a fresh embedded Postgres, and stop all of it
+# on exit.
 # The caller sets ROOT, PY (memlet's interpreter) and SRC / REV (where Letta's files are). LETTA_SDK_SERVER_LOG, if
 # set, is where the server's log is copied on exit.
 
@@ -38,10 +39,10 @@ copy_letta_files() {
 free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # start_memlet [VAR=value...]: the mock LLM (serves gpt-4o-mini and text-embedding-3-small) and a memlet server
-# from this worktree, with any extra environment given; sets PORT once /v1/health/ answers.
+# from this worktree, with any extra environment given; sets MOCK_PORT, and PORT once /v1/health/ answers.
 start_memlet() {
-    local mock_port
-    mock_port="$(free_port)"
+    MOCK_PORT="$(free_port)"
+    local mock_port="$MOCK_PORT"
     PORT="$(free_port)"
     (cd "$ROOT" && exec "$PY" -m tests.mock_llm --port "$mock_port") > "$WORK/mock.log" 2>&1 &
     MOCK_PID=$!
