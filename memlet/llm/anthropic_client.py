@@ -54,6 +54,7 @@ FINISH_REASONS = {
     "refusal": "content_filter",
 }
 PLACEHOLDER_API_KEY = "sk-ant-no-key"
+FINE_GRAINED_TOOL_STREAMING_BETA = "fine-grained-tool-streaming-2025-05-14"
 
 
 def sdk_base_url(base_url: str) -> str:
@@ -254,36 +255,39 @@ class AnthropicClient:
         return request_body(request, self.options)
 
     async def chat(self, request: ChatRequest) -> ChatResult:
-        return await final_result(self.stream_chat(request))
+        return await final_result(metered(self.provider, self._stream_chat(request, betas=self.options.betas)))
 
     def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
-        """Yield deltas, then one ``ChatResult``; with ``stream=False`` only the result is yielded."""
-        return metered(self.provider, self._stream_chat(request))
+        """Yield deltas, then one ``ChatResult``; with ``stream=False`` only the result is yielded. A caller that
+        relays the deltas asks, as Letta's streaming path does, for fine-grained tool streaming: tool arguments
+        (and the thoughts and messages inside them) then arrive as the model writes them, not in bursts."""
+        betas = (FINE_GRAINED_TOOL_STREAMING_BETA, *self.options.betas) if request.stream else self.options.betas
+        return metered(self.provider, self._stream_chat(request, betas=betas))
 
-    async def _stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
+    async def _stream_chat(self, request: ChatRequest, *, betas: tuple[str, ...]) -> AsyncGenerator[ChatEvent, None]:
         body = self.request_body(request)
         if not request.stream:
-            message = await with_retries(lambda: self._create(body, stream=False), self.retry, self._errors)
+            message = await with_retries(lambda: self._create(body, betas, stream=False), self.retry, self._errors)
             yield _result_from_message(message)
             return
-        stream, first = await with_retries(lambda: self._open_stream(body), self.retry, self._errors)
+        stream, first = await with_retries(lambda: self._open_stream(body, betas), self.retry, self._errors)
         events = relay(stream, first, _Assembler(), self._errors.base, self._errors.convert)
         async with contextlib.aclosing(events) as relayed:
             async for event in relayed:
                 yield event
 
     async def _open_stream(
-        self, body: dict[str, Any]
+        self, body: dict[str, Any], betas: tuple[str, ...]
     ) -> tuple[anthropic.AsyncStream[RawMessageStreamEvent], RawMessageStreamEvent | None]:
         # Reading the first event inside the retried call means early stream errors are retried too.
-        return await with_first_chunk(await self._create(body, stream=True))
+        return await with_first_chunk(await self._create(body, betas, stream=True))
 
-    async def _create(self, body: dict[str, Any], *, stream: bool) -> Any:
+    async def _create(self, body: dict[str, Any], betas: tuple[str, ...], *, stream: bool) -> Any:
         """POST /v1/messages with the body as built (plain JSON already; the SDK's transform step is skipped)."""
         from anthropic import AsyncStream
         from anthropic.types import Message, RawMessageStreamEvent
 
-        headers = {"anthropic-beta": ",".join(self.options.betas)} if self.options.betas else {}
+        headers = {"anthropic-beta": ",".join(betas)} if betas else {}
         return await self._sdk.post(
             "/v1/messages",
             body={**body, "stream": True} if stream else body,
