@@ -3,7 +3,8 @@
 Every provider failure becomes one of these, with Letta's ``error_type``, status and fixed message:
 
     LLMError        llm_timeout (504) | llm_rate_limit (429) | llm_authentication (401) |
-    │               llm_insufficient_credits (402) | llm_bad_request (400) | llm_error (500)
+    │               llm_insufficient_credits (402) | llm_bad_request (400) | llm_error (500: a provider's 5xx,
+    │               a refused connection, and its 403, 404 and 422, as Letta answers them)
     └── LLMEmptyResponseError   llm_empty_response: nothing usable came back (stop reason invalid_llm_response)
     ContextWindowExceededError (BadRequestError, 400): the prompt does not fit; the loop compacts and retries
 """
@@ -30,9 +31,35 @@ _ERROR_TYPES: dict[str, tuple[int, str]] = {
     "llm_error": (500, "An error occurred with the LLM request."),
     "llm_empty_response": (500, "LLM returned an empty response."),
 }
-_CONTEXT_OVERFLOW_HINTS = ("exceeds the context window", "maximum context length", "context_length_exceeded")
-# Also tells an exhausted quota (not worth retrying) from a passing rate limit in ``memlet.llm.retry``.
-CREDIT_HINTS = ("insufficient credits", "exceeded your current quota", "insufficient_quota", "add more credits")
+# Letta's `is_context_window_overflow_message`, lowercased.
+_CONTEXT_OVERFLOW_HINTS = (
+    "exceeds the context window",
+    "maximum context length",
+    "context_length_exceeded",
+    "input tokens exceed the configured limit",
+    "exceeds the maximum allowed input length",
+)
+# Letta's `is_insufficient_credits_message` (plus OpenAI's `insufficient_quota` code). Also tells an exhausted quota
+# (not worth retrying) from a passing rate limit in ``memlet.llm.retry``.
+CREDIT_HINTS = (
+    "insufficient credits",
+    "requires more credits",
+    "add more credits",
+    "exceeded your current quota",
+    "insufficient_quota",
+    "you've exceeded your budget",
+    "can only afford",
+)
+
+
+def is_credit_message(text: str) -> bool:
+    lowered = text.lower()
+    return any(hint in lowered for hint in CREDIT_HINTS) or ("billing" in lowered and "hard limit" in lowered)
+
+
+def is_overflow_message(text: str) -> bool:
+    lowered = text.lower()
+    return any(hint in lowered for hint in _CONTEXT_OVERFLOW_HINTS)
 
 
 class LLMEmptyResponseError(LLMError):
@@ -60,32 +87,57 @@ def llm_error(error_type: str, detail: str) -> LLMError:
 def to_llm_error(exc: Exception) -> ProviderError:
     """Map a failed OpenAI-compatible call to the error memlet raises (Letta's classification, our wording).
 
-    Timeouts, connection failures and unusable bodies first; then a context overflow named in the error's text;
-    then by status: 429 rate limit, 401 authentication, 402 (or a credit message) credits, 5xx provider error,
-    any other status a bad request. An error inside a stream has no status: a provider error.
+    Timeouts, connection failures and unusable bodies first. An error inside a stream (no status): a context
+    overflow, exhausted credits, else a bad request. By status: 429 rate limit; 400 a context overflow (by its
+    code or text) or a bad request; 401 authentication; 403, 404 and 422 a provider error (Letta's 500 for these);
+    413 a context overflow; 402 (or a credit message) credits; other 5xx a provider error; other 4xx a bad request.
     """
     text = str(exc)
-    lowered = text.lower()
     if isinstance(exc, ProviderTimeoutError):
         return llm_error("llm_timeout", f"TIMEOUT: Request to the LLM provider timed out: {text}")
     if isinstance(exc, ProviderConnectionError):
         return llm_error("llm_error", f"INTERNAL_SERVER_ERROR: Failed to connect to the LLM provider: {text}")
     if isinstance(exc, ProviderResponseError):
         return LLMEmptyResponseError(f"INTERNAL_SERVER_ERROR: Unparsable LLM response: {text}")
-    if any(hint in lowered for hint in _CONTEXT_OVERFLOW_HINTS):
-        return ContextWindowExceededError(f"CONTEXT_WINDOW_EXCEEDED: The LLM context window was exceeded: {text}")
-    if isinstance(exc, ProviderStatusError):
-        if exc.status_code == 429:
-            return llm_error("llm_rate_limit", f"RATE_LIMIT_EXCEEDED: Rate limited by the LLM provider: {text}")
-        if exc.status_code == 401:
-            return llm_error("llm_authentication", f"UNAUTHENTICATED: Authentication failed: {text}")
-        if exc.status_code == 402 or any(hint in lowered for hint in CREDIT_HINTS):
+    if not isinstance(exc, ProviderStatusError):  # an error event inside a stream, or anything else
+        if is_overflow_message(text):
+            return _overflow(text)
+        if is_credit_message(text):
             return llm_error("llm_insufficient_credits", f"PAYMENT_REQUIRED: Insufficient credits: {text}")
-        if exc.status_code >= 500:
-            return llm_error("llm_error", f"INTERNAL_SERVER_ERROR: LLM provider error: {text}")
+        return llm_error("llm_bad_request", f"INVALID_ARGUMENT: LLM provider error: {text}")
+    status = exc.status_code
+    if status == 429:
+        return llm_error("llm_rate_limit", f"RATE_LIMIT_EXCEEDED: Rate limited by the LLM provider: {text}")
+    if status == 400:
+        code = exc.body.get("code") if isinstance(exc.body, dict) else None
+        if code == "context_length_exceeded" or is_overflow_message(text):
+            return _overflow(text)
+        if isinstance(exc.body, str) and "<html" in exc.body.lower():
+            text += " (an HTML page, not an OpenAI-compatible error: is the endpoint URL an OpenAI-compatible API?)"
         return llm_error("llm_bad_request", f"INVALID_ARGUMENT: Bad request to the LLM provider: {text}")
-    # An error event inside a stream, or anything else.
-    return llm_error("llm_error", f"INTERNAL_SERVER_ERROR: LLM provider error: {text}")
+    if status == 401:
+        return llm_error("llm_authentication", f"UNAUTHENTICATED: Authentication failed: {text}")
+    if status in _REFUSALS:
+        return llm_error("llm_error", f"{_REFUSALS[status]}: {text}")
+    if status == 413:
+        return _overflow(text)
+    if status == 402 or is_credit_message(text):
+        return llm_error("llm_insufficient_credits", f"PAYMENT_REQUIRED: Insufficient credits: {text}")
+    if status >= 500:
+        return llm_error("llm_error", f"INTERNAL_SERVER_ERROR: LLM provider error: {text}")
+    return llm_error("llm_bad_request", f"INVALID_ARGUMENT: Bad request to the LLM provider: {text}")
+
+
+# Statuses Letta reads as their own LLM errors, which its API answers as a plain 500 llm_error.
+_REFUSALS = {
+    403: "PERMISSION_DENIED: The LLM provider refused access",
+    404: "NOT_FOUND: The LLM provider does not know the model or path",
+    422: "INVALID_ARGUMENT: The LLM provider could not process the request",
+}
+
+
+def _overflow(text: str) -> ContextWindowExceededError:
+    return ContextWindowExceededError(f"CONTEXT_WINDOW_EXCEEDED: The LLM context window was exceeded: {text}")
 
 
 def check_sendable_endpoint(base_url: str) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-from memlet.llm.errors import CREDIT_HINTS, ProviderError, to_llm_error
+from memlet.llm.errors import ProviderError, is_credit_message, to_llm_error
 from memlet.llm.wire_errors import ProviderConnectionError, ProviderHTTPError, ProviderStatusError
 
 log = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ def is_retryable(exc: Exception) -> bool:
     if not isinstance(exc, ProviderStatusError):
         return False
     if exc.status_code == 429:
-        return not any(hint in str(exc).lower() for hint in CREDIT_HINTS)
+        return not is_credit_message(str(exc))
     return exc.status_code in (408, 409) or exc.status_code >= 500
 
 
@@ -68,7 +68,7 @@ class SDKErrors:
     """How to read one provider client's exceptions: their base class, which are transient, the wait they ask for,
     and the memlet error each becomes."""
 
-    base: type[Exception]
+    base: type[Exception] | tuple[type[Exception], ...]
     retryable: Callable[[Exception], bool]
     retry_after: Callable[[Exception], float | None]
     convert: Callable[[Exception], ProviderError]

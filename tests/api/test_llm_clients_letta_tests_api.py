@@ -8,12 +8,22 @@ import json
 from typing import Any
 
 import httpx
+import pytest
 from letta_client import Letta
 
 from tests.api.test_anthropic_api import make_agent
+from tests.api.test_compaction_api import agent_with_history, kinds
+from tests.api.test_messages_api import make_agent as messages_agent
+from tests.api.test_messages_api import send
 from tests.mock_llm import MockLLM, Reply
 
 FINE_GRAINED = "fine-grained-tool-streaming-2025-05-14"
+CANNOT_AFFORD = (
+    "This request requires more credits, or fewer max_tokens. You requested up to 65536 tokens, "
+    "but can only afford 2679."
+)
+# The first chunk of an OpenAI-style stream.
+CHUNK = 'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}\n\n'
 
 
 def sse_events(text: str) -> list[tuple[str | None, str]]:
@@ -49,3 +59,78 @@ class TestAnthropicStreamingHeaders:
         claude.agents.messages.create(agent.id, messages=[{"role": "user", "content": "hi again"}])
         [blocking] = mock_llm.requests
         assert FINE_GRAINED not in blocking.get("_beta", "")
+
+
+def llm_error_body(detail_part: str, response: httpx.Response) -> None:
+    assert response.status_code == 500, response.text
+    error = response.json()["error"]
+    assert (error["type"], error["message"]) == ("llm_error", "An error occurred with the LLM request.")
+    assert detail_part in error["detail"]
+
+
+class TestOpenAICompatibleErrors:
+    """Letta's `OpenAIClient.handle_llm_error`: which error a provider's answer becomes."""
+
+    @pytest.mark.parametrize("status", [403, 404, 422])
+    def test_refusals_are_llm_errors(self, client: Letta, http: httpx.Client, mock_llm: MockLLM, status: int) -> None:
+        """A 403, 404 (a model the endpoint does not serve) or 422 is Letta's LLMPermissionDenied / NotFound /
+        UnprocessableEntity error, which its API answers as a plain 500 llm_error (not a bad request)."""
+        mock_llm.reset()
+        agent = messages_agent(client)
+        mock_llm.script(Reply.error(status, times=10, message="The model `gpt-9` does not exist"))
+        llm_error_body("The model `gpt-9` does not exist", send(http, agent.id, "hi"))
+        assert len(mock_llm.requests) == 1  # not retried
+        [run] = client.runs.list(agent_id=agent.id)
+        assert run.stop_reason == "llm_api_error"
+
+    @pytest.mark.parametrize(
+        "overflow",
+        [
+            Reply.error(413, message="Request Entity Too Large"),
+            Reply.error(400, message="Input tokens exceed the configured limit of 272000 tokens."),
+            Reply.error(400, message="The prompt is too big", code="context_length_exceeded"),
+        ],
+        ids=["413", "configured-limit", "by-code"],
+    )
+    def test_context_overflows_compact_and_retry(
+        self, client: Letta, http: httpx.Client, mock_llm: MockLLM, overflow: Reply
+    ) -> None:
+        """A 413 and the overflow texts Letta knows (or the error's `context_length_exceeded` code) are a context
+        overflow: the history is compacted and the step retried, not answered with a bad request."""
+        agent_id = agent_with_history(client, mock_llm)
+        mock_llm.script(overflow, Reply.text("Summary before retry."), Reply.text("after the retry"))
+        response = send(http, agent_id, "hello")
+        assert response.status_code == 200, response.text
+        assert kinds(mock_llm) == ["step", "summary", "step"]
+        assert response.json()["messages"][-1]["content"] == "after the retry"
+
+    @pytest.mark.parametrize(
+        ("message", "status", "error_type"),
+        [
+            (CANNOT_AFFORD, 402, "llm_insufficient_credits"),
+            ("Some other API error occurred", 400, "llm_bad_request"),
+        ],
+    )
+    def test_an_error_inside_the_stream(
+        self, client: Letta, http: httpx.Client, mock_llm: MockLLM, message: str, status: int, error_type: str
+    ) -> None:
+        """An error object inside the provider's stream (no status: the SDK's bare APIError in Letta) is exhausted
+        credits when it says so (OpenRouter's mid-stream "can only afford"), else a bad request."""
+        mock_llm.reset()
+        agent = messages_agent(client)
+        mock_llm.script(Reply.raw(CHUNK, f"data: {json.dumps({'error': {'message': message, 'code': 402}})}\n\n"))
+        response = send(http, agent.id, "hi")
+        assert response.status_code == status, response.text
+        assert response.json()["error"]["type"] == error_type and message in response.json()["error"]["detail"]
+
+    def test_an_html_page_is_a_bad_request_that_says_so(
+        self, client: Letta, http: httpx.Client, mock_llm: MockLLM
+    ) -> None:
+        mock_llm.reset()
+        agent = messages_agent(client)
+        page = "<html><body><h1>400 Bad Request</h1></body></html>"
+        mock_llm.script(Reply.raw(page, status=400, content_type="text/html"))
+        response = send(http, agent.id, "hi")
+        assert response.status_code == 400, response.text
+        error = response.json()["error"]
+        assert error["type"] == "llm_bad_request" and "OpenAI-compatible" in error["detail"]

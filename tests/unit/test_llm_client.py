@@ -191,7 +191,9 @@ class TestStreamChat:
 
         with pytest.raises(LLMError) as info:
             await consume()
-        assert info.value.error_type == "llm_error"
+        # An error object inside the stream has no status: Letta's bare APIError, a bad request unless it names an
+        # overflow or exhausted credits.
+        assert info.value.error_type == "llm_bad_request"
         assert "".join(seen) == "one two"
         assert len(mock.requests) == 1
 

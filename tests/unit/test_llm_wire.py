@@ -191,8 +191,9 @@ class TestMalformedStreams:
         mock.script(Reply.raw('data: {"error": {"message": "upstream exploded", "code": 502}}\n\n'))
         with pytest.raises(LLMError) as info:
             await client.chat(request())
-        assert (info.value.error_type, info.value.http_status) == ("llm_error", 500)
-        assert info.value.detail == "INTERNAL_SERVER_ERROR: LLM provider error: upstream exploded"
+        # No status: Letta's bare APIError, a bad request (its `code` is the provider's, not an HTTP answer).
+        assert (info.value.error_type, info.value.http_status) == ("llm_bad_request", 400)
+        assert info.value.detail == "INVALID_ARGUMENT: LLM provider error: upstream exploded"
         assert len(mock.requests) == 1  # an error inside a 200 stream is not retried
 
     async def test_error_object_without_a_message(self, mock: MockLLM, client: OpenAICompatibleClient) -> None:
@@ -259,12 +260,12 @@ class TestStatusMapping:
             (400, "Invalid value for 'tools'", "llm_bad_request", 400, 1),
             (401, "Incorrect API key provided", "llm_authentication", 401, 1),
             (402, "Payment required", "llm_insufficient_credits", 402, 1),
-            (403, "Project does not have access", "llm_bad_request", 400, 1),
-            (404, "The model does not exist", "llm_bad_request", 400, 1),
+            # Letta's LLMPermissionDenied / NotFound / UnprocessableEntity errors: its API's plain 500 llm_error.
+            (403, "Project does not have access", "llm_error", 500, 1),
+            (404, "The model does not exist", "llm_error", 500, 1),
             (408, "Request timeout", "llm_bad_request", 400, 3),
             (409, "Conflict", "llm_bad_request", 400, 3),
-            (413, "Request too large", "llm_bad_request", 400, 1),
-            (422, "Unprocessable", "llm_bad_request", 400, 1),
+            (422, "Unprocessable", "llm_error", 500, 1),
             (429, "Rate limit reached", "llm_rate_limit", 429, 3),
             (429, CREDITS, "llm_rate_limit", 429, 1),  # exhausted quota: not worth retrying
             (500, "Internal error", "llm_error", 500, 3),
@@ -301,6 +302,15 @@ class TestStatusMapping:
             == f"CONTEXT_WINDOW_EXCEEDED: The LLM context window was exceeded: Error code: 400 - {OVERFLOW}"
         )
 
+    @pytest.mark.parametrize("stream", [True, False])
+    async def test_a_413_is_a_context_overflow(
+        self, mock: MockLLM, client: OpenAICompatibleClient, stream: bool
+    ) -> None:
+        mock.script(Reply.error(status=413, message="Request too large"))
+        with pytest.raises(ContextWindowExceededError):
+            await client.chat(request(stream))
+        assert len(mock.requests) == 1
+
     async def test_non_json_error_body_names_the_status_only(
         self, mock: MockLLM, client: OpenAICompatibleClient
     ) -> None:
@@ -311,7 +321,7 @@ class TestStatusMapping:
         mock.script(Reply.raw("<html>nope</html>", status=403, content_type="text/html"))
         with pytest.raises(LLMError) as info:
             await client.chat(request())
-        assert info.value.detail == "INVALID_ARGUMENT: Bad request to the LLM provider: Error code: 403"
+        assert info.value.detail == "PERMISSION_DENIED: The LLM provider refused access: Error code: 403"
 
 
 @pytest.mark.parametrize(
