@@ -23,7 +23,7 @@ async def relay(
     stream: Any,
     first: Any | None,
     assembler: Assembler,
-    sdk_error: type[Exception],
+    sdk_error: type[Exception] | tuple[type[Exception], ...],
     to_llm_error: Callable[[Exception], Exception],
 ) -> AsyncGenerator[ChatEvent, None]:
     """Yield the events of `first` and then of the rest of `stream`, then the assembled result.

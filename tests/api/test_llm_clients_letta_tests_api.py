@@ -134,3 +134,73 @@ class TestOpenAICompatibleErrors:
         assert response.status_code == 400, response.text
         error = response.json()["error"]
         assert error["type"] == "llm_bad_request" and "OpenAI-compatible" in error["detail"]
+
+
+def anthropic_event(name: str, payload: dict[str, Any]) -> str:
+    return f"event: {name}\ndata: {json.dumps(payload)}\n\n"
+
+
+# An Anthropic stream that has started a text block and sent its first words.
+STARTED = (
+    anthropic_event(
+        "message_start",
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "content": [],
+                "model": "claude-sonnet-4-5-20250929",
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 10, "output_tokens": 1},
+            },
+        },
+    ),
+    anthropic_event(
+        "content_block_start",
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    ),
+    anthropic_event(
+        "content_block_delta",
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hello"}},
+    ),
+)
+
+
+class TestAnthropicErrors:
+    """Letta's `AnthropicClient.handle_llm_error`, and a stream the connection breaks off."""
+
+    @pytest.mark.parametrize(("status", "calls"), [(404, 1), (409, 4)])
+    def test_statuses_letta_answers_as_llm_errors(
+        self, claude: Letta, claude_server: Any, mock_llm: MockLLM, status: int, calls: int
+    ) -> None:
+        """A 404 (a model Anthropic does not serve) is Letta's LLMNotFoundError and a 409 its LLMServerError: both
+        a plain 500 llm_error (a 409 is retried first), not a bad request."""
+        agent = make_agent(claude)
+        mock_llm.script(Reply.error(status, times=10, message="model: claude-9"))
+        with httpx.Client(base_url=claude_server.base_url, timeout=60) as http:
+            llm_error_body("model: claude-9", send(http, agent.id, "hi"))
+        assert len(mock_llm.requests) == calls
+
+    def test_a_stream_broken_off_is_an_llm_error(self, claude: Letta, claude_server: Any, mock_llm: MockLLM) -> None:
+        """The connection drops mid-stream ("peer closed connection"): Letta's LLMConnectionError. A blocking send
+        answers 500 llm_error; a token stream that had begun ends with stop_reason llm_api_error and the error
+        event Letta sends once chunks went out; the run stops with llm_api_error."""
+        agent = make_agent(claude)
+        mock_llm.script(Reply.raw(*STARTED, cut=True))
+        with httpx.Client(base_url=claude_server.base_url, timeout=60) as http:
+            llm_error_body("broke off", send(http, agent.id, "hi"))
+            mock_llm.script(Reply.raw(*STARTED, cut=True))
+            body = {"messages": [{"role": "user", "content": "hi"}], "stream_tokens": True}
+            streamed = http.post(f"/v1/agents/{agent.id}/messages/stream", json=body)
+        events = [(n, d) for n, d in sse_events(streamed.text) if '"message_type":"ping"' not in d]
+        assert json.loads(events[0][1])["content"] == "Hello"
+        assert json.loads(events[-3][1]) == {"message_type": "stop_reason", "stop_reason": "llm_api_error"}
+        name, data = events[-2]
+        error = json.loads(data)
+        assert name == "error" and error["error_type"] == "internal_error"
+        assert events[-1] == (None, "[DONE]")
+        runs = claude.runs.list(agent_id=agent.id)
+        assert [r.stop_reason for r in runs] == ["llm_api_error", "llm_api_error"]

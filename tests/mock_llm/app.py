@@ -29,6 +29,8 @@ def _raw(reply: Reply) -> Response:
     async def pieces() -> AsyncIterator[str]:
         for piece in reply.body:
             yield piece
+        if reply.cut:  # the server aborts the connection: the client never sees the response's end
+            raise ConnectionAbortedError("mock: connection dropped mid-response")
 
     return StreamingResponse(pieces(), status_code=reply.status, media_type=reply.content_type)
 
@@ -69,6 +71,8 @@ def create_app(state: MockState) -> Starlette:
             {"_beta": beta} if (beta := request.headers.get("anthropic-beta")) else {}
         )
         reply = await resolve(state.take(seen, "chat"))
+        if reply.kind == "raw":
+            return _raw(reply)
         if reply.kind == "error":
             return anthropic_wire.error_response(reply)
         number = state.next_number()

@@ -40,6 +40,7 @@ class Reply:
     prompt_tokens: int | None = None  # the prompt tokens to report instead of the counted ones
     body: tuple[str, ...] = ()  # raw: the response body, written piece by piece
     content_type: str = "text/event-stream"  # raw: the response's media type
+    cut: bool = False  # raw: the connection is dropped after the body, before the response is complete
     chunk_gap_s: float = 0.0  # streamed only: the pause before each chunk after the first (a model's token rate)
 
     @classmethod
@@ -98,9 +99,10 @@ class Reply:
         return cls(kind="delay", seconds=seconds, then=then)
 
     @classmethod
-    def raw(cls, *pieces: str, status: int = 200, content_type: str = "text/event-stream") -> Self:
-        """A response body exactly as given (each piece flushed on its own), e.g. a malformed stream."""
-        return cls(kind="raw", body=pieces, status=status, content_type=content_type)
+    def raw(cls, *pieces: str, status: int = 200, content_type: str = "text/event-stream", cut: bool = False) -> Self:
+        """A response body exactly as given (each piece flushed on its own), e.g. a malformed stream; with `cut`
+        the connection then drops mid-response, as a provider's does when it breaks off."""
+        return cls(kind="raw", body=pieces, status=status, content_type=content_type, cut=cut)
 
     @classmethod
     def empty(cls) -> Self:
