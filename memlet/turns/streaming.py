@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pydantic import BaseModel
 
 from memlet.loop import events as ev
-from memlet.messages.error_events import stream_error
+from memlet.messages.error_events import error_text, stream_error
 from memlet.messages.schemas import (
     ApprovalRequestMessage,
     AssistantMessage,
@@ -175,7 +175,8 @@ class EventRenderer:
                 return [sse(stop_reason(event.stop_reason)), DONE]
             return [sse(stop_reason(event.stop_reason)), sse(usage_of(event.usage)), DONE]
         if self._started and self.opts.text_is_assistant:
-            detail = str(event.error) or repr(event.error)
+            # The cause, as Letta's str(error) gives it (an LLM error's provider detail, not its fixed message).
+            detail = error_text(event.error)
             item = LettaErrorMessage(
                 run_id=self.run_id, error_type="internal_error", message=MID_STREAM_ERROR, detail=detail
             )

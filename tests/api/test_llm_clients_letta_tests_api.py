@@ -201,6 +201,8 @@ class TestAnthropicErrors:
         name, data = events[-2]
         error = json.loads(data)
         assert name == "error" and error["error_type"] == "internal_error"
+        assert error["message"] == "An error occurred during agent execution."
+        assert "broke off" in error["detail"] and "peer closed connection" in error["detail"]  # the cause
         assert events[-1] == (None, "[DONE]")
         runs = claude.runs.list(agent_id=agent.id)
         assert [r.stop_reason for r in runs] == ["llm_api_error", "llm_api_error"]
