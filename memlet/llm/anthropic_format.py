@@ -89,14 +89,16 @@ class AnthropicOptions:
 
 
 def _text_blocks(content: Any) -> list[dict[str, Any]]:
-    """OpenAI message content (a string or parts) as Anthropic content blocks."""
+    """OpenAI message content (a string or parts) as Anthropic content blocks. Text of only whitespace is left out,
+    as Letta drops it: Anthropic refuses such a block (a model's "\n\n" before a tool call would break the next
+    request), and a message left with no blocks is not sent."""
     if content is None:
         return []
     if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
+        return [{"type": "text", "text": content}] if content.strip() else []
     blocks: list[dict[str, Any]] = []
     for part in content:
-        if part.get("type") == "text" and part.get("text"):
+        if part.get("type") == "text" and str(part.get("text") or "").strip():
             blocks.append({"type": "text", "text": str(part["text"])})
         elif part.get("type") == "image_url":
             blocks.append(_image_block(str((part.get("image_url") or {}).get("url") or "")))

@@ -206,3 +206,21 @@ class TestAnthropicErrors:
         assert events[-1] == (None, "[DONE]")
         runs = claude.runs.list(agent_id=agent.id)
         assert [r.stop_reason for r in runs] == ["llm_api_error", "llm_api_error"]
+
+
+class TestAnthropicRequests:
+    def test_whitespace_only_text_is_left_out(self, claude: Letta, mock_llm: MockLLM) -> None:
+        """Anthropic refuses a text block of only whitespace; Letta drops them (and a message left empty) from
+        every request, so a model's "\\n\\n" before a tool call does not break the agent's next turn."""
+        agent = make_agent(claude)
+        mock_llm.script(
+            Reply.tool_call("conversation_search", {"query": "tea"}, content="\n\n"), Reply.text("Found nothing.")
+        )
+        claude.agents.messages.create(agent.id, messages=[{"role": "user", "content": "tea?"}])
+        mock_llm.script(Reply.text("Hi."))
+        claude.agents.messages.create(agent.id, messages=[{"role": "user", "content": "hello"}])
+        for request in mock_llm.requests[1:]:
+            blocks = [b for m in request["messages"] for b in m["content"] if b["type"] == "text"]
+            assert blocks and all(b["text"].strip() for b in blocks), request["messages"]
+        [_, call, _, _, _] = mock_llm.requests[-1]["messages"]
+        assert [b["type"] for b in call["content"]] == ["tool_use"]
