@@ -7,7 +7,7 @@ RateLimitError (429)                         -> llm_rate_limit (429), retried
 BadRequestError (400)                        -> llm_bad_request (400)
 AuthenticationError (401)                    -> llm_authentication (401)
 403, 404, 422                                -> llm_error (500), as Letta answers them
-overloaded_error (529, 5xx or in-stream)     -> llm_error with status 503 (Letta: LLMProviderOverloaded), retried
+overloaded_error (529, 5xx or in-stream)     -> a 503 {"detail": ...} (Letta: LLMProviderOverloaded), retried
 other 5xx, and other statuses or in-stream   -> llm_error (500), retried when transient
 402 or a credit message (not on a 400)       -> llm_insufficient_credits (402)
 """
@@ -20,6 +20,7 @@ from memlet.llm.errors import (
     ContextWindowExceededError,
     LLMEmptyResponseError,
     ProviderError,
+    ProviderOverloadedError,
     is_credit_message,
     llm_error,
 )
@@ -51,8 +52,7 @@ def _overloaded(exc: Exception) -> bool:
 
 
 def _overloaded_error(text: str) -> LLMError:
-    detail = f"UNAVAILABLE: Anthropic API is overloaded: {text}"
-    return LLMError(OVERLOADED_MESSAGE, error_type="llm_error", status_code=503, detail=detail)
+    return ProviderOverloadedError(OVERLOADED_MESSAGE, f"UNAVAILABLE: Anthropic API is overloaded: {text}")
 
 
 def to_llm_error(exc: Exception) -> ProviderError:

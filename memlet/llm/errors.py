@@ -5,9 +5,12 @@ Every provider failure becomes one of these, with Letta's ``error_type``, status
     LLMError        llm_timeout (504) | llm_rate_limit (429) | llm_authentication (401) |
     │               llm_insufficient_credits (402) | llm_bad_request (400) | llm_error (500: a provider's 5xx,
     │               a refused connection, and its 403, 404 and 422, as Letta answers them)
-    └── LLMEmptyResponseError   llm_empty_response: nothing usable came back (stop reason invalid_llm_response)
+    ├── LLMEmptyResponseError   llm_empty_response: nothing usable came back (stop reason invalid_llm_response)
+    └── ProviderOverloadedError a plain 503 {"detail": ...}, as Letta answers an overloaded provider
     ContextWindowExceededError (BadRequestError, 400): the prompt does not fit; the loop compacts and retries
 """
+
+from typing import Any
 
 from memlet.errors import BadRequestError, LLMError
 from memlet.llm.wire_errors import (
@@ -68,6 +71,17 @@ class LLMEmptyResponseError(LLMError):
     def __init__(self, detail: str) -> None:
         status, message = _ERROR_TYPES["llm_empty_response"]
         super().__init__(message, error_type="llm_empty_response", status_code=status, detail=detail)
+
+
+class ProviderOverloadedError(LLMError):
+    """Letta's LLMProviderOverloaded: its API answers it with a plain 503 ``{"detail": ...}`` (a handler of its own,
+    not the ``llm_*`` error shape); a stream names it ``llm_error``, like any other LLM error."""
+
+    def __init__(self, message: str, detail: str) -> None:
+        super().__init__(message, error_type="llm_error", status_code=503, detail=detail)
+
+    def body(self) -> dict[str, Any]:
+        return {"detail": self.detail}
 
 
 class ContextWindowExceededError(BadRequestError):

@@ -282,7 +282,7 @@ class TestUsageAndErrors:
         mock_llm.reset()
         mock_llm.script(Reply.error(529, times=10))
         overloaded = chttp.post(f"/v1/agents/{agent.id}/messages", json=body)
-        assert overloaded.status_code == 503 and "overloaded" in overloaded.json()["error"]["detail"].lower()
+        assert overloaded.status_code == 503 and "overloaded" in overloaded.json()["detail"].lower()
         mock_llm.reset()
         mock_llm.script(Reply.text("back"))
         assert say(claude, agent.id, "again").messages[-1].content == "back"

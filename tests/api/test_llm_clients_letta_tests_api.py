@@ -224,3 +224,19 @@ class TestAnthropicRequests:
             assert blocks and all(b["text"].strip() for b in blocks), request["messages"]
         [_, call, _, _, _] = mock_llm.requests[-1]["messages"]
         assert [b["type"] for b in call["content"]] == ["tool_use"]
+
+
+def test_an_overloaded_provider_is_a_plain_503(claude: Letta, claude_server: Any, mock_llm: MockLLM) -> None:
+    """Letta's LLMProviderOverloaded has a handler of its own: a 503 `{"detail": ...}`, not the llm_* error shape;
+    a stream names it llm_error."""
+    agent = make_agent(claude)
+    mock_llm.script(Reply.error(529, times=10, message="Overloaded"))
+    with httpx.Client(base_url=claude_server.base_url, timeout=60) as http:
+        blocking = send(http, agent.id, "hi")
+        assert blocking.status_code == 503, blocking.text
+        assert list(blocking.json()) == ["detail"] and "Overloaded" in blocking.json()["detail"]
+        body = {"messages": [{"role": "user", "content": "hi"}], "stream_tokens": True}
+        streamed = http.post(f"/v1/agents/{agent.id}/messages/stream", json=body)
+    [error] = [json.loads(d) for n, d in sse_events(streamed.text) if n == "error"]
+    assert (error["error_type"], error["message"]) == ("llm_error", "An error occurred with the LLM request.")
+    assert "Overloaded" in error["detail"]
