@@ -149,6 +149,8 @@ class LLMError(MemletError):
 
     status_code = 500
     error_type: str = "llm_error"
+    # The message an HTTP answer shows instead of ``message`` (a call made with a BYOK key: Letta words some apart).
+    http_message: str | None = None
 
     def __init__(
         self, message: str, *, error_type: str = "llm_error", status_code: int = 500, detail: str | None = None
@@ -159,7 +161,8 @@ class LLMError(MemletError):
         self.detail = detail or message
 
     def body(self) -> dict[str, Any]:
-        return {"error": {"type": self.error_type, "message": self.message, "detail": self.detail}}
+        message = self.http_message or self.message
+        return {"error": {"type": self.error_type, "message": message, "detail": self.detail}}
 
 
 class NotImplementedFeatureError(MemletError):

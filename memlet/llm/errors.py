@@ -65,6 +65,25 @@ def is_overflow_message(text: str) -> bool:
     return any(hint in lowered for hint in _CONTEXT_OVERFLOW_HINTS)
 
 
+# Letta's HTTP messages for a call made with the user's own key (a BYOK provider's); streams keep the usual ones.
+_BYOK_MESSAGES = {
+    "llm_rate_limit": (
+        "Rate limit exceeded on your API key. Please check your provider's rate limits and billing, "
+        "or reduce request frequency."
+    ),
+    "llm_insufficient_credits": "Insufficient credits on your API key. Please add credits with your LLM provider.",
+}
+BYOK_MARK = " [BYOK]"
+
+
+def mark_byok(error: LLMError) -> None:
+    """An error of a call made with a BYOK provider's key, as Letta reads it: its detail ends with " [BYOK]", and
+    a rate limit or exhausted credits answers with the messages that point at the user's own key."""
+    if not error.detail.endswith(BYOK_MARK):
+        error.detail += BYOK_MARK
+    error.http_message = _BYOK_MESSAGES.get(error.error_type)
+
+
 class LLMEmptyResponseError(LLMError):
     """The provider answered with neither text nor tool calls, or with a body we cannot parse."""
 

@@ -6,6 +6,7 @@ The URL is the config's `model_endpoint` or its endpoint type's default; the key
 (endpoint type, URL, key) in a bounded LRU pool that closes the clients it drops once no request uses them.
 """
 
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -14,12 +15,39 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from memlet.config import Settings
 from memlet.crypto import keyring_for
+from memlet.errors import LLMError
 from memlet.llm.anthropic_format import AnthropicOptions
 from memlet.llm.client import AnthropicClient, LLMClient, OpenAICompatibleClient, check_endpoint_type, client_for
+from memlet.llm.errors import mark_byok
 from memlet.llm.pool import ClientPool
+from memlet.llm.types import ChatEvent, ChatRequest, ChatResult
 from memlet.net.outbound import policy_for
 from memlet.providers.endpoints import EndpointKey, byok_keys, endpoint_url, key_for
 from memlet.providers.env_providers import env_keys
+
+
+class ByokClient:
+    """The client of an llm_config on a BYOK provider: its errors read as Letta's do for a user's own key
+    (`memlet.llm.errors.mark_byok`)."""
+
+    def __init__(self, inner: OpenAICompatibleClient | AnthropicClient) -> None:
+        self.inner = inner
+
+    async def chat(self, request: ChatRequest) -> ChatResult:
+        try:
+            return await self.inner.chat(request)
+        except LLMError as exc:
+            mark_byok(exc)
+            raise
+
+    async def stream_chat(self, request: ChatRequest) -> AsyncIterator[ChatEvent]:
+        try:
+            async with contextlib.aclosing(self.inner.stream_chat(request)) as events:
+                async for event in events:
+                    yield event
+        except LLMError as exc:
+            mark_byok(exc)
+            raise
 
 
 class LLMClients:
@@ -61,11 +89,12 @@ class LLMClients:
 
         async with self.pool.lease((endpoint_type, base_url, key), build) as client:
             # One pooled Anthropic connection serves many agents; thinking and effort are per llm_config.
-            yield (
+            bound = (
                 client.bind(AnthropicOptions.from_llm_config(llm_config))
                 if isinstance(client, AnthropicClient)
                 else client
             )
+            yield ByokClient(bound) if llm_config.get("provider_category") == "byok" else bound
 
     async def aclose(self) -> None:
         """Close every pooled client (at shutdown)."""

@@ -15,6 +15,7 @@ from memlet.llm.types import ChatRequest
 from memlet.loop.agent_state import LoopRepository
 from memlet.loop.deps import LoopDeps
 from memlet.loop.llm_call import build_chat_request, request_system_text, request_tools
+from memlet.loop.llm_clients import ByokClient
 from memlet.loop.runner import input_row
 from memlet.messages.requests import LettaRequest, MessageCreate
 from memlet.tools.solver import ToolRulesSolver
@@ -22,6 +23,8 @@ from memlet.tools.solver import ToolRulesSolver
 
 def request_body(llm: LLMClient, request: ChatRequest) -> dict[str, Any]:
     """The JSON body `llm` would post for `request` (provider-specific fields merged in, as the client does)."""
+    if isinstance(llm, ByokClient):
+        llm = llm.inner
     if isinstance(llm, OpenAICompatibleClient | AnthropicClient):
         # The client's own rendering (max_tokens naming per endpoint, optional fields left out).
         params = llm.request_body(request)

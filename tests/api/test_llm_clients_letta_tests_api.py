@@ -240,3 +240,35 @@ def test_an_overloaded_provider_is_a_plain_503(claude: Letta, claude_server: Any
     [error] = [json.loads(d) for n, d in sse_events(streamed.text) if n == "error"]
     assert (error["error_type"], error["message"]) == ("llm_error", "An error occurred with the LLM request.")
     assert "Overloaded" in error["detail"]
+
+
+def test_errors_of_a_byok_key_say_so(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    """Letta marks errors of a call made with a BYOK provider's key: the detail ends with " [BYOK]", and a rate
+    limit or exhausted credits answers with the messages that point at the user's own key (streams keep theirs)."""
+    mock_llm.reset()
+    body = {"name": "my-keys", "provider_type": "openai", "api_key": "sk-mine", "base_url": mock_llm.base_url}
+    assert http.post("/v1/providers/", json=body).status_code == 200
+    agent = client.agents.create(model="my-keys/gpt-4o-mini")
+    assert agent.llm_config.provider_category == "byok"
+    mock_llm.script(Reply.error(429, times=10, message="Slow down"))
+    limited = send(http, agent.id, "hi")
+    assert limited.status_code == 429
+    assert limited.json()["error"] == {
+        "type": "llm_rate_limit",
+        "message": "Rate limit exceeded on your API key. Please check your provider's rate limits and billing, "
+        "or reduce request frequency.",
+        "detail": limited.json()["error"]["detail"],
+    }
+    assert "Slow down" in limited.json()["error"]["detail"] and limited.json()["error"]["detail"].endswith(" [BYOK]")
+    mock_llm.reset()
+    mock_llm.script(Reply.error(402, times=10, message="Top up"))
+    broke = send(http, agent.id, "hi")
+    assert broke.status_code == 402 and broke.json()["error"]["message"] == (
+        "Insufficient credits on your API key. Please add credits with your LLM provider."
+    )
+    mock_llm.reset()
+    mock_llm.script(Reply.error(429, times=10, message="Slow down"))
+    streamed = http.post(f"/v1/agents/{agent.id}/messages/stream", json={"input": "hi", "stream_tokens": True})
+    [error] = [json.loads(d) for n, d in sse_events(streamed.text) if n == "error"]
+    assert error["message"] == "Rate limit exceeded for LLM model provider. Please wait before making another request."
+    assert error["detail"].endswith(" [BYOK]")
