@@ -6,7 +6,7 @@ from typing import Any
 
 from memlet.db import models as orm
 from memlet.db.sql import storable_text
-from memlet.llm.chat_format import HEARTBEAT_PARAM, THINKING_PARAM
+from memlet.llm.chat_format import HEARTBEAT_PARAM, THINKING_PARAM, is_v2
 from memlet.llm.client import LLMClient
 from memlet.llm.errors import LLMEmptyResponseError
 from memlet.llm.types import ChatResult, ContentDelta, ReasoningDelta, ToolCall, ToolCallDelta, Usage
@@ -272,9 +272,15 @@ async def call_llm(
     if not stream_tokens:
         result_box.append(_storable(await llm.chat(request)))  # the client then builds no per-chunk events
         return
+    strict = _empty_stream_is_an_error(state.agent)
     try:
         async for event in llm.stream_chat(request):
             if isinstance(event, ChatResult):
+                if strict and event.content is None and not event.tool_calls:
+                    raise LLMEmptyResponseError(
+                        f"INTERNAL_SERVER_ERROR: LLM provider returned empty content in streaming response "
+                        f"(model: {event.model}, message_id: {event.response_id})"
+                    )
                 result_box.append(_storable(event))
             elif isinstance(event, ReasoningDelta):
                 yield labels.reasoning(event.text)
@@ -286,12 +292,19 @@ async def call_llm(
                 for delta in labels.tool_call(event):
                     yield delta
     except LLMEmptyResponseError as exc:
-        if _NO_CONTENT_STREAMED not in str(exc.detail or exc):
+        if strict or _NO_CONTENT_STREAMED not in str(exc.detail or exc):
             raise
         result_box.append(ChatResult(content=None, tool_calls=[], finish_reason="stop", usage=Usage()))
 
 
 _NO_CONTENT_STREAMED = "streamed no content and no tool calls"
+
+
+def _empty_stream_is_an_error(agent: orm.Agent) -> bool:
+    """Letta's V2 loop reads an Anthropic token stream with its own interface, which fails a stream with neither
+    text nor a tool call (thinking alone included) as an empty response; its letta_v1 loop and its OpenAI-style
+    streams end such a turn quietly instead."""
+    return is_v2(agent.agent_type) and (agent.llm_config or {}).get("model_endpoint_type") == "anthropic"
 
 
 def _storable(result: ChatResult) -> ChatResult:

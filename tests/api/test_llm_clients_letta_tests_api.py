@@ -272,3 +272,24 @@ def test_errors_of_a_byok_key_say_so(client: Letta, http: httpx.Client, mock_llm
     [error] = [json.loads(d) for n, d in sse_events(streamed.text) if n == "error"]
     assert error["message"] == "Rate limit exceeded for LLM model provider. Please wait before making another request."
     assert error["detail"].endswith(" [BYOK]")
+
+
+@pytest.mark.parametrize(
+    "reply", [Reply.empty(), Reply(reasoning="Hmm.", finish_reason="stop")], ids=["empty", "thinking"]
+)
+def test_an_empty_anthropic_token_stream_of_a_v2_agent(
+    claude: Letta, claude_server: Any, mock_llm: MockLLM, reply: Reply
+) -> None:
+    """Letta's V2 loop reads an Anthropic token stream with an interface that fails one with neither text nor a
+    tool call (thinking alone included): stop_reason invalid_llm_response and an llm_empty_response error."""
+    agent = make_agent(claude, agent_type="memgpt_v2_agent")
+    mock_llm.script(reply)
+    with httpx.Client(base_url=claude_server.base_url, timeout=60) as http:
+        body = {"messages": [{"role": "user", "content": "hi"}], "stream_tokens": True}
+        streamed = http.post(f"/v1/agents/{agent.id}/messages/stream", json=body)
+    events = [(n, json.loads(d)) for n, d in sse_events(streamed.text) if d.startswith("{") and "ping" not in d]
+    assert events[-1][0] == "error"
+    assert events[-2][1] == {"message_type": "stop_reason", "stop_reason": "invalid_llm_response"}
+    error = events[-1][1]
+    assert (error["error_type"], error["message"]) == ("llm_empty_response", "LLM returned an empty response.")
+    assert error["detail"].startswith("INTERNAL_SERVER_ERROR: LLM provider")
