@@ -309,7 +309,9 @@ class AgentService:
             agent.system = req.system
         agent.last_updated_by_id = actor.user_id
         if {"system", "block_ids", "tool_rules", "timezone"} & fields.keys():
-            await refresh_system_message(self.session, agent, update_timestamp=False)
+            # As Letta's rebuild (`rebuild_system_prompt_async`): the tool-rule section and, on Anthropic models,
+            # line-numbered values; the last recompile time stays.
+            await refresh_system_message(self.session, agent, update_timestamp=False, with_rules=True)
         await self.session.flush()
         if req.enable_sleeptime and self.sleeptime is not None:
             await self.sleeptime.enable(self.session, actor, agent.id)

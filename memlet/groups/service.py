@@ -120,7 +120,7 @@ class GroupService:
                 labels.add(block.label)
             if new:
                 await self.blocks.attach(agent.id, new)
-                await refresh_system_message(self.session, agent, update_timestamp=False)
+                await refresh_system_message(self.session, agent, update_timestamp=False, with_rules=True)
 
     async def get(self, group_id: str) -> Group:
         return await self._view(await self._row(group_id))

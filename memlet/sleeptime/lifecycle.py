@@ -140,4 +140,4 @@ class SleeptimeLifecycle:
                 if new:
                     await blocks.attach(helper.id, new)
                     await session.flush()
-                    await refresh_system_message(session, helper, update_timestamp=False)
+                    await refresh_system_message(session, helper, update_timestamp=False, with_rules=True)
