@@ -33,7 +33,7 @@ from memlet.tools.base_tools import (
     multi_agent_tool_names,
 )
 from memlet.tools.repository import ToolRepository
-from memlet.tools.rules import dump_tool_rules
+from memlet.tools.rules import dump_tool_rules, unique_rules
 
 # Letta's default descriptions for the two classic blocks.
 DEFAULT_BLOCK_DESCRIPTIONS = {
@@ -196,10 +196,7 @@ class AgentCreator:
             if t.default_requires_approval
         ]
         check_init_rules(rules, model)
-        unique: dict[tuple[str, str], dict[str, Any]] = {}
-        for rule in rules:
-            unique.setdefault((rule["tool_name"], rule["type"]), rule)
-        return list(unique.values())
+        return unique_rules(rules)
 
     async def _blocks_for(self, actor: Actor, req: CreateAgent) -> tuple[list[orm.Block], list[orm.Block]]:
         new = [

@@ -47,7 +47,7 @@ from memlet.messages.repository import MessageRepository
 from memlet.messages.schemas import ApprovalRequestMessage, StoredMessage
 from memlet.messages.views import approval_request_view
 from memlet.tools.repository import ToolRepository
-from memlet.tools.rules import dump_tool_rules
+from memlet.tools.rules import dump_tool_rules, unique_rules
 from memlet.tools.schemas import Tool
 
 
@@ -296,7 +296,7 @@ class AgentService:
         if req.response_format is not None:
             agent.response_format = req.response_format.model_dump(mode="json")
         if req.tool_rules is not None:
-            agent.tool_rules = dump_tool_rules(req.tool_rules)
+            agent.tool_rules = unique_rules(dump_tool_rules(req.tool_rules))  # repeats dropped, as Letta stores them
         if req.compaction_settings is not None:
             handle = (agent.llm_config or {}).get("handle")
             agent.compaction_settings = merged_compaction_settings(

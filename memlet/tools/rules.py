@@ -167,3 +167,27 @@ def dump_tool_rules(rules: list[ToolRule]) -> list[dict[str, Any]]:
     """Serialize rules to JSON-ready dicts, the inverse of `parse_tool_rules`."""
     dumped: list[dict[str, Any]] = _TOOL_RULES_ADAPTER.dump_python(rules, mode="json")
     return dumped
+
+
+def _rule_key(rule: dict[str, Any]) -> tuple[Any, ...]:
+    """What makes two stored rules the same rule, as Letta compares them: the tool and the type, plus the children
+    (in any order) of a child or parent rule, the limit of a max-count rule, and the default child, the output
+    mapping and `require_output_mapping` of a conditional rule. `prompt_template` never counts."""
+    key: tuple[Any, ...] = (rule.get("tool_name"), rule.get("type"))
+    kind = rule.get("type")
+    if kind in ("constrain_child_tools", "parent_last_tool"):
+        return (*key, tuple(sorted(rule.get("children") or [])))
+    if kind == "max_count_per_step":
+        return (*key, rule.get("max_count_limit"))
+    if kind == "conditional":
+        mapping = sorted((str(k), str(v)) for k, v in (rule.get("child_output_mapping") or {}).items())
+        return (*key, rule.get("default_child"), tuple(mapping), rule.get("require_output_mapping"))
+    return key
+
+
+def unique_rules(rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rules without repeats (`_rule_key`), each kept where it first appears, as Letta stores them."""
+    unique: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for rule in rules:
+        unique.setdefault(_rule_key(rule), rule)
+    return list(unique.values())
