@@ -151,3 +151,30 @@ class TestSharedBlocksReachTheModelAsLettaRebuilds:
         system = "".join(part["text"] for part in response.json()["system"])
         assert "<value>\n1→ PELICAN-42\n2→ HERON-7\n</value>" in system
         assert "<tool_usage_rules>" in system
+
+
+class TestRebuildRoutes:
+    """Regression: the reset and recompile routes rebuild as Letta's do (`rebuild_system_prompt_async` with
+    `force=True`): reset with a new recompile time, recompile with it only when `update_timestamp` is set."""
+
+    def test_reset_rebuilds_with_rules_and_a_new_time(self, claude: Letta, mock_llm: MockLLM) -> None:
+        agent = claude_agent(claude)
+        created = RECOMPILED.findall(claude_system_sent(claude, mock_llm, agent.id))
+        time.sleep(1.1)
+        claude.agents.messages.reset(agent.id)
+        rebuilt = claude_system_sent(claude, mock_llm, agent.id)
+        assert "<value>\n1→ a\n2→ b\n</value>" in rebuilt and "<tool_usage_rules>" in rebuilt
+        assert RECOMPILED.findall(rebuilt) != created
+
+    def test_recompile_moves_the_time_only_when_asked(
+        self, claude: Letta, claude_http: httpx.Client, mock_llm: MockLLM
+    ) -> None:
+        agent = claude_agent(claude)
+        created = RECOMPILED.findall(claude_system_sent(claude, mock_llm, agent.id))
+        time.sleep(1.1)
+        kept = claude_http.post(f"/v1/agents/{agent.id}/recompile").json()
+        assert "<value>\n1→ a\n2→ b\n</value>" in kept and "<tool_usage_rules>" in kept
+        assert RECOMPILED.findall(kept) == created
+        assert claude_system_sent(claude, mock_llm, agent.id) == kept
+        moved = claude_http.post(f"/v1/agents/{agent.id}/recompile", params={"update_timestamp": True}).json()
+        assert RECOMPILED.findall(moved) != created
