@@ -134,15 +134,22 @@ class TestSharedBlocksReachTheModelAsLettaRebuilds:
             assert "<value>\n1→ a\n2→ b\n</value>" in rebuilt
             assert "memory_replace" in rebuilt.split("<tool_usage_rules>\n")[1]
 
+    @pytest.mark.parametrize("how", ["attach", "patch"])
     def test_a_block_attached_to_the_main_agent_reaches_its_sleeptime_agent_numbered(
-        self, claude: Letta, claude_http: httpx.Client
+        self, claude: Letta, claude_http: httpx.Client, how: str
     ) -> None:
+        """Through the attach route, as Letta; through a PATCH of `block_ids` too (README compatibility note:
+        Letta's PATCH left the sleeptime agent without the block)."""
         main = claude.agents.create(
             name="main", model=SONNET, embedding=EMBEDDING, enable_sleeptime=True, memory_blocks=[]
         )
         (helper,) = claude.agents.list(name="main-sleeptime")
         notes = claude.blocks.create(label="notes", value="PELICAN-42\nHERON-7")
-        claude.agents.blocks.attach(notes.id, agent_id=main.id)
+        if how == "attach":
+            claude.agents.blocks.attach(notes.id, agent_id=main.id)
+        else:
+            claude.agents.update(main.id, block_ids=[notes.id])
+        assert notes.id in {b.id for b in claude.agents.blocks.list(helper.id).items}
         response = claude_http.post(
             f"/v1/agents/{helper.id}/messages/preview-raw-payload",
             json={"messages": [{"role": "user", "content": "hi"}]},
