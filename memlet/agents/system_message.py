@@ -150,10 +150,11 @@ async def refresh_if_stale(
     newest = max((b.updated_at for b in blocks if b.updated_at is not None), default=None)
     if newest is None or system.updated_at is None or newest <= system.updated_at:
         return system
-    # As the agent's own memory edits rebuild it: a fresh timestamp and the tool-rule section. The loop's agent is
-    # detached (`AgentRepository.find_with_memory`): the recompile time is set on the session's own row, which the
-    # transaction writes, and copied onto the caller's.
+    # As Letta rebuilds every other holder of a block an agent's memory tool edited (`update_block_async`, with
+    # `update_timestamp=False`): the tool-rule section, and the prompt's last recompile time kept (Letta showed the
+    # system message's creation time; README "Blocks and the prompt"). The loop's agent is detached
+    # (`AgentRepository.find_with_memory`): the time is read from the session's own row and copied onto the caller's.
     stored = await AgentRepository(session).find(agent.organization_id, agent.id)
-    await refresh_system_message(session, stored or agent, update_timestamp=True, with_rules=True)
+    await refresh_system_message(session, stored or agent, update_timestamp=False, with_rules=True)
     set_committed_value(agent, "system_compiled_at", (stored or agent).system_compiled_at)
     return next(iter(await MessageRepository(session).in_context(agent.id, [system.id])), system)

@@ -160,6 +160,28 @@ class TestSharedBlocksReachTheModelAsLettaRebuilds:
         assert "<tool_usage_rules>" in system
 
 
+class TestAnotherHoldersEdit:
+    def test_reaches_the_holder_with_rules_and_its_recompile_time_kept(self, client: Letta, mock_llm: MockLLM) -> None:
+        """Letta rebuilds every other holder of a block an agent's memory tool edits, with `update_timestamp=False`
+        (`update_block_async`); memlet rebuilds the holder's prompt at its next turn, keeping its recompile time."""
+        team = client.blocks.create(label="team", value="Deadline: Friday")
+        editor, holder = (
+            client.agents.create(model=GPT, embedding=EMBEDDING, block_ids=[team.id], tool_rules=RULES)
+            for _ in range(2)
+        )
+        before = RECOMPILED.findall(openai_system_sent(client, mock_llm, holder.id))
+        time.sleep(1.1)
+        mock_llm.reset()
+        mock_llm.script(
+            Reply.tool_call("memory_replace", {"label": "team", "old_string": "Friday", "new_string": "Monday"}),
+            Reply.text("noted"),
+        )
+        client.agents.messages.create(editor.id, messages=[{"role": "user", "content": "It moved to Monday"}])
+        rebuilt = openai_system_sent(client, mock_llm, holder.id)
+        assert "Deadline: Monday" in rebuilt and "<tool_usage_rules>" in rebuilt
+        assert RECOMPILED.findall(rebuilt) == before
+
+
 class TestRebuildRoutes:
     """Regression: the reset and recompile routes rebuild as Letta's do (`rebuild_system_prompt_async` with
     `force=True`): reset with a new recompile time, recompile with it only when `update_timestamp` is set."""
