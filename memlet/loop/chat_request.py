@@ -13,8 +13,9 @@ import orjson
 from memlet.db import models as orm
 from memlet.db.message_row import MessageLike
 from memlet.llm import model_quirks as quirks
-from memlet.llm.chat_format import is_v2, message_schema, request_messages, thoughts_scrubbed, tool_definition
+from memlet.llm.chat_format import is_v2, request_messages, thoughts_scrubbed
 from memlet.llm.openai_http import encode_json
+from memlet.llm.tool_definitions import message_schema, tool_definition
 from memlet.llm.types import LETTA_V1_AGENT, ChatRequest
 from memlet.loop.agent_state import LoopState
 from memlet.loop.buffer_chat import BufferChat, converted

@@ -9,7 +9,7 @@ strict mode (`health`) is stored beside it, under Letta's keys.
 import json
 from typing import Any
 
-from memlet.llm.chat_format import SCHEMA_STATUS_KEY, SCHEMA_WARNINGS_KEY
+from memlet.llm.tool_definitions import SCHEMA_STATUS_KEY, SCHEMA_WARNINGS_KEY
 
 MAX_DEPTH = 12
 MAX_NAME = 48

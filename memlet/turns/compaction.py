@@ -14,7 +14,8 @@ from pydantic import BaseModel
 from memlet.actor import Actor
 from memlet.agents.parts import CompactionSettings
 from memlet.errors import BadRequestError
-from memlet.llm.chat_format import is_v2, text_parts, tool_definition
+from memlet.llm.chat_format import is_v2, text_parts
+from memlet.llm.tool_definitions import tool_definition
 from memlet.loop.agent_state import LoopRepository
 from memlet.loop.commit import commit_compaction
 from memlet.loop.compaction_plan import Prompt, plan_compaction, summarizer, turn_complete

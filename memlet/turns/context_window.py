@@ -7,8 +7,9 @@ loop sends them; messages are the in-context buffer after the system message.
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.agents.parts import ContextWindowOverview
-from memlet.llm.chat_format import is_v2, text_parts, to_openai_messages, tool_definition
+from memlet.llm.chat_format import is_v2, text_parts, to_openai_messages
 from memlet.llm.tokens import count_message_tokens, count_tokens, count_tools_tokens
+from memlet.llm.tool_definitions import tool_definition
 from memlet.loop.agent_state import LoopRepository
 from memlet.messages.schemas import StoredMessage
 from memlet.passages.repository import PassageRepository

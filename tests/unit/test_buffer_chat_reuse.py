@@ -13,8 +13,9 @@ import pytest
 from memlet.db import models as orm
 from memlet.db.message_row import MessageRow
 from memlet.llm.anthropic_format import THINKING_BLOCKS_KEY
-from memlet.llm.chat_format import buffer_messages, json_copy, request_messages
+from memlet.llm.chat_format import buffer_messages, request_messages
 from memlet.llm.tokens import count_message_tokens
+from memlet.llm.tool_definitions import json_copy
 from memlet.loop import buffer_chat
 from memlet.loop.buffer_chat import BufferChat, Wire
 

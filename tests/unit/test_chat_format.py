@@ -2,7 +2,8 @@
 
 from memlet.db import models as orm
 from memlet.llm.anthropic_format import THINKING_BLOCKS_KEY
-from memlet.llm.chat_format import text_parts, to_openai_messages, tool_definition, user_content
+from memlet.llm.chat_format import text_parts, to_openai_messages, user_content
+from memlet.llm.tool_definitions import tool_definition
 
 SCHEMA = {
     "name": "lookup",
