@@ -1,8 +1,9 @@
 """Uploaded bytes → text: PDFs through pypdf, everything else (HTML with its markup, as Letta keeps it) as UTF-8.
 
-Parsing runs in a worker thread (`parse_file`), so a large PDF never blocks the event loop. A file that holds
-no text at all is an error: the upload ends in `processing_status: error` with the reason. pypdf (~20 MB
-resident) is imported by the first PDF, not at start-up.
+Parsing runs in a worker thread (`parse_file`), so a large PDF never blocks the event loop. A PDF without text,
+or a text file of nothing but whitespace, is an error: the upload ends in `processing_status: error` with the
+reason. An empty text file is not: as in Letta, it is processed (and shown to agents) as an empty file. pypdf
+(~20 MB resident) is imported by the first PDF, not at start-up.
 """
 
 import asyncio
@@ -11,6 +12,7 @@ import logging
 
 # A PDF with more pages than this is refused rather than parsed for minutes.
 MAX_PDF_PAGES = 2_000
+NO_TEXT = "No text could be extracted from the file"
 
 
 class ParseError(Exception):
@@ -40,10 +42,12 @@ def extract_text(data: bytes, media_type: str) -> str:
     """The text of an upload of `media_type` (synchronous; see `parse_file`)."""
     if media_type == "application/pdf":
         text = _pdf_text(data)
-    else:
-        text = _decode(data)
-    if not text.strip():
-        raise ParseError("No text could be extracted from the file")
+        if not text.strip():
+            raise ParseError(NO_TEXT)
+        return text
+    text = _decode(data)
+    if text and not text.strip():
+        raise ParseError(NO_TEXT)
     return text
 
 

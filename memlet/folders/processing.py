@@ -111,7 +111,9 @@ class FileProcessor:
             if not await self._store_text(row, text):
                 return
         chunks = chunk_text(text, (folder.embedding_config or {}).get("embedding_chunk_size"))
-        if not await self._move(file_id, "embedding", total_chunks=len(chunks), chunks_embedded=0):
+        # An empty file counts as one empty chunk, none of them embedded (Letta's numbers for it).
+        total = len(chunks) or 1
+        if not await self._move(file_id, "embedding", total_chunks=total, chunks_embedded=0):
             return
         await self._embed(actor, row, folder.embedding_config, chunks)
         async with self.sessionmaker() as session, session.begin():

@@ -66,10 +66,10 @@ class TestParsedText:
         stored = client.folders.files.retrieve(uploaded.id, folder_id=folder.id, include_content=True)
         assert stored.content == page.decode()
 
-    def test_an_empty_file_is_accepted_and_ends_in_error(self, client: Letta) -> None:
+    def test_a_file_of_whitespace_is_accepted_and_ends_in_error(self, client: Letta) -> None:
         folder = make_folder(client)
-        empty = client.folders.files.upload(folder.id, file=("empty.txt", b"", "text/plain"))
-        assert empty.file_size == 0
-        done = wait_done(client, folder.id, empty.id)
+        blank = client.folders.files.upload(folder.id, file=("blank.txt", b"  \n\t\n", "text/plain"))
+        assert blank.file_size == 5
+        done = wait_done(client, folder.id, blank.id)
         assert done.processing_status == "error" and done.error_message
-        assert [f.id for f in client.folders.files.list(folder.id)] == [empty.id]
+        assert [f.id for f in client.folders.files.list(folder.id)] == [blank.id]

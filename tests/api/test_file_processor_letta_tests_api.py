@@ -1,0 +1,28 @@
+"""Letta 0.16.8's file processor tests (tests/test_file_processor.py, tests/test_embeddings.py), as a user of
+`POST /v1/folders/{id}/upload` sees them: each file's status and chunk counts, the passages stored, and what the
+embedding endpoint is sent."""
+
+import httpx
+from letta_client import Letta
+
+from tests.api.test_folders_api import EMBEDDING, MODEL, make_folder, passages, wait_done
+from tests.mock_llm import MockLLM
+
+
+class TestEmptyFiles:
+    def test_an_empty_file_completes_with_one_empty_chunk_and_is_shown_to_agents(
+        self, client: Letta, http: httpx.Client, mock_llm: MockLLM
+    ) -> None:
+        # Letta split "" into one empty chunk, embedded none of it (the embedder skips empty chunks) and completed
+        folder = make_folder(client)
+        agent = client.agents.create(name="reader", model=MODEL, embedding=EMBEDDING)
+        client.agents.folders.attach(folder.id, agent_id=agent.id)
+        mock_llm.reset()
+        empty = client.folders.files.upload(folder.id, file=("empty.txt", b"", "text/plain"))
+        done = wait_done(client, folder.id, empty.id)
+        assert (done.processing_status, done.total_chunks, done.chunks_embedded) == ("completed", 1, 0)
+        assert done.error_message is None
+        assert client.folders.files.retrieve(empty.id, folder_id=folder.id, include_content=True).content == ""
+        assert passages(http, folder.id) == []
+        assert mock_llm.embedding_requests == []
+        assert [f.file_id for f in client.agents.files.list(agent.id).files] == [empty.id]
