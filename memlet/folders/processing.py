@@ -34,7 +34,17 @@ from memlet.passages.service import PassageService
 from memlet.prompt.rebuild import PromptRebuilder
 
 log = logging.getLogger(__name__)
-EMBED_BATCH = 64  # chunks embedded (and committed) per round
+# Chunks per embedding request (and per committed round): the folder's `embedding_config.batch_size`, as Letta's
+# file embedder sends them, within the 1..2,048 inputs OpenAI takes in one request.
+DEFAULT_EMBED_BATCH = 32
+MAX_EMBED_BATCH = 2048
+
+
+def embed_batch_size(config: dict[str, Any] | None) -> int:
+    """The chunks sent in one embedding request for a folder with this embedding_config."""
+    given = (config or {}).get("batch_size")
+    size = given if isinstance(given, int) and not isinstance(given, bool) and given > 0 else DEFAULT_EMBED_BATCH
+    return min(size, MAX_EMBED_BATCH)
 
 
 class FileProcessor:
@@ -148,10 +158,11 @@ class FileProcessor:
     async def _embed(self, actor: Actor, row: orm.FileMetadata, config: dict[str, Any], chunks: Sequence[str]) -> None:
         async with self.sessionmaker() as session, session.begin():
             await session.execute(delete(orm.Passage).where(orm.Passage.file_id == row.id))
-        for start in range(0, len(chunks), EMBED_BATCH):
-            batch = list(chunks[start : start + EMBED_BATCH])
+        size = embed_batch_size(config)
+        for start in range(0, len(chunks), size):
+            batch = list(chunks[start : start + size])
             async with self.sessionmaker() as session:
-                vectors = await PassageService(session, self.embedder).embed(actor, config, batch)
+                vectors = await PassageService(session, self.embedder).embed(actor, config, batch, batch_size=size)
             async with self.sessionmaker() as session, session.begin():
                 session.add_all(
                     orm.Passage(

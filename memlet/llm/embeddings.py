@@ -25,8 +25,10 @@ DEFAULT_BATCH_SIZE = 128
 class EmbeddingClient(Protocol):
     """What passages and archival search need from an embedding model."""
 
-    async def embed(self, texts: list[str], model: str, dimensions: int | None = None) -> list[list[float]]:
-        """One vector per text, in input order."""
+    async def embed(
+        self, texts: list[str], model: str, dimensions: int | None = None, batch_size: int | None = None
+    ) -> list[list[float]]:
+        """One vector per text, in input order, asked for in requests of at most `batch_size` texts."""
         ...
 
     async def aclose(self) -> None:
@@ -62,11 +64,14 @@ class OpenAICompatibleEmbeddingClient:
         """Close the HTTP connection pool."""
         await self._http.aclose()
 
-    async def embed(self, texts: list[str], model: str, dimensions: int | None = None) -> list[list[float]]:
-        """Embed ``texts`` in batches of ``batch_size``; each batch is retried on its own."""
+    async def embed(
+        self, texts: list[str], model: str, dimensions: int | None = None, batch_size: int | None = None
+    ) -> list[list[float]]:
+        """Embed ``texts`` in batches of ``batch_size`` (the client's by default); each is retried on its own."""
+        size = batch_size or self.batch_size
         vectors: list[list[float]] = []
-        for start in range(0, len(texts), self.batch_size):
-            batch = texts[start : start + self.batch_size]
+        for start in range(0, len(texts), size):
+            batch = texts[start : start + size]
             vectors.extend(await with_retries(partial(self._embed_batch, batch, model, dimensions), self.retry))
         return vectors
 
@@ -125,12 +130,15 @@ class OllamaEmbeddingClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def embed(self, texts: list[str], model: str, dimensions: int | None = None) -> list[list[float]]:
+    async def embed(
+        self, texts: list[str], model: str, dimensions: int | None = None, batch_size: int | None = None
+    ) -> list[list[float]]:
         """Embed ``texts`` in batches; Ollama has no ``dimensions`` parameter, so the model's own size is used."""
         del dimensions
+        size = batch_size or self.batch_size
         vectors: list[list[float]] = []
-        for start in range(0, len(texts), self.batch_size):
-            batch = texts[start : start + self.batch_size]
+        for start in range(0, len(texts), size):
+            batch = texts[start : start + size]
             vectors.extend(await with_retries(partial(self._embed_batch, batch, model), self.retry))
         return vectors
 

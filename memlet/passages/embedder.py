@@ -66,9 +66,15 @@ class Embedder:
         return await byok_keys(self.sessionmaker, self.keyring, org_id, name)
 
     async def embed_texts(
-        self, embedding_config: dict[str, Any], texts: list[str], *, org_id: str | None = None
+        self,
+        embedding_config: dict[str, Any],
+        texts: list[str],
+        *,
+        org_id: str | None = None,
+        batch_size: int | None = None,
     ) -> list[list[float]]:
-        """One vector per text, in order, from the configured model (batched and retried)."""
+        """One vector per text, in order, from the configured model (in requests of at most `batch_size` texts,
+        the client's default without one; each retried)."""
         if not texts:
             return []
         model = embedding_config.get("embedding_model")
@@ -91,7 +97,7 @@ class Embedder:
             )
 
         async with self.pool.lease((kind, url, key), build) as client:
-            return await client.embed(texts, model, requested_dimensions(embedding_config))
+            return await client.embed(texts, model, requested_dimensions(embedding_config), batch_size)
 
     async def aclose(self) -> None:
         """Close every pooled client (at shutdown)."""

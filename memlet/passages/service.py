@@ -69,12 +69,13 @@ class PassageService:
         self.archives = ArchiveService(session)
 
     async def embed(
-        self, actor: Actor, config: dict[str, Any] | None, texts: list[str]
+        self, actor: Actor, config: dict[str, Any] | None, texts: list[str], *, batch_size: int | None = None
     ) -> Sequence[list[float] | None]:
-        """One vector per text from `config` (None each when there is no embedding config)."""
+        """One vector per text from `config` (None each when there is no embedding config), in requests of at most
+        `batch_size` texts (the embedding client's default without one)."""
         if not config or self.embedder is None:
             return [None] * len(texts)
-        vectors = await self.embedder.embed_texts(config, texts, org_id=actor.organization_id)
+        vectors = await self.embedder.embed_texts(config, texts, org_id=actor.organization_id, batch_size=batch_size)
         for vector in vectors:
             check_dimension(len(vector))
         return vectors

@@ -26,3 +26,21 @@ class TestEmptyFiles:
         assert passages(http, folder.id) == []
         assert mock_llm.embedding_requests == []
         assert [f.file_id for f in client.agents.files.list(agent.id).files] == [empty.id]
+
+
+class TestEmbeddingRequests:
+    def test_chunks_go_to_the_endpoint_in_requests_of_the_folders_batch_size(
+        self, client: Letta, mock_llm: MockLLM
+    ) -> None:
+        # Letta's file embedder sends embedding_config.batch_size chunks per request (32 unless set)
+        default = client.folders.create(name="default", embedding=EMBEDDING, embedding_chunk_size=8)
+        config = default.embedding_config.model_dump()
+        assert (config["batch_size"], config["embedding_chunk_size"]) == (32, 8)  # 8 tokens: a chunk per line below
+        small = client.folders.create(name="small", embedding_config={**config, "batch_size": 2})
+        notes = "".join(f"Line {i} of the notes.\n" for i in range(40)).encode()
+        for folder, sent in ((default, [32, 8]), (small, [2] * 20)):
+            mock_llm.reset()
+            uploaded = client.folders.files.upload(folder.id, file=("notes.txt", notes, "text/plain"))
+            done = wait_done(client, folder.id, uploaded.id)
+            assert (done.processing_status, done.total_chunks, done.chunks_embedded) == ("completed", 40, 40)
+            assert [len(r["input"]) for r in mock_llm.embedding_requests] == sent
