@@ -25,7 +25,7 @@ from memlet.actor import Actor
 from memlet.db import models as orm
 from memlet.errors import MemletError
 from memlet.folders.agent_files import AgentFiles
-from memlet.folders.chunking import chunk_text
+from memlet.folders.chunking import chunk_file
 from memlet.folders.file_repository import FileRepository
 from memlet.folders.parsing import ParseError, parse_file
 from memlet.folders.repository import FolderRepository
@@ -120,9 +120,11 @@ class FileProcessor:
             text = await parse_file(content.raw, row.file_type or "text/plain")
             if not await self._store_text(row, text):
                 return
-        chunks = chunk_text(text, (folder.embedding_config or {}).get("embedding_chunk_size"))
-        # An empty file counts as one empty chunk, none of them embedded (Letta's numbers for it).
+        chunk_size = (folder.embedding_config or {}).get("embedding_chunk_size")
+        chunks = await asyncio.to_thread(chunk_file, text, row.file_type, chunk_size)
+        # An empty file counts as one empty chunk; empty chunks count but are not embedded (Letta's numbers).
         total = len(chunks) or 1
+        chunks = [chunk for chunk in chunks if chunk.strip()]
         if not await self._move(file_id, "embedding", total_chunks=total, chunks_embedded=0):
             return
         await self._embed(actor, row, folder.embedding_config, chunks)

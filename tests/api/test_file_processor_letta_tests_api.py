@@ -44,3 +44,33 @@ class TestEmbeddingRequests:
             done = wait_done(client, folder.id, uploaded.id)
             assert (done.processing_status, done.total_chunks, done.chunks_embedded) == ("completed", 40, 40)
             assert [len(r["input"]) for r in mock_llm.embedding_requests] == sent
+
+
+class TestJsonChunks:
+    def test_a_json_file_is_embedded_as_key_path_lines_per_object(
+        self, client: Letta, http: httpx.Client, mock_llm: MockLLM
+    ) -> None:
+        # Letta chunked application/json with llama-index's JSON parser: a passage per element of a top-level array
+        # (or one for an object), a line per leaf with its keys; an empty object is a chunk but is not embedded
+        people = (
+            b'[{"name": "Alice", "role": {"title": "admin", "level": 2}}, {}, {"name": "Bob", "tags": ["x", true]}]'
+        )
+        folder = make_folder(client)
+        mock_llm.reset()
+        uploaded = client.folders.files.upload(folder.id, file=("people.json", people, "application/json"))
+        done = wait_done(client, folder.id, uploaded.id)
+        assert (done.processing_status, done.total_chunks, done.chunks_embedded) == ("completed", 3, 2)
+        expected = ["name Alice\nrole title admin\nrole level 2", "name Bob\ntags x\ntags True"]
+        assert sorted(p["text"] for p in passages(http, folder.id)) == expected
+        assert [r["input"] for r in mock_llm.embedding_requests] == [expected]
+        stored = client.folders.files.retrieve(uploaded.id, folder_id=folder.id, include_content=True)
+        assert stored.content == people.decode()  # the file itself is kept as uploaded
+
+    def test_json_that_is_no_object_or_array_is_chunked_as_text(self, client: Letta, http: httpx.Client) -> None:
+        # A scalar went to Letta's text splitter; broken JSON too (there Letta's fallback then failed the file)
+        folder = make_folder(client)
+        for name, body in (("answer.json", b"42"), ("broken.json", b'{"name": "Al')):
+            uploaded = client.folders.files.upload(folder.id, file=(name, body, "application/json"))
+            done = wait_done(client, folder.id, uploaded.id)
+            assert (done.processing_status, done.total_chunks, done.chunks_embedded) == ("completed", 1, 1)
+        assert sorted(p["text"] for p in passages(http, folder.id)) == ["42", '{"name": "Al']
