@@ -29,6 +29,7 @@ from memlet.folders.chunking import chunk_file
 from memlet.folders.file_repository import FileRepository
 from memlet.folders.parsing import ParseError, parse_file
 from memlet.folders.repository import FolderRepository
+from memlet.llm.wire_errors import ProviderHTTPError
 from memlet.passages.embedder import Embedder
 from memlet.passages.service import PassageService
 from memlet.prompt.rebuild import PromptRebuilder
@@ -187,13 +188,20 @@ class FileProcessor:
                 await FileRepository(session).set_progress(row.id, chunks_embedded=start + len(batch))
 
     async def _fail(self, file_id: str, exc: BaseException) -> None:
-        message = (
-            exc.message if isinstance(exc, MemletError) else str(exc) or f"File processing failed: {type(exc).__name__}"
-        )
+        """End the file in error, without the passages of the rounds embedded before the failure (Letta stored a
+        file's passages only once all were embedded). A provider's refusal is told in its own words, as Letta's
+        file embedder did: ``Error code: <status> - <the provider's message>``."""
+        if isinstance(exc.__cause__, ProviderHTTPError):
+            message = str(exc.__cause__)
+        elif isinstance(exc, MemletError):
+            message = exc.message
+        else:
+            message = str(exc) or f"File processing failed: {type(exc).__name__}"
         try:
             async with self.sessionmaker() as session, session.begin():
                 repo = FileRepository(session)
                 if await repo.move(file_id, "error", error_message=message[:2000]):
                     await repo.drop_raw(file_id)
+                    await session.execute(delete(orm.Passage).where(orm.Passage.file_id == file_id))
         except Exception:
             log.exception("could not record a file's processing error")

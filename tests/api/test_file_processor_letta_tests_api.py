@@ -6,7 +6,7 @@ import httpx
 from letta_client import Letta
 
 from tests.api.test_folders_api import EMBEDDING, MODEL, make_folder, passages, wait_done
-from tests.mock_llm import MockLLM
+from tests.mock_llm import MockLLM, Reply
 
 
 class TestEmptyFiles:
@@ -74,3 +74,22 @@ class TestJsonChunks:
             done = wait_done(client, folder.id, uploaded.id)
             assert (done.processing_status, done.total_chunks, done.chunks_embedded) == ("completed", 1, 1)
         assert sorted(p["text"] for p in passages(http, folder.id)) == ["42", '{"name": "Al']
+
+
+class TestEmbeddingFailures:
+    def test_a_refused_embedding_fails_the_file_in_the_providers_words_and_keeps_no_passage(
+        self, client: Letta, http: httpx.Client, mock_llm: MockLLM
+    ) -> None:
+        # Letta's file embedder raised the provider's own error ("Error code: 401 - ..."), and stored passages only
+        # after every batch was embedded
+        config = make_folder(client, "base").embedding_config.model_dump()
+        folder = client.folders.create(name="small", embedding_config={**config, "batch_size": 1})
+        notes = b"First paragraph here.\n\n" + b"x " * 700 + b"\n\nThird paragraph here.\n"
+        mock_llm.reset()
+        mock_llm.script_embeddings(Reply.delay(0), Reply.error(401, message="Incorrect API key provided: sk-mock"))
+        uploaded = client.folders.files.upload(folder.id, file=("notes.txt", notes, "text/plain"))
+        done = wait_done(client, folder.id, uploaded.id)
+        assert len(mock_llm.embedding_requests) == 2  # the first chunk was embedded, the second refused
+        assert done.processing_status == "error"
+        assert done.error_message == "Error code: 401 - Incorrect API key provided: sk-mock"
+        assert passages(http, folder.id) == []
