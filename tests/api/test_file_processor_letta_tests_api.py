@@ -45,6 +45,20 @@ class TestEmbeddingRequests:
             assert (done.processing_status, done.total_chunks, done.chunks_embedded) == ("completed", 40, 40)
             assert [len(r["input"]) for r in mock_llm.embedding_requests] == sent
 
+    def test_a_text_embedding_3_model_is_asked_for_the_configured_dimensions(
+        self, client: Letta, mock_llm: MockLLM
+    ) -> None:
+        # memlet's own (README): Letta never sent `dimensions`, so text-embedding-3-large gave 3,072 whatever was set
+        config = make_folder(client, "base").embedding_config.model_dump()
+        large = {**config, "embedding_model": "text-embedding-3-large", "embedding_dim": 1024, "handle": None}
+        folder = client.folders.create(name="large", embedding_config=large)
+        mock_llm.reset()
+        uploaded = client.folders.files.upload(folder.id, file=("notes.txt", b"Deploy on Fridays.", "text/plain"))
+        assert wait_done(client, folder.id, uploaded.id).processing_status == "completed"
+        assert [(r["model"], r["dimensions"]) for r in mock_llm.embedding_requests] == [
+            ("text-embedding-3-large", 1024)
+        ]
+
 
 class TestJsonChunks:
     def test_a_json_file_is_embedded_as_key_path_lines_per_object(
