@@ -1,7 +1,10 @@
 """Text embeddings: OpenAI-compatible `/v1/embeddings` and Ollama's native `/api/embed` (`memlet.llm.openai_http`).
 
 Both clients embed in batches, retry each batch with the chat client's policy and always send the configured model
-(no fallback to another one). `embedding_client_for` picks the client for an `embedding_endpoint_type`.
+(no fallback to another one). A batch an OpenAI-compatible endpoint refuses as a bad request (400, 413, 422) is sent
+again in halves, down to single texts, as Letta did: a server that takes fewer inputs per request still embeds
+everything, and a text it refuses alone fails with the endpoint's error. `embedding_client_for` picks the client
+for an `embedding_endpoint_type`.
 """
 
 from functools import partial
@@ -12,6 +15,7 @@ from memlet.llm.client import OPENAI_COMPATIBLE_ENDPOINTS
 from memlet.llm.errors import LLMEmptyResponseError, check_sendable_endpoint
 from memlet.llm.openai_http import OpenAIHTTP
 from memlet.llm.retry import RetryPolicy, with_retries
+from memlet.llm.wire_errors import ProviderStatusError
 from memlet.net.outbound import OutboundPolicy
 
 # Letta stores every embedding in one vector(4096) column, zero-padding shorter ones (its MAX_EMBEDDING_DIM).
@@ -20,6 +24,8 @@ MAX_EMBEDDING_DIM = 4096
 DIMENSIONS_MODELS = ("text-embedding-3",)
 # Well under OpenAI's 2,048 inputs per request, and small enough for local servers.
 DEFAULT_BATCH_SIZE = 128
+# Statuses of a refused batch that may pass in smaller pieces (too many inputs or tokens in one request).
+SPLIT_STATUSES = (400, 413, 422)
 
 
 class EmbeddingClient(Protocol):
@@ -71,9 +77,20 @@ class OpenAICompatibleEmbeddingClient:
         size = batch_size or self.batch_size
         vectors: list[list[float]] = []
         for start in range(0, len(texts), size):
-            batch = texts[start : start + size]
-            vectors.extend(await with_retries(partial(self._embed_batch, batch, model, dimensions), self.retry))
+            vectors.extend(await self._embed_or_split(texts[start : start + size], model, dimensions))
         return vectors
+
+    async def _embed_or_split(self, batch: list[str], model: str, dimensions: int | None) -> list[list[float]]:
+        """``batch`` embedded (retried on transient errors), or, refused as too large, its two halves."""
+        try:
+            return await with_retries(partial(self._embed_batch, batch, model, dimensions), self.retry)
+        except Exception as exc:
+            cause = exc.__cause__
+            if len(batch) < 2 or not (isinstance(cause, ProviderStatusError) and cause.status_code in SPLIT_STATUSES):
+                raise
+        middle = len(batch) // 2
+        first = await self._embed_or_split(batch[:middle], model, dimensions)
+        return [*first, *await self._embed_or_split(batch[middle:], model, dimensions)]
 
     async def _embed_batch(self, batch: list[str], model: str, dimensions: int | None) -> list[list[float]]:
         # Explicit floats: the SDK's default base64 encoding is not supported by every local server.

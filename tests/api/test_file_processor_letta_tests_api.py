@@ -107,3 +107,21 @@ class TestEmbeddingFailures:
         assert done.processing_status == "error"
         assert done.error_message == "Error code: 401 - Incorrect API key provided: sk-mock"
         assert passages(http, folder.id) == []
+
+    def test_a_batch_refused_as_too_large_is_sent_again_in_halves(self, client: Letta, mock_llm: MockLLM) -> None:
+        # Letta halved a failed batch until it passed, down to single texts; a single text refused failed the file
+        config = make_folder(client, "base").embedding_config.model_dump()
+        folder = client.folders.create(name="four", embedding_config={**config, "embedding_chunk_size": 8})
+        notes = "".join(f"Line {i} of the notes.\n" for i in range(4)).encode()
+        mock_llm.reset()
+        mock_llm.script_embeddings(Reply.error(413, message="Too many inputs"))
+        uploaded = client.folders.files.upload(folder.id, file=("notes.txt", notes, "text/plain"))
+        done = wait_done(client, folder.id, uploaded.id)
+        assert (done.processing_status, done.total_chunks, done.chunks_embedded) == ("completed", 4, 4)
+        assert [len(r["input"]) for r in mock_llm.embedding_requests] == [4, 2, 2]
+        mock_llm.reset()
+        mock_llm.script_embeddings(Reply.error(400, times=5, message="Input too long"))
+        uploaded = client.folders.files.upload(folder.id, file=("again.txt", notes, "text/plain"))
+        done = wait_done(client, folder.id, uploaded.id)
+        assert (done.processing_status, done.error_message) == ("error", "Error code: 400 - Input too long")
+        assert [len(r["input"]) for r in mock_llm.embedding_requests] == [4, 2, 1]
