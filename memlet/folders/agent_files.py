@@ -49,8 +49,10 @@ class AgentFiles:
         await self.rows.close(agent.id, [r.file_id for r in evicted])
         now = datetime.now(UTC)
         for meta in files:
-            is_open = meta.file_name in opened and bool(texts.get(meta.id))
-            view = line_view.window(texts[meta.id] or "", meta.file_type, meta.file_name) if is_open else None
+            # A file not parsed yet stays closed; an empty one opens with an empty view, as in Letta.
+            text = texts.get(meta.id)
+            is_open = meta.file_name in opened and text is not None
+            view = (line_view.window(text, meta.file_type, meta.file_name) if text else "") if is_open else None
             row = await self.rows.find_by_file(agent.id, meta.id)
             if row is None:
                 row = self.rows.add_link(agent, meta)

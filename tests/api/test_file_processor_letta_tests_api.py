@@ -25,7 +25,8 @@ class TestEmptyFiles:
         assert client.folders.files.retrieve(empty.id, folder_id=folder.id, include_content=True).content == ""
         assert passages(http, folder.id) == []
         assert mock_llm.embedding_requests == []
-        assert [f.file_id for f in client.agents.files.list(agent.id).files] == [empty.id]
+        (shown,) = client.agents.files.list(agent.id).files  # open, with nothing to show
+        assert (shown.file_id, shown.is_open, shown.visible_content) == (empty.id, True, "")
 
 
 class TestEmbeddingRequests:
