@@ -212,21 +212,29 @@ async def _await(awaitable: Any) -> Any:
     return await awaitable
 
 
-def _json_fallback(obj: Any) -> Any:
-    # Letta serializes the return through a pydantic wrapper and then json.dumps(default=str).
-    dump = getattr(obj, "model_dump", None)
-    if callable(dump):
-        try:
-            return dump(mode="json")
-        except Exception:
-            pass
-    return str(obj)
+def _dumped(value: Any) -> Any:
+    """The return as Letta's sandbox hands it over: pydantic's Python-mode dump of an `Any` value (models and
+    dataclasses become dicts; datetimes, sets and other objects stay as they are until `str()` turns them into
+    text). pydantic comes from the server's own interpreter; without it the value goes on as its text."""
+    try:
+        from pydantic import TypeAdapter
+    except ImportError:
+        return str(value)
+    try:
+        return TypeAdapter(Any).dump_python(value)
+    except Exception:
+        return str(value)
 
 
 def _to_json_value(value: Any) -> Any:
-    """Round-trip the return through JSON the way Letta's sandbox transport does."""
+    """Round-trip the return through JSON the way Letta's sandbox transport does (anything JSON cannot hold is
+    its `str()`). Plain data skips pydantic, whose import would slow down every call."""
     try:
-        return json.loads(json.dumps(value, default=_json_fallback))
+        return json.loads(json.dumps(value))
+    except (TypeError, ValueError, RecursionError):
+        pass
+    try:
+        return json.loads(json.dumps(_dumped(value), default=str))
     except (TypeError, ValueError, RecursionError):
         return str(value)
 

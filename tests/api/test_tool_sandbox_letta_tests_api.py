@@ -1,0 +1,86 @@
+"""What Letta 0.16.8's own sandbox tests (`integration_test_tool_execution_sandbox.py`,
+`integration_test_async_tool_sandbox.py`) and its `validate_function_response` tests pin down that a user or the
+model can see, checked through letta-client against the live server and the mock LLM: how a custom tool's return
+value reaches the model and the tool return message, what a failing or silent tool shows, and what the tool's
+process sees (warnings, environment)."""
+
+import json
+from typing import Any
+
+import pytest
+from letta_client import Letta
+
+from tests.mock_llm import MockLLM, Reply
+
+MODEL = "openai/gpt-4o-mini"
+EMBEDDING = "openai/text-embedding-3-small"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_mock(mock_llm: MockLLM) -> None:
+    mock_llm.reset()
+
+
+def agent_with(client: Letta, source: str, **agent: Any) -> Any:
+    tool = client.tools.upsert(source_code=source)
+    created = client.agents.create(model=MODEL, embedding=EMBEDDING, include_base_tools=False, **agent)
+    client.agents.tools.attach(tool.id, agent_id=created.id)
+    return created
+
+
+def call(client: Letta, mock_llm: MockLLM, agent_id: str, name: str, args: dict[str, Any]) -> tuple[Any, Any]:
+    """Have the model call `name`; the response's tool return message and the packed return the model reads next."""
+    mock_llm.reset()
+    mock_llm.script(Reply.tool_call(name, args), Reply.text("ok"))
+    response = client.agents.messages.create(agent_id, messages=[{"role": "user", "content": "go"}])
+    returned = next(m for m in response.messages if m.message_type == "tool_return_message")
+    sent = [m for m in mock_llm.requests[1]["messages"] if m["role"] == "tool"][-1]["content"]
+    return returned, json.loads(sent)
+
+
+OBJECTS = '''
+def make_objects(kind: str):
+    """Return a structured object.
+
+    Args:
+        kind: dataclass or model.
+    """
+    import dataclasses
+    import datetime
+
+    import pydantic
+
+    when = datetime.datetime(2024, 5, 6, 7, 8, 9)
+
+    @dataclasses.dataclass
+    class Point:
+        x: int
+        when: datetime.datetime
+
+    class Reading(pydantic.BaseModel):
+        value: float
+        when: datetime.datetime
+
+    return Point(3, when) if kind == "dataclass" else Reading(value=1.5, when=when)
+'''
+
+
+class TestReturnedObjects:
+    """Letta hands a tool's return over through pydantic's Python-mode dump and `json.dumps(default=str)`: a
+    dataclass or a pydantic model reaches the model as a JSON object, with `str()` of a datetime in it."""
+
+    @pytest.mark.parametrize(
+        ("kind", "expected"),
+        [
+            ("dataclass", {"x": 3, "when": "2024-05-06 07:08:09"}),
+            ("model", {"value": 1.5, "when": "2024-05-06 07:08:09"}),
+        ],
+    )
+    def test_a_dataclass_or_model_is_an_object_for_the_model(
+        self, client: Letta, mock_llm: MockLLM, kind: str, expected: dict[str, Any]
+    ) -> None:
+        agent = agent_with(client, OBJECTS)
+        returned, sent = call(client, mock_llm, agent.id, "make_objects", {"kind": kind})
+        assert returned.status == "success"
+        assert sent["message"] == expected
+        assert returned.tool_return == str(expected)  # Letta's `str()` of the unpacked message
