@@ -23,6 +23,7 @@ import resource
 import sys
 import traceback
 import types
+import warnings
 from typing import Any, get_origin
 
 TOOL_FILENAME = "<tool_source>"
@@ -285,6 +286,9 @@ def main() -> None:
         stream.reconfigure(encoding="utf-8", errors="backslashreplace")  # type: ignore[union-attr]
     _set_limits(payload.get("limits") or {})
     _drop_privileges(payload.get("uid"))
+    # Letta runs tools with PYTHONWARNINGS=ignore, so a tool's warnings never reach its stderr (`-I` ignores the
+    # variable here; the environment still carries it for Python processes the tool starts).
+    warnings.simplefilter("ignore")
     state = AgentState(payload["agent_state"]) if payload.get("agent_state") else None
     try:
         function = _load_function(payload["source_code"], payload["function_name"])

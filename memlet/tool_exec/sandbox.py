@@ -48,6 +48,9 @@ BASE_ENV = {
     "LC_ALL": "C.UTF-8",
     "TERM": "dumb",
     "NO_COLOR": "1",
+    # As in Letta's tool environment: no warnings on stderr, unbuffered output.
+    "PYTHONWARNINGS": "ignore",
+    "PYTHONUNBUFFERED": "1",
 }
 # Letta caps error texts at 1000 characters (MAX_ERROR_MESSAGE_CHAR_LIMIT).
 MAX_ERROR_CHARS = 1000

@@ -96,6 +96,8 @@ class TestSecrets:
             "LC_ALL": "C.UTF-8",
             "TERM": "dumb",
             "NO_COLOR": "1",
+            "PYTHONWARNINGS": "ignore",
+            "PYTHONUNBUFFERED": "1",
         }
 
     def test_server_proc_environ_not_readable(self, sdk: Letta, agent_id: str) -> None:

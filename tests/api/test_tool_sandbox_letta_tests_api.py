@@ -84,3 +84,27 @@ class TestReturnedObjects:
         assert returned.status == "success"
         assert sent["message"] == expected
         assert returned.tool_return == str(expected)  # Letta's `str()` of the unpacked message
+
+
+WARN = '''
+def warn_hello_world() -> str:
+    """Warn, then return a greeting."""
+    import subprocess
+    import sys
+    import warnings
+
+    warnings.warn("Hello World")
+    subprocess.run([sys.executable, "-c", "import warnings; warnings.warn('from a child')"], check=True)
+    return "Hello World"
+'''
+
+
+class TestWarnings:
+    """Letta runs tools with PYTHONWARNINGS=ignore (its `..._with_venv_and_warnings_does_not_error` test): a
+    warning is neither an error nor output, for the tool and for Python processes it starts."""
+
+    def test_a_warning_leaves_stderr_empty(self, client: Letta, mock_llm: MockLLM) -> None:
+        agent = agent_with(client, WARN)
+        returned, sent = call(client, mock_llm, agent.id, "warn_hello_world", {})
+        assert (returned.status, returned.tool_return, sent["message"]) == ("success", "Hello World", "Hello World")
+        assert returned.stderr is None

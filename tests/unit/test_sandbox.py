@@ -270,7 +270,10 @@ class TestIsolation:
         assert result.status == "success"
         env = result.value["env"]
         assert secret not in (result.func_return or "")
-        assert sorted(env) == ["HOME", "LANG", "LC_ALL", "NO_COLOR", "PATH", "PWD", "TERM", "TMPDIR", "WEATHER_API_KEY"]
+        assert sorted(env) == [
+            *("HOME", "LANG", "LC_ALL", "NO_COLOR", "PATH", "PWD", "PYTHONUNBUFFERED", "PYTHONWARNINGS", "TERM"),
+            *("TMPDIR", "WEATHER_API_KEY"),
+        ]
         assert env["WEATHER_API_KEY"] == "agent-secret"
         # The server's own /proc entry is not there at all (own pid namespace).
         assert result.value["parent"] == "FileNotFoundError"

@@ -98,7 +98,10 @@ class TestServerSecrets:
         result = await run_tool(PROBE_PARENT, "probe", {"pid": os.getpid(), "secret": secret})
         assert result.status == "success"
         assert result.value == {
-            "env": ["HOME", "LANG", "LC_ALL", "NO_COLOR", "PATH", "PWD", "TERM", "TMPDIR"],
+            "env": [
+                *("HOME", "LANG", "LC_ALL", "NO_COLOR", "PATH", "PWD", "PYTHONUNBUFFERED", "PYTHONWARNINGS"),
+                *("TERM", "TMPDIR"),
+            ],
             "parent": "FileNotFoundError",  # the server's pid does not exist in the tool's pid namespace
             "leaking": [],
             "uid": result.value["uid"],
