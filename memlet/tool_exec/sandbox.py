@@ -260,7 +260,8 @@ def _build_result(function_name: str, outcome: Outcome, timeout_s: float, durati
         )
 
     if outcome.timed_out:
-        message = f"Executing tool {function_name} timed out after {timeout_s:g} seconds."
+        # Letta's timeout setting is a float, so its message reads "after 180.0 seconds".
+        message = f"Executing tool {function_name} timed out after {float(timeout_s)} seconds."
         return error("TimeoutError", message, message)
     try:
         report = json.loads(outcome.result.decode("utf-8", errors="replace"))

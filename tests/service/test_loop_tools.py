@@ -137,7 +137,7 @@ class TestCustomTools:
         returns = tool_texts(await loop_env.in_context(agent.id))
         assert returns[0]["status"] == "Failed"
         assert returns[0]["message"] == (
-            "Error executing function sleepy: TimeoutError: Executing tool sleepy timed out after 1 seconds."
+            "Error executing function sleepy: TimeoutError: Executing tool sleepy timed out after 1.0 seconds."
         )
 
 

@@ -190,7 +190,7 @@ class TestLimits:
         assert result.status == "error"
         assert (
             result.func_return
-            == "Error executing function f: TimeoutError: Executing tool f timed out after 1 seconds."
+            == "Error executing function f: TimeoutError: Executing tool f timed out after 1.0 seconds."
         )
         assert result.stdout == ["started\n"]
 
