@@ -100,7 +100,7 @@ async def _execute(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], setti
     if tool.tool_type != "custom" or not tool.source_code:
         return failure(f"Error: tool {tool.name} cannot be executed by this server.")
     try:
-        env = {**agent_env(ctx.agent, keyring_for(settings)), **_ids_env(ctx.agent, tool)}
+        env = {**_project_env(ctx.agent), **agent_env(ctx.agent, keyring_for(settings)), **_ids_env(ctx.agent, tool)}
     except SecretDecryptError as exc:
         log.error("tool %s not run: %s", tool.name, exc.message)
         return failure(f"Error: tool {tool.name} was not run: {exc.message}", exc.message)
@@ -136,11 +136,17 @@ def _declared(tool: orm.Tool, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _ids_env(agent: orm.Agent, tool: orm.Tool) -> dict[str, str]:
-    """The ids Letta gives every tool run: LETTA_AGENT_ID, LETTA_TOOL_ID and (when set) LETTA_PROJECT_ID."""
+    """The ids Letta gives every tool run, over the agent's secrets: LETTA_AGENT_ID, LETTA_TOOL_ID and (when set)
+    LETTA_PROJECT_ID."""
     env = {"LETTA_AGENT_ID": agent.id, "LETTA_TOOL_ID": tool.id}
     if agent.project_id:
         env["LETTA_PROJECT_ID"] = agent.project_id
     return env
+
+
+def _project_env(agent: orm.Agent) -> dict[str, str]:
+    """Letta also passes the agent's project as PROJECT_ID, under the agent's secrets (a secret of that name wins)."""
+    return {"PROJECT_ID": agent.project_id} if agent.project_id else {}
 
 
 def sandbox_agent_state(ctx: ToolContext) -> dict[str, Any]:

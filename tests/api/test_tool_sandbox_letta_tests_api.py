@@ -108,3 +108,41 @@ class TestWarnings:
         returned, sent = call(client, mock_llm, agent.id, "warn_hello_world", {})
         assert (returned.status, returned.tool_return, sent["message"]) == ("success", "Hello World", "Hello World")
         assert returned.stderr is None
+
+
+READ_ENV = '''
+def read_env(name: str) -> str:
+    """Read an environment variable.
+
+    Args:
+        name: The variable name.
+    """
+    import os
+
+    return os.environ.get(name, "missing")
+'''
+
+
+class TestEnvironment:
+    """What a tool's environment holds (Letta's `..._per_agent_env` tests): the agent's secrets, the project as
+    PROJECT_ID under them, and the ids Letta sets over them."""
+
+    def seen(self, client: Letta, agent_id: str, *names: str) -> dict[str, Any]:
+        run = client.agents.tools.run
+        return {name: run(agent_id=agent_id, tool_name="read_env", args={"name": name}).func_return for name in names}
+
+    def test_the_project_is_project_id_under_the_secrets(self, client: Letta) -> None:
+        plain = agent_with(client, READ_ENV, project_id="project-one")
+        assert self.seen(client, plain.id, "PROJECT_ID", "LETTA_PROJECT_ID") == {
+            "PROJECT_ID": "project-one",
+            "LETTA_PROJECT_ID": "project-one",
+        }
+        secrets = {"PROJECT_ID": "from-secret", "LETTA_AGENT_ID": "from-secret", "TOKEN": "t0k3n"}
+        shadowed = agent_with(client, READ_ENV, project_id="project-one", secrets=secrets)
+        assert self.seen(client, shadowed.id, "PROJECT_ID", "LETTA_AGENT_ID", "TOKEN") == {
+            "PROJECT_ID": "from-secret",
+            "LETTA_AGENT_ID": shadowed.id,
+            "TOKEN": "t0k3n",
+        }
+        without = agent_with(client, READ_ENV)
+        assert self.seen(client, without.id, "PROJECT_ID") == {"PROJECT_ID": "missing"}
