@@ -110,8 +110,8 @@ def tool_return_row(
     stored_return = {
         "tool_call_id": call_id,
         "status": "success" if outcome.success else "error",
-        "stdout": outcome.stdout or None,
-        "stderr": outcome.stderr or None,
+        "stdout": outcome.stdout,
+        "stderr": outcome.stderr,
         "func_response": response,
     }
     return orm.Message(

@@ -9,7 +9,7 @@ import inspect
 import json
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from memlet import metrics
@@ -31,8 +31,10 @@ log = logging.getLogger(__name__)
 class ToolOutcome:
     success: bool
     value: Any
-    stdout: list[str] = field(default_factory=list)
-    stderr: list[str] = field(default_factory=list)
+    # The tool's output streams: lists (maybe empty) from the sandbox, as Letta's ToolExecutionResult has them;
+    # None where nothing captured any (built-in tools, rule violations, denials).
+    stdout: list[str] | None = None
+    stderr: list[str] | None = None
     shaped: bool = False  # `value` is already the model's text (see `message_for_model`)
     # A client's result in parts (text and images), stored as given; `value` is then its text with a placeholder
     # per image, which chat-completion models get as it is (not packed), as in Letta.
@@ -40,7 +42,7 @@ class ToolOutcome:
 
 
 def failure(message: str, stderr: str | None = None) -> ToolOutcome:
-    return ToolOutcome(success=False, value=message, stderr=[stderr] if stderr else [])
+    return ToolOutcome(success=False, value=message, stderr=[stderr] if stderr else None)
 
 
 def agent_env(agent: orm.Agent, keyring: Keyring) -> dict[str, str]:

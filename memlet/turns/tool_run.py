@@ -67,7 +67,7 @@ async def run_tool_for_agent(
     if not outcome.success:
         # Letta drops the return of a failed run; the error text stays readable in stderr.
         stderr = outcome.stderr or ([str(outcome.value)] if outcome.value else [])
-        return ToolExecutionResult(status="error", stdout=outcome.stdout or None, stderr=stderr or None)
+        return ToolExecutionResult(status="error", stdout=outcome.stdout, stderr=stderr or None)
     if builtin:  # Letta's core tools capture no output streams
         return ToolExecutionResult(status="success", func_return=outcome.value)
     return ToolExecutionResult(

@@ -107,7 +107,7 @@ class TestWarnings:
         agent = agent_with(client, WARN)
         returned, sent = call(client, mock_llm, agent.id, "warn_hello_world", {})
         assert (returned.status, returned.tool_return, sent["message"]) == ("success", "Hello World", "Hello World")
-        assert returned.stderr is None
+        assert returned.stderr == []
 
 
 READ_ENV = '''
@@ -146,3 +146,40 @@ class TestEnvironment:
         }
         without = agent_with(client, READ_ENV)
         assert self.seen(client, without.id, "PROJECT_ID") == {"PROJECT_ID": "missing"}
+
+
+SILENT = '''
+def add(x: int, y: int) -> int:
+    """Add two integers.
+
+    Args:
+        x: The first integer.
+        y: The second integer.
+    """
+    return x + y
+'''
+
+
+class TestOutputStreams:
+    """Letta's sandbox result always holds `stdout` and `stderr` as lists (empty when the tool printed nothing), and
+    the tool return message carries them as they are; tools run in the server have none."""
+
+    def test_a_silent_tool_has_empty_lists(self, client: Letta, mock_llm: MockLLM, http: Any) -> None:
+        agent = agent_with(client, SILENT)
+        returned, sent = call(client, mock_llm, agent.id, "add", {"x": 10, "y": 5})
+        assert (returned.status, returned.tool_return, sent["message"]) == ("success", "15", "15")
+        assert (returned.stdout, returned.stderr) == ([], [])
+        assert (returned.tool_returns[0].stdout, returned.tool_returns[0].stderr) == ([], [])
+        listed = http.get(f"/v1/agents/{agent.id}/messages", params={"limit": 10}).json()
+        stored = next(m for m in listed if m["message_type"] == "tool_return_message")
+        assert (stored["stdout"], stored["stderr"]) == ([], [])
+        ran = client.agents.tools.run(agent_id=agent.id, tool_name="add", args={"x": 1, "y": 2})
+        assert (ran.func_return, ran.stdout, ran.stderr) == (3, [], [])
+
+    def test_a_built_in_tool_has_none(self, client: Letta, mock_llm: MockLLM) -> None:
+        agent = client.agents.create(model=MODEL, embedding=EMBEDDING)
+        mock_llm.script(Reply.tool_call("conversation_search", {"query": "tea"}), Reply.text("ok"))
+        response = client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "go"}])
+        returned = next(m for m in response.messages if m.message_type == "tool_return_message")
+        assert returned.status == "success"
+        assert (returned.stdout, returned.stderr) == (None, None)
