@@ -183,3 +183,58 @@ class TestOutputStreams:
         returned = next(m for m in response.messages if m.message_type == "tool_return_message")
         assert returned.status == "success"
         assert (returned.stdout, returned.stderr) == (None, None)
+
+
+RAISES = '''
+def fail(kind: str) -> str:
+    """Fail in some way.
+
+    Args:
+        kind: plain, custom, lines or bare.
+    """
+
+    class QuotaExceeded(Exception):
+        pass
+
+    print("Going to error now")
+    if kind == "custom":
+        raise QuotaExceeded("over quota")
+    if kind == "lines":
+        raise ValueError("first line\\nsecond line\\nthird line")
+    if kind == "bare":
+        raise ValueError()
+    raise ZeroDivisionError("This is an intentionally weird division!")
+'''
+
+
+class TestErrors:
+    """A tool's exception: the model reads `Error executing function <name>: <type>: <message>`, the tool return
+    message shows it with status "error", the prints in stdout and the traceback in stderr (Letta's
+    `..._with_venv_errors` and `..._async_error_handling` tests)."""
+
+    def test_the_exception_reaches_the_model_and_the_user(self, client: Letta, mock_llm: MockLLM) -> None:
+        agent = agent_with(client, RAISES)
+        returned, sent = call(client, mock_llm, agent.id, "fail", {"kind": "plain"})
+        text = "Error executing function fail: ZeroDivisionError: This is an intentionally weird division!"
+        assert (sent["status"], sent["message"]) == ("Failed", text)
+        assert (returned.status, returned.tool_return) == ("error", text)
+        assert returned.stdout == ["Going to error now\n"]
+        assert "ZeroDivisionError: This is an intentionally weird division!" in returned.stderr[0]
+
+    @pytest.mark.parametrize(
+        ("kind", "text"),
+        [
+            ("custom", "QuotaExceeded: over quota"),
+            ("lines", "ValueError: first line\nsecond line\nthird line"),
+            ("bare", "ValueError: "),
+        ],
+    )
+    def test_every_exception_keeps_its_type_and_whole_message(
+        self, client: Letta, mock_llm: MockLLM, kind: str, text: str
+    ) -> None:
+        # Letta read these back from the last lines of the traceback and lost them ("Error executing function
+        # fail: : "); memlet keeps them (README, compatibility notes).
+        agent = agent_with(client, RAISES)
+        returned, sent = call(client, mock_llm, agent.id, "fail", {"kind": kind})
+        assert (sent["status"], sent["message"]) == ("Failed", f"Error executing function fail: {text}")
+        assert returned.tool_return == sent["message"]
