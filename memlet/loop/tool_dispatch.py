@@ -116,6 +116,7 @@ async def _execute(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], setti
         return_char_limit=tool.return_char_limit,
         policy=SandboxPolicy.from_settings(settings),
         agent_state=sandbox_agent_state(ctx) if "agent_state" in tool.source_code else None,
+        agent_id=ctx.agent.id,
     )
     if result.status == "error":
         return ToolOutcome(False, result.func_return, result.stdout, result.stderr)

@@ -5,8 +5,10 @@ without memlet (isolated mode, stdlib only), because it runs outside the server'
 
 Protocol:
 - stdin: one JSON object {"source_code", "function_name", "args", "limits", "uid", "return_char_limit",
-  "agent_state"}. A tool with an `agent_state` parameter gets an `AgentState` built from the last (its memory
-  blocks, changeable through `agent_state.memory`); the block values after the call come back as "memory".
+  "agent_state", "agent_id"}. A tool with an `agent_state` parameter gets an `AgentState` built from "agent_state"
+  (its memory blocks, changeable through `agent_state.memory`); the block values after the call come back as
+  "memory". A tool with an `agent_id` parameter the arguments leave out gets the calling agent's id, and every tool
+  finds a global `client`, as in Letta.
   Arguments travel as data and become keyword arguments; they are never spliced into code. `limits` become
   rlimits before any tool code runs; a `uid` (given to a runner started as root) is switched to for good, with
   no supplementary groups and no capabilities left.
@@ -64,12 +66,25 @@ def _drop_privileges(uid: int | None) -> None:
         raise SystemExit("sandbox: could not drop privileges")
 
 
+def _letta_client() -> Any:
+    """Letta's `client` global: a letta-client `Letta` when the tool's environment holds LETTA_API_KEY (its
+    LETTA_BASE_URL, if any, picks the server) and the package is installed, else None."""
+    if not os.environ.get("LETTA_API_KEY"):
+        return None
+    try:
+        from letta_client import Letta
+    except ImportError:
+        return None
+    return Letta(api_key=os.environ["LETTA_API_KEY"])
+
+
 def _load_function(source_code: str, function_name: str) -> Any:
     """Execute the tool source in a fresh module and return the named function."""
     # Letta's generated script starts with `from typing import *`, so tools may use List/Optional unimported.
     module = types.ModuleType("sandbox_tool")
     module.__dict__["__builtins__"] = builtins
     exec("from typing import *", module.__dict__)
+    module.__dict__["client"] = _letta_client()
     # A real module entry lets dataclasses and pydantic models defined in the tool resolve their module.
     sys.modules[module.__name__] = module
     # Registering the source makes tracebacks show the tool's lines.
@@ -195,12 +210,15 @@ def _coerced(function: Any, args: dict[str, Any]) -> dict[str, Any]:
     return converted
 
 
-def _call(function: Any, args: dict[str, Any], agent_state: AgentState | None) -> Any:
+def _call(function: Any, args: dict[str, Any], agent_state: AgentState | None, agent_id: str | None) -> Any:
     """Call the tool with keyword arguments (converted to its annotated types, `_coerced`), plus `agent_state`
-    when it takes one (None if none was sent)."""
+    when it takes one (None if none was sent) and the calling agent's id for an `agent_id` the arguments lack."""
     kwargs = _coerced(function, args)
-    if "agent_state" in _parameters(function):
+    parameters = _parameters(function)
+    if "agent_state" in parameters:
         kwargs["agent_state"] = agent_state
+    if "agent_id" in parameters and "agent_id" not in kwargs:
+        kwargs["agent_id"] = agent_id
     result = function(**kwargs)
     if _awaitable(result):
         import asyncio
@@ -292,7 +310,7 @@ def main() -> None:
     state = AgentState(payload["agent_state"]) if payload.get("agent_state") else None
     try:
         function = _load_function(payload["source_code"], payload["function_name"])
-        result = _call(function, payload["args"], state)
+        result = _call(function, payload["args"], state, payload.get("agent_id"))
         report = _success_report(result, int(payload.get("return_char_limit") or 0))
         if state is not None:
             # The block values after the call; the server saves those that changed.

@@ -132,11 +132,13 @@ async def run_tool(
     return_char_limit: int = 50000,
     policy: SandboxPolicy | None = None,
     agent_state: dict[str, Any] | None = None,
+    agent_id: str | None = None,
 ) -> SandboxResult:
     """Run `function_name` from `source_code` with keyword `args` in a sandboxed subprocess.
 
     `agent_state` (id, name, blocks...) is given to a tool that takes an `agent_state` parameter; the block
-    values it leaves come back in `SandboxResult.memory`.
+    values it leaves come back in `SandboxResult.memory`. `agent_id` (the calling agent's) goes to a tool with an
+    `agent_id` parameter the arguments leave out.
 
     Never raises for tool failures: exceptions, syntax errors, a missing function, a timeout, a crash or no free
     sandbox slot all come back as `status="error"`. `env` holds the agent's secrets / tool variables and is the
@@ -164,6 +166,7 @@ async def run_tool(
         payload = _payload(source_code, function_name, args, policy, isolation, uid, timeout_s, memory_mb)
         payload["return_char_limit"] = return_char_limit
         payload["agent_state"] = agent_state
+        payload["agent_id"] = agent_id
         outcome = await _execute_isolated(json_bytes(payload), env, isolation, policy, uid, timeout_s)
     finally:
         if uid_lock:

@@ -238,3 +238,58 @@ class TestErrors:
         returned, sent = call(client, mock_llm, agent.id, "fail", {"kind": kind})
         assert (sent["status"], sent["message"]) == ("Failed", f"Error executing function fail: {text}")
         assert returned.tool_return == sent["message"]
+
+
+MEMORY_CLEAR = '''
+def memory_clear(label: str, agent_id: str):
+    """Clear a memory block through the Letta client every tool finds in scope.
+
+    Args:
+        label: The label of the memory block to clear.
+        agent_id: The agent's ID (injected by the server).
+    """
+    if not client:
+        return f"no client for {agent_id}"
+    block = client.agents.blocks.retrieve(label, agent_id=agent_id)
+    client.agents.blocks.update(label, agent_id=agent_id, value="")
+    return f"SUCCESS: Cleared block '{label}' (was {len(block.value)} chars, now empty)"
+'''
+CLEAR_SCHEMA = {
+    "name": "memory_clear",
+    "description": "Clear a memory block by setting its value to empty string",
+    "parameters": {
+        "type": "object",
+        "properties": {"label": {"type": "string", "description": "The label of the memory block to clear"}},
+        "required": ["label"],
+    },
+}
+
+
+class TestInjection:
+    """Letta's `test_tool_with_client_injection` / `..._with_client_injection`: a tool with an `agent_id` parameter
+    its schema leaves out gets the calling agent's id, and every tool finds a global `client`, a letta-client
+    `Letta` when the agent's secrets hold LETTA_API_KEY (and LETTA_BASE_URL), else None."""
+
+    def agent(self, client: Letta, **agent: Any) -> Any:
+        tool = client.tools.upsert(source_code=MEMORY_CLEAR, json_schema=CLEAR_SCHEMA)
+        block = {"label": "test_block", "value": "Initial test content that should be cleared"}
+        return client.agents.create(
+            model=MODEL,
+            embedding=EMBEDDING,
+            memory_blocks=[block],
+            tool_ids=[tool.id],
+            include_base_tools=False,
+            **agent,
+        )
+
+    def test_without_a_key_client_is_none_and_agent_id_is_injected(self, client: Letta, mock_llm: MockLLM) -> None:
+        agent = self.agent(client)
+        returned, sent = call(client, mock_llm, agent.id, "memory_clear", {"label": "test_block"})
+        assert (returned.status, sent["message"]) == ("success", f"no client for {agent.id}")
+
+    def test_with_a_key_the_tool_calls_the_server_back(self, client: Letta, mock_llm: MockLLM, server: Any) -> None:
+        agent = self.agent(client, secrets={"LETTA_API_KEY": "any", "LETTA_BASE_URL": server.base_url})
+        returned, sent = call(client, mock_llm, agent.id, "memory_clear", {"label": "test_block"})
+        assert returned.status == "success", returned.stderr
+        assert sent["message"] == "SUCCESS: Cleared block 'test_block' (was 43 chars, now empty)"
+        assert client.agents.blocks.retrieve("test_block", agent_id=agent.id).value == ""
