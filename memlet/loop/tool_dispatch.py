@@ -58,6 +58,20 @@ def _truncated(text: str, limit: int) -> str:
     )
 
 
+def noted_over_limit(value: Any, limit: int | None) -> Any:
+    """Letta's first pass over every executed tool's return: one whose text (a dict: its compact JSON) passes the
+    tool's limit becomes that whole text with a note, not yet cut (`returned_message` cuts it for the model, so the
+    count it shows includes this note; `POST /v1/agents/{id}/tools/{name}/run` answers it as it is)."""
+    if not limit:
+        return value
+    text = json.dumps(value, default=str) if isinstance(value, dict) else str(value)
+    if len(text) <= limit:
+        return value
+    return (
+        f"{text}... [NOTE: function output was truncated since it exceeded the character limit: {len(text)} > {limit}]"
+    )
+
+
 def returned_message(value: Any, limit: int | None, *, truncate: bool = True) -> Any:
     """What a tool's return becomes in the packed result the model reads, as in Letta: text stays text, None is
     "None", a dict stays an object, anything else (lists, numbers, booleans) is its Python text; past `limit`
@@ -81,11 +95,12 @@ async def execute_tool(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], s
 
 
 def message_for_model(tool: orm.Tool, outcome: ToolOutcome) -> ToolOutcome:
-    """`outcome` with its value as the packed result shows it to the model (`returned_message`, the tool's limit;
-    the search tools are never cut, as in Letta)."""
+    """`outcome` with its value as the packed result shows it to the model (`noted_over_limit`, then
+    `returned_message`, at the tool's limit; the search tools are never cut, as in Letta)."""
     if not outcome.shaped:
         truncate = tool.name not in UNTRUNCATED_TOOLS
-        outcome.value = returned_message(outcome.value, tool.return_char_limit, truncate=truncate)
+        noted = noted_over_limit(outcome.value, tool.return_char_limit)
+        outcome.value = returned_message(noted, tool.return_char_limit, truncate=truncate)
         outcome.shaped = True
     return outcome
 

@@ -20,7 +20,7 @@ from memlet.loop.agent_state import LoopRepository
 from memlet.loop.builtin_tools import ToolContext
 from memlet.loop.builtins import BUILTIN_TOOLS, WEB_TOOLS
 from memlet.loop.commit import commit_memory_edits
-from memlet.loop.tool_dispatch import execute_tool, returned_message
+from memlet.loop.tool_dispatch import execute_tool, noted_over_limit
 from memlet.mcp.schemas import ToolExecutionResult
 from memlet.passages.embedder import Embedder
 
@@ -59,8 +59,8 @@ async def run_tool_for_agent(
         agent=state.agent, blocks=state.blocks, sessionmaker=maker, embedder=embedder, messenger=messenger
     )
     outcome = await execute_tool(ctx, tool, dict(args), settings)
-    if isinstance(outcome.value, str):  # text is cut to the tool's limit; other values come back whole
-        outcome.value = returned_message(outcome.value, tool.return_char_limit)
+    # As Letta's: a return past the tool's limit comes back whole, as text with a note appended.
+    outcome.value = noted_over_limit(outcome.value, tool.return_char_limit)
     if outcome.success and not await commit_memory_edits(maker, ctx):
         raise NotFoundError("Agent", agent_id)
     builtin = (tool.name in BUILTIN_TOOLS or tool.name in WEB_TOOLS) and tool.tool_type != "custom"

@@ -59,10 +59,18 @@ def note(length: int, limit: int) -> str:
     return f"... [NOTE: function output was truncated since it exceeded the character limit ({length} > {limit})]"
 
 
+def noted(text: str, limit: int) -> str:
+    """Letta's first pass (its tool execution manager): the whole text with a note, before the loop cuts it."""
+    return (
+        f"{text}... [NOTE: function output was truncated since it exceeded the character limit: {len(text)} > {limit}]"
+    )
+
+
 def test_a_long_return_is_cut_to_the_tools_limit(client: Letta, mock_llm: MockLLM) -> None:
     agent = agent_with_give(client, return_char_limit=100)
     sent, shown = give(client, mock_llm, agent.id, "text", 250)
-    assert sent == "x" * 100 + note(250, 100)
+    # The count is that of the text with Letta's first note, as Letta's model read it.
+    assert sent == "x" * 100 + note(len(noted("x" * 250, 100)), 100)
     assert shown == sent
     sent, _ = give(client, mock_llm, agent.id, "text", 100)
     assert sent == "x" * 100  # at the limit: whole
@@ -73,8 +81,26 @@ def test_an_object_stays_an_object_until_its_json_passes_the_limit(client: Letta
     sent, _ = give(client, mock_llm, agent.id, "object", 10)
     assert sent == {"key": "v" * 10}
     sent, _ = give(client, mock_llm, agent.id, "object", 200)
-    encoded = json.dumps({"key": "v" * 200}, indent=2)
+    # Past the limit in compact JSON, Letta's first pass made it that text; the loop then cuts it.
+    first = noted(json.dumps({"key": "v" * 200}), 100)
+    assert sent == first[:100] + note(len(first), 100)
+
+
+def test_an_object_within_the_limit_compact_but_not_indented_is_cut_indented(client: Letta, mock_llm: MockLLM) -> None:
+    agent = agent_with_give(client, return_char_limit=100)
+    sent, _ = give(client, mock_llm, agent.id, "object", 86)  # 97 characters compact, 101 indented
+    encoded = json.dumps({"key": "v" * 86}, indent=2)
     assert sent == encoded[:100] + note(len(encoded), 100)
+
+
+def test_the_run_endpoint_answers_the_whole_return_with_the_note(client: Letta) -> None:
+    agent = agent_with_give(client, return_char_limit=100)
+    ran = client.agents.tools.run(agent_id=agent.id, tool_name="give", args={"kind": "text", "n": 250})
+    assert (ran.status, ran.func_return) == ("success", noted("x" * 250, 100))
+    ran = client.agents.tools.run(agent_id=agent.id, tool_name="give", args={"kind": "object", "n": 200})
+    assert ran.func_return == noted(json.dumps({"key": "v" * 200}), 100)
+    ran = client.agents.tools.run(agent_id=agent.id, tool_name="give", args={"kind": "object", "n": 10})
+    assert ran.func_return == {"key": "v" * 10}
 
 
 @pytest.mark.parametrize(
