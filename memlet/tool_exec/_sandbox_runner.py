@@ -187,13 +187,17 @@ def _annotation(function: Any, name: str) -> Any:
 def _coerced(function: Any, args: dict[str, Any]) -> dict[str, Any]:
     """The arguments converted to the tool's annotated types, as Letta's sandbox does: text holding JSON (or a
     Python literal) is parsed first, then `int`, `float`, `bool`, `list`, `dict`... apply. All or nothing: if any
-    argument cannot be converted, every argument is passed as the model sent it. Unlike Letta, a value for a `str`
-    parameter is left as sent (Letta parsed it and took `str()` of the result, turning JSON text into Python text).
+    argument cannot be converted, every argument is passed as the model sent it. Unlike Letta, text for a `str`
+    parameter is left as sent (Letta parsed it and took `str()` of the result, turning JSON text into Python text);
+    any other value sent for one becomes its `str()`, as in Letta.
     """
     converted = dict(args)
     try:
         for name, value in args.items():
             kind = _annotation(function, name)
+            if kind is str and not isinstance(value, str):
+                converted[name] = str(value)
+                continue
             if kind is None or kind is str or kind is Any:
                 continue
             if isinstance(value, str):

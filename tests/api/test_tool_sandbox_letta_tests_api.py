@@ -293,3 +293,52 @@ class TestInjection:
         assert returned.status == "success", returned.stderr
         assert sent["message"] == "SUCCESS: Cleared block 'test_block' (was 43 chars, now empty)"
         assert client.agents.blocks.retrieve("test_block", agent_id=agent.id).value == ""
+
+
+ASYNC_CLEAR = '''
+async def async_clear_memory(agent_state: "AgentState"):
+    """Clear the core memory."""
+    import asyncio
+
+    await asyncio.sleep(0.1)
+    agent_state.memory.get_block("human").value = ""
+    agent_state.memory.get_block("persona").value = ""
+'''
+
+
+class TestStatefulTools:
+    """Letta's `..._stateful_tool` / `..._async_with_agent_state` tests: a tool (async here) that takes `agent_state`
+    and empties blocks returns None (the model reads "None") and the emptied blocks are kept."""
+
+    def test_an_async_tool_empties_the_blocks(self, client: Letta, mock_llm: MockLLM) -> None:
+        blocks = [{"label": "human", "value": "username: sarah"}, {"label": "persona", "value": "This is the persona"}]
+        agent = agent_with(client, ASYNC_CLEAR, memory_blocks=blocks)
+        returned, sent = call(client, mock_llm, agent.id, "async_clear_memory", {})
+        assert (returned.status, returned.tool_return, sent["message"]) == ("success", "None", "None")
+        for label in ("human", "persona"):
+            assert client.agents.blocks.retrieve(label, agent_id=agent.id).value == ""
+
+
+TYPES = '''
+def describe(city: str, count: int, tags: list) -> str:
+    """Describe the arguments' types.
+
+    Args:
+        city: A city.
+        count: A count.
+        tags: Tags.
+    """
+    return f"{type(city).__name__}:{city!r} {type(count).__name__}:{count!r} {type(tags).__name__}:{tags!r}"
+'''
+
+
+class TestArgumentTypes:
+    """Letta's `coerce_dict_args_by_annotations` (its `test_coerce_dict_args_*` tests): values become the annotated
+    types, text parsed first; a number sent for a `str` parameter arrives as its text."""
+
+    def test_values_arrive_as_the_annotated_types(self, client: Letta, mock_llm: MockLLM) -> None:
+        agent = agent_with(client, TYPES)
+        _, sent = call(client, mock_llm, agent.id, "describe", {"city": 10115, "count": "42", "tags": "[1, 2, 3]"})
+        assert sent["message"] == "str:'10115' int:42 list:[1, 2, 3]"
+        _, sent = call(client, mock_llm, agent.id, "describe", {"city": '{"a": 1}', "count": 7, "tags": ["x"]})
+        assert sent["message"] == """str:'{"a": 1}' int:7 list:['x']"""  # text for a str stays as sent
