@@ -342,3 +342,30 @@ class TestArgumentTypes:
         assert sent["message"] == "str:'10115' int:42 list:[1, 2, 3]"
         _, sent = call(client, mock_llm, agent.id, "describe", {"city": '{"a": 1}', "count": 7, "tags": ["x"]})
         assert sent["message"] == """str:'{"a": 1}' int:7 list:['x']"""  # text for a str stays as sent
+
+
+COWSAY = '''
+def cowsay() -> str:
+    """Print the secret word with the cowsay package."""
+    import os
+
+    import cowsay
+
+    cowsay.cow(os.getenv("secret_word"))
+'''
+
+
+class TestPipRequirements:
+    """Letta's default local sandbox (no venv) stores a tool's `pip_requirements` without installing them: a tool
+    importing a package the server's Python lacks fails with its ModuleNotFoundError (Letta's
+    `..._pip_installs_with_update`, before the venv is configured)."""
+
+    def test_requirements_are_not_installed(self, client: Letta, mock_llm: MockLLM) -> None:
+        tool = client.tools.upsert(source_code=COWSAY, pip_requirements=[{"name": "cowsay"}])
+        assert [r.name for r in tool.pip_requirements or []] == ["cowsay"]
+        agent = client.agents.create(model=MODEL, embedding=EMBEDDING, tool_ids=[tool.id], include_base_tools=False)
+        returned, sent = call(client, mock_llm, agent.id, "cowsay", {})
+        text = "Error executing function cowsay: ModuleNotFoundError: No module named 'cowsay'"
+        assert (returned.status, sent["message"]) == ("error", text)
+        assert returned.stdout == []
+        assert "No module named 'cowsay'" in returned.stderr[0]
