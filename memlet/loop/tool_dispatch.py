@@ -22,6 +22,7 @@ from memlet.loop.memory_edits import MemoryEditError, ensure_editable
 from memlet.loop.web_tools import WebToolError, web_access
 from memlet.mcp.client import MCPError
 from memlet.mcp.executor import run_mcp_tool
+from memlet.tool_exec.returns import noted_over_limit
 from memlet.tool_exec.sandbox import SandboxPolicy, run_tool
 
 log = logging.getLogger(__name__)
@@ -55,20 +56,6 @@ def _truncated(text: str, limit: int) -> str:
     return (
         f"{text[:limit]}... [NOTE: function output was truncated since it exceeded the character limit "
         f"({len(text)} > {limit})]"
-    )
-
-
-def noted_over_limit(value: Any, limit: int | None) -> Any:
-    """Letta's first pass over every executed tool's return: one whose text (a dict: its compact JSON) passes the
-    tool's limit becomes that whole text with a note, not yet cut (`returned_message` cuts it for the model, so the
-    count it shows includes this note; `POST /v1/agents/{id}/tools/{name}/run` answers it as it is)."""
-    if not limit:
-        return value
-    text = json.dumps(value, default=str) if isinstance(value, dict) else str(value)
-    if len(text) <= limit:
-        return value
-    return (
-        f"{text}... [NOTE: function output was truncated since it exceeded the character limit: {len(text)} > {limit}]"
     )
 
 

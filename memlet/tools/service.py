@@ -17,6 +17,7 @@ from memlet.db import models as orm
 from memlet.db.pagination import Page
 from memlet.errors import BadRequestError, NotFoundError
 from memlet.messages.schemas import ToolReturn, ToolReturnMessage
+from memlet.tool_exec.returns import DEFAULT_RETURN_CHAR_LIMIT, noted_over_limit
 from memlet.tool_exec.sandbox import SandboxPolicy, run_tool
 from memlet.tools.args_schema import schema_from_args
 from memlet.tools.base_tools import BASE_TOOLS
@@ -258,9 +259,12 @@ async def run_from_source(req: ToolRunFromSource, settings: Settings) -> ToolRet
         memory_mb=settings.tool_memory_mb,
         policy=SandboxPolicy.from_settings(settings),
     )
-    # Letta shows str() of the returned value (a dict as Python's repr), not the model-facing JSON text.
-    text = str(result.value) if result.status == "success" and result.value is not None else result.func_return
-    tool_return = text or ""
+    # Letta shows str() of the returned value (a dict as Python's repr), not the model-facing JSON text; past its
+    # default limit, the whole text with its note.
+    if result.status == "success" and result.value is not None:
+        tool_return = str(noted_over_limit(result.value, DEFAULT_RETURN_CHAR_LIMIT))
+    else:
+        tool_return = result.func_return or ""
     # Letta answers with the literal id "null": the message is never stored.
     item = ToolReturn(
         tool_return=tool_return,

@@ -20,9 +20,10 @@ from memlet.loop.agent_state import LoopRepository
 from memlet.loop.builtin_tools import ToolContext
 from memlet.loop.builtins import BUILTIN_TOOLS, WEB_TOOLS
 from memlet.loop.commit import commit_memory_edits
-from memlet.loop.tool_dispatch import execute_tool, noted_over_limit
+from memlet.loop.tool_dispatch import execute_tool
 from memlet.mcp.schemas import ToolExecutionResult
 from memlet.passages.embedder import Embedder
+from memlet.tool_exec.returns import noted_over_limit
 
 
 class ToolExecuteRequest(BaseModel):

@@ -369,3 +369,30 @@ class TestPipRequirements:
         assert (returned.status, sent["message"]) == ("error", text)
         assert returned.stdout == []
         assert "No module named 'cowsay'" in returned.stderr[0]
+
+
+LONG = '''
+def long_text(n: int) -> str:
+    """Return n characters.
+
+    Args:
+        n: How many.
+    """
+    return "y" * n
+'''
+
+
+class TestRunFromSource:
+    """`POST /v1/tools/run` runs a tool with Letta's default limit (50000 characters): a longer return comes back
+    whole, with the note Letta's execution manager appends."""
+
+    def test_a_return_past_the_default_limit_is_whole_with_the_note(self, http: Any) -> None:
+        def run(n: int) -> Any:
+            response = http.post("/v1/tools/run", json={"source_code": LONG, "args": {"n": n}})
+            assert response.status_code == 200, response.text
+            return response.json()
+
+        note = "... [NOTE: function output was truncated since it exceeded the character limit: 60000 > 50000]"
+        ran = run(60000)
+        assert (ran["status"], ran["tool_return"]) == ("success", "y" * 60000 + note)
+        assert run(50000)["tool_return"] == "y" * 50000
