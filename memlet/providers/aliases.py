@@ -22,9 +22,9 @@ def successor_handle(handle: str) -> str | None:
 
 def redirect_retired_model(config: Mapping[str, Any]) -> dict[str, Any] | None:
     """The llm_config fields to change when `config` names a retired Google model (None when it does not)."""
-    model = config.get("model")
-    if config.get("model_endpoint_type") not in _GOOGLE_TYPES or not isinstance(model, str):
-        return None
+    model, endpoint = config.get("model"), config.get("model_endpoint_type")
+    if not isinstance(endpoint, str) or endpoint not in _GOOGLE_TYPES or not isinstance(model, str):
+        return None  # a malformed config is left to the schema's validation
     successor = _RETIRED_GOOGLE_MODELS.get(model)
     if successor is None:
         return None

@@ -4,6 +4,8 @@ Anthropic and api.openai.com models are listed under a short handle while the co
 A live server of its own has ANTHROPIC_API_KEY set and Anthropic's base URL pointed at the mock. Google's retired
 `gemini-3-pro-preview` is run as its successor, as Letta's tests/test_model_aliases.py pins."""
 
+import httpx
+import pytest
 from letta_client import Letta
 
 from memlet.config import Settings
@@ -58,6 +60,13 @@ class TestRetiredGoogleModels:
         # Another endpoint type keeps the name it was given.
         kept = client.agents.create(llm_config={**config, "model_endpoint_type": "openai"}, embedding=EMBEDDING)  # type: ignore[arg-type]
         assert kept.llm_config.model == "gemini-3-pro-preview"
+
+    @pytest.mark.parametrize("endpoint", [["google_ai"], {"type": "google_ai"}])
+    def test_a_malformed_endpoint_type_is_a_422_not_a_500(self, http: httpx.Client, endpoint: object) -> None:
+        """Found by fuzzing: the retired-model check read a list or object `model_endpoint_type` as a set key."""
+        config = {"model": "gemini-3-pro-preview", "model_endpoint_type": endpoint, "context_window": 8192}
+        response = http.post("/v1/agents/", json={"llm_config": config, "embedding": EMBEDDING})
+        assert response.status_code == 422, response.text
 
     def test_a_handle_on_the_retired_model_resolves_to_the_listed_successor(
         self, settings: Settings, pg_uri: str
