@@ -6,7 +6,6 @@ Letta's rebuilds, not of its first compile: the tool-rule section and, on Anthro
 The last recompile time stays as it was.
 """
 
-import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -15,30 +14,9 @@ import httpx
 import pytest
 from letta_client import Letta
 
+from tests.api.prompt_sent import EMBEDDING, GPT, RECOMPILED, RULES, SONNET, claude_system_sent, openai_system_sent
 from tests.conftest import LiveServer
 from tests.mock_llm import MockLLM, Reply
-
-SONNET = "anthropic/claude-sonnet-4-5-20250929"
-GPT = "openai/gpt-4o-mini"
-EMBEDDING = "openai/text-embedding-3-small"
-RULES = [{"type": "max_count_per_step", "tool_name": "memory_replace", "max_count_limit": 2}]
-RECOMPILED = re.compile(r"^- System prompt last recompiled: (.*)$", re.MULTILINE)
-
-
-def claude_system_sent(client: Letta, mock_llm: MockLLM, agent_id: str) -> str:
-    """The system prompt an Anthropic agent's next turn sends the model."""
-    mock_llm.reset()
-    mock_llm.script(Reply.text("ok"))
-    client.agents.messages.create(agent_id, messages=[{"role": "user", "content": "hi"}])
-    return "".join(part["text"] for part in mock_llm.requests[0]["system"])
-
-
-def openai_system_sent(client: Letta, mock_llm: MockLLM, agent_id: str) -> str:
-    mock_llm.reset()
-    mock_llm.script(Reply.text("ok"))
-    client.agents.messages.create(agent_id, messages=[{"role": "user", "content": "hi"}])
-    content = mock_llm.requests[0]["messages"][0]["content"]
-    return content if isinstance(content, str) else "".join(part["text"] for part in content)
 
 
 @pytest.fixture

@@ -5,34 +5,12 @@ A block edit through the API rebuilds the prompt of every agent holding the bloc
 `rebuild_system_prompt_async` does: with the tool-rule section and, on Anthropic models, line-numbered values.
 """
 
-import re
 import time
 
 from letta_client import Letta
 
+from tests.api.prompt_sent import EMBEDDING, GPT, RECOMPILED, RULES, SONNET, claude_system_sent, openai_system_sent
 from tests.mock_llm import MockLLM, Reply
-
-SONNET = "anthropic/claude-sonnet-4-5-20250929"
-EMBEDDING = "openai/text-embedding-3-small"
-GPT = "openai/gpt-4o-mini"
-RULES = [{"type": "max_count_per_step", "tool_name": "memory_replace", "max_count_limit": 2}]
-RECOMPILED = re.compile(r"^- System prompt last recompiled: (.*)$", re.MULTILINE)
-
-
-def system_sent(client: Letta, mock_llm: MockLLM, agent_id: str) -> str:
-    """The system prompt the model is sent on the agent's next turn."""
-    mock_llm.reset()
-    mock_llm.script(Reply.text("ok"))
-    client.agents.messages.create(agent_id, messages=[{"role": "user", "content": "hi"}])
-    return "".join(part["text"] for part in mock_llm.requests[0]["system"])
-
-
-def openai_system_sent(client: Letta, mock_llm: MockLLM, agent_id: str) -> str:
-    mock_llm.reset()
-    mock_llm.script(Reply.text("ok"))
-    client.agents.messages.create(agent_id, messages=[{"role": "user", "content": "hi"}])
-    content = mock_llm.requests[0]["messages"][0]["content"]
-    return content if isinstance(content, str) else "".join(part["text"] for part in content)
 
 
 class TestEditsTheModelDoesNotSee:
@@ -42,10 +20,10 @@ class TestEditsTheModelDoesNotSee:
     def test_tags_metadata_or_same_value_leave_the_prompt_alone(self, claude: Letta, mock_llm: MockLLM) -> None:
         shared = claude.blocks.create(label="team", value="Deadline: Friday")
         agent = claude.agents.create(model=SONNET, embedding=EMBEDDING, block_ids=[shared.id], tool_rules=RULES)
-        before = system_sent(claude, mock_llm, agent.id)
+        before = claude_system_sent(claude, mock_llm, agent.id)
         claude.blocks.update(shared.id, tags=["ops"], metadata={"owner": "ann"})
         claude.blocks.update(shared.id, value="Deadline: Friday")
-        assert system_sent(claude, mock_llm, agent.id) == before
+        assert claude_system_sent(claude, mock_llm, agent.id) == before
         assert claude.blocks.retrieve(shared.id).tags == ["ops"]
 
 
@@ -54,11 +32,11 @@ class TestApiEditRebuildsAsLetta:
         agent = claude.agents.create(
             model=SONNET, embedding=EMBEDDING, memory_blocks=[{"label": "human", "value": "a\nb"}], tool_rules=RULES
         )
-        first = system_sent(claude, mock_llm, agent.id)
+        first = claude_system_sent(claude, mock_llm, agent.id)
         assert "1→" not in first and "<tool_usage_rules>" not in first  # Letta's first compile has neither
 
         claude.agents.blocks.update("human", agent_id=agent.id, value="Ann\nlikes tea")
-        rebuilt = system_sent(claude, mock_llm, agent.id)
+        rebuilt = claude_system_sent(claude, mock_llm, agent.id)
         assert "<value>\n1→ Ann\n2→ likes tea\n</value>" in rebuilt
         assert "</memory_blocks>\n\n<tool_usage_rules>\n" in rebuilt
         assert "memory_replace" in rebuilt.split("<tool_usage_rules>")[1]
@@ -71,7 +49,7 @@ class TestApiEditRebuildsAsLetta:
         ]
         claude.blocks.update(shared.id, value="Deadline: Monday")
         for agent in agents:
-            rebuilt = system_sent(claude, mock_llm, agent.id)
+            rebuilt = claude_system_sent(claude, mock_llm, agent.id)
             assert "<value>\n1→ Deadline: Monday\n</value>" in rebuilt
             assert "<tool_usage_rules>" in rebuilt
 
@@ -81,9 +59,9 @@ class TestApiEditRebuildsAsLetta:
         agent = claude.agents.create(
             model=SONNET, embedding=EMBEDDING, memory_blocks=[{"label": "human", "value": "Ann"}], tool_rules=RULES
         )
-        assert "1→ Ann" not in system_sent(claude, mock_llm, agent.id)
+        assert "1→ Ann" not in claude_system_sent(claude, mock_llm, agent.id)
         claude.agents.blocks.update("human", agent_id=agent.id, value="Ann", metadata={"seen": True})
-        rebuilt = system_sent(claude, mock_llm, agent.id)
+        rebuilt = claude_system_sent(claude, mock_llm, agent.id)
         assert "<value>\n1→ Ann\n</value>" in rebuilt and "<tool_usage_rules>" in rebuilt
 
 
@@ -95,12 +73,12 @@ class TestAttachDetachDeleteReachTheModel:
         agent = claude.agents.create(model=SONNET, embedding=EMBEDDING, memory_blocks=[], tool_rules=RULES)
         notes = claude.blocks.create(label="notes", value="PELICAN-42")
         claude.agents.blocks.attach(notes.id, agent_id=agent.id)
-        assert "<value>\n1→ PELICAN-42\n</value>" in system_sent(claude, mock_llm, agent.id)
+        assert "<value>\n1→ PELICAN-42\n</value>" in claude_system_sent(claude, mock_llm, agent.id)
         claude.agents.blocks.detach(notes.id, agent_id=agent.id)
-        assert "PELICAN-42" not in system_sent(claude, mock_llm, agent.id)
+        assert "PELICAN-42" not in claude_system_sent(claude, mock_llm, agent.id)
         claude.agents.blocks.attach(notes.id, agent_id=agent.id)
         claude.blocks.delete(notes.id)
-        assert "PELICAN-42" not in system_sent(claude, mock_llm, agent.id)
+        assert "PELICAN-42" not in claude_system_sent(claude, mock_llm, agent.id)
 
     def test_api_rebuild_keeps_the_last_recompile_time(self, client: Letta, mock_llm: MockLLM) -> None:
         """Letta's API rebuild showed the time the system message was first written (the agent's creation),
