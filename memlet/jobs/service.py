@@ -50,10 +50,13 @@ class JobService:
 
     async def list_jobs(self, page: Page, *, job_type: str = "job", active: bool = False) -> list[Job]:
         """Jobs of one type (``/v1/jobs`` lists ``job`` jobs only, as Letta: memlet creates none of them)."""
+        return [Job.model_validate(r) for r in await self._page(page, job_type, active=active)]
+
+    async def _page(self, page: Page, job_type: str, *, active: bool) -> list[orm.Job]:
+        """One page of jobs of ``job_type`` (only created or running ones when ``active``), cursors checked first."""
         await self._check_cursors(page)
         statuses = ACTIVE_JOB_STATUSES if active else None
-        rows = await self.jobs.list_jobs(self.actor.organization_id, job_type=job_type, statuses=statuses, page=page)
-        return [Job.model_validate(r) for r in rows]
+        return await self.jobs.list_jobs(self.actor.organization_id, job_type=job_type, statuses=statuses, page=page)
 
     async def _check_cursors(self, page: Page) -> None:
         """As Letta: each cursor must name a job (of any type; ``before`` is looked up first), else a 400, and
@@ -103,11 +106,9 @@ class JobService:
         return BatchJob.model_validate(await self.row(batch_id))
 
     async def list_batches(self, page: Page) -> list[BatchJob]:
-        """Active batches only, as Letta: finished, failed and cancelled batches are not listed."""
-        rows = await self.jobs.list_jobs(
-            self.actor.organization_id, job_type="batch", statuses=ACTIVE_JOB_STATUSES, page=page
-        )
-        return [BatchJob.model_validate(r) for r in rows]
+        """Active batches only, as Letta: finished, failed and cancelled batches are not listed. Cursors are checked
+        as on ``/v1/jobs`` (Letta's batch list is its job list): each must name a job, of any type or status."""
+        return [BatchJob.model_validate(r) for r in await self._page(page, "batch", active=True)]
 
     async def cancel_batch(self, batch_id: str) -> None:
         await self.cancel(batch_id)
