@@ -54,3 +54,23 @@ def test_only_active_batches_are_listed_and_an_ended_one_is_a_cursor(
     assert http.get("/v1/messages/batches", params={"before": ended["id"], "order": "asc"}).json() == []
     assert http.get("/v1/messages/batches", params={"after": active["id"], "order": "asc"}).json() == []
     http.patch(f"/v1/messages/batches/{active['id']}/cancel")
+
+
+def test_batch_messages_cursors_walk_the_batch_in_either_order(
+    http: httpx.Client, client: Letta, mock_llm: MockLLM
+) -> None:
+    """Letta's ``after`` here was a 500 (it indexed the query result) and its ``before`` was ignored; memlet reads
+    both relative to the order, as its other lists do (README compatibility notes)."""
+    batch = ended_batch(http, client, mock_llm)
+    url = f"/v1/messages/batches/{batch['id']}/messages"
+    every = [m["id"] for m in http.get(url).json()["messages"]]
+    assert len(every) >= 2
+    for order, expected in (("desc", every), ("asc", every[::-1])):
+        walked: list[str] = []
+        params: dict[str, str | int] = {"order": order, "limit": 1}
+        while page := http.get(url, params=params).json()["messages"]:
+            walked.append(page[0]["id"])
+            params["after"] = page[0]["id"]
+        assert walked == expected
+        back = http.get(url, params={"order": order, "before": expected[-1]}).json()["messages"]
+        assert [m["id"] for m in back] == expected[:-1]
