@@ -74,3 +74,5 @@ def test_batch_messages_cursors_walk_the_batch_in_either_order(
         assert walked == expected
         back = http.get(url, params={"order": order, "before": expected[-1]}).json()["messages"]
         assert [m["id"] for m in back] == expected[:-1]
+    unknown = "message-00000000-0000-4000-8000-000000000000"
+    assert http.get(url, params={"after": unknown}).json() == {"messages": []}
