@@ -72,6 +72,7 @@ class Settings(BaseSettings):
     openrouter_handle_base: str | None = Field(default=None, validation_alias=AliasChoices("OPENROUTER_HANDLE_BASE"))
     zai_api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices("ZAI_API_KEY"))
     zai_base_url: str = Field(default="https://api.z.ai/api/paas/v4", validation_alias=AliasChoices("ZAI_BASE_URL"))
+    minimax_api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices("MINIMAX_API_KEY"))
     baseten_api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices("BASETEN_API_KEY"))
     vllm_api_base: str | None = Field(default=None, validation_alias=AliasChoices("VLLM_API_BASE"))
     vllm_handle_base: str | None = Field(default=None, validation_alias=AliasChoices("VLLM_HANDLE_BASE"))

@@ -260,8 +260,10 @@ class AnthropicClient:
     def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
         """Yield deltas, then one ``ChatResult``; with ``stream=False`` only the result is yielded. A caller that
         relays the deltas asks, as Letta's streaming path does, for fine-grained tool streaming: tool arguments
-        (and the thoughts and messages inside them) then arrive as the model writes them, not in bursts."""
-        betas = (FINE_GRAINED_TOOL_STREAMING_BETA, *self.options.betas) if request.stream else self.options.betas
+        (and the thoughts and messages inside them) then arrive as the model writes them, not in bursts. MiniMax is
+        sent no beta header at all, as Letta sends it none."""
+        fine_grained = request.stream and not self.options.minimax
+        betas = (FINE_GRAINED_TOOL_STREAMING_BETA, *self.options.betas) if fine_grained else self.options.betas
         return metered(self.provider, self._stream_chat(request, betas=betas))
 
     async def _stream_chat(self, request: ChatRequest, *, betas: tuple[str, ...]) -> AsyncGenerator[ChatEvent, None]:

@@ -58,10 +58,20 @@ class AnthropicOptions:
     effort: str | None = None
     model: str = ""
     betas: tuple[str, ...] = ()  # the anthropic-beta header, as Letta sets it for these features
+    minimax: bool = False  # MiniMax's Anthropic-compatible API: no beta headers, a temperature in (0, 1]
 
     @classmethod
     def from_llm_config(cls, llm_config: dict[str, Any]) -> "AnthropicOptions":
         model = str(llm_config.get("model") or "")
+        if llm_config.get("model_endpoint_type") == "minimax":
+            # Every MiniMax model thinks (as Letta treats them), with a budget and never a beta header.
+            return cls(
+                thinking=bool(llm_config.get("enable_reasoner")),
+                enable_reasoner=bool(llm_config.get("enable_reasoner", True)),
+                thinking_budget=max(int(llm_config.get("max_reasoning_tokens") or 0), MIN_THINKING_BUDGET),
+                model=model,
+                minimax=True,
+            )
         reasoner = model.startswith(_REASONER_PREFIXES)
         budget = int(llm_config.get("max_reasoning_tokens") or 0)
         effort = llm_config.get("effort") if model.startswith(_EFFORT_PREFIXES) else None
@@ -86,6 +96,11 @@ class AnthropicOptions:
             model=model,
             betas=tuple(betas),
         )
+
+
+def _minimax_temperature(value: float) -> float:
+    """MiniMax takes a temperature in (0, 1]; Letta clamps one outside it to 0.01 or 1.0."""
+    return 0.01 if value <= 0 else min(value, 1.0)
 
 
 def _text_blocks(content: Any) -> list[dict[str, Any]]:
@@ -273,7 +288,7 @@ def request_body(request: ChatRequest, options: AnthropicOptions) -> dict[str, A
             body["thinking"] = {"type": "enabled", "budget_tokens": options.thinking_budget}
             body["max_tokens"] = max(max_tokens, options.thinking_budget + 1)
     elif request.temperature is not None:
-        body["temperature"] = request.temperature
+        body["temperature"] = _minimax_temperature(request.temperature) if options.minimax else request.temperature
     if options.effort:
         body["output_config"] = {"effort": options.effort}
     if CONTEXT_MANAGEMENT_BETA in options.betas:

@@ -206,9 +206,11 @@ def _without_anthropic_keys(messages: list[dict[str, Any]]) -> list[dict[str, An
 
 # Endpoint types (Letta's LLMConfig.model_endpoint_type) that speak OpenAI's chat.completions API.
 _ENDPOINTS = "openai deepseek groq ollama lmstudio lmstudio-chatcompletions llamacpp vllm mistral together xai zai"
-OPENAI_COMPATIBLE_ENDPOINTS = frozenset(f"{_ENDPOINTS} baseten fireworks openrouter hugging-face minimax".split())
+OPENAI_COMPATIBLE_ENDPOINTS = frozenset(f"{_ENDPOINTS} baseten fireworks openrouter hugging-face".split())
+# Endpoint types that speak Anthropic's messages API (MiniMax through its Anthropic-compatible API, as Letta does).
+ANTHROPIC_ENDPOINTS = frozenset({"anthropic", "minimax"})
 # Everything memlet can run an agent on: the OpenAI-compatible endpoints and Anthropic's messages API.
-SUPPORTED_ENDPOINTS = OPENAI_COMPATIBLE_ENDPOINTS | {"anthropic"}
+SUPPORTED_ENDPOINTS = OPENAI_COMPATIBLE_ENDPOINTS | ANTHROPIC_ENDPOINTS
 
 
 def check_endpoint_type(endpoint_type: str) -> None:
@@ -216,7 +218,7 @@ def check_endpoint_type(endpoint_type: str) -> None:
     if endpoint_type not in SUPPORTED_ENDPOINTS:
         raise BadRequestError(
             f"INVALID_ARGUMENT: Model endpoint type '{endpoint_type}' is not supported; "
-            f"use anthropic or an OpenAI-compatible endpoint ({', '.join(sorted(OPENAI_COMPATIBLE_ENDPOINTS))})"
+            f"use anthropic, minimax or an OpenAI-compatible endpoint ({', '.join(sorted(OPENAI_COMPATIBLE_ENDPOINTS))})"
         )
 
 
@@ -235,7 +237,7 @@ def client_for(
     check_endpoint_type(endpoint_type)
     check_sendable_endpoint(base_url)
     retry = RetryPolicy(max_retries=max_retries, base_delay_s=retry_base_delay_s)
-    if endpoint_type == "anthropic":
+    if endpoint_type in ANTHROPIC_ENDPOINTS:
         from memlet.net.transport import guarded_client  # httpx2, which only the Anthropic SDK needs here
 
         http = guarded_client(policy, timeout_s=timeout_s) if policy is not None else None

@@ -91,7 +91,7 @@ def parallel_tool_calls_enabled(llm_config: Mapping[str, Any], *, has_tool_rules
     no tool rule (other than requires_approval) constrains the order of calls."""
     model = str(llm_config.get("model") or "")
     wanted = bool(llm_config.get("parallel_tool_calls"))
-    if llm_config.get("model_endpoint_type") == "anthropic":
+    if llm_config.get("model_endpoint_type") in ("anthropic", "minimax"):
         return wanted and not has_tool_rules
     return wanted and not has_tool_rules and supports_parallel_tool_calls(model)
 

@@ -199,7 +199,7 @@ def _optional_params(config: Mapping[str, Any], model: str) -> dict[str, Any]:
     """`frequency_penalty`, `response_format`, `reasoning_effort`, `verbosity` and `prompt_cache_retention`, where
     the model takes them."""
     params: dict[str, Any] = {}
-    if config.get("model_endpoint_type") == "anthropic":
+    if config.get("model_endpoint_type") in ("anthropic", "minimax"):
         return params  # Anthropic's messages API has none of them (thinking and effort come from the config)
     if config.get("frequency_penalty") is not None:
         params["frequency_penalty"] = config["frequency_penalty"]

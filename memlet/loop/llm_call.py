@@ -304,7 +304,7 @@ def _empty_stream_is_an_error(agent: orm.Agent) -> bool:
     """Letta's V2 loop reads an Anthropic token stream with its own interface, which fails a stream with neither
     text nor a tool call (thinking alone included) as an empty response; its letta_v1 loop and its OpenAI-style
     streams end such a turn quietly instead."""
-    return is_v2(agent.agent_type) and (agent.llm_config or {}).get("model_endpoint_type") == "anthropic"
+    return is_v2(agent.agent_type) and (agent.llm_config or {}).get("model_endpoint_type") in ("anthropic", "minimax")
 
 
 def _storable(result: ChatResult) -> ChatResult:

@@ -50,7 +50,7 @@ OFFICIAL_ENDPOINTS = (
     "https://api.cerebras.ai/v1",
     "https://api.fireworks.ai/inference/v1",
     "https://api.moonshot.ai/v1",
-    "https://api.minimax.io/v1",
+    "https://api.minimax.io/anthropic",
     "https://inference.baseten.co/v1",
 )
 # Ranges Python's `is_global` does not refuse on every supported version.

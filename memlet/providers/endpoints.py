@@ -15,6 +15,7 @@ from memlet.config import Settings
 from memlet.crypto import Keyring
 from memlet.errors import BadRequestError
 from memlet.net.outbound import DEFAULT_PORTS
+from memlet.providers.minimax_models import MINIMAX_URL
 from memlet.providers.remote import OPENAI_STYLE, default_base_url, normalize_base_url
 from memlet.providers.repository import ProviderRepository
 
@@ -26,7 +27,7 @@ ENDPOINT_DEFAULTS: dict[str, str | None] = {
     "deepseek": DEEPSEEK_URL,
     "mistral": "https://api.mistral.ai/v1",
     "fireworks": "https://api.fireworks.ai/inference/v1",
-    "minimax": "https://api.minimax.io/v1",
+    "minimax": MINIMAX_URL,
     "lmstudio": "http://localhost:1234/v1",
     "lmstudio-chatcompletions": "http://localhost:1234/v1",
 }

@@ -2,7 +2,7 @@
 
 Each is a `ProviderSource` whose models are listed once at start-up, and, when it has a key, an `EndpointKey` that
 binds that key to the provider's own URL (a key never goes anywhere else). Letta 0.16.8 enables the same set from
-the same variables, except Google (AI and Vertex), Azure, Bedrock and MiniMax, which memlet cannot list or call.
+the same variables, except Google (AI and Vertex), Azure and Bedrock, which memlet cannot list or call.
 """
 
 from collections.abc import Callable
@@ -13,6 +13,7 @@ from pydantic import SecretStr
 from memlet.config import Settings
 from memlet.providers import known_models as km
 from memlet.providers.endpoints import EndpointKey
+from memlet.providers.minimax_models import MINIMAX_URL
 from memlet.providers.remote import OPENAI_STYLE, ProviderSource, normalize_base_url
 
 
@@ -58,6 +59,7 @@ _KEYED = (
     _Keyed(_fixed("together"), "together", lambda s: s.together_api_key, _official("together")),
     _Keyed(_fixed("deepseek"), "deepseek", lambda s: s.deepseek_api_key, _official("deepseek")),
     _Keyed(_fixed("xai"), "xai", lambda s: s.xai_api_key, _official("xai")),
+    _Keyed(_fixed("minimax"), "minimax", lambda s: s.minimax_api_key, lambda _: MINIMAX_URL),
     _Keyed(_fixed("baseten"), "baseten", lambda s: s.baseten_api_key, _official("baseten")),
     _Keyed(_fixed("zai"), "zai", lambda s: s.zai_api_key, lambda s: normalize_base_url(s.zai_base_url)),
     _Keyed(

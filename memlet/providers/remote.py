@@ -14,7 +14,7 @@ from memlet.errors import BadRequestError, LLMError
 from memlet.llm.model_quirks import FAST_SUFFIX
 from memlet.net.fetch import Fetcher, FetchError, StatusError, UnsendableRequestError
 from memlet.net.outbound import OutboundPolicy
-from memlet.providers import anthropic_models
+from memlet.providers import anthropic_models, minimax_models
 from memlet.providers import known_models as km
 from memlet.providers.schemas import EmbeddingConfig, LLMConfig
 
@@ -85,6 +85,8 @@ def default_base_url(provider_type: str, base_url: str | None) -> str | None:
         return normalize_base_url(base_url) if styled else base_url.rstrip("/")
     if provider_type == "anthropic":
         return anthropic_models.ANTHROPIC_URL
+    if provider_type == "minimax":
+        return minimax_models.MINIMAX_URL
     return OPENAI_STYLE.get(provider_type, ("", None))[1]
 
 
@@ -265,6 +267,8 @@ async def fetch_models(source: ProviderSource, *, timeout_s: float, policy: Outb
     """
     if source.provider_type == "letta":
         return _letta_models(source)
+    if source.provider_type == "minimax":  # MiniMax has no model listing: Letta's fixed list
+        return ModelLists(llm=minimax_models.llm_configs(source.name, source.category, source.base_url))
     try:
         async with Fetcher(policy or OutboundPolicy(), timeout_s) as fetcher:
             if source.provider_type == "ollama":
