@@ -3,12 +3,21 @@ with a 200,000 token window and 128,000 output tokens, reached through MiniMax's
 
 from typing import Any
 
+from memlet.providers import anthropic_models
 from memlet.providers.schemas import LLMConfig
 
 MINIMAX_URL = "https://api.minimax.io/anthropic"
 CONTEXT_WINDOW = 200_000
 MAX_OUTPUT_TOKENS = 128_000
 MODELS = ("MiniMax-M2.1", "MiniMax-M2.1-lightning", "MiniMax-M2", "MiniMax-M2.5", "MiniMax-M2.7")
+
+
+def key_check(base_url: str, api_key: str) -> tuple[str, dict[str, str], dict[str, Any]]:
+    """The request Letta checks a MiniMax key with: the URL, headers and body of a token count for one short user
+    message on the newest model (`/v1/messages/count_tokens` under the base URL, as turns reach `/v1/messages`)."""
+    url = f"{base_url.rstrip('/').removesuffix('/v1')}/v1/messages/count_tokens"
+    body = {"model": MODELS[-1], "messages": [{"role": "user", "content": "a"}]}
+    return url, anthropic_models.headers(api_key), body
 
 
 def llm_configs(name: str, category: str, base_url: str | None) -> list[dict[str, Any]]:

@@ -297,12 +297,18 @@ async def check_key(source: ProviderSource, *, timeout_s: float, policy: Outboun
     """
     if not source.api_key:
         raise BadRequestError("API key is required!")
-    listable = source.provider_type in OPENAI_STYLE or source.provider_type == "anthropic"
+    listable = source.provider_type in OPENAI_STYLE or source.provider_type in ("anthropic", "minimax")
     if not listable or not source.base_url:
         raise BadRequestError(f"Checking a {source.provider_type} provider's key is not supported")
+    minimax = source.provider_type == "minimax"
     try:
         async with Fetcher(policy, timeout_s) as fetcher:
-            response = await fetcher.request("GET", f"{source.base_url}/models", headers=_headers(source), max_bytes=0)
+            if minimax:  # no model listing: Letta counts the tokens of a one-letter message instead
+                url, headers, body = minimax_models.key_check(source.base_url, source.api_key)
+                response = await fetcher.request("POST", url, headers=headers, json_body=body, max_bytes=0)
+            else:
+                url, headers = f"{source.base_url}/models", _headers(source)
+                response = await fetcher.request("GET", url, headers=headers, max_bytes=0)
     except UnsendableRequestError as exc:
         raise unsendable_request() from exc
     except FetchError as exc:
@@ -315,9 +321,9 @@ async def check_key(source: ProviderSource, *, timeout_s: float, policy: Outboun
             "Authentication failed with the LLM model provider.",
             error_type="llm_authentication",
             status_code=401,
-            detail=f"UNAUTHENTICATED: Failed to authenticate with {source.provider_type}",
+            detail=f"UNAUTHENTICATED: Failed to authenticate with {'MiniMax' if minimax else source.provider_type}",
         )
-    if response.status == 403:
+    if response.status == 403 and not minimax:  # Letta's MiniMax check words only a 401 apart
         raise LLMError(
             "An error occurred with the LLM request.",
             detail=f"PERMISSION_DENIED: Permission denied by {source.provider_type}",

@@ -78,3 +78,35 @@ def test_minimax_api_key_enables_the_minimax_provider_at_its_anthropic_url(setti
     [source] = [s for s in env_sources(configured) if s.name == "minimax"]
     assert (source.provider_type, source.base_url) == ("minimax", "https://api.minimax.io/anthropic")
     assert key_for("https://api.minimax.io/anthropic", env_keys(configured), "minimax") == "mm-env"
+
+
+def test_a_key_check_counts_tokens_on_minimax_m2_7_with_the_key(http: httpx.Client, mock_llm: MockLLM) -> None:
+    """Letta checks a MiniMax key with a token count (MiniMax has no model listing) and answers its 200 message."""
+    mock_llm.reset()
+    body = {"provider_type": "minimax", "api_key": KEY, "base_url": mock_llm.base_url}
+    checked = http.post("/v1/providers/check", json=body)
+    assert checked.status_code == 200, checked.text
+    assert checked.json() == {"message": "Valid api key for provider_type=minimax"}
+    [sent] = mock_llm.requests
+    assert sent == {"model": "MiniMax-M2.7", "messages": [{"role": "user", "content": "a"}], "_api": "count_tokens"}
+    assert mock_llm.authorizations == [KEY]
+
+
+def test_a_refused_minimax_key_is_lettas_401(http: httpx.Client, mock_llm: MockLLM) -> None:
+    """A key MiniMax refuses is Letta's llm_authentication 401, for a new key and a stored provider's alike."""
+    mock_llm.reset()
+    byok_minimax(http, mock_llm)
+    [provider] = [p for p in http.get("/v1/providers/", params={"name": "mm"}).json() if p["name"] == "mm"]
+    mock_llm.script(Reply.error(401, times=2, message="invalid api key"))
+    body = {"provider_type": "minimax", "api_key": "wrong", "base_url": mock_llm.base_url}
+    for checked in (http.post("/v1/providers/check", json=body), http.post(f"/v1/providers/{provider['id']}/check")):
+        assert checked.status_code == 401
+        assert checked.json() == {
+            "error": {
+                "type": "llm_authentication",
+                "message": "Authentication failed with the LLM model provider.",
+                "detail": "UNAUTHENTICATED: Failed to authenticate with MiniMax",
+            }
+        }
+    assert [r["_api"] for r in mock_llm.requests] == ["count_tokens", "count_tokens"]
+    assert mock_llm.authorizations == ["wrong", KEY]  # the stored provider is checked with its own key

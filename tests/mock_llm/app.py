@@ -1,5 +1,5 @@
-"""The mock's HTTP routes (a Starlette app over one ``MockState``): OpenAI chat completions, Anthropic messages,
-both model lists, OpenAI and Ollama embeddings, the web tools' page and fake Exa API (``web``), and the
+"""The mock's HTTP routes (a Starlette app over one ``MockState``): OpenAI chat completions, Anthropic messages
+and token counts, both model lists, OpenAI and Ollama embeddings, the web tools' page and fake Exa API (``web``), and the
 ``/_mock/*`` control routes another process scripts."""
 
 from collections.abc import AsyncIterator, Callable
@@ -82,6 +82,15 @@ def create_app(state: MockState) -> Starlette:
             return StreamingResponse(answer.stream(), media_type="text/event-stream")
         return JSONResponse(answer.response())
 
+    async def count_tokens(request: Request) -> Response:
+        # Recorded among the chat requests (as "count_tokens"); a scripted error reply answers it (a 401: a bad key).
+        state.authorizations.append(_anthropic_key(request))
+        body = await request.json()
+        reply = await resolve(state.take({**body, "_api": "count_tokens"}, "chat"))
+        if reply.kind == "error":
+            return anthropic_wire.error_response(reply)
+        return JSONResponse({"input_tokens": budget.prompt_tokens(body) if body.get("messages") else 0})
+
     async def embed(body: Any, recorded: dict[str, Any], render: Callable[[Any], dict[str, Any]]) -> Response:
         reply = await resolve(state.take(recorded, "embeddings"))
         if reply.kind == "raw":
@@ -123,6 +132,7 @@ def create_app(state: MockState) -> Starlette:
             Route("/v1/models", models, methods=["GET"]),
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
             Route("/v1/messages", messages, methods=["POST"]),
+            Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
             Route("/v1/embeddings", openai_embeddings, methods=["POST"]),
             Route("/api/embed", ollama_embed, methods=["POST"]),
             Route("/_mock/script", script, methods=["POST"]),
