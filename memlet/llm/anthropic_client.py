@@ -19,11 +19,12 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memlet.llm.anthropic_format import AnthropicOptions, request_body
+from memlet.llm.anthropic_format import AnthropicOptions, prefilled, request_body
 from memlet.llm.errors import LLMEmptyResponseError
 from memlet.llm.first_chunk import with_first_chunk
 from memlet.llm.retry import RetryPolicy, with_retries
 from memlet.llm.stream_relay import final_result, metered, relay
+from memlet.llm.thinking_tags import TagStripper, strip_tags
 from memlet.llm.types import (
     ChatEvent,
     ChatRequest,
@@ -95,9 +96,12 @@ class _Block:
 
 
 class _Assembler:
-    """Turns raw stream events into chat events and remembers enough to build the final result."""
+    """Turns raw stream events into chat events and remembers enough to build the final result (`strip_tags`:
+    the reply was prefilled with `<thinking>`, whose tags its text is cleaned of)."""
 
-    def __init__(self) -> None:
+    def __init__(self, strip_tags: bool = False) -> None:
+        self.strip_tags = strip_tags
+        self.strippers: dict[int, TagStripper] = {}
         self.blocks: dict[int, _Block] = {}
         self.tool_count = 0
         self.stop_reason: str | None = None
@@ -119,7 +123,26 @@ class _Assembler:
             return self._start(event.index, event.content_block)
         elif kind == "content_block_delta":
             return self._delta(event.index, event.delta)
+        elif kind == "content_block_stop":
+            return self._flush(event.index)
         return []
+
+    def _text(self, index: int, text: str) -> list[ChatEvent]:
+        """A text fragment of block `index`, kept and passed on (cleaned of the tags when prefilled)."""
+        if self.strip_tags:
+            text = self.strippers.setdefault(index, TagStripper()).feed(text)
+        if not text:
+            return []
+        self.blocks[index].text.append(text)
+        return [ContentDelta(text)]
+
+    def _flush(self, index: int) -> list[ChatEvent]:
+        stripper = self.strippers.pop(index, None)
+        held = stripper.flush() if stripper is not None else ""
+        if not held:
+            return []
+        self.blocks[index].text.append(held)
+        return [ContentDelta(held)]
 
     def _start(self, index: int, block: Any) -> list[ChatEvent]:
         if block.type == "tool_use":
@@ -132,6 +155,8 @@ class _Assembler:
             return []
         entry = self.blocks[index] = _Block(block.type)
         initial = getattr(block, "text", None) or getattr(block, "thinking", None)
+        if initial and block.type == "text":
+            return self._text(index, initial)
         if initial:
             entry.text.append(initial)
             return [ContentDelta(initial) if block.type == "text" else ReasoningDelta(initial)]
@@ -142,8 +167,7 @@ class _Assembler:
         if entry is None:
             return []
         if delta.type == "text_delta":
-            entry.text.append(delta.text)
-            return [ContentDelta(delta.text)] if delta.text else []
+            return self._text(index, delta.text) if delta.text else []
         if delta.type == "thinking_delta":
             entry.text.append(delta.thinking)
             return [ReasoningDelta(delta.thinking)] if delta.thinking else []
@@ -155,6 +179,8 @@ class _Assembler:
         return []
 
     def result(self) -> ChatResult:
+        for index in list(self.strippers):  # a stream cut before its block ended: what was held back is kept
+            self._flush(index)
         blocks = [self.blocks[i] for i in sorted(self.blocks)]
         texts = ["".join(b.text) for b in blocks if b.type == "text"]
         calls = [ToolCall(b.id, b.name, "".join(b.text) or "{}") for b in blocks if b.type == "tool_use"]
@@ -197,11 +223,11 @@ def _result(
     return ChatResult(content, calls, finish, usage, reasoning, source.model, source.response_id, thinking)
 
 
-def _result_from_message(message: Message) -> ChatResult:
+def _result_from_message(message: Message, prefilled: bool = False) -> ChatResult:
     texts, calls, thinking = [], [], []
     for block in message.content:
         if block.type == "text":
-            texts.append(block.text)
+            texts.append(strip_tags(block.text) if prefilled else block.text)
         elif block.type == "tool_use":
             calls.append(ToolCall(block.id, block.name, _json(block.input)))
         elif block.type == "thinking":
@@ -268,12 +294,13 @@ class AnthropicClient:
 
     async def _stream_chat(self, request: ChatRequest, *, betas: tuple[str, ...]) -> AsyncGenerator[ChatEvent, None]:
         body = self.request_body(request)
+        thinking_prefill = prefilled(request, self.options)
         if not request.stream:
             message = await with_retries(lambda: self._create(body, betas, stream=False), self.retry, self._errors)
-            yield _result_from_message(message)
+            yield _result_from_message(message, thinking_prefill)
             return
         stream, first = await with_retries(lambda: self._open_stream(body, betas), self.retry, self._errors)
-        events = relay(stream, first, _Assembler(), self._errors.base, self._errors.convert)
+        events = relay(stream, first, _Assembler(thinking_prefill), self._errors.base, self._errors.convert)
         async with contextlib.aclosing(events) as relayed:
             async for event in relayed:
                 yield event

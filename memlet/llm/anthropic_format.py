@@ -15,6 +15,10 @@
 - letta_v1 agents, as Letta's client sends them: tool_choice is always ``auto`` (a call is never forced), and
   heartbeat user messages are left out. Other agents with ``enable_reasoner`` get each heartbeat that follows a
   tool result appended to it (", "-joined), so no text sits between two tool turns (thinking would be dropped).
+- Other agents whose model neither thinks natively nor writes a `thinking` argument get the reply started for them
+  (an assistant turn of ``<thinking>`` last, `prefilled`), as Letta asks Claude to think in text before its call;
+  Opus models are not (Anthropic refused a prefill beside tools for Claude 3 Opus), nor is a forced call (Letta
+  has the model think in an argument then).
 """
 
 import json
@@ -59,6 +63,7 @@ class AnthropicOptions:
     model: str = ""
     betas: tuple[str, ...] = ()  # the anthropic-beta header, as Letta sets it for these features
     minimax: bool = False  # MiniMax's Anthropic-compatible API: no beta headers, a temperature in (0, 1]
+    thoughts_in_kwargs: bool = False  # the config's put_inner_thoughts_in_kwargs (tools carry `thinking`)
 
     @classmethod
     def from_llm_config(cls, llm_config: dict[str, Any]) -> "AnthropicOptions":
@@ -71,6 +76,7 @@ class AnthropicOptions:
                 thinking_budget=max(int(llm_config.get("max_reasoning_tokens") or 0), MIN_THINKING_BUDGET),
                 model=model,
                 minimax=True,
+                thoughts_in_kwargs=bool(llm_config.get("put_inner_thoughts_in_kwargs")),
             )
         reasoner = model.startswith(_REASONER_PREFIXES)
         budget = int(llm_config.get("max_reasoning_tokens") or 0)
@@ -95,6 +101,7 @@ class AnthropicOptions:
             effort=str(effort) if effort else None,
             model=model,
             betas=tuple(betas),
+            thoughts_in_kwargs=bool(llm_config.get("put_inner_thoughts_in_kwargs")),
         )
 
 
@@ -265,6 +272,20 @@ def _tool_choice(choice: str | dict[str, Any] | None, auto: bool, parallel: bool
     return mapped
 
 
+THINKING_PREFILL = "<thinking>"
+
+
+def prefilled(request: ChatRequest, options: AnthropicOptions) -> bool:
+    """Whether the body ends with an assistant turn of ``<thinking>`` for the model to go on from: a loop request
+    of an agent other than letta_v1 (the summarizer's are not) whose model does not think natively, is not asked
+    for a `thinking` argument and is not forced to call one tool (Letta's Claude client then adds that argument),
+    unless it is an Opus model."""
+    if request.agent_type in (None, LETTA_V1_AGENT) or options.thinking or options.thoughts_in_kwargs:
+        return False
+    forced = bool(request.tools) and isinstance(request.tool_choice, dict)
+    return not forced and "opus" not in request.model.split("/", 1)[-1]
+
+
 def request_body(request: ChatRequest, options: AnthropicOptions) -> dict[str, Any]:
     """The JSON body of ``POST /v1/messages`` for `request` (without the ``stream`` flag)."""
     v1 = request.agent_type == LETTA_V1_AGENT
@@ -272,6 +293,8 @@ def request_body(request: ChatRequest, options: AnthropicOptions) -> dict[str, A
     # A handle given as the model ("anthropic/claude-...") names the model after its slash, as Letta reads it.
     model = request.model.split("/", 1)[-1]
     system, messages = split_messages(request.messages, model=model, drop_heartbeats=v1, merge_heartbeats=merge)
+    if prefilled(request, options):
+        messages.append({"role": "assistant", "content": THINKING_PREFILL})
     max_tokens = request.max_tokens or DEFAULT_MAX_TOKENS
     body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": messages}
     if system:

@@ -168,6 +168,60 @@ class TestV2Heartbeats:
         assert joined and not rest and json.loads(returned)["message"]["message"] == "No results found."
 
 
+PREFILL = {"role": "assistant", "content": "<thinking>"}
+
+
+class TestThinkingPrefill:
+    """A V2 agent whose Claude neither thinks natively nor writes a `thinking` argument is started on `<thinking>`,
+    as Letta starts it; the text it goes on with is its reasoning, without the tags."""
+
+    def test_blocking_turn(self, claude: Letta, mock_llm: MockLLM) -> None:
+        agent = make_agent(claude, agent_type="memgpt_v2_agent", reasoning=False)
+        assert not agent.llm_config.enable_reasoner and not agent.llm_config.put_inner_thoughts_in_kwargs
+        thought = Reply.tool_call("send_message", {"message": "Hi Bob!"}, content="Bob says hello.</thinking>\n")
+        mock_llm.script(thought, Reply.tool_call("send_message", {"message": "Bye."}, content="Done.</thinking>"))
+        response = say(claude, agent.id, "hello")
+        shown = [
+            (m.message_type, getattr(m, "reasoning", None) or getattr(m, "content", None)) for m in response.messages
+        ]
+        assert shown == [("reasoning_message", "Bob says hello.\n"), ("assistant_message", "Hi Bob!")]
+        [first] = mock_llm.requests
+        assert first["messages"][-1] == PREFILL
+        assert first["messages"][-2]["role"] == "user" and "hello" in json.dumps(first["messages"][-2])
+        say(claude, agent.id, "bye")
+        second = mock_llm.requests[-1]
+        assert second["messages"][-1] == PREFILL
+        assert "</thinking>" not in json.dumps(second["messages"])
+
+    def test_streamed_reasoning_has_no_tags(self, claude: Letta, chttp: httpx.Client, mock_llm: MockLLM) -> None:
+        agent = make_agent(claude, agent_type="memgpt_v2_agent", reasoning=False)
+        reply = Reply.tool_call("send_message", {"message": "Hi!"}, content="Greet <thinking>him</thinking> back.")
+        mock_llm.script(reply)
+        body = {"messages": [{"role": "user", "content": "hi"}], "stream_tokens": True}
+        response = chttp.post(f"/v1/agents/{agent.id}/messages/stream", json=body)
+        chunks = [c["reasoning"] for c in sse_data(response.text) if c["message_type"] == "reasoning_message"]
+        assert "".join(chunks) == "Greet him back." and len(chunks) > 1
+        assert mock_llm.requests[-1]["messages"][-1] == PREFILL
+        stored = [m.reasoning for m in claude.agents.messages.list(agent.id) if m.message_type == "reasoning_message"]
+        assert stored[-1] == "Greet him back."
+
+    def test_not_for_letta_v1_thinking_or_forced_calls(self, claude: Letta, mock_llm: MockLLM) -> None:
+        v1 = make_agent(claude, reasoning=False)
+        thinking = make_agent(claude, agent_type="memgpt_v2_agent")
+        forced = make_agent(
+            claude,
+            agent_type="memgpt_v2_agent",
+            reasoning=False,
+            tool_rules=[{"type": "run_first", "tool_name": "send_message"}],
+        )
+        for agent in (v1, thinking, forced):
+            mock_llm.script(
+                Reply.tool_call("send_message", {"message": "Ok."}) if agent is not v1 else Reply.text("Ok.")
+            )
+            say(claude, agent.id, "hi")
+            assert mock_llm.requests[-1]["messages"][-1]["role"] == "user"
+
+
 def test_a_system_message_goes_out_as_an_event(claude: Letta, mock_llm: MockLLM) -> None:
     agent = make_agent(claude)
     mock_llm.script(Reply.text("Noted."))
