@@ -129,6 +129,38 @@ def extra_body(llm_config: Mapping[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+# Endpoints that refuse an empty text (Letta's clients for them send "." in its place).
+_FILLED_EMPTY_TEXT_ENDPOINTS = frozenset({"zai", "fireworks", "baseten"})
+EMPTY_TEXT_FILLER = "."
+
+
+def with_empty_text_filled(
+    llm_config: Mapping[str, Any], messages: list[dict[str, Any]]
+) -> list[dict[str, Any]] | None:
+    """`messages` as Z.ai, Fireworks and Baseten take them (None: no change): a blank text, whatever the role,
+    becomes ".", except an assistant message's beside its tool calls, which becomes null; blank text parts too."""
+    if llm_config.get("model_endpoint_type") not in _FILLED_EMPTY_TEXT_ENDPOINTS:
+        return None
+    out: list[dict[str, Any]] = []
+    changed = False
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str) and not content.strip():
+            blank_beside_calls = message.get("role") == "assistant" and message.get("tool_calls")
+            message = {**message, "content": None if blank_beside_calls else EMPTY_TEXT_FILLER}
+            changed = True
+        elif isinstance(content, list) and any(_blank_text_part(p) for p in content):
+            parts = [{**p, "text": EMPTY_TEXT_FILLER} if _blank_text_part(p) else p for p in content]
+            message = {**message, "content": parts}
+            changed = True
+        out.append(message)
+    return out if changed else None
+
+
+def _blank_text_part(part: Any) -> bool:
+    return isinstance(part, dict) and part.get("type") == "text" and not str(part.get("text") or "").strip()
+
+
 def tool_choice_for(llm_config: Mapping[str, Any], choice: str | dict[str, Any]) -> str | dict[str, Any]:
     """`choice` as the endpoint takes it: Groq takes only the named choices, so a call forced by name asks for
     `required` (only that tool is offered then)."""

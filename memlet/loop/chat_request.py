@@ -165,6 +165,8 @@ def build_chat_request(
         messages_tokens = partial(wire.tokens, system)
         if not wire.any_thinking():  # the OpenAI body leaves thinking blocks out: those messages are encoded anew
             encoded = [orjson.Fragment(system_json), *wire.fragments]
+    if (filled := quirks.with_empty_text_filled(config, messages)) is not None:
+        messages, encoded = filled, None
     window = int(config.get("context_window") or DEFAULT_CONTEXT_WINDOW)
     temperature = config.get("temperature")
     if openai_reasoner and not quirks.supports_temperature(model):

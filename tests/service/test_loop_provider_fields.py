@@ -1,5 +1,6 @@
 """Request fields that depend on the provider, as Letta's clients for them add them: Z.ai's thinking switch for GLM
-reasoners, OpenRouter's reasoning settings, Groq's named tool choices. The mock records what each request sent."""
+reasoners, OpenRouter's reasoning settings, Groq's named tool choices, the "." that Z.ai, Fireworks and Baseten get
+for an empty text. The mock records what each request sent."""
 
 from typing import Any
 
@@ -58,3 +59,27 @@ async def test_groq_gets_required_where_others_name_the_tool(loop_env: LoopEnv, 
         await loop_env.send(agent, "hi")
         choices.append(mock_llm.requests[-1]["tool_choice"])
     assert choices == [{"type": "function", "function": {"name": "conversation_search"}}, "required"]
+
+
+class TestEmptyTextFiller:
+    """Z.ai, Fireworks and Baseten refuse an empty text: Letta's clients for them send "." in its place (null for an
+    assistant's blank text beside its tool calls); other endpoints get the text as it is."""
+
+    async def second_request(self, loop_env: LoopEnv, mock_llm: Any, endpoint_type: str) -> list[dict[str, Any]]:
+        llm = {"model": "glm-4", "model_endpoint_type": endpoint_type, "model_endpoint": mock_llm.base_url}
+        agent = await loop_env.agent(llm=llm)
+        mock_llm.script(Reply.tool_call("conversation_search", {"query": "tea"}, content="  "))
+        await loop_env.send(agent, " ")
+        messages: list[dict[str, Any]] = mock_llm.requests[-1]["messages"]
+        return messages
+
+    @pytest.mark.parametrize("endpoint_type", ["zai", "fireworks", "baseten"])
+    async def test_blank_texts_are_filled(self, loop_env: LoopEnv, mock_llm, endpoint_type) -> None:
+        messages = await self.second_request(loop_env, mock_llm, endpoint_type)
+        assert [m["content"] for m in messages if m["role"] == "user"][-1] == "."
+        call = next(m for m in messages if m["role"] == "assistant" and m.get("tool_calls"))
+        assert call["content"] is None
+
+    async def test_other_endpoints_get_the_text_as_is(self, loop_env: LoopEnv, mock_llm) -> None:
+        messages = await self.second_request(loop_env, mock_llm, "openai")
+        assert [m["content"] for m in messages if m["role"] == "user"][-1] == " "

@@ -79,3 +79,25 @@ class TestPrefill:
         with pytest.raises(PrefillError) as caught:
             merge_prefilled("lookup", SCHEMA, {}, {"limit": True, "colour": "red"})
         assert "'limit' = True" in str(caught.value) and "'colour'" in str(caught.value)
+
+
+def test_empty_text_filler_covers_every_role_and_text_parts() -> None:
+    messages = [
+        {"role": "system", "content": ""},
+        {"role": "user", "content": [{"type": "text", "text": " "}, {"type": "image_url", "image_url": {"url": "u"}}]},
+        {"role": "assistant", "content": "\n", "tool_calls": [{"id": "c"}]},
+        {"role": "tool", "tool_call_id": "c", "content": ""},
+        {"role": "assistant", "content": "kept"},
+    ]
+    filled = quirks.with_empty_text_filled({"model_endpoint_type": "zai"}, messages)
+    assert filled is not None
+    assert [m["content"] for m in filled] == [
+        ".",
+        [{"type": "text", "text": "."}, {"type": "image_url", "image_url": {"url": "u"}}],
+        None,
+        ".",
+        "kept",
+    ]
+    assert messages[0]["content"] == ""  # the buffer's own messages are untouched
+    assert quirks.with_empty_text_filled({"model_endpoint_type": "openai"}, messages) is None
+    assert quirks.with_empty_text_filled({"model_endpoint_type": "zai"}, messages[4:]) is None
