@@ -101,6 +101,10 @@ def is_zai_reasoner(model: str) -> bool:
     return model.startswith(("glm-4.5", "glm-4.6", "glm-4.7", "glm-5"))
 
 
+# GLM-5's turn markers: it may go on to write the next turn after its own.
+GLM5_STOP = ("<|user|>", "<|assistant|>", "<|observation|>")
+
+
 def _is_openrouter(llm_config: Mapping[str, Any]) -> bool:
     return (
         "openrouter.ai" in str(llm_config.get("model_endpoint") or "")
@@ -112,21 +116,24 @@ def _is_openrouter(llm_config: Mapping[str, Any]) -> bool:
 def extra_body(llm_config: Mapping[str, Any]) -> dict[str, Any] | None:
     """Provider-specific request fields, as Letta's clients add them: Z.ai's GLM reasoners (on Z.ai or Fireworks)
     get thinking switched on (kept between steps) or off by `enable_reasoner`; OpenRouter gets its `reasoning`
-    settings from the config's effort or budget while `enable_reasoner` holds (true unless set)."""
+    settings from the config's effort or budget while `enable_reasoner` holds (true unless set); a GLM-5 model
+    (any OpenAI-compatible endpoint) gets `stop` at its turn markers, so it never writes the next turn."""
     model = str(llm_config.get("model") or "")
     endpoint_type = llm_config.get("model_endpoint_type")
     reasoner = llm_config.get("enable_reasoner", True) is not False
+    body: dict[str, Any] = {}
+    if model.lower().endswith("glm-5"):
+        body["stop"] = list(GLM5_STOP)
     if endpoint_type in ("zai", "fireworks") and is_zai_reasoner(model):
-        thinking = {"type": "enabled", "clear_thinking": False} if reasoner else {"type": "disabled"}
-        return {"thinking": thinking}
-    if _is_openrouter(llm_config) and reasoner:
+        body["thinking"] = {"type": "enabled", "clear_thinking": False} if reasoner else {"type": "disabled"}
+    elif _is_openrouter(llm_config) and reasoner:
         reasoning: dict[str, Any] = {}
         if llm_config.get("reasoning_effort"):
             reasoning["effort"] = llm_config["reasoning_effort"]
         if (budget := llm_config.get("max_reasoning_tokens")) and budget > 0:
             reasoning["max_tokens"] = budget
-        return {"reasoning": reasoning or {"enabled": True}}
-    return None
+        body["reasoning"] = reasoning or {"enabled": True}
+    return body or None
 
 
 # Endpoints that refuse an empty text (Letta's clients for them send "." in its place).

@@ -35,6 +35,22 @@ class TestZaiThinking:
         assert "thinking" not in await first_request(loop_env, mock_llm, model="glm-4", model_endpoint_type="zai")
 
 
+class TestGlm5Stop:
+    """A GLM-5 model is stopped at its turn markers on any OpenAI-compatible endpoint, as Letta's OpenAI client
+    asks (its own names for the model end in "glm-5"); other GLM models are not."""
+
+    @pytest.mark.parametrize(
+        ("endpoint_type", "model"),
+        [("zai", "glm-5"), ("fireworks", "accounts/fireworks/models/glm-5"), ("baseten", "zai-org/GLM-5")],
+    )
+    async def test_glm5_stops_at_turn_markers(self, loop_env: LoopEnv, mock_llm, endpoint_type, model) -> None:
+        body = await first_request(loop_env, mock_llm, model=model, model_endpoint_type=endpoint_type)
+        assert body["stop"] == ["<|user|>", "<|assistant|>", "<|observation|>"]
+
+    async def test_other_models_get_no_stop(self, loop_env: LoopEnv, mock_llm) -> None:
+        assert "stop" not in await first_request(loop_env, mock_llm, model="glm-5-turbo", model_endpoint_type="zai")
+
+
 class TestOpenRouterReasoning:
     async def test_reasoning_on_by_default(self, loop_env: LoopEnv, mock_llm) -> None:
         body = await first_request(loop_env, mock_llm, model="qwen/qwen3-32b", provider_name="openrouter")
