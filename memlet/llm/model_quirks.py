@@ -103,6 +103,9 @@ def is_zai_reasoner(model: str) -> bool:
 
 # GLM-5's turn markers: it may go on to write the next turn after its own.
 GLM5_STOP = ("<|user|>", "<|assistant|>", "<|observation|>")
+# OpenRouter's hosts of GLM-5 that Letta leaves out (quantized, degraded, or failing tool calls).
+GLM5_OPENROUTER_IGNORED = ("deepinfra/fp4", "ambient/fp8", "io-net/fp8", "phala", "siliconflow/fp8")
+BASETEN_KIMI = "moonshotai/Kimi-K2.5"
 
 
 def _is_openrouter(llm_config: Mapping[str, Any]) -> bool:
@@ -117,12 +120,15 @@ def extra_body(llm_config: Mapping[str, Any]) -> dict[str, Any] | None:
     """Provider-specific request fields, as Letta's clients add them: Z.ai's GLM reasoners (on Z.ai or Fireworks)
     get thinking switched on (kept between steps) or off by `enable_reasoner`; OpenRouter gets its `reasoning`
     settings from the config's effort or budget while `enable_reasoner` holds (true unless set); a GLM-5 model
-    (any OpenAI-compatible endpoint) gets `stop` at its turn markers, so it never writes the next turn."""
+    (any OpenAI-compatible endpoint) gets `stop` at its turn markers, so it never writes the next turn, and elsewhere
+    than Z.ai's switch and OpenRouter (where some hosts are left out for it) its thinking asked for through
+    `chat_template_args` while `enable_reasoner` holds, as Baseten's Kimi K2.5 gets it."""
     model = str(llm_config.get("model") or "")
     endpoint_type = llm_config.get("model_endpoint_type")
     reasoner = llm_config.get("enable_reasoner", True) is not False
     body: dict[str, Any] = {}
-    if model.lower().endswith("glm-5"):
+    glm5 = model.lower().endswith("glm-5")
+    if glm5:
         body["stop"] = list(GLM5_STOP)
     if endpoint_type in ("zai", "fireworks") and is_zai_reasoner(model):
         body["thinking"] = {"type": "enabled", "clear_thinking": False} if reasoner else {"type": "disabled"}
@@ -133,6 +139,10 @@ def extra_body(llm_config: Mapping[str, Any]) -> dict[str, Any] | None:
         if (budget := llm_config.get("max_reasoning_tokens")) and budget > 0:
             reasoning["max_tokens"] = budget
         body["reasoning"] = reasoning or {"enabled": True}
+    if _is_openrouter(llm_config) and glm5:
+        body["provider"] = {"ignore": list(GLM5_OPENROUTER_IGNORED)}
+    elif "thinking" not in body and reasoner and (glm5 or (endpoint_type, model) == ("baseten", BASETEN_KIMI)):
+        body["chat_template_args"] = {"enable_thinking": True}  # these models think only when asked this way
     return body or None
 
 

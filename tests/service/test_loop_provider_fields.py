@@ -51,6 +51,39 @@ class TestGlm5Stop:
         assert "stop" not in await first_request(loop_env, mock_llm, model="glm-5-turbo", model_endpoint_type="zai")
 
 
+class TestChatTemplateThinking:
+    """GLM-5 outside Z.ai's switch and OpenRouter, and Baseten's Kimi K2.5, are asked to think through
+    `chat_template_args` while reasoning is on; OpenRouter's GLM-5 leaves some hosts out."""
+
+    @pytest.mark.parametrize(
+        ("endpoint_type", "model"),
+        [
+            ("baseten", "zai-org/GLM-5"),
+            ("fireworks", "accounts/fireworks/models/glm-5"),
+            ("baseten", "moonshotai/Kimi-K2.5"),
+        ],
+    )
+    async def test_thinking_asked_through_the_chat_template(
+        self, loop_env: LoopEnv, mock_llm, endpoint_type, model
+    ) -> None:
+        body = await first_request(loop_env, mock_llm, model=model, model_endpoint_type=endpoint_type)
+        assert body["chat_template_args"] == {"enable_thinking": True}
+        off = await first_request(
+            loop_env, mock_llm, model=model, model_endpoint_type=endpoint_type, enable_reasoner=False
+        )
+        assert "chat_template_args" not in off
+
+    async def test_not_where_thinking_has_its_own_switch(self, loop_env: LoopEnv, mock_llm) -> None:
+        assert "chat_template_args" not in await first_request(
+            loop_env, mock_llm, model="glm-5", model_endpoint_type="zai"
+        )
+        body = await first_request(loop_env, mock_llm, model="z-ai/glm-5", provider_name="openrouter")
+        assert "chat_template_args" not in body
+        assert body["provider"] == {
+            "ignore": ["deepinfra/fp4", "ambient/fp8", "io-net/fp8", "phala", "siliconflow/fp8"]
+        }
+
+
 class TestOpenRouterReasoning:
     async def test_reasoning_on_by_default(self, loop_env: LoopEnv, mock_llm) -> None:
         body = await first_request(loop_env, mock_llm, model="qwen/qwen3-32b", provider_name="openrouter")
