@@ -146,6 +146,16 @@ def extra_body(llm_config: Mapping[str, Any]) -> dict[str, Any] | None:
     return body or None
 
 
+def with_null_content_as_empty(
+    llm_config: Mapping[str, Any], messages: list[dict[str, Any]]
+) -> list[dict[str, Any]] | None:
+    """`messages` with each null content made "" for the gpt-oss models, which refuse null content, as Letta's
+    OpenAI client sends them (None: no change)."""
+    if "gpt-oss" not in str(llm_config.get("model") or "") or all(m.get("content") is not None for m in messages):
+        return None
+    return [m if m.get("content") is not None else {**m, "content": ""} for m in messages]
+
+
 # Endpoints that refuse an empty text (Letta's clients for them send "." in its place).
 _FILLED_EMPTY_TEXT_ENDPOINTS = frozenset({"zai", "fireworks", "baseten"})
 EMPTY_TEXT_FILLER = "."

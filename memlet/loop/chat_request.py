@@ -165,6 +165,8 @@ def build_chat_request(
         messages_tokens = partial(wire.tokens, system)
         if not wire.any_thinking():  # the OpenAI body leaves thinking blocks out: those messages are encoded anew
             encoded = [orjson.Fragment(system_json), *wire.fragments]
+    if (emptied := quirks.with_null_content_as_empty(config, messages)) is not None:
+        messages, encoded = emptied, None
     if (filled := quirks.with_empty_text_filled(config, messages)) is not None:
         messages, encoded = filled, None
     window = int(config.get("context_window") or DEFAULT_CONTEXT_WINDOW)

@@ -132,3 +132,18 @@ class TestEmptyTextFiller:
     async def test_other_endpoints_get_the_text_as_is(self, loop_env: LoopEnv, mock_llm) -> None:
         messages = await self.second_request(loop_env, mock_llm, "openai")
         assert [m["content"] for m in messages if m["role"] == "user"][-1] == " "
+
+
+async def test_gpt_oss_gets_empty_text_for_null_content(loop_env: LoopEnv, mock_llm) -> None:
+    """The gpt-oss models refuse null content: an assistant message with only tool calls carries "" instead, as
+    Letta's OpenAI client sends it; other models get null."""
+    contents = []
+    for model in ("gpt-oss-120b", "gpt-4o-mini"):
+        agent = await loop_env.agent(
+            llm={"model": model, "model_endpoint_type": "vllm", "model_endpoint": mock_llm.base_url}
+        )
+        mock_llm.script(Reply.tool_call("conversation_search", {"query": "tea"}))
+        await loop_env.send(agent, "hi")
+        messages = mock_llm.requests[-1]["messages"]
+        contents.append(next(m for m in messages if m["role"] == "assistant" and m.get("tool_calls"))["content"])
+    assert contents == ["", None]
