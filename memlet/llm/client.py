@@ -170,7 +170,14 @@ class OpenAICompatibleClient:
             params["temperature"] = request.temperature
         if request.max_tokens is not None:
             params[self._max_tokens_param] = request.max_tokens
-        for name in ("frequency_penalty", "response_format", "reasoning_effort", "verbosity", "prompt_cache_retention"):
+        for name in (
+            "frequency_penalty",
+            "response_format",
+            "reasoning_effort",
+            "verbosity",
+            "prompt_cache_retention",
+            "user",
+        ):
             if (value := getattr(request, name)) is not None:
                 params[name] = value
         if request.extra_body:

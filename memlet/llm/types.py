@@ -28,6 +28,7 @@ class ChatRequest:
     reasoning_effort: str | None = None
     verbosity: str | None = None
     prompt_cache_retention: str | None = None  # OpenAI's "24h" for the models that keep a cache that long
+    user: str | None = None  # the requesting user's id (OpenAI-compatible endpoints only)
     # Provider-specific fields (e.g. reasoning_effort) passed through untouched.
     extra_body: dict[str, Any] | None = None
     # `messages` already encoded, one `orjson.Fragment` each (`loop.buffer_chat.Wire`): an OpenAI-compatible body

@@ -126,9 +126,11 @@ def build_chat_request(
     tools: list[dict[str, Any]],
     tool_choice: str | dict[str, Any] | None,
     chat: BufferChat | None = None,
+    *,
+    user: str | None = None,
 ) -> ChatRequest:
     """The chat request of one step (pure): the system prompt, the in-context buffer, then the new input rows
-    (converted through the step's `chat`, which its compaction check used)."""
+    (converted through the step's `chat`, which its compaction check used); `user`: the requesting user's id."""
     agent = state.agent
     config = agent.llm_config or {}
     model = str(config.get("model"))
@@ -195,6 +197,7 @@ def build_chat_request(
         # Always streamed from the provider, even when the client wants whole messages: the result is the
         # same, and some servers answer a streamed request sooner than a plain one.
         stream=True,
+        user=user,
         **_optional_params(config, model),
     )
 

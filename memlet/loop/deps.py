@@ -81,6 +81,8 @@ class RunOptions:
     run_metadata: dict[str, Any] | None = None
     request_config: dict[str, Any] | None = None
     background: bool = False
+    # The requesting user's id, sent as an OpenAI-compatible request's `user` (as Letta's OpenAI client sends it).
+    user_id: str | None = None
     # Run the turn in this conversation (its window, system message and isolated blocks); None: the agent's own.
     conversation_id: str | None = None
     # How long to wait for the agent's lock before AgentBusyError (None: settings.agent_lock_timeout_s).

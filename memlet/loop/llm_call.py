@@ -261,6 +261,8 @@ async def call_llm(
     labels: DeltaLabels,
     result_box: list[ChatResult],
     chat: BufferChat | None = None,
+    *,
+    user: str | None = None,
 ) -> AsyncIterator[TokenDelta]:
     """Call the model; with `stream_tokens` yield its fragments labelled by `labels`.
 
@@ -268,7 +270,7 @@ async def call_llm(
     turn without storing anything, as Letta's streaming path does); unstreamed, the client's
     LLMEmptyResponseError propagates (Letta's OpenAI client raises it too: invalid_llm_response).
     """
-    request = build_chat_request(state, system_text, pending, tools, tool_choice, chat)
+    request = build_chat_request(state, system_text, pending, tools, tool_choice, chat, user=user)
     if not stream_tokens:
         result_box.append(_storable(await llm.chat(request)))  # the client then builds no per-chunk events
         return

@@ -103,6 +103,7 @@ async def llm_step(
                     labels,
                     result_box,
                     site.chat,
+                    user=run.options.user_id,
                 ),
             ):
                 yield delta

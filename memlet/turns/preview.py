@@ -54,6 +54,6 @@ async def preview_request(
     tools, _, tool_choice = request_tools(state, solver, client_tools)
     skills = [s.model_dump() for s in req.client_skills or []]
     system_text = request_system_text(state, req.override_system, skills)
-    request = build_chat_request(state, system_text, pending, tools, tool_choice)
+    request = build_chat_request(state, system_text, pending, tools, tool_choice, user=actor.user_id)
     async with deps.llm_for(agent.llm_config, actor.organization_id) as llm:
         return request_body(llm, request)

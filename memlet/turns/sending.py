@@ -98,6 +98,7 @@ class SendService(SendAdmission):
             run_metadata=run.metadata_,
             request_config=run.request_config,
             background=bool(run.background),
+            user_id=self.actor.user_id,
             lock_wait_s=lock_wait_s,
             on_started=on_started,
             on_finish=on_finish,
