@@ -70,7 +70,7 @@ def structured_output_tool(schema: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def chat_request(config: dict[str, Any], body: GenerateRequest) -> ChatRequest:
+def chat_request(config: dict[str, Any], body: GenerateRequest, user: str | None = None) -> ChatRequest:
     messages = [
         {"role": "system", "content": body.system_prompt or DEFAULT_SYSTEM_PROMPT},
         {"role": "user", "content": body.prompt},
@@ -86,6 +86,7 @@ def chat_request(config: dict[str, Any], body: GenerateRequest) -> ChatRequest:
         max_tokens=config.get("max_tokens"),
         stream=False,
         prompt_cache_retention=prompt_cache_retention(config),
+        user=user,
     )
 
 
@@ -110,7 +111,7 @@ async def generate_completion(
                 ) from exc
     try:
         async with deps.llm_for(config, actor.organization_id) as llm:
-            result = await llm.chat(chat_request(config, body))
+            result = await llm.chat(chat_request(config, body, actor.user_id))
     except LLMError as exc:
         raise BadGatewayError(f"LLM provider error: {exc.message}") from exc
     usage = LettaUsageStatistics(

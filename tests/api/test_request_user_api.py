@@ -22,3 +22,12 @@ def test_the_model_request_names_the_requesting_user(client: Letta, http: httpx.
     preview = http.post(f"/v1/agents/{agent.id}/messages/preview-raw-payload", json={"input": "hi"})
     assert preview.status_code == 200, preview.text
     assert preview.json()["user"] == ids.DEFAULT_USER_ID
+
+
+def test_generate_names_the_requesting_user(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent = client.agents.create(model="openai/gpt-4o-mini", embedding="openai/text-embedding-3-small")
+    mock_llm.reset()
+    mock_llm.script(Reply.text("Paris"))
+    response = http.post(f"/v1/agents/{agent.id}/generate", json={"prompt": "Where?"})
+    assert response.status_code == 200, response.text
+    assert mock_llm.requests[-1]["user"] == ids.DEFAULT_USER_ID
