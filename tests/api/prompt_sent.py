@@ -29,3 +29,13 @@ def openai_system_sent(client: Letta, mock_llm: MockLLM, agent_id: str) -> str:
     client.agents.messages.create(agent_id, messages=[{"role": "user", "content": "hi"}])
     content = mock_llm.requests[0]["messages"][0]["content"]
     return content if isinstance(content, str) else "".join(part["text"] for part in content)
+
+
+def renamed_by_the_model(client: Letta, mock_llm: MockLLM, agent_id: str) -> None:
+    """A turn in which the model's memory_replace turns "Bob" into "Ann" in the agent's `human` block."""
+    mock_llm.reset()
+    mock_llm.script(
+        Reply.tool_call("memory_replace", {"label": "human", "old_string": "Bob", "new_string": "Ann"}),
+        Reply.text("noted"),
+    )
+    client.agents.messages.create(agent_id, messages=[{"role": "user", "content": "I am Ann"}])

@@ -14,7 +14,16 @@ import httpx
 import pytest
 from letta_client import Letta
 
-from tests.api.prompt_sent import EMBEDDING, GPT, RECOMPILED, RULES, SONNET, claude_system_sent, openai_system_sent
+from tests.api.prompt_sent import (
+    EMBEDDING,
+    GPT,
+    RECOMPILED,
+    RULES,
+    SONNET,
+    claude_system_sent,
+    openai_system_sent,
+    renamed_by_the_model,
+)
 from tests.conftest import LiveServer
 from tests.mock_llm import MockLLM, Reply
 
@@ -84,12 +93,7 @@ class TestAgentPatchRebuildsAsLetta:
             model=GPT, embedding=EMBEDDING, memory_blocks=[{"label": "human", "value": "Bob"}], tool_rules=RULES
         )
         time.sleep(1.1)
-        mock_llm.reset()
-        mock_llm.script(
-            Reply.tool_call("memory_replace", {"label": "human", "old_string": "Bob", "new_string": "Ann"}),
-            Reply.text("noted"),
-        )
-        client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "I am Ann"}])
+        renamed_by_the_model(client, mock_llm, agent.id)
         edited = RECOMPILED.findall(openai_system_sent(client, mock_llm, agent.id))
         time.sleep(1.1)
         client.agents.update(agent.id, system="You are Kestrel.")

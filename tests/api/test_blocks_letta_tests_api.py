@@ -9,8 +9,17 @@ import time
 
 from letta_client import Letta
 
-from tests.api.prompt_sent import EMBEDDING, GPT, RECOMPILED, RULES, SONNET, claude_system_sent, openai_system_sent
-from tests.mock_llm import MockLLM, Reply
+from tests.api.prompt_sent import (
+    EMBEDDING,
+    GPT,
+    RECOMPILED,
+    RULES,
+    SONNET,
+    claude_system_sent,
+    openai_system_sent,
+    renamed_by_the_model,
+)
+from tests.mock_llm import MockLLM
 
 
 class TestEditsTheModelDoesNotSee:
@@ -86,12 +95,7 @@ class TestAttachDetachDeleteReachTheModel:
         agent = client.agents.create(model=GPT, embedding=EMBEDDING, memory_blocks=[{"label": "human", "value": "Bob"}])
         created = RECOMPILED.findall(openai_system_sent(client, mock_llm, agent.id))
         time.sleep(1.1)
-        mock_llm.reset()
-        mock_llm.script(
-            Reply.tool_call("memory_replace", {"label": "human", "old_string": "Bob", "new_string": "Ann"}),
-            Reply.text("noted"),
-        )
-        client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "I am Ann"}])
+        renamed_by_the_model(client, mock_llm, agent.id)
         edited = RECOMPILED.findall(openai_system_sent(client, mock_llm, agent.id))
         assert edited != created
         client.agents.blocks.update("human", agent_id=agent.id, value="Ann, from Oslo")
