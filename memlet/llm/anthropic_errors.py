@@ -17,10 +17,10 @@ import httpx2
 
 from memlet.errors import LLMError
 from memlet.llm.errors import (
-    ContextWindowExceededError,
     LLMEmptyResponseError,
     ProviderError,
     ProviderOverloadedError,
+    context_overflow,
     is_credit_message,
     llm_error,
 )
@@ -61,7 +61,7 @@ def to_llm_error(exc: Exception) -> ProviderError:
     lowered = text.lower()
     status = exc.status_code if isinstance(exc, anthropic.APIStatusError) else None
     if status == 413 or any(hint in lowered for hint in _OVERFLOW_HINTS):
-        return ContextWindowExceededError(f"CONTEXT_WINDOW_EXCEEDED: The LLM context window was exceeded: {text}")
+        return context_overflow(text)
     if isinstance(exc, anthropic.APITimeoutError):
         return llm_error("llm_timeout", f"TIMEOUT: Request to Anthropic timed out: {text}")
     if isinstance(exc, anthropic.APIConnectionError):
@@ -75,7 +75,7 @@ def to_llm_error(exc: Exception) -> ProviderError:
         return llm_error("llm_rate_limit", f"RATE_LIMIT_EXCEEDED: Rate limited by Anthropic: {text}")
     if isinstance(exc, anthropic.BadRequestError):
         if any(hint in lowered for hint in _BAD_REQUEST_OVERFLOW_HINTS):
-            return ContextWindowExceededError(f"CONTEXT_WINDOW_EXCEEDED: The LLM context window was exceeded: {text}")
+            return context_overflow(text)
         return llm_error("llm_bad_request", f"INVALID_ARGUMENT: Bad request to Anthropic: {text}")
     if isinstance(exc, anthropic.AuthenticationError):
         return llm_error("llm_authentication", f"UNAUTHENTICATED: Authentication with Anthropic failed: {text}")

@@ -134,7 +134,7 @@ def to_llm_error(exc: Exception) -> ProviderError:
         return LLMEmptyResponseError(f"INTERNAL_SERVER_ERROR: Unparsable LLM response: {text}")
     if not isinstance(exc, ProviderStatusError):  # an error event inside a stream, or anything else
         if is_overflow_message(text):
-            return _overflow(text)
+            return context_overflow(text)
         if is_credit_message(text):
             return llm_error("llm_insufficient_credits", f"PAYMENT_REQUIRED: Insufficient credits: {text}")
         return llm_error("llm_bad_request", f"INVALID_ARGUMENT: LLM provider error: {text}")
@@ -144,7 +144,7 @@ def to_llm_error(exc: Exception) -> ProviderError:
     if status == 400:
         code = exc.body.get("code") if isinstance(exc.body, dict) else None
         if code == "context_length_exceeded" or is_overflow_message(text):
-            return _overflow(text)
+            return context_overflow(text)
         if isinstance(exc.body, str) and "<html" in exc.body.lower():
             text += " (an HTML page, not an OpenAI-compatible error: is the endpoint URL an OpenAI-compatible API?)"
         return llm_error("llm_bad_request", f"INVALID_ARGUMENT: Bad request to the LLM provider: {text}")
@@ -153,7 +153,7 @@ def to_llm_error(exc: Exception) -> ProviderError:
     if status in _REFUSALS:
         return llm_error("llm_error", f"{_REFUSALS[status]}: {text}")
     if status == 413:
-        return _overflow(text)
+        return context_overflow(text)
     if status == 402 or is_credit_message(text):
         return llm_error("llm_insufficient_credits", f"PAYMENT_REQUIRED: Insufficient credits: {text}")
     if status >= 500:
@@ -169,7 +169,8 @@ _REFUSALS = {
 }
 
 
-def _overflow(text: str) -> ContextWindowExceededError:
+def context_overflow(text: str) -> ContextWindowExceededError:
+    """A provider's answer that the prompt does not fit (the loop compacts and retries)."""
     return ContextWindowExceededError(f"CONTEXT_WINDOW_EXCEEDED: The LLM context window was exceeded: {text}")
 
 
