@@ -4,7 +4,7 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Query, Request
-from fastapi.responses import StreamingResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel
 
 from memlet.agents.parts import ContextWindowOverview
@@ -27,6 +27,7 @@ from memlet.messages.schemas import EDITING_REMOVED, LettaMessage, LettaMessageU
 from memlet.messages.search import MessageSearchRequest, MessageSearchResult
 from memlet.messages.service import HistoryQuery
 from memlet.runs.schemas import Run
+from memlet.turns.capture import CaptureMessagesRequest, capture_messages
 from memlet.turns.compaction import CompactionRequest, CompactionResponse, summarize
 from memlet.turns.context_window import context_window
 from memlet.turns.deps import (
@@ -155,6 +156,16 @@ async def create_agent_message_async(agent_id: AgentId, body: LettaAsyncRequest,
     """Start processing messages in the background and return the run to poll."""
     ensure_messages(body)
     return await service.send_async(agent_id, body)
+
+
+@router.post("/{agent_id}/messages/capture", operation_id="capture_messages", include_in_schema=False)
+async def capture_agent_messages(
+    agent_id: AgentId, body: CaptureMessagesRequest, request: Request, actor: ActorDep
+) -> Any:
+    """Store a user/assistant exchange that happened outside memlet (hidden, as in Letta; agentic-learning SDK)."""
+    state = request.app.state
+    sleeptime = getattr(state, "sleeptime_runs", None)
+    return JSONResponse(await capture_messages(state.sessionmaker, sleeptime, actor, agent_id, body))
 
 
 @router.post("/{agent_id}/messages/cancel", operation_id="cancel_message", response_model=dict[str, Any])
