@@ -132,6 +132,17 @@ class TestCapture:
         body = capture(http, agent.id, "hello", "hi").json()
         assert (body["success"], body["messages_created"], body["run_ids"]) == (True, 2, [])
 
+    def test_sleeptime_switched_off_fires_nothing(self, client: Letta, http: httpx.Client) -> None:
+        """memlet's side (README): Letta's capture still fired the group kept after enable_sleeptime went off."""
+        agent = create_learning_agent(client, http)
+        helper_id = agent.multi_agent_group.agent_ids[0]  # type: ignore[union-attr]
+        client.agents.update(agent.id, enable_sleeptime=False)
+        body = capture(http, agent.id, "hello", "hi").json()
+        assert (body["messages_created"], body["run_ids"]) == (2, [])
+        assert sleeptime_runs(client, helper_id) == []
+        client.agents.update(agent.id, enable_sleeptime=True)
+        assert len(capture(http, agent.id, "again", "yes").json()["run_ids"]) == 1
+
     def test_unknown_agent_is_a_404(self, http: httpx.Client) -> None:
         response = capture(http, "agent-00000000-0000-4000-8000-000000000000", "hello", "hi")
         assert response.status_code == 404, response.text
