@@ -1,7 +1,7 @@
 from typing import Any
 
 from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import JSON, JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from memlet.db.base import Base, OrgScopedMixin, TimestampMixin
@@ -17,8 +17,10 @@ class Tool(TimestampMixin, OrgScopedMixin, Base):
     description: Mapped[str | None] = mapped_column(Text, default=None)
     source_type: Mapped[str | None] = mapped_column(String, default=None)
     source_code: Mapped[str | None] = mapped_column(Text, default=None)
-    json_schema: Mapped[dict[str, Any] | None] = mapped_column(JSONB, default=None)
-    args_json_schema: Mapped[dict[str, Any] | None] = mapped_column(JSONB, default=None)
+    # `json`, not `jsonb`: a schema keeps its keys in the order it was built (jsonb sorts them by length), so the
+    # model sees a tool's parameters in its function's order, as Letta stores them.
+    json_schema: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    args_json_schema: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
     return_char_limit: Mapped[int] = mapped_column(Integer, default=50000)
     tags: Mapped[list[str]] = mapped_column(JSONB, default=list)
     pip_requirements: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONB, default=None)

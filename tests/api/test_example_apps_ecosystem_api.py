@@ -1,0 +1,91 @@
+"""What Letta's example apps need from memlet, driven the way they drive it (see each test for the app).
+
+- deep-research (letta-client 0.1.256) and sleep-time-compute upsert tools from Python functions
+  (`client.tools.upsert_from_function`: the function's source, and for deep-research a pydantic model's
+  `model_json_schema()` as `args_json_schema`), attach them with Letta's memory tools and talk to the agent. Letta
+  0.16.8 keeps a tool's JSON schema as it was built (a `json` column), so the model sees the parameters in the
+  function's order; Postgres `jsonb` would sort an object's keys by length.
+"""
+
+from typing import Any
+
+from letta_client import Letta
+from pydantic import BaseModel, Field
+
+from tests.mock_llm import MockLLM, Reply
+
+MODEL = "openai/gpt-4o-mini"
+EMBEDDING = "openai/text-embedding-3-small"
+
+# sleep-time-compute's tool, as `inspect.getsource` hands it to the server (docstring shortened).
+RETHINK_MEMORY = '''def rethink_memory(agent_state: "AgentState", new_memory: str, target_block_label: Optional[str], source_block_label: Optional[str]) -> Optional[str]:  # type: ignore
+    """
+    Used for "thinking" about a situation and storing useful inferences.
+
+    Args:
+        new_memory (str): The new text that will be stored in the rethink_memory_block.
+        source_block_label (str): The name of the block to integrate information from.
+        target_block_label (str): The name of the block to write to.
+    Returns:
+        Optional[str]: None is always returned as this function does not produce a response.
+    """
+    if target_block_label is not None:
+        agent_state.memory.update_block_value(label=target_block_label, value=new_memory)
+    return None
+'''
+
+# deep-research's tool and its args model.
+CREATE_RESEARCH_PLAN = '''def create_research_plan(agent_state: "AgentState", research_plan: List[str], topic: str):
+    """Initiate a research process by coming up with an initial plan.
+
+    Args:
+        research_plan (List[str]): The sequential research plan to help guide the search process
+        topic (str): The research topic
+    """
+    steps = "".join(f"- [ ] Step {i + 1} - {step}\\n" for i, step in enumerate(research_plan))
+    agent_state.memory.update_block_value(label="research_plan", value=f"Research `{topic}`:\\n{steps}")
+    return "Research plan successfully created, time to execute the plan!"
+'''
+
+
+class ResearchPlanData(BaseModel):
+    research_plan: list[str] = Field(..., description="The sequential research plan to help guide the search process")
+    topic: str = Field(..., description="The research topic to investigate")
+
+
+def _properties(schema: dict[str, Any]) -> list[str]:
+    return list(schema["parameters"]["properties"])
+
+
+def _sent_tools(mock_llm: MockLLM) -> dict[str, list[str]]:
+    """Each tool's parameters, in the order the model was shown them on the first request."""
+    return {t["function"]["name"]: _properties(t["function"]) for t in mock_llm.requests[0]["tools"]}
+
+
+def test_tools_from_functions_keep_their_parameter_order(client: Letta, mock_llm: MockLLM) -> None:
+    rethink = client.tools.upsert(source_code=RETHINK_MEMORY)
+    plan = client.tools.upsert(source_code=CREATE_RESEARCH_PLAN, args_json_schema=ResearchPlanData.model_json_schema())
+    signature = ["new_memory", "target_block_label", "source_block_label"]
+    for shown in (rethink, client.tools.retrieve(rethink.id), client.tools.list(name="rethink_memory").items[0]):
+        assert _properties(shown.json_schema or {}) == signature
+    for shown in (plan, client.tools.retrieve(plan.id)):
+        assert _properties(shown.json_schema or {}) == ["research_plan", "topic"]
+        assert list((shown.args_json_schema or {})["properties"]) == ["research_plan", "topic"]
+
+    agent = client.agents.create(
+        model=MODEL,
+        embedding=EMBEDDING,
+        memory_blocks=[{"label": "research_plan", "value": "Ready"}],
+        tools=["create_research_plan", "memory_replace"],
+        tool_ids=[rethink.id],
+    )
+    mock_llm.reset()
+    mock_llm.script(Reply.text("ok"))
+    client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "Research postgres"}])
+    sent = _sent_tools(mock_llm)
+    assert sent["rethink_memory"] == signature
+    assert sent["create_research_plan"] == ["research_plan", "topic"]
+    # Letta's own tools too: memory_replace(label, old_string, new_string).
+    assert sent["memory_replace"] == ["label", "old_string", "new_string"]
+    attached = {t.name: _properties(t.json_schema or {}) for t in client.agents.tools.list(agent.id).items}
+    assert attached["memory_replace"] == ["label", "old_string", "new_string"]
