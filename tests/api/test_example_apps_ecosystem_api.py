@@ -89,3 +89,42 @@ def test_tools_from_functions_keep_their_parameter_order(client: Letta, mock_llm
     assert sent["memory_replace"] == ["label", "old_string", "new_string"]
     attached = {t.name: _properties(t.json_schema or {}) for t in client.agents.tools.list(agent.id).items}
     assert attached["memory_replace"] == ["label", "old_string", "new_string"]
+
+
+# A structured answer whose reasoning comes first: OpenAI writes the keys in the schema's order.
+ANSWER_SCHEMA = {
+    "name": "answer",
+    "schema": {
+        "type": "object",
+        "properties": {"reasoning": {"type": "string"}, "answer": {"type": "string"}},
+        "required": ["reasoning", "answer"],
+    },
+}
+JSON_ANSWER = {"provider_type": "openai", "response_format": {"type": "json_schema", "json_schema": ANSWER_SCHEMA}}
+
+
+def _sent_format(mock_llm: MockLLM) -> list[str]:
+    return list(mock_llm.requests[0]["response_format"]["json_schema"]["schema"]["properties"])
+
+
+def test_a_structured_output_schema_keeps_its_key_order(client: Letta, http: Any, mock_llm: MockLLM) -> None:
+    agent = client.agents.create(model=MODEL, embedding=EMBEDDING, model_settings=JSON_ANSWER)  # type: ignore[arg-type]
+    stored = http.get(f"/v1/agents/{agent.id}").json()["llm_config"]["response_format"]
+    assert list(stored["json_schema"]["schema"]["properties"]) == ["reasoning", "answer"]
+    mock_llm.reset()
+    mock_llm.script(Reply.text('{"reasoning": "r", "answer": "a"}'))
+    client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "hi"}])
+    assert _sent_format(mock_llm) == ["reasoning", "answer"]
+
+    # A conversation's own model settings too.
+    conversation = http.post(
+        "/v1/conversations/", params={"agent_id": agent.id}, json={"model_settings": JSON_ANSWER}
+    ).json()
+    mock_llm.reset()
+    mock_llm.script(Reply.text('{"reasoning": "r", "answer": "a"}'))
+    sent = http.post(
+        f"/v1/conversations/{conversation['id']}/messages",
+        json={"messages": [{"role": "user", "content": "hi"}], "streaming": False},
+    )
+    assert sent.status_code == 200, sent.text
+    assert _sent_format(mock_llm) == ["reasoning", "answer"]

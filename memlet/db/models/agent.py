@@ -2,7 +2,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ARRAY, BigInteger, Boolean, DateTime, ForeignKey, Index, Integer, String, Text
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import JSON, JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from memlet.db.base import Base, OrgScopedMixin, TimestampMixin
@@ -25,11 +25,13 @@ class Agent(TimestampMixin, OrgScopedMixin, Base):
     description: Mapped[str | None] = mapped_column(Text, default=None)
     agent_type: Mapped[str] = mapped_column(String, default="letta_v1_agent")
     system: Mapped[str] = mapped_column(Text, default="")
-    llm_config: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    # `json`, not `jsonb`, where a structured-output schema lives (llm_config, model_settings, response_format): its
+    # keys keep the caller's order (jsonb sorts them by length), and the model writes its answer in that order.
+    llm_config: Mapped[dict[str, Any]] = mapped_column(JSON)
     embedding_config: Mapped[dict[str, Any] | None] = mapped_column(JSONB, default=None)
-    model_settings: Mapped[dict[str, Any] | None] = mapped_column(JSONB, default=None)
+    model_settings: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
     compaction_settings: Mapped[dict[str, Any] | None] = mapped_column(JSONB, default=None)
-    response_format: Mapped[dict[str, Any] | None] = mapped_column(JSONB, default=None)
+    response_format: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
     tool_rules: Mapped[list[dict[str, Any]]] = mapped_column(JSONB, default=list)
     # The in-context window: the system message first, then the buffer, oldest first. Stored uncompressed
     # (`STORAGE EXTERNAL`, migration 2026_11_24_window_storage): every step rewrites it.

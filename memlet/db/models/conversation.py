@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Boolean, DateTime, ForeignKey, Index, Integer, String, Text, UniqueConstraint
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+from sqlalchemy.dialects.postgresql import ARRAY, JSON
 from sqlalchemy.orm import Mapped, mapped_column
 
 from memlet.db.base import Base, OrgScopedMixin, TimestampMixin
@@ -25,7 +25,7 @@ class Conversation(TimestampMixin, OrgScopedMixin, Base):
     summary: Mapped[str | None] = mapped_column(Text, default=None)
     description: Mapped[str | None] = mapped_column(Text, default=None)
     model: Mapped[str | None] = mapped_column(String, default=None)
-    model_settings: Mapped[dict[str, Any] | None] = mapped_column(JSONB, default=None)
+    model_settings: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)  # `json`: see Agent.llm_config
     context_window_limit: Mapped[int | None] = mapped_column(Integer, default=None)
     hidden: Mapped[bool] = mapped_column(Boolean, default=False)
     archived: Mapped[bool] = mapped_column(Boolean, default=False)
