@@ -128,3 +128,18 @@ def test_a_structured_output_schema_keeps_its_key_order(client: Letta, http: Any
     )
     assert sent.status_code == 200, sent.text
     assert _sent_format(mock_llm) == ["reasoning", "answer"]
+
+
+def test_an_agents_response_format_shapes_send_message_in_its_key_order(client: Letta, mock_llm: MockLLM) -> None:
+    agent = client.agents.create(
+        agent_type="memgpt_v2_agent",
+        model=MODEL,
+        embedding=EMBEDDING,
+        response_format={"type": "json_schema", "json_schema": ANSWER_SCHEMA},
+    )
+    assert list((agent.response_format.json_schema or {})["schema"]["properties"]) == ["reasoning", "answer"]  # type: ignore[union-attr]
+    mock_llm.reset()
+    mock_llm.script(Reply.tool_call("send_message", {"message": {"reasoning": "r", "answer": "a"}}))
+    client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "hi"}])
+    send = next(t["function"] for t in mock_llm.requests[0]["tools"] if t["function"]["name"] == "send_message")
+    assert list(send["parameters"]["properties"]["message"]["properties"]) == ["reasoning", "answer"]
