@@ -5,6 +5,8 @@
   `model_json_schema()` as `args_json_schema`), attach them with Letta's memory tools and talk to the agent. Letta
   0.16.8 keeps a tool's JSON schema as it was built (a `json` column), so the model sees the parameters in the
   function's order; Postgres `jsonb` would sort an object's keys by length.
+- The same holds for a structured-output schema (`model_settings.response_format`, a conversation's model settings,
+  an agent's `response_format`): the model writes its answer's keys in the schema's order.
 """
 
 from typing import Any
