@@ -8,7 +8,7 @@ from memlet.agents.deps import AgentReaderDep, AgentServiceDep
 from memlet.agents.list_filters import AgentFilters
 from memlet.agents.schemas import AgentRelationship, AgentState, CreateAgent, UpdateAgent
 from memlet.agents.views import parse_include
-from memlet.api.clients import is_sdk_v1
+from memlet.api.clients import is_fern_sdk, is_sdk_v1
 from memlet.api.deps import ActorDep
 from memlet.api.validators import PageLimit
 from memlet.db.pagination import Page
@@ -105,6 +105,10 @@ async def retrieve_agent(
 ) -> Any:
     """Get an agent's state."""
     wanted = parse_include(include, include_relationships, sdk_v1=is_sdk_v1(request))
+    if include_relationships is None and is_fern_sdk(request):
+        # As Letta, the pre-1.0 SDK reads an agent with its secrets: its programs merge them into the modify that
+        # replaces them all (letta-telegram), and without them would drop every other secret the agent has.
+        wanted |= {"agent.secrets"}
     return await service.get_state(actor, agent_id, wanted)
 
 

@@ -14,3 +14,8 @@ def is_sdk_v1(request: Request) -> bool:
         return True
     ua = headers.get("user-agent")
     return not ua or bool(_V1_UA.match(ua))
+
+
+def is_fern_sdk(request: Request) -> bool:
+    """True for the pre-1.0 (Fern-generated) Letta SDKs: Python ``letta-client`` 0.1.x, TypeScript 0.0.x."""
+    return request.headers.get("x-fern-sdk-name") in ("letta-client", "@letta-ai/letta-client")
