@@ -15,6 +15,7 @@ from memlet.agents.json_cache import AgentJsonCache
 from memlet.agents.system_message import rebuild_prompts
 from memlet.api import openapi_doc, route_index
 from memlet.api.edge import EdgeMiddleware
+from memlet.api.validation_errors import validation_body
 from memlet.bootstrap import ensure_defaults
 from memlet.config import Settings
 from memlet.crypto import settings_secrets
@@ -149,9 +150,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
-        # Letta puts the error list's string form in ``detail`` (a string, not a list) plus an empty trace id.
-        errors = [{k: v for k, v in e.items() if k in ("type", "loc", "msg", "input")} for e in exc.errors()]
-        return _error_response(422, {"trace_id": "", "detail": str(errors)})
+        return _error_response(422, validation_body(exc.errors()))
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
