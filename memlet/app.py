@@ -9,6 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.cors import CORSMiddleware
 
 from memlet import __version__, ids, metrics
 from memlet.agents.json_cache import AgentJsonCache
@@ -218,6 +219,12 @@ def create_app(settings: Settings) -> FastAPI:
         password=settings.password or None,
         metrics=settings.metrics_enabled,
     )
+    origins = [origin.strip() for origin in settings.cors_origins.split(",") if origin.strip()]
+    if origins:
+        # Outside the edge layer, as Letta's: it answers a listed origin's preflight (which carries no credentials).
+        app.add_middleware(
+            CORSMiddleware, allow_origins=origins, allow_credentials=True, allow_methods=["*"], allow_headers=["*"]
+        )
     return app
 
 

@@ -114,6 +114,9 @@ class Settings(BaseSettings):
     # --- auth and exposure ---
     # A server listening beyond loopback without a password refuses to start unless this is set (see memlet.exposure).
     allow_insecure: bool = False
+    # Comma-separated browser origins (e.g. "app://obsidian.md") whose pages may call the API: CORS headers for them
+    # only. Letta's ACCEPTABLE_ORIGINS; Letta also let five localhost origins in by default, memlet none.
+    cors_origins: str = Field(default="", validation_alias=AliasChoices("MEMLET_CORS_ORIGINS", "ACCEPTABLE_ORIGINS"))
 
     # --- outbound URLs (SSRF guard) and LLM clients ---
     # Comma-separated hosts, IPs or CIDRs (optionally host:port) that user-given URLs may reach although they are
