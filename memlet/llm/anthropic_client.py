@@ -175,7 +175,8 @@ class _Assembler:
             entry.signature = (entry.signature or "") + delta.signature
         elif delta.type == "input_json_delta" and delta.partial_json:
             entry.text.append(delta.partial_json)
-            return [ToolCallDelta(index=entry.tool_index, id=entry.id, arguments=delta.partial_json)]
+            # Every piece names its tool, as Letta's Anthropic stream labels each argument fragment.
+            return [ToolCallDelta(index=entry.tool_index, id=entry.id, name=entry.name, arguments=delta.partial_json)]
         return []
 
     def result(self) -> ChatResult:

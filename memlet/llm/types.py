@@ -52,7 +52,8 @@ class ReasoningDelta:
 
 @dataclass(frozen=True, slots=True)
 class ToolCallDelta:
-    """A piece of tool call ``index``: its name when first seen, then argument fragments; ``id`` is always set."""
+    """A piece of tool call ``index``: its name when first seen (Anthropic's: on every piece), then argument
+    fragments; ``id`` is always set."""
 
     index: int
     id: str
