@@ -43,6 +43,9 @@ class TokenDelta:
     name: str | None = None
     arguments: str | None = None
     step_id: str | None = None  # the step being streamed (the committed row's step_id)
+    # Reasoning the model produced as such (thinking blocks, reasoning_content), not thoughts a V2 agent writes
+    # in its `thinking` argument or its text: Letta streams it as the reasoner's in every loop.
+    native: bool = False
 
 
 @dataclass(frozen=True)

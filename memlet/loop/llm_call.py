@@ -78,9 +78,10 @@ class DeltaLabels:
         tool_call_id: str | None = None,
         name: str | None = None,
         arguments: str | None = None,
+        native: bool = False,
     ) -> TokenDelta:
         """A fragment of this step: each carries the step's id, as Letta's do."""
-        return TokenDelta(kind, message_id, otid, text, tool_call_id, name, arguments, self.step_id)
+        return TokenDelta(kind, message_id, otid, text, tool_call_id, name, arguments, self.step_id, native)
 
     def _part(self, kind: str) -> str:
         if self._kind is not None and self._kind != kind:
@@ -89,10 +90,12 @@ class DeltaLabels:
         return otid_from_id(self.assistant_id, self._index)
 
     def reasoning(self, text: str) -> TokenDelta:
+        """A fragment of the model's own reasoning."""
         if self._v2 is not None:
             self._v2.native_seen = True
-            return self.delta("reasoning", self.assistant_id, otid_from_id(self.assistant_id, 0), text=text)
-        return self.delta("reasoning", self.assistant_id, self._part("reasoning"), text=text)
+            otid = otid_from_id(self.assistant_id, 0)
+            return self.delta("reasoning", self.assistant_id, otid, text=text, native=True)
+        return self.delta("reasoning", self.assistant_id, self._part("reasoning"), text=text, native=True)
 
     def content(self, text: str) -> TokenDelta | None:
         if self._v2 is not None:

@@ -98,7 +98,8 @@ def delta_view(delta: ev.TokenDelta, run_id: str, reasoning_source: str = "reaso
     if delta.kind == "assistant":
         return AssistantMessage(**common, content=delta.text)
     if delta.kind == "reasoning":
-        return ReasoningMessage(**common, reasoning=delta.text, source=reasoning_source)  # type: ignore[arg-type]
+        source = "reasoner_model" if delta.native else reasoning_source
+        return ReasoningMessage(**common, reasoning=delta.text, source=source)  # type: ignore[arg-type]
     fragment = ToolCallDelta(name=delta.name, arguments=delta.arguments, tool_call_id=delta.tool_call_id)
     if delta.kind == "approval":
         return ApprovalRequestMessage(**common, tool_call=fragment, tool_calls=fragment)

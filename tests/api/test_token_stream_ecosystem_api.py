@@ -66,3 +66,31 @@ class TestToolCallFragments:
         assert fragments[0]["name"] == "conversation_search"
         assert all("name" not in f for f in fragments[1:])
         assert "name" not in completing_fragment(fragments)
+
+
+def streamed_reasoning(client: Letta, agent_id: str) -> list[tuple[str, str]]:
+    """(source, text) of each reasoning fragment of a token-streamed turn, as the provider's metadata shows them."""
+    chunks = client.agents.messages.stream(
+        agent_id, messages=[{"role": "user", "content": [{"type": "text", "text": "hi"}]}], stream_tokens=True
+    )
+    return [(c.source, c.reasoning) for c in chunks if c.message_type == "reasoning_message"]
+
+
+class TestReasoningSource:
+    def test_a_v2_claude_agents_thinking_streams_as_the_reasoners(self, claude: Letta, mock_llm: MockLLM) -> None:
+        # Letta's V2 loop streams Claude's thinking blocks with source reasoner_model, as its history lists them.
+        agent = claude.agents.create(model=SONNET, embedding=EMBEDDING, agent_type="memgpt_v2_agent")
+        mock_llm.script(Reply.tool_call("send_message", {"message": "Hi Bob!"}, reasoning="Greet him warmly."))
+        fragments = streamed_reasoning(claude, agent.id)
+        assert "".join(text for _, text in fragments) == "Greet him warmly."
+        assert {source for source, _ in fragments} == {"reasoner_model"}
+        listed = [m for m in claude.agents.messages.list(agent.id) if m.message_type == "reasoning_message"]
+        assert [(m.source, m.reasoning) for m in listed][-1] == ("reasoner_model", "Greet him warmly.")
+
+    def test_a_v2_agents_written_thoughts_stream_as_the_non_reasoners(self, claude: Letta, mock_llm: MockLLM) -> None:
+        # A Claude that does not think natively writes its thoughts in its text (after the `<thinking>` prefill).
+        agent = claude.agents.create(model=SONNET, embedding=EMBEDDING, agent_type="memgpt_v2_agent", reasoning=False)
+        mock_llm.script(Reply.tool_call("send_message", {"message": "Hi!"}, content="Bob says hello.</thinking>"))
+        fragments = streamed_reasoning(claude, agent.id)
+        assert "".join(text for _, text in fragments) == "Bob says hello."
+        assert {source for source, _ in fragments} == {"non_reasoner_model"}
