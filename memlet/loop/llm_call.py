@@ -214,7 +214,7 @@ class _V2Labels:
                 otid = otid_from_id(assistant_id, self._call_index(call.view))
                 out.append(self.labels.delta("assistant", assistant_id, otid, text=piece.text))
             elif piece.field is None and not call.as_assistant:
-                out.extend(self._call_fragments(call, piece.text))
+                out.extend(self._call_fragments(call, piece.text, delta.name))
         if THINKING_PARAM in call.splitter.completed:
             self._thinking_taken = True
             self._thinking = call.splitter.completed[THINKING_PARAM]
@@ -222,7 +222,9 @@ class _V2Labels:
             self._thinking_taken = True
         return out
 
-    def _call_fragments(self, call: _V2Call, arguments: str) -> list[TokenDelta]:
+    def _call_fragments(self, call: _V2Call, arguments: str, name: str | None = None) -> list[TokenDelta]:
+        """The head of the call (its name) once, then an arguments fragment, named when the provider's delta was
+        (Anthropic's every one, as Letta's V2 stream names them)."""
         if call.approval_id is not None:
             kind: DeltaKind = "approval"
             message_id = otid = call.approval_id
@@ -233,7 +235,7 @@ class _V2Labels:
         if not call.head_sent:
             call.head_sent = True
             out.append(self.labels.delta(kind, message_id, otid, tool_call_id=call.id, name=call.name))
-        out.append(self.labels.delta(kind, message_id, otid, tool_call_id=call.id, arguments=arguments))
+        out.append(self.labels.delta(kind, message_id, otid, tool_call_id=call.id, name=name, arguments=arguments))
         return out
 
 

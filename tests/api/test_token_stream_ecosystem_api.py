@@ -94,3 +94,19 @@ class TestReasoningSource:
         fragments = streamed_reasoning(claude, agent.id)
         assert "".join(text for _, text in fragments) == "Bob says hello."
         assert {source for source, _ in fragments} == {"non_reasoner_model"}
+
+
+def test_a_v2_claude_agent_names_its_tool_on_every_fragment(claude: Letta, mock_llm: MockLLM) -> None:
+    # Letta's V2 loop labels Claude's argument fragments with the call's name too.
+    agent = claude.agents.create(model=SONNET, embedding=EMBEDDING, agent_type="memgpt_v2_agent")
+    mock_llm.script(
+        Reply.tool_call("conversation_search", {"query": "tea", "request_heartbeat": True}, id="call_tea"),
+        Reply.tool_call("send_message", {"message": "No tea."}),
+    )
+    chunks = claude.agents.messages.stream(
+        agent.id, messages=[{"role": "user", "content": [{"type": "text", "text": "tea?"}]}], stream_tokens=True
+    )
+    fragments = [c.tool_call.model_dump(exclude_none=True) for c in chunks if c.message_type == "tool_call_message"]
+    assert len(fragments) > 2
+    assert all(f == {**f, "name": "conversation_search", "tool_call_id": "call_tea"} for f in fragments)
+    assert completing_fragment(fragments)["name"] == "conversation_search"
