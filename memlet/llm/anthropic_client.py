@@ -30,6 +30,7 @@ from memlet.llm.types import (
     ChatRequest,
     ChatResult,
     ContentDelta,
+    HiddenReasoningDelta,
     ReasoningDelta,
     ThinkingBlock,
     ToolCall,
@@ -152,7 +153,7 @@ class _Assembler:
             return [ToolCallDelta(index=entry.tool_index, id=block.id, name=block.name)]
         if block.type == "redacted_thinking":
             self.blocks[index] = _Block("redacted_thinking", data=block.data)
-            return []
+            return [HiddenReasoningDelta(block.data)]  # shown when the block starts, as Letta streams it
         entry = self.blocks[index] = _Block(block.type)
         initial = getattr(block, "text", None) or getattr(block, "thinking", None)
         if initial and block.type == "text":

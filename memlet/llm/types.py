@@ -51,6 +51,13 @@ class ReasoningDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class HiddenReasoningDelta:
+    """Thinking the provider sends encrypted (Anthropic's ``redacted_thinking`` block: its opaque ``data``), whole."""
+
+    data: str
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCallDelta:
     """A piece of tool call ``index``: its name when first seen (Anthropic's: on every piece), then argument
     fragments; ``id`` is always set."""
@@ -105,4 +112,4 @@ class ChatResult:
     thinking: tuple[ThinkingBlock, ...] = ()
 
 
-ChatEvent = ContentDelta | ReasoningDelta | ToolCallDelta | ChatResult
+ChatEvent = ContentDelta | ReasoningDelta | HiddenReasoningDelta | ToolCallDelta | ChatResult

@@ -22,7 +22,7 @@ class MessagesCommitted:
     summary: str | None = None
 
 
-DeltaKind = Literal["assistant", "reasoning", "tool_call", "approval"]
+DeltaKind = Literal["assistant", "reasoning", "hidden_reasoning", "tool_call", "approval"]
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class TokenDelta:
     """A streamed fragment of the message `message_id` (its public part `otid`); both equal those of the row
     the step commits and of its public views, and so does `step_id`.
 
-    kind "assistant" / "reasoning" carry `text`; kind "tool_call" (shown as tool_call_message) and "approval"
+    kind "assistant" / "reasoning" carry `text` ("hidden_reasoning": the redacted thinking's data); kind "tool_call" (shown as tool_call_message) and "approval"
     (an approval-gated call, shown as approval_request_message) carry `tool_call_id` plus `name` on the first
     fragment and `arguments` fragments afterwards.
     """

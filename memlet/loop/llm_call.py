@@ -9,7 +9,15 @@ from memlet.db.sql import storable_text
 from memlet.llm.chat_format import HEARTBEAT_PARAM, THINKING_PARAM, is_v2
 from memlet.llm.client import LLMClient
 from memlet.llm.errors import LLMEmptyResponseError
-from memlet.llm.types import ChatResult, ContentDelta, ReasoningDelta, ToolCall, ToolCallDelta, Usage
+from memlet.llm.types import (
+    ChatResult,
+    ContentDelta,
+    HiddenReasoningDelta,
+    ReasoningDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+)
 from memlet.loop.agent_state import LoopState
 from memlet.loop.buffer_chat import BufferChat
 from memlet.loop.chat_request import build_chat_request, request_tools
@@ -96,6 +104,12 @@ class DeltaLabels:
             otid = otid_from_id(self.assistant_id, 0)
             return self.delta("reasoning", self.assistant_id, otid, text=text, native=True)
         return self.delta("reasoning", self.assistant_id, self._part("reasoning"), text=text, native=True)
+
+    def hidden_reasoning(self, data: str) -> TokenDelta | None:
+        """Redacted thinking, shown whole as it starts (V2: after the step, from the stored row)."""
+        if self._v2 is not None:
+            return None
+        return self.delta("hidden_reasoning", self.assistant_id, self._part("hidden_reasoning"), text=data)
 
     def content(self, text: str) -> TokenDelta | None:
         if self._v2 is not None:
@@ -291,6 +305,9 @@ async def call_llm(
                 result_box.append(_storable(event))
             elif isinstance(event, ReasoningDelta):
                 yield labels.reasoning(event.text)
+            elif isinstance(event, HiddenReasoningDelta):
+                if (hidden := labels.hidden_reasoning(event.data)) is not None:
+                    yield hidden
             elif isinstance(event, ContentDelta):
                 delta = labels.content(event.text)
                 if delta is not None:

@@ -25,6 +25,7 @@ from memlet.messages.schemas import (
     ApprovalRequestMessage,
     AssistantMessage,
     EventMessage,
+    HiddenReasoningMessage,
     LettaErrorMessage,
     LettaMessage,
     LettaStopReason,
@@ -44,6 +45,7 @@ MID_STREAM_ERROR = "An error occurred during agent execution."
 _DELTA_TYPES = {
     "assistant": "assistant_message",
     "reasoning": "reasoning_message",
+    "hidden_reasoning": "hidden_reasoning_message",
     "tool_call": "tool_call_message",
     "approval": "approval_request_message",
 }
@@ -97,6 +99,8 @@ def delta_view(delta: ev.TokenDelta, run_id: str, reasoning_source: str = "reaso
     }
     if delta.kind == "assistant":
         return AssistantMessage(**common, content=delta.text)
+    if delta.kind == "hidden_reasoning":
+        return HiddenReasoningMessage(**common, state="redacted", hidden_reasoning=delta.text)
     if delta.kind == "reasoning":
         source = "reasoner_model" if delta.native else reasoning_source
         return ReasoningMessage(**common, reasoning=delta.text, source=source)  # type: ignore[arg-type]

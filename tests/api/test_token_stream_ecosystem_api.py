@@ -110,3 +110,20 @@ def test_a_v2_claude_agent_names_its_tool_on_every_fragment(claude: Letta, mock_
     assert len(fragments) > 2
     assert all(f == {**f, "name": "conversation_search", "tool_call_id": "call_tea"} for f in fragments)
     assert completing_fragment(fragments)["name"] == "conversation_search"
+
+
+def test_claudes_redacted_thinking_streams_when_it_starts(claude: Letta, mock_llm: MockLLM) -> None:
+    # Letta streams a redacted_thinking block as it starts, before the text after it, numbered as listed later.
+    agent = claude.agents.create(model=SONNET, embedding=EMBEDDING)
+    mock_llm.script(Reply(content="Sure thing.", redacted="opaque-bytes"))
+    chunks = claude.agents.messages.stream(
+        agent.id, messages=[{"role": "user", "content": [{"type": "text", "text": "hi"}]}], stream_tokens=True
+    )
+    shown = [c for c in chunks if c.message_type in ("hidden_reasoning_message", "assistant_message")]
+    assert [c.message_type for c in shown][:2] == ["hidden_reasoning_message", "assistant_message"]
+    assert [(c.state, c.hidden_reasoning) for c in shown if c.message_type == "hidden_reasoning_message"] == [
+        ("redacted", "opaque-bytes")
+    ]
+    assert "".join(c.content for c in shown if c.message_type == "assistant_message") == "Sure thing."
+    listed = [m for m in claude.agents.messages.list(agent.id) if m.message_type in {c.message_type for c in shown}]
+    assert {(c.message_type, c.otid) for c in shown} == {(m.message_type, m.otid) for m in listed}
