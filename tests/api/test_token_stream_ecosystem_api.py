@@ -3,8 +3,9 @@
 The provider sends `POST /v1/agents/{id}/messages/stream` with the user's last message as text parts and its
 `providerOptions.letta.agent` options (`stream_tokens`, `background`, `include_pings`, ...). It gathers the
 `tool_call_message` fragments of one call by `tool_call.tool_call_id`, and once their arguments parse as JSON
-emits the tool call, with the completing fragment's `tool_call` fields (`name`, `arguments`) as its metadata.
-Each test drives memlet the same way through the official letta-client.
+emits the tool call, with the completing fragment's `tool_call` fields (`name`, `arguments`) as its metadata;
+reasoning fragments pass on their `source` and every fragment its `otid`. Each test drives memlet the same way
+through the official letta-client.
 """
 
 import json
