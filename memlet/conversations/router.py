@@ -99,7 +99,8 @@ async def list_conversation_messages(
     include_err: bool | None = None,
     include_return_message_types: Annotated[list[MessageType] | None, Query()] = None,
 ) -> Any:
-    """A thread's whole history (in and out of context), newest first by default; cursors follow the sort order.
+    """A thread's whole history (in and out of context), newest first by default; `before` is the older side, as in
+    Letta, `after` follows the sort order.
     The agent's default thread lists as its history does (no `order`: the newest `limit` messages, oldest first)."""
     query = HistoryQuery(
         before=before,

@@ -18,7 +18,7 @@ from memlet.conversations.repository import ConversationRepository
 from memlet.conversations.schemas import Conversation, CreateConversation, UpdateConversation
 from memlet.conversations.system_message import refresh_conversation_system_message
 from memlet.db import models as orm
-from memlet.db.pagination import Page
+from memlet.db.pagination import Order, Page
 from memlet.errors import BadRequestError, NotFoundError
 from memlet.messages.repository import MessageRepository
 from memlet.messages.schemas import LettaMessage
@@ -226,7 +226,7 @@ class ConversationService:
         # A cursor that is no message of this conversation is ignored, as Letta does (it pages from the start).
         before = query.before if query.before and await self.repo.in_history(conversation.id, query.before) else None
         after = query.after if query.after and await self.repo.in_history(conversation.id, query.after) else None
-        page = Page(before=before, after=after, limit=query.limit, order=query.order or "desc")
+        page = thread_page(before, after, query.limit, query.order or "desc")
         window = conversation.message_ids or []
         system_id = window[0] if window else None
         return await self.repo.history_page(conversation.id, page, group_id=query.group_id, system_id=system_id)
@@ -249,8 +249,18 @@ class ConversationService:
                 conversation_id=DEFAULT,
             )
             return found[1] if found is not None else []
-        page = Page(before=query.before, after=query.after, limit=query.limit, order=query.order)
+        page = thread_page(query.before, query.after, query.limit, query.order)
         return await repo.page_for_agent(agent.id, page, group_id=group_id, conversation_id=DEFAULT)
+
+
+def thread_page(before: str | None, after: str | None, limit: int | None, order: Order) -> Page:
+    """A thread's page. `before` is the older side whatever the order, as in Letta: Letta Code (and the Letta Code
+    SDK's `listMessages`) reads newest first and asks for the next page `before` the oldest id it got. `after` follows
+    the order, so letta-client's auto-pagination (`after` = a page's last id) walks newest first too. Newest first,
+    Letta's `before` is therefore the order's `after`, and an `after` with it bounds the newer side."""
+    if order == "desc" and before:
+        return Page(before=after, after=before, limit=limit, order=order)
+    return Page(before=before, after=after, limit=limit, order=order)
 
 
 def _copy_block(block: orm.Block, actor: Actor) -> orm.Block:
