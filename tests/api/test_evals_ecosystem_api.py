@@ -1,0 +1,193 @@
+"""letta-evals (Letta's evaluation kit, 0.26.0) against memlet: the calls its suites, agent factories and result
+fetches make, through letta-client's AsyncLetta as the kit makes them.
+
+The kit's agent factories create an agent per sample (the leaderboard's memory suites: a "Supporting Facts" block,
+no agent type; the filesystem suite: a folder of data files and the file tools), Letta Code then drives a turn in a
+conversation of its own, and the kit reads the result back: every message of the agent, oldest first, 200 a page
+with an `after` cursor until a page comes back empty (`utils.list_all_agent_messages`); the agent with
+`include=["agent.blocks"]` for its memory extractor; the agent's `llm_config` for pricing; its runs oldest first,
+paged, for token data (`execution/trace.py`); then it deletes the agent.
+"""
+
+from typing import Any
+
+import anyio
+import pytest
+from letta_client import AsyncLetta, NotFoundError
+from letta_client.types import CreateBlockParam, MessageCreateParam
+from letta_client.types.agents import AssistantMessage, ToolCallMessage
+from letta_client.types.tool_return_message import ToolReturnMessage
+
+from tests.conftest import LiveServer
+from tests.mock_llm import MockLLM, Reply
+
+MODEL = "openai/gpt-4o-mini"
+EMBEDDING = "openai/text-embedding-3-small"
+PEOPLE = b"### Robert Smith (ID: pers-0001)\n### Linda Robbins (ID: pers-0002)\nDOB: 1976-05-16\n"
+FACTS = "1. Nora plays the violin.\n2. Nora and Eliza ran a charity event."
+
+
+@pytest.fixture
+def evals(server: LiveServer) -> AsyncLetta:
+    return AsyncLetta(base_url=server.base_url, max_retries=0, timeout=60)
+
+
+async def all_messages(client: AsyncLetta, agent_id: str, page_limit: int = 200) -> list[Any]:
+    """The kit's `list_all_agent_messages`: ascending pages, `after` the last id, until a page is empty."""
+    messages: list[Any] = []
+    after: str | None = None
+    while True:
+        kwargs: dict[str, Any] = {"agent_id": agent_id, "limit": page_limit, "order": "asc"}
+        if after is not None:
+            kwargs["after"] = after
+        items = (await client.agents.messages.list(**kwargs)).items
+        if not items:
+            return messages
+        messages.extend(items)
+        after = items[-1].id
+
+
+async def memory_agent(client: AsyncLetta) -> str:
+    """The core-memory-update leaderboard factory: a fresh agent with the facts in a block whose label has a space."""
+    agent = await client.agents.create(
+        name="Core Memory Updater",
+        memory_blocks=[
+            CreateBlockParam(label="persona", value="You answer from the facts in your core memory."),
+            CreateBlockParam(label="Supporting Facts", value=FACTS),
+        ],
+        model=MODEL,
+        embedding=EMBEDDING,
+    )
+    return agent.id
+
+
+async def test_memory_suite_reads_both_turns_and_the_updated_block(evals: AsyncLetta, mock_llm: MockLLM) -> None:
+    agent_id = await memory_agent(evals)
+    edit = {"label": "Supporting Facts", "old_string": "Nora and Eliza", "new_string": "Joren and Eliza"}
+    mock_llm.script(Reply.tool_call("memory_replace", edit), Reply.text("Updated."), Reply.text("It was Joren."))
+    # The factory sends the contradicting fact and only drains the stream.
+    stream = await evals.agents.messages.stream(
+        agent_id=agent_id,
+        messages=[MessageCreateParam(role="user", content="New information: Joren and Eliza ran the event.")],
+        stream_tokens=True,
+    )
+    async for _ in stream:
+        pass
+    # Letta Code then asks the question in a conversation of its own.
+    conversation = await evals.conversations.create(agent_id=agent_id)
+    turn = await evals.conversations.messages.create(
+        conversation.id, messages=[{"role": "user", "content": "Who ran the charity event with Eliza?"}]
+    )
+    async for _ in turn:
+        pass
+
+    trajectory = await all_messages(evals, agent_id)
+    kinds = [m.message_type for m in trajectory]
+    assert kinds == [
+        "system_message",
+        "user_message",
+        "tool_call_message",
+        "tool_return_message",
+        "assistant_message",
+        "system_message",  # the conversation's own system message is the agent's too
+        "user_message",
+        "assistant_message",
+    ]
+    assert [m.id for m in await all_messages(evals, agent_id, page_limit=1)] == [m.id for m in trajectory]
+    # The kit's extractors: the last assistant message, and a tool's return found through its call's id.
+    assert [m.content for m in trajectory if isinstance(m, AssistantMessage)][-1] == "It was Joren."
+    [call] = [m for m in trajectory if isinstance(m, ToolCallMessage)]
+    assert call.tool_calls and call.tool_calls[0].name == "memory_replace"
+    [back] = [m for m in trajectory if isinstance(m, ToolReturnMessage)]
+    assert back.tool_call_id == call.tool_calls[0].tool_call_id and "Joren and Eliza" in back.tool_return
+
+    state = await evals.agents.retrieve(agent_id=agent_id, include=["agent.blocks"])
+    facts = {b.label: b.value for b in state.blocks}["Supporting Facts"]
+    assert facts == FACTS.replace("Nora and Eliza", "Joren and Eliza")
+    # Pricing reads the model behind the handle.
+    config = (await evals.agents.retrieve(agent_id=agent_id)).llm_config
+    assert (config.model, config.model_endpoint_type, config.provider_name) == ("gpt-4o-mini", "openai", "openai")
+
+
+async def test_runs_come_oldest_first_page_by_page_and_cleanup_deletes(evals: AsyncLetta, mock_llm: MockLLM) -> None:
+    agent_id = await memory_agent(evals)
+    conversation = await evals.conversations.create(agent_id=agent_id)
+    for n in range(3):
+        mock_llm.script(Reply.text(f"answer {n}"))
+        turn = await evals.conversations.messages.create(
+            conversation.id, messages=[{"role": "user", "content": f"question {n}"}]
+        )
+        async for _ in turn:
+            pass
+
+    # execution/trace.py: runs.list(agent_id, limit, order="asc"), then the SDK's next pages until one is empty.
+    page = await evals.runs.list(agent_id=agent_id, limit=2, order="asc")
+    runs = list(page.items)
+    while page.has_next_page():
+        page = await page.get_next_page()
+        runs.extend(page.items)
+    assert len(runs) == 3 and len({r.id for r in runs}) == 3
+    assert [r.created_at for r in runs] == sorted(r.created_at for r in runs)
+    for summary in runs:
+        run = await evals.runs.retrieve(run_id=summary.id)
+        assert run.status == "completed" and "result" not in (run.metadata or {})  # no token turns to read
+
+    await evals.agents.delete(agent_id=agent_id)
+    with pytest.raises(NotFoundError):
+        await evals.agents.retrieve(agent_id=agent_id)
+    with pytest.raises(NotFoundError):
+        await evals.conversations.retrieve(conversation.id)
+
+
+async def uploaded_folder(client: AsyncLetta, name: str) -> str:
+    """The filesystem suite's setup: drop the folders of that name, make it again and upload the data files."""
+    stale = [folder.id async for folder in await client.folders.list(name=name)]  # auto-paginated by the SDK
+    for folder_id in stale:
+        await client.folders.delete(folder_id=folder_id)
+    folder = await client.folders.create(name=name, embedding=EMBEDDING)
+    upload = await client.folders.files.upload(folder_id=folder.id, file=("people.txt", PEOPLE, "text/plain"))
+    for _ in range(200):
+        file = await client.folders.files.retrieve(upload.id, folder_id=folder.id)
+        if file.processing_status in ("completed", "error"):
+            break
+        await anyio.sleep(0.1)
+    assert file.processing_status == "completed"
+    return folder.id
+
+
+async def test_filesystem_suite_setup_runs_twice_and_the_agent_greps(evals: AsyncLetta, mock_llm: MockLLM) -> None:
+    first = await uploaded_folder(evals, "filesystem_data")
+    second = await uploaded_folder(evals, "filesystem_data")  # a second run finds and deletes the first folder
+    assert [f.id async for f in await evals.folders.list(name="filesystem_data")] == [second] != [first]
+
+    # The factory: only the file tools it names, no base tools or rules, a system prompt of its own, then the folder.
+    tool_ids = [(await evals.tools.list(name=name)).items[0].id for name in ("open_files", "grep_files")]
+    agent = await evals.agents.create(
+        name="Filesystem Agent",
+        model=MODEL,
+        embedding=EMBEDDING,
+        include_base_tools=False,
+        tool_ids=tool_ids,
+        max_files_open=10,
+        per_file_view_window_char_limit=8000,
+        agent_type="letta_v1_agent",
+        include_base_tool_rules=False,
+        system="You answer questions about the files.",
+    )
+    folder_id = (await evals.folders.list(name="filesystem_data")).items[0].id
+    await evals.agents.folders.attach(agent_id=agent.id, folder_id=folder_id)
+
+    mock_llm.script(Reply.tool_call("grep_files", {"pattern": "Linda Robbins"}), Reply.text("Linda Robbins."))
+    turn = await evals.agents.messages.create(
+        agent_id=agent.id, messages=[MessageCreateParam(role="user", content="Who owns pet Eduardo?")]
+    )
+    assert turn.stop_reason and turn.stop_reason.stop_reason == "end_turn"
+    trajectory = await all_messages(evals, agent.id)
+    [call] = [m for m in trajectory if isinstance(m, ToolCallMessage)]
+    [back] = [
+        m for m in trajectory if isinstance(m, ToolReturnMessage) and m.tool_call_id == call.tool_call.tool_call_id
+    ]
+    assert back.status == "success" and "filesystem_data/people.txt" in back.tool_return
+    assert "> 2: ### Linda Robbins (ID: pers-0002)" in back.tool_return
+    state = await evals.agents.retrieve(agent_id=agent.id, include=["agent.tools"])
+    assert sorted(t.name for t in state.tools) == ["grep_files", "open_files", "semantic_search_files"]
