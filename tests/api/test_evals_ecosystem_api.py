@@ -191,3 +191,19 @@ async def test_filesystem_suite_setup_runs_twice_and_the_agent_greps(evals: Asyn
     assert "> 2: ### Linda Robbins (ID: pers-0002)" in back.tool_return
     state = await evals.agents.retrieve(agent_id=agent.id, include=["agent.tools"])
     assert sorted(t.name for t in state.tools) == ["grep_files", "open_files", "semantic_search_files"]
+
+
+async def test_a_reply_with_reasoning_pages_as_one_row(evals: AsyncLetta, mock_llm: MockLLM) -> None:
+    """A stored reply with reasoning lists as two messages under one id. Pages count stored rows, as in Letta, so the
+    kit's cursor (`after` the last id it got) never separates the reasoning from the answer its extractor reads."""
+    agent_id = await memory_agent(evals)
+    mock_llm.script(Reply.text("It was Nora.", reasoning="The facts name Nora."))
+    await evals.agents.messages.create(agent_id=agent_id, messages=[MessageCreateParam(role="user", content="Who?")])
+
+    first = (await evals.agents.messages.list(agent_id=agent_id, limit=1, order="asc")).items
+    assert [m.message_type for m in first] == ["system_message"]
+    for page_limit in (1, 2, 200):
+        trajectory = await all_messages(evals, agent_id, page_limit=page_limit)
+        kinds = [m.message_type for m in trajectory]
+        assert kinds == ["system_message", "user_message", "reasoning_message", "assistant_message"], page_limit
+        assert trajectory[2].id == trajectory[3].id and trajectory[3].content == "It was Nora."
