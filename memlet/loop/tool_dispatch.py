@@ -119,6 +119,7 @@ async def _execute(ctx: ToolContext, tool: orm.Tool, args: dict[str, Any], setti
         policy=SandboxPolicy.from_settings(settings),
         agent_state=sandbox_agent_state(ctx) if "agent_state" in tool.source_code else None,
         agent_id=ctx.agent.id,
+        args_json_schema=tool.args_json_schema,
     )
     if result.status == "error":
         return ToolOutcome(False, result.func_return, result.stdout, result.stderr)

@@ -17,9 +17,13 @@ Protocol:
   result intact however much they print.
 """
 
+import __future__
+
 import builtins
+import functools
 import json
 import linecache
+import operator
 import os
 import resource
 import sys
@@ -78,19 +82,22 @@ def _letta_client() -> Any:
     return Letta(api_key=os.environ["LETTA_API_KEY"])
 
 
-def _load_function(source_code: str, function_name: str) -> Any:
-    """Execute the tool source in a fresh module and return the named function."""
+def _load_function(source_code: str, function_name: str, schema_names: dict[str, Any] | None = None) -> Any:
+    """Execute the tool source in a fresh module and return the named function. `schema_names` (the models of an
+    `args_json_schema`, `_schema_models`) are defined before the source runs, whose annotations then stay lazy."""
     # Letta's generated script starts with `from typing import *`, so tools may use List/Optional unimported.
     module = types.ModuleType("sandbox_tool")
     module.__dict__["__builtins__"] = builtins
     exec("from typing import *", module.__dict__)
     module.__dict__["client"] = _letta_client()
+    module.__dict__.update(schema_names or {})
+    flags = __future__.annotations.compiler_flag if schema_names else 0
     # A real module entry lets dataclasses and pydantic models defined in the tool resolve their module.
     sys.modules[module.__name__] = module
     # Registering the source makes tracebacks show the tool's lines.
     lines = source_code.splitlines(keepends=True)
     linecache.cache[TOOL_FILENAME] = (len(source_code), None, lines, TOOL_FILENAME)
-    exec(compile(source_code, TOOL_FILENAME, "exec"), module.__dict__)
+    exec(compile(source_code, TOOL_FILENAME, "exec", flags=flags), module.__dict__)
     function = module.__dict__.get(function_name)
     if not callable(function):
         # Same outcome as Letta, whose generated script calls the name directly.
@@ -149,6 +156,66 @@ class AgentState:
         self.tags = list(data.get("tags") or [])
         self.timezone = data.get("timezone")
         self.memory = Memory(list(data.get("blocks") or []))
+
+
+def _schema_models(schema: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """The pydantic models Letta's sandbox builds from a tool's `args_json_schema`: one per `$defs` entry and one
+    for the schema itself, named by its title. A model is built when first referred to (the stored schema's key
+    order is not the order it was sent in). Returns the names a tool's source sees (the models, and `BaseModel` and
+    `Field`, which Letta's generated code imports) and the schema's own model."""
+    from pydantic import BaseModel, Field, create_model
+
+    found = schema.get("$defs")
+    definitions: dict[str, Any] = found if isinstance(found, dict) else {}
+    models: dict[str, Any] = {}
+
+    def kind(field: Any) -> Any:
+        if not isinstance(field, dict):
+            return Any
+        if "$ref" in field:
+            target = str(field["$ref"]).rsplit("/", 1)[-1]
+            if target not in models and target in definitions:
+                models[target] = Any  # a model that refers to itself sees Any
+                models[target] = model(target, definitions[target])
+            return models.get(target, Any)
+        if isinstance(field.get("anyOf"), list):
+            options = [kind(o) for o in field["anyOf"] if not (isinstance(o, dict) and o.get("type") == "null")]
+            if not options:
+                return Any
+            union = functools.reduce(operator.or_, options)
+            return union | None if len(options) < len(field["anyOf"]) else union
+        simple = {"string": str, "integer": int, "number": float, "boolean": bool}.get(str(field.get("type")))
+        if simple is not None:
+            return simple
+        if field.get("type") == "array":
+            return list[kind(field.get("items"))]  # type: ignore[misc]
+        if field.get("type") == "object":
+            extra = field.get("additionalProperties")
+            return dict[str, kind(extra)] if isinstance(extra, dict) else dict  # type: ignore[misc]
+        return Any
+
+    def model(name: str, definition: Any) -> Any:
+        properties = definition.get("properties") if isinstance(definition, dict) else None
+        required = definition.get("required") or [] if isinstance(definition, dict) else []
+        fields: dict[str, Any] = {}
+        for key, field in (properties if isinstance(properties, dict) else {}).items():
+            described = field.get("description", "") if isinstance(field, dict) else ""
+            default = ... if key in required else (field.get("default") if isinstance(field, dict) else None)
+            fields[key] = (kind(field), Field(default, description=described))
+        return create_model(name, **fields)
+
+    for name in definitions:
+        kind({"$ref": f"#/$defs/{name}"})
+    title = str(schema.get("title") or "Model")
+    top = model(title, schema)
+    return {**models, title: top, "BaseModel": BaseModel, "Field": Field}, top
+
+
+def _schema_args(top: Any, args: dict[str, Any]) -> dict[str, Any]:
+    """The arguments as Letta's sandbox hands them to a tool with an `args_json_schema`: validated into the
+    schema's model (nested objects become model instances), then each read back from it."""
+    instance = top(**args)
+    return {name: getattr(instance, name) for name in args}
 
 
 def _parameters(function: Any) -> set[str]:
@@ -313,8 +380,11 @@ def main() -> None:
     warnings.simplefilter("ignore")
     state = AgentState(payload["agent_state"]) if payload.get("agent_state") else None
     try:
-        function = _load_function(payload["source_code"], payload["function_name"])
-        result = _call(function, payload["args"], state, payload.get("agent_id"))
+        schema = payload.get("args_json_schema")
+        names, top = _schema_models(schema) if isinstance(schema, dict) and schema else (None, None)
+        function = _load_function(payload["source_code"], payload["function_name"], names)
+        args = _schema_args(top, payload["args"]) if top is not None else payload["args"]
+        result = _call(function, args, state, payload.get("agent_id"))
         report = _success_report(result, int(payload.get("return_char_limit") or 0))
         if state is not None:
             # The block values after the call; the server saves those that changed.

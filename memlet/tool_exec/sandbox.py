@@ -133,12 +133,15 @@ async def run_tool(
     policy: SandboxPolicy | None = None,
     agent_state: dict[str, Any] | None = None,
     agent_id: str | None = None,
+    args_json_schema: dict[str, Any] | None = None,
 ) -> SandboxResult:
     """Run `function_name` from `source_code` with keyword `args` in a sandboxed subprocess.
 
     `agent_state` (id, name, blocks...) is given to a tool that takes an `agent_state` parameter; the block
     values it leaves come back in `SandboxResult.memory`. `agent_id` (the calling agent's) goes to a tool with an
-    `agent_id` parameter the arguments leave out.
+    `agent_id` parameter the arguments leave out. With an `args_json_schema`, the arguments reach the tool as
+    Letta's sandbox passes them: validated into pydantic models built from that schema, whose names the tool's
+    source can use.
 
     Never raises for tool failures: exceptions, syntax errors, a missing function, a timeout, a crash or no free
     sandbox slot all come back as `status="error"`. `env` holds the agent's secrets / tool variables and is the
@@ -167,6 +170,7 @@ async def run_tool(
         payload["return_char_limit"] = return_char_limit
         payload["agent_state"] = agent_state
         payload["agent_id"] = agent_id
+        payload["args_json_schema"] = args_json_schema or None
         outcome = await _execute_isolated(json_bytes(payload), env, isolation, policy, uid, timeout_s)
     finally:
         if uid_lock:

@@ -258,6 +258,7 @@ async def run_from_source(req: ToolRunFromSource, settings: Settings) -> ToolRet
         timeout_s=settings.tool_timeout_s,
         memory_mb=settings.tool_memory_mb,
         policy=SandboxPolicy.from_settings(settings),
+        args_json_schema=req.args_json_schema,
     )
     # Letta shows str() of the returned value (a dict as Python's repr), not the model-facing JSON text; past its
     # default limit, the whole text with its note.

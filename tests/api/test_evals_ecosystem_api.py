@@ -12,11 +12,13 @@ paged, for token data (`execution/trace.py`); then it deletes the agent.
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from letta_client import AsyncLetta, NotFoundError
 from letta_client.types import CreateBlockParam, MessageCreateParam
 from letta_client.types.agents import AssistantMessage, ToolCallMessage
 from letta_client.types.tool_return_message import ToolReturnMessage
+from pydantic import BaseModel
 
 from tests.conftest import LiveServer
 from tests.mock_llm import MockLLM, Reply
@@ -207,3 +209,86 @@ async def test_a_reply_with_reasoning_pages_as_one_row(evals: AsyncLetta, mock_l
         kinds = [m.message_type for m in trajectory]
         assert kinds == ["system_message", "user_message", "reasoning_message", "assistant_message"], page_limit
         assert trajectory[2].id == trajectory[3].id and trajectory[3].content == "It was Nora."
+
+
+class InventoryItem(BaseModel):
+    sku: str
+    name: str
+    price: float
+    category: str
+
+
+class InventoryEntry(BaseModel):
+    timestamp: int
+    item: InventoryItem
+    transaction_id: str
+
+
+class InventoryEntryData(BaseModel):
+    data: InventoryEntry
+    quantity_change: int
+
+
+# The kit's programmatic-agent-creation example (and Letta's own pydantic tool test): the tool's signature names the
+# models of its args schema, which only the schema defines.
+INVENTORY = """def evals_ci_manage_inventory_tool(data: InventoryEntry, quantity_change: int) -> bool:
+    \"\"\"Update inventory catalogue with a new data entry\"\"\"
+    print(f"Updated inventory for {data.item.name} with a quantity change of {quantity_change}")
+    return True
+"""
+ENTRY = {
+    "data": {
+        "timestamp": 1640995200,
+        "item": {"sku": "SKU-123", "name": "Widget A", "price": "19.99", "category": "electronics"},
+        "transaction_id": "TXN-1",
+    },
+    "quantity_change": "10",
+}
+
+
+async def test_a_tool_with_an_args_schema_gets_its_models(evals: AsyncLetta, mock_llm: MockLLM) -> None:
+    """Letta's sandbox defines the models of a tool's `args_json_schema` before the tool's code and hands the
+    arguments over validated into them, so `data.item.name` works (memlet passed plain dicts, and the signature's
+    `InventoryEntry` was a NameError)."""
+    tool = await evals.tools.upsert(
+        source_code=INVENTORY, args_json_schema=InventoryEntryData.model_json_schema(), tags=["inventory", "shop"]
+    )
+    assert (await evals.tools.list(name="evals_ci_manage_inventory_tool")).items[0].id == tool.id
+    agent = await evals.agents.create(
+        name="inventory-assistant",
+        memory_blocks=[CreateBlockParam(label="persona", value="You manage the inventory.")],
+        agent_type="letta_v1_agent",
+        model=MODEL,
+        embedding=EMBEDDING,
+        tool_ids=[tool.id],
+        include_base_tools=False,
+    )
+    mock_llm.script(Reply.tool_call("evals_ci_manage_inventory_tool", ENTRY), Reply.text("Done."))
+    await evals.agents.messages.create(agent_id=agent.id, messages=[{"role": "user", "content": "Add 10 units"}])
+
+    trajectory = await all_messages(evals, agent.id)
+    [back] = [m for m in trajectory if isinstance(m, ToolReturnMessage)]
+    assert back.status == "success" and back.tool_return == "True", (back.tool_return, back.stderr)
+    assert back.stdout == ["Updated inventory for Widget A with a quantity change of 10\n"]
+
+
+async def test_the_schema_models_reach_every_way_a_tool_runs(evals: AsyncLetta, server: LiveServer) -> None:
+    """The same holds for a tool run through the API, and a parameter annotated `dict` gets what Letta's coercion
+    makes of the model: `dict(model)`, whose nested values are still models."""
+    source = """def peek(data: dict, quantity_change: int) -> str:
+    \"\"\"Show what arrives\"\"\"
+    return f"{type(data).__name__} {type(data['item']).__name__} {data['item'].price + 1} {quantity_change + 1}"
+"""
+    schema = InventoryEntryData.model_json_schema()
+    async with httpx.AsyncClient(base_url=server.base_url, timeout=30) as http:
+        ran = await http.post("/v1/tools/run", json={"source_code": source, "args": ENTRY, "args_json_schema": schema})
+        assert ran.status_code == 200, ran.text
+        assert ran.json()["status"] == "success" and ran.json()["tool_return"] == "dict InventoryItem 20.99 11"
+        # Arguments the schema rejects fail the call, as the model's own arguments do in Letta.
+        body = {"source_code": source, "args": {**ENTRY, "quantity_change": "many"}, "args_json_schema": schema}
+        bad = (await http.post("/v1/tools/run", json=body)).json()
+        assert bad["status"] == "error" and "ValidationError" in bad["tool_return"]
+    tool = await evals.tools.upsert(source_code=source, args_json_schema=schema)
+    agent = await evals.agents.create(name="peek", model=MODEL, embedding=EMBEDDING, tool_ids=[tool.id])
+    run = await evals.agents.tools.run(agent_id=agent.id, tool_name="peek", args=ENTRY)
+    assert run.status == "success" and run.func_return == "dict InventoryItem 20.99 11"
