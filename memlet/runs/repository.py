@@ -121,14 +121,17 @@ class RunRepository:
     async def delete(self, run_id: str) -> None:
         await self.session.execute(delete(orm.Run).where(orm.Run.id == run_id))
 
-    async def mark_failed(self, run_id: str, error: str) -> None:
-        """Close a run that failed before the loop took it over (the loop closes the others itself)."""
+    async def mark_failed(self, run_id: str, error: Any, stop_reason: str | None = None) -> bool:
+        """Close a run that failed before the loop took it over (the loop closes the others itself); False when
+        it was already closed. `error` is its ``metadata.error``."""
         run = await self.session.get(orm.Run, run_id, with_for_update=True)
         if run is None or run.status in ("completed", "failed", "cancelled"):
-            return
+            return False
         run.status = "failed"
+        run.stop_reason = stop_reason
         run.completed_at = datetime.now(UTC)
         run.metadata_ = {**(run.metadata_ or {}), "error": error}
+        return True
 
     async def read_and_start(self, read: Select[Any], params: Mapping[str, Any], start: RunStart) -> tuple[Any, str]:
         """`read`'s first row (None when it finds none) and the run's status after `start`'s write (inserted as

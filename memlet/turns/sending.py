@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from memlet.agents.repository import AgentRepository
 from memlet.db import models as orm
 from memlet.db.engine import single_read
 from memlet.errors import AgentBusyError, MemletError
@@ -24,6 +25,7 @@ from memlet.log import get_logger
 from memlet.loop import events as ev
 from memlet.loop.deps import OnFinish
 from memlet.loop.runner import RunOptions, run_agent
+from memlet.messages.error_events import run_error
 from memlet.messages.requests import LettaAsyncRequest, LettaRequest, LettaStreamingRequest
 from memlet.messages.schemas import LettaResponse, StoredMessage
 from memlet.net.outbound import policy_for
@@ -139,8 +141,7 @@ class SendService(SendAdmission):
             if not isinstance(exc, MemletError):
                 log.exception("agent loop failed outside a step")
             with contextlib.suppress(Exception):
-                async with self.deps.sessionmaker() as session, session.begin():
-                    await RunRepository(session).mark_failed(run_id, str(exc))
+                await self._close_failed(agent_id, run_id, exc, streamed=not options.blocking)
             await sink(exc)
         finally:
             await sink(END)
@@ -148,6 +149,18 @@ class SendService(SendAdmission):
         if isinstance(req, LettaAsyncRequest) and req.callback_url:
             policy = policy_for(self.deps.settings)
             await dispatch_run_callback(self.deps.sessionmaker, self.actor, run_id, policy=policy)
+
+    async def _close_failed(self, agent_id: str, run_id: str, exc: Exception, *, streamed: bool) -> None:
+        """Close a run whose loop failed before its first step. A streamed one ended as Letta's stream service
+        ends it (stop reason ``error``, the stream's error message as ``metadata.error``, ``error`` as the
+        agent's last stop reason), so a client reading the run later sees why; a blocking one, or a stream
+        refused because the agent was busy, keeps the error's text and no stop reason, as Letta's routes."""
+        async with self.deps.sessionmaker() as session, session.begin():
+            runs = RunRepository(session)
+            if not streamed or isinstance(exc, AgentBusyError):
+                await runs.mark_failed(run_id, str(exc))
+            elif await runs.mark_failed(run_id, run_error(run_id, exc, None, streamed=True), "error"):
+                await AgentRepository(session).set_last_stop_reason(agent_id, "error")
 
     async def _after_turn(
         self, agent_id: str, event: ev.RunFinished | ev.RunFailed, last_message_id: str | None, *, blocking: bool
