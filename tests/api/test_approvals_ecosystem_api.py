@@ -52,9 +52,9 @@ def sdk() -> Path:
     return install()
 
 
-def scenario(sdk: Path, server: LiveServer, mock_llm: MockLLM, body: str) -> Any:
+def scenario(sdk: Path, server: LiveServer, mock_llm: MockLLM, body: str, *more: Reply) -> Any:
     mock_llm.reset()
-    mock_llm.script(Reply.tool_call("multiply", {"a": 6, "b": 7}, id="call_mul"))
+    mock_llm.script(Reply.tool_call("multiply", {"a": 6, "b": 7}, id="call_mul"), *more)
     return run_js(sdk, server.base_url, SETUP + body)
 
 
@@ -117,3 +117,53 @@ def test_a_blocking_send_refused_by_a_pending_approval_keeps_the_error_text(
     assert run["conversation_id"] == out["conv"] and run["completed_at"] is not None
     assert run["metadata"]["error"].startswith("CONFLICT: " + BLOCKED)
     assert out["last"] == "requires_approval"
+
+
+def test_cancelling_a_conversation_run_that_waits_for_approval_unblocks_that_conversation_only(
+    sdk: Path, server: LiveServer, mock_llm: MockLLM
+) -> None:
+    # lettabot's agent-level recovery when no pending approval shows on the agent: list the approval-blocked runs,
+    # cancel them (`agents.messages.cancel` with their ids), then send again.
+    out = scenario(
+        sdk,
+        server,
+        mock_llm,
+        """
+  await client.agents.messages.create(agent.id, { messages: [{ role: "user", content: "multiply too" }] });
+  const blocked = [];
+  for await (const run of await client.runs.list({ agent_id: agent.id, stop_reason: "requires_approval", limit: 10 })) {
+    if (run.conversation_id === conv.id) blocked.push(run.id);
+  }
+  const cancelled = await client.agents.messages.cancel(agent.id, { run_ids: blocked });
+  const run = await client.runs.retrieve(blocked[0]);
+  const chunks = [];
+  const stream = await client.conversations.messages.create(conv.id, {
+    messages: [{ role: "user", content: "back in the conversation" }], streaming: true });
+  for await (const chunk of stream) chunks.push(chunk);
+  const tail = [];
+  for await (const m of await client.conversations.messages.list(conv.id, { order: "desc" })) tail.push(m);
+  const state = await client.agents.retrieve(agent.id, { include: ["agent.pending_approval"] });
+  return { blocked, cancelled, run: [run.status, run.stop_reason], chunks, tail, pending: state.pending_approval };
+""",
+        Reply.tool_call("multiply", {"a": 1, "b": 2}, id="call_default"),
+        Reply.text("Back again."),
+    )
+    (run_id,) = out["blocked"]
+    assert out["cancelled"] == {run_id: "cancelled"} and out["run"] == ["cancelled", "cancelled"]
+    # The cancel denied the conversation's pending call, so the conversation takes a normal message again.
+    tail = out["tail"][::-1]
+    kinds = [m["message_type"] for m in tail]
+    assert kinds == [
+        "system_message",
+        "user_message",
+        "approval_request_message",
+        "approval_response_message",
+        "tool_return_message",
+        "user_message",
+        "assistant_message",
+    ]
+    denial = next(m for m in tail if m["message_type"] == "approval_response_message")["approvals"][0]
+    assert (denial["tool_call_id"], denial["approve"]) == ("call_mul", False)
+    assert [c["content"] for c in out["chunks"] if c["message_type"] == "assistant_message"] == ["Back again."]
+    # The default thread's own pending approval (the second send) is left alone.
+    assert out["pending"]["tool_calls"][0]["name"] == "multiply"
