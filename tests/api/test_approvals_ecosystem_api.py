@@ -167,3 +167,27 @@ def test_cancelling_a_conversation_run_that_waits_for_approval_unblocks_that_con
     assert [c["content"] for c in out["chunks"] if c["message_type"] == "assistant_message"] == ["Back again."]
     # The default thread's own pending approval (the second send) is left alone.
     assert out["pending"]["tool_calls"][0]["name"] == "multiply"
+
+
+def test_a_blocking_conversation_send_leaves_a_closed_run_of_that_conversation(
+    sdk: Path, server: LiveServer, mock_llm: MockLLM
+) -> None:
+    # lettabot's getPendingApprovals(agent, conversation) finds approval-blocked runs by conversation_id; Letta's
+    # blocking conversation route left such a run unlinked and `created` (see the README's compatibility notes).
+    out = scenario(
+        sdk,
+        server,
+        mock_llm,
+        """
+  const found = [];
+  for await (const run of await client.runs.list({ agent_id: agent.id, conversation_id: conv.id,
+    stop_reason: "requires_approval", limit: 10 })) found.push(run);
+  const active = [];
+  for await (const run of await client.runs.list({ agent_id: agent.id, active: true })) active.push(run.id);
+  return { found, active };
+""",
+    )
+    (run,) = out["found"]
+    assert (run["status"], run["stop_reason"]) == ("completed", "requires_approval")
+    assert run["metadata"] == {"run_type": "send_conversation_message"} and run["completed_at"] is not None
+    assert out["active"] == []
