@@ -3,7 +3,8 @@ from a stuck tool approval, driven the way it drives the server: the TypeScript 
 
 When a turn fails, lettabot looks up the conversation's latest run (`runs.list({agent_id, conversation_id,
 limit: 1})`) and reads its `metadata.error.detail` and `stop_reason` to decide whether a pending approval blocks
-the conversation; if so it denies the approval and retries. These tests pin what that run says.
+the conversation; if so it denies the approval (or cancels the approval-blocked runs it finds by their
+`stop_reason`) and retries. These tests pin what those runs say and what cancelling one does.
 """
 
 import json
