@@ -1,8 +1,8 @@
 """SQL for a new agent: its row, its new blocks and its links (blocks, tools, tags, identities), in one statement.
 
 Each table gets one data-modifying CTE of a statement built once at import: the agent's row from a bind parameter
-per column, the other tables' rows from one JSONB array each (``jsonb_populate_recordset`` into the table's row type,
-then the model's columns). Postgres checks the foreign keys between the CTEs at the end of the statement, so the
+per column, the other tables' rows from one JSON array each (``json_populate_recordset`` into the table's row type,
+then the model's columns: ``json``, not ``jsonb``, so a block's ``json`` metadata keeps its key order). Postgres checks the foreign keys between the CTEs at the end of the statement, so the
 links may name the agent and blocks inserted beside them. The rows written are the ones the ORM's unit of work
 wrote: every column the model maps, its Python-side default filled in where the caller left it unset. The messages
 go through `MessageRepository.add`, the one message inserter.
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Table, Text, bindparam, cast, func, insert, literal_column, select
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import JSON
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.db import models as orm
@@ -23,10 +23,10 @@ _AGENTS: Table = orm.Agent.__table__  # type: ignore[assignment]
 
 
 def _from_json(model: type[Base], param: str) -> Any:
-    """``INSERT INTO <table> (<columns>) SELECT <columns> FROM jsonb_populate_recordset(NULL::<table>, :param)``."""
+    """``INSERT INTO <table> (<columns>) SELECT <columns> FROM json_populate_recordset(NULL::<table>, :param)``."""
     table: Table = model.__table__  # type: ignore[assignment]
-    rows = func.jsonb_populate_recordset(
-        literal_column(f"NULL::{table.name}"), cast(bindparam(param, type_=Text), JSONB)
+    rows = func.json_populate_recordset(
+        literal_column(f"NULL::{table.name}"), cast(bindparam(param, type_=Text), JSON)
     ).table_valued(*(c.name for c in table.columns))
     columns = [c.name for c in table.columns]
     return insert(table).from_select(columns, select(*(rows.c[c] for c in columns)), include_defaults=False)

@@ -25,18 +25,19 @@ class Agent(TimestampMixin, OrgScopedMixin, Base):
     description: Mapped[str | None] = mapped_column(Text, default=None)
     agent_type: Mapped[str] = mapped_column(String, default="letta_v1_agent")
     system: Mapped[str] = mapped_column(Text, default="")
-    # `json`, not `jsonb`, where a structured-output schema lives (llm_config, model_settings, response_format): its
-    # keys keep the caller's order (jsonb sorts them by length), and the model writes its answer in that order.
+    # `json`, not `jsonb`, for what a user wrote (as Letta 0.16.8): its keys keep the caller's order (jsonb sorts
+    # them by length). Where a structured-output schema lives (llm_config, model_settings, response_format), the
+    # model writes its answer in that order; metadata and tool rules come back to the user as written.
     llm_config: Mapped[dict[str, Any]] = mapped_column(JSON)
     embedding_config: Mapped[dict[str, Any] | None] = mapped_column(JSONB, default=None)
     model_settings: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
-    compaction_settings: Mapped[dict[str, Any] | None] = mapped_column(JSONB, default=None)
+    compaction_settings: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
     response_format: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
-    tool_rules: Mapped[list[dict[str, Any]]] = mapped_column(JSONB, default=list)
+    tool_rules: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
     # The in-context window: the system message first, then the buffer, oldest first. Stored uncompressed
     # (`STORAGE EXTERNAL`, migration 2026_11_24_window_storage): every step rewrites it.
     message_ids: Mapped[list[str]] = mapped_column(ARRAY(String), default=list)
-    metadata_: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSONB, default=None)
+    metadata_: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSON, default=None)
     secrets: Mapped[list[dict[str, Any]]] = mapped_column(JSONB, default=list)
     project_id: Mapped[str | None] = mapped_column(String, default=None)
     template_id: Mapped[str | None] = mapped_column(String, default=None)

@@ -1,7 +1,7 @@
 from typing import Any
 
 from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import JSON, JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from memlet.db.base import Base, OrgScopedMixin, TimestampMixin
@@ -27,7 +27,7 @@ class Block(TimestampMixin, OrgScopedMixin, Base):
     entity_id: Mapped[str | None] = mapped_column(String, default=None)
     preserve_on_migration: Mapped[bool | None] = mapped_column(Boolean, default=False)
     project_id: Mapped[str | None] = mapped_column(String, default=None)
-    metadata_: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSONB, default=dict)
+    metadata_: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSON, default=dict)
     tags: Mapped[list[str] | None] = mapped_column(JSONB, default=None)
 
 

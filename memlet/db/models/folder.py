@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Boolean, DateTime, ForeignKey, Index, Integer, LargeBinary, String, Text, UniqueConstraint
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import JSON, JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from memlet.db.base import Base, OrgScopedMixin, TimestampMixin, utcnow
@@ -32,7 +32,7 @@ class Source(TimestampMixin, OrgScopedMixin, Base):
     description: Mapped[str | None] = mapped_column(Text, default=None)
     instructions: Mapped[str | None] = mapped_column(Text, default=None)
     embedding_config: Mapped[dict[str, Any]] = mapped_column(JSONB)
-    metadata_: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSONB, default=None)
+    metadata_: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSON, default=None)
     vector_db_provider: Mapped[str] = mapped_column(String, default="native")
 
 

@@ -1,7 +1,7 @@
 from typing import Any
 
 from sqlalchemy import ForeignKey, String, UniqueConstraint
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import JSON
 from sqlalchemy.orm import Mapped, mapped_column
 
 from memlet.db.base import Base, OrgScopedMixin, TimestampMixin
@@ -16,7 +16,7 @@ class Identity(TimestampMixin, OrgScopedMixin, Base):
     name: Mapped[str] = mapped_column(String)
     identity_type: Mapped[str] = mapped_column(String)
     project_id: Mapped[str | None] = mapped_column(String, default=None)
-    properties: Mapped[list[dict[str, Any]]] = mapped_column(JSONB, default=list)
+    properties: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
 
 
 class IdentityAgent(Base):

@@ -11,7 +11,7 @@ from typing import Any
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import Boolean, DateTime, ForeignKey, Index, Integer, String, Text
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+from sqlalchemy.dialects.postgresql import ARRAY, JSON, JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from memlet.db.base import Base, OrgScopedMixin, TimestampMixin, utcnow
@@ -62,7 +62,7 @@ class Passage(TimestampMixin, OrgScopedMixin, Base):
     embedding: Mapped[list[float] | None] = mapped_column(Vector(), default=None)
     embedding_dim: Mapped[int | None] = mapped_column(Integer, default=None)
     embedding_config: Mapped[dict[str, Any] | None] = mapped_column(JSONB, default=None)
-    metadata_: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSONB, default=dict)
+    metadata_: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSON, default=dict)
     tags: Mapped[list[str]] = mapped_column(ARRAY(String), default=list)
 
     __table_args__ = (

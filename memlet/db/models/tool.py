@@ -28,7 +28,7 @@ class Tool(TimestampMixin, OrgScopedMixin, Base):
     default_requires_approval: Mapped[bool | None] = mapped_column(Boolean, default=None)
     enable_parallel_execution: Mapped[bool | None] = mapped_column(Boolean, default=False)
     project_id: Mapped[str | None] = mapped_column(String, default=None)
-    metadata_: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSONB, default=dict)
+    metadata_: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSON, default=dict)
 
 
 class ToolAgent(Base):

@@ -1,0 +1,125 @@
+"""JSON a user stores comes back, and reaches the model, with its keys in the order written, as in Letta 0.16.8.
+
+Letta keeps these documents in `json` columns (its `JSON` and custom JSON column types), which store the text as
+written; Postgres `jsonb` sorts an object's keys (shorter first), so a program printing or diffing an agent's
+`metadata`, a block's, a tool rule's `child_output_mapping` or an identity's property saw them reshuffled.
+"""
+
+import json
+from typing import Any
+
+import httpx
+from letta_client import Letta
+
+from tests.mock_llm import MockLLM
+
+MODEL = "openai/gpt-4o-mini"
+EMBEDDING = "openai/text-embedding-3-small"
+
+# Longest keys first, nested too: jsonb would give {"a", "mid", "zebra_long_key"} and {"b", "yy_long"}.
+ORDERED: dict[str, Any] = {"zebra_long_key": 1, "mid": {"yy_long": True, "b": 2}, "a": "x"}
+ORDERED_TEXT = json.dumps(ORDERED)
+
+
+def same_order(value: Any) -> bool:
+    """`value` is ORDERED with every object's keys in ORDERED's order (dict equality alone ignores order)."""
+    return json.dumps(value) == ORDERED_TEXT
+
+
+MAPPING = {"very_long_output_value": "send_message", "no": "memory_insert"}
+
+RETURN_ONE = '''def return_one() -> int:
+    """Return one.
+
+    Returns:
+        int: One.
+    """
+    return 1
+'''
+
+
+def test_agent_and_block_metadata_and_tool_rules_keep_their_key_order(http: httpx.Client) -> None:
+    body = {
+        "model": MODEL,
+        "embedding": EMBEDDING,
+        "metadata": ORDERED,
+        "memory_blocks": [{"label": "notes", "value": "n", "metadata": ORDERED}],
+        "tools": ["send_message", "memory_insert"],
+        "tool_rules": [{"type": "conditional", "tool_name": "memory_insert", "child_output_mapping": MAPPING}],
+    }
+    created = http.post("/v1/agents/", json=body)
+    assert created.status_code == 200, created.text
+    agent_id = created.json()["id"]
+    for agent in (created.json(), http.get(f"/v1/agents/{agent_id}").json()):
+        assert same_order(agent["metadata"])
+        assert same_order(next(b for b in agent["memory"]["blocks"] if b["label"] == "notes")["metadata"])
+        rule = next(r for r in agent["tool_rules"] if r["type"] == "conditional")
+        assert list(rule["child_output_mapping"]) == list(MAPPING)
+    listed = http.get("/v1/agents/", params={"include": ["agent.blocks"]}).json()
+    assert same_order(next(a for a in listed if a["id"] == agent_id)["metadata"])
+    block = next(b for b in http.get(f"/v1/agents/{agent_id}/core-memory/blocks").json() if b["label"] == "notes")
+    assert same_order(block["metadata"])
+
+    updated = http.patch(f"/v1/agents/{agent_id}", json={"metadata": {"b_long_second": 2, "a": 1}}).json()
+    assert list(updated["metadata"]) == ["b_long_second", "a"]
+    assert list(http.get(f"/v1/agents/{agent_id}").json()["metadata"]) == ["b_long_second", "a"]
+
+
+def test_standalone_blocks_keep_their_metadata_order(client: Letta, http: httpx.Client) -> None:
+    block = client.blocks.create(label="facts", value="v", metadata=ORDERED)
+    assert same_order(http.get(f"/v1/blocks/{block.id}").json()["metadata"])
+    http.patch(f"/v1/blocks/{block.id}", json={"metadata": {"b_long_second": 2, "a": 1}})
+    assert list(http.get(f"/v1/blocks/{block.id}").json()["metadata"]) == ["b_long_second", "a"]
+
+
+def test_tool_metadata_keeps_its_key_order(client: Letta, http: httpx.Client) -> None:
+    tool = client.tools.upsert(source_code=RETURN_ONE)
+    patched = http.patch(f"/v1/tools/{tool.id}", json={"metadata_": ORDERED})
+    assert patched.status_code == 200, patched.text
+    assert same_order(patched.json()["metadata_"])
+    assert same_order(http.get(f"/v1/tools/{tool.id}").json()["metadata_"])
+
+
+def test_identity_properties_keep_their_key_order(http: httpx.Client) -> None:
+    prop = {"key": "prefs", "value": ORDERED, "type": "json"}
+    body = {"identifier_key": "order-user", "name": "u", "identity_type": "user", "properties": [prop]}
+    created = http.post("/v1/identities/", json=body)
+    assert created.status_code == 200, created.text
+    identity_id = created.json()["id"]
+    assert same_order(http.get(f"/v1/identities/{identity_id}").json()["properties"][0]["value"])
+    http.put(f"/v1/identities/{identity_id}/properties", json=[{**prop, "key": "other"}])
+    assert same_order(http.get(f"/v1/identities/{identity_id}").json()["properties"][0]["value"])
+
+
+def test_folder_and_passage_metadata_keep_their_key_order(http: httpx.Client) -> None:
+    folder = http.post("/v1/folders/", json={"name": "order-folder", "embedding": EMBEDDING, "metadata": ORDERED})
+    assert folder.status_code == 200, folder.text
+    assert same_order(http.get(f"/v1/folders/{folder.json()['id']}").json()["metadata"])
+
+    archive = http.post("/v1/archives/", json={"name": "order-archive", "embedding": EMBEDDING}).json()
+    added = http.post(f"/v1/archives/{archive['id']}/passages", json={"text": "hello", "metadata": ORDERED})
+    assert added.status_code == 200, added.text
+    found = http.post("/v1/passages/search", json={"archive_id": archive["id"], "query": "hello"})
+    assert found.status_code == 200, found.text
+    assert same_order(found.json()[0]["passage"]["metadata"])
+
+
+def test_client_tools_of_a_background_send_reach_the_model_in_their_order(client: Letta, mock_llm: MockLLM) -> None:
+    """Letta Code sends its tool schemas as `client_tools` each turn; a background run must not reorder them."""
+    agent = client.agents.create(model=MODEL, embedding=EMBEDDING, include_base_tools=False)
+    schema = {
+        "type": "object",
+        "properties": {"file_path": {"type": "string"}, "old_string": {"type": "string"}, "new": {"type": "string"}},
+        "required": ["file_path", "old_string", "new"],
+    }
+    mock_llm.reset()
+    stream = client.agents.messages.stream(
+        agent.id,
+        messages=[{"role": "user", "content": "edit"}],
+        client_tools=[{"name": "Edit", "description": "Edit a file", "parameters": schema}],
+        background=True,
+    )
+    for _ in stream:
+        pass
+    sent = next(t["function"] for t in mock_llm.requests[0]["tools"] if t["function"]["name"] == "Edit")
+    assert list(sent["parameters"]["properties"]) == ["file_path", "old_string", "new"]
