@@ -166,6 +166,7 @@ def sandbox_agent_state(ctx: ToolContext) -> dict[str, Any]:
             "limit": b.limit,
             "description": b.description,
             "read_only": b.read_only,
+            "metadata": b.metadata_,
         }
         for b in ctx.blocks
     ]
@@ -175,6 +176,7 @@ def sandbox_agent_state(ctx: ToolContext) -> dict[str, Any]:
         "agent_type": agent.agent_type,
         "description": agent.description,
         "timezone": agent.timezone,
+        "metadata": agent.metadata_,
         "blocks": blocks,
     }
 

@@ -2,7 +2,8 @@
 
 Letta keeps these documents in `json` columns (its `JSON` and custom JSON column types), which store the text as
 written; Postgres `jsonb` sorts an object's keys (shorter first), so a program printing or diffing an agent's
-`metadata`, a block's, a tool rule's `child_output_mapping` or an identity's property saw them reshuffled.
+`metadata`, a block's, a tool rule's `child_output_mapping` or an identity's property saw them reshuffled, and a
+custom tool reading `agent_state.metadata` handed the model the reshuffled object.
 """
 
 import json
@@ -11,7 +12,7 @@ from typing import Any
 import httpx
 from letta_client import Letta
 
-from tests.mock_llm import MockLLM
+from tests.mock_llm import MockLLM, Reply
 
 MODEL = "openai/gpt-4o-mini"
 EMBEDDING = "openai/text-embedding-3-small"
@@ -28,13 +29,16 @@ def same_order(value: Any) -> bool:
 
 MAPPING = {"very_long_output_value": "send_message", "no": "memory_insert"}
 
-RETURN_ONE = '''def return_one() -> int:
-    """Return one.
+SHOW_STATE = '''def show_state(agent_state: "AgentState") -> str:
+    """Show the agent's and its notes block's metadata.
 
     Returns:
-        int: One.
+        str: Both, as JSON.
     """
-    return 1
+    import json
+
+    notes = agent_state.memory.get_block("notes")
+    return json.dumps({"agent": agent_state.metadata, "block": notes.metadata})
 '''
 
 
@@ -72,8 +76,27 @@ def test_standalone_blocks_keep_their_metadata_order(client: Letta, http: httpx.
     assert list(http.get(f"/v1/blocks/{block.id}").json()["metadata"]) == ["b_long_second", "a"]
 
 
+def test_a_custom_tool_hands_the_model_the_metadata_in_its_order(
+    client: Letta, http: httpx.Client, mock_llm: MockLLM
+) -> None:
+    tool = client.tools.upsert(source_code=SHOW_STATE)
+    agent = client.agents.create(
+        model=MODEL,
+        embedding=EMBEDDING,
+        metadata=ORDERED,
+        memory_blocks=[{"label": "notes", "value": "n", "metadata": ORDERED}],
+        tool_ids=[tool.id],
+    )
+    mock_llm.reset()
+    mock_llm.script(Reply.tool_call("show_state", {}), Reply.text("done"))
+    client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "show"}])
+    returned = next(m for m in mock_llm.requests[1]["messages"] if m["role"] == "tool")
+    shown = json.loads(json.loads(returned["content"])["message"])
+    assert same_order(shown["agent"]) and same_order(shown["block"])
+
+
 def test_tool_metadata_keeps_its_key_order(client: Letta, http: httpx.Client) -> None:
-    tool = client.tools.upsert(source_code=RETURN_ONE)
+    tool = client.tools.upsert(source_code=SHOW_STATE)
     patched = http.patch(f"/v1/tools/{tool.id}", json={"metadata_": ORDERED})
     assert patched.status_code == 200, patched.text
     assert same_order(patched.json()["metadata_"])
