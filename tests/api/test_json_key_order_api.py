@@ -2,7 +2,8 @@
 
 Letta keeps these documents in `json` columns (its `JSON` and custom JSON column types), which store the text as
 written; Postgres `jsonb` sorts an object's keys (shorter first), so a program printing or diffing an agent's
-`metadata`, a block's, a tool rule's `child_output_mapping` or an identity's property saw them reshuffled, and a
+`metadata`, a block's, a tool rule's `child_output_mapping`, a compaction schema or an identity's property saw them
+reshuffled, and a
 custom tool reading `agent_state.metadata` handed the model the reshuffled object.
 """
 
@@ -28,6 +29,10 @@ def same_order(value: Any) -> bool:
 
 
 MAPPING = {"very_long_output_value": "send_message", "no": "memory_insert"}
+COMPACTION_MODEL_SETTINGS = {
+    "provider_type": "openai",
+    "response_format": {"type": "json_schema", "json_schema": {"name": "summary", "schema": ORDERED}},
+}
 
 SHOW_STATE = '''def show_state(agent_state: "AgentState") -> str:
     """Show the agent's and its notes block's metadata.
@@ -50,6 +55,7 @@ def test_agent_and_block_metadata_and_tool_rules_keep_their_key_order(http: http
         "memory_blocks": [{"label": "notes", "value": "n", "metadata": ORDERED}],
         "tools": ["send_message", "memory_insert"],
         "tool_rules": [{"type": "conditional", "tool_name": "memory_insert", "child_output_mapping": MAPPING}],
+        "compaction_settings": {"model": MODEL, "model_settings": COMPACTION_MODEL_SETTINGS},
     }
     created = http.post("/v1/agents/", json=body)
     assert created.status_code == 200, created.text
@@ -59,6 +65,8 @@ def test_agent_and_block_metadata_and_tool_rules_keep_their_key_order(http: http
         assert same_order(next(b for b in agent["memory"]["blocks"] if b["label"] == "notes")["metadata"])
         rule = next(r for r in agent["tool_rules"] if r["type"] == "conditional")
         assert list(rule["child_output_mapping"]) == list(MAPPING)
+        compaction_format = agent["compaction_settings"]["model_settings"]["response_format"]
+        assert same_order(compaction_format["json_schema"]["schema"])
     listed = http.get("/v1/agents/", params={"include": ["agent.blocks"]}).json()
     assert same_order(next(a for a in listed if a["id"] == agent_id)["metadata"])
     block = next(b for b in http.get(f"/v1/agents/{agent_id}/core-memory/blocks").json() if b["label"] == "notes")
