@@ -3,8 +3,7 @@
 Letta keeps these documents in `json` columns (its `JSON` and custom JSON column types), which store the text as
 written; Postgres `jsonb` sorts an object's keys (shorter first), so a program printing or diffing an agent's
 `metadata`, a block's, a tool rule's `child_output_mapping`, a compaction schema or an identity's property saw them
-reshuffled, and a
-custom tool reading `agent_state.metadata` handed the model the reshuffled object.
+reshuffled, and a custom tool reading `agent_state.metadata` handed the model the reshuffled object.
 """
 
 import json
