@@ -41,7 +41,8 @@ def _fields(server: orm.MCPServer, tool: mcp_types.Tool, name: str) -> dict[str,
         "description": tool.description or "",
         "json_schema": function_schema(name, tool.description, tool.input_schema),
         "tags": [f"mcp:{server.server_name}"],
-        "metadata_": {"mcp": {"server_id": server.id, "server_name": server.server_name, "tool_name": tool.name}},
+        # Letta's keys in Letta's order (server_name, server_id), then memlet's tool_name.
+        "metadata_": {"mcp": {"server_name": server.server_name, "server_id": server.id, "tool_name": tool.name}},
     }
 
 

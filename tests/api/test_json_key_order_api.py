@@ -12,7 +12,10 @@ from typing import Any
 import httpx
 from letta_client import Letta
 
+from tests.api.mcp_fixtures import mcp_client, mcp_server, stdio_config
 from tests.mock_llm import MockLLM, Reply
+
+__all__ = ["mcp_client", "mcp_server"]
 
 MODEL = "openai/gpt-4o-mini"
 EMBEDDING = "openai/text-embedding-3-small"
@@ -153,3 +156,14 @@ def test_client_tools_of_a_background_send_reach_the_model_in_their_order(client
         pass
     sent = next(t["function"] for t in mock_llm.requests[0]["tools"] if t["function"]["name"] == "Edit")
     assert list(sent["parameters"]["properties"]) == ["file_path", "old_string", "new"]
+
+
+def test_mcp_tools_keep_the_servers_schema_order_and_letta_s_metadata_order(mcp_client: Letta) -> None:
+    """The demo server's `create_person(person: Person)`, Person's address an `Address(street, city, zip_code)`."""
+    server = mcp_client.mcp_servers.create(server_name="ordered", config=stdio_config())  # type: ignore[arg-type]
+    tool = next(t for t in mcp_client.mcp_servers.tools.list(server.id) if t.name == "create_person")
+    person = (tool.json_schema or {})["parameters"]["properties"]["person"]
+    assert list(person["properties"]) == ["name", "age", "address"]
+    address = next(m for m in person["properties"]["address"]["anyOf"] if m.get("type") == "object")
+    assert list(address["properties"]) == ["street", "city", "zip_code"]
+    assert list((tool.metadata or {})["mcp"])[:2] == ["server_name", "server_id"]
