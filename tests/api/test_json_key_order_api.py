@@ -137,25 +137,35 @@ def test_folder_and_passage_metadata_keep_their_key_order(http: httpx.Client) ->
     assert same_order(found.json()[0]["passage"]["metadata"])
 
 
-def test_client_tools_of_a_background_send_reach_the_model_in_their_order(client: Letta, mock_llm: MockLLM) -> None:
-    """Letta Code sends its tool schemas as `client_tools` each turn; a background run must not reorder them."""
+EDIT_ARGS = {"file_path": "a.txt", "old_string": "x", "new": "y"}
+
+
+def test_client_tools_and_their_calls_reach_the_model_in_their_order(client: Letta, mock_llm: MockLLM) -> None:
+    """Letta Code sends its tool schemas as `client_tools` each turn (here in a background run); the call it
+    approves goes back to the model with its arguments as the model wrote them."""
     agent = client.agents.create(model=MODEL, embedding=EMBEDDING, include_base_tools=False)
     schema = {
         "type": "object",
         "properties": {"file_path": {"type": "string"}, "old_string": {"type": "string"}, "new": {"type": "string"}},
         "required": ["file_path", "old_string", "new"],
     }
+    edit = {"name": "Edit", "description": "Edit a file", "parameters": schema}
     mock_llm.reset()
+    mock_llm.script(Reply.tool_call("Edit", EDIT_ARGS, id="call_edit"), Reply.text("edited"))
     stream = client.agents.messages.stream(
-        agent.id,
-        messages=[{"role": "user", "content": "edit"}],
-        client_tools=[{"name": "Edit", "description": "Edit a file", "parameters": schema}],
-        background=True,
+        agent.id, messages=[{"role": "user", "content": "edit"}], client_tools=[edit], background=True
     )
     for _ in stream:
         pass
     sent = next(t["function"] for t in mock_llm.requests[0]["tools"] if t["function"]["name"] == "Edit")
-    assert list(sent["parameters"]["properties"]) == ["file_path", "old_string", "new"]
+    assert list(sent["parameters"]["properties"]) == list(EDIT_ARGS)
+    asked = [m for m in client.agents.messages.list(agent.id).items if m.message_type == "approval_request_message"]
+    assert list(json.loads(asked[0].tool_call.arguments)) == list(EDIT_ARGS)  # type: ignore[union-attr]
+
+    result = {"type": "tool", "tool_call_id": "call_edit", "tool_return": "done", "status": "success"}
+    client.agents.messages.create(agent.id, messages=[{"type": "approval", "approvals": [result]}], client_tools=[edit])
+    call = next(m for m in mock_llm.requests[1]["messages"] if m.get("tool_calls"))["tool_calls"][0]
+    assert list(json.loads(call["function"]["arguments"])) == list(EDIT_ARGS)
 
 
 def test_mcp_tools_keep_the_servers_schema_order_and_letta_s_metadata_order(mcp_client: Letta) -> None:
