@@ -239,7 +239,8 @@ class AgentCreator:
             name=req.name,
             description=req.description,
             agent_type=req.agent_type,
-            system=req.system or default_system_prompt(req.agent_type),
+            # As Letta: only a missing system prompt gets the default; "" stays (the prompt is then the memory alone).
+            system=req.system if req.system is not None else default_system_prompt(req.agent_type),
             llm_config=llm_config,
             embedding_config=embedding_config,
             model_settings=self.catalog.model_settings_for(llm_config),

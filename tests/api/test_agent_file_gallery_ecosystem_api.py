@@ -1,0 +1,74 @@
+"""Agent files of Letta's agent-file gallery (letta-ai/agent-file), imported with letta-client as its users do:
+the fragments that matter are built inline from the gallery's shapes (the files themselves are large)."""
+
+import json
+from typing import Any
+
+from letta_client import Letta
+
+from tests.api.agent_files_support import EMBEDDING, MODEL, import_bytes
+from tests.api.prompt_sent import openai_system_sent
+from tests.mock_llm import MockLLM, Reply
+
+_STORED_PROMPT = "\n\n<memory_metadata>\n- The current system date is: November 21, 2025\n</memory_metadata>"
+
+
+def _document(agent: dict[str, Any], **extra: Any) -> bytes:
+    document = {
+        "agents": [{"id": "agent-0", "agent_type": "letta_v1_agent", **agent}],
+        **{key: [] for key in ("groups", "blocks", "files", "sources", "tools", "mcp_servers")},
+        "metadata": {"revision_id": "b1c2d3e4f5a6"},
+        **extra,
+    }
+    return json.dumps(document).encode()
+
+
+def _outreach_workflow() -> bytes:
+    """The shape of workflow_agent/outreach_workflow_agent.af: an empty `system` and one stored system message."""
+    message = {
+        "type": "message",
+        "id": "message-0",
+        "agent_id": "agent-0",
+        "role": "system",
+        "content": [{"type": "text", "text": _STORED_PROMPT}],
+        "created_at": "2025-11-21T03:09:21.194471+00:00",
+    }
+    agent = {
+        "name": "outreach_workflow_agent",
+        "system": "",
+        "block_ids": ["block-0"],
+        "messages": [message],
+        "in_context_message_ids": ["message-0"],
+    }
+    return _document(agent, blocks=[{"id": "block-0", "label": "human", "value": "Name: Bob", "limit": 5000}])
+
+
+def test_an_empty_system_prompt_stays_empty_as_letta_keeps_it(client: Letta, mock_llm: MockLLM) -> None:
+    """Letta derives a default system prompt only when none is given; the file's "" stays, so the model is sent
+    the memory alone."""
+    (agent_id,) = import_bytes(client, _outreach_workflow(), model=MODEL, embedding=EMBEDDING)
+    assert client.agents.retrieve(agent_id).system == ""
+    sent = openai_system_sent(client, mock_llm, agent_id)  # rebuilt: the stored one lacks the memory blocks
+    assert sent.lstrip().startswith("<memory_blocks>") and "Name: Bob" in sent
+
+
+def test_an_agent_created_with_an_empty_system_prompt_keeps_it(client: Letta) -> None:
+    agent = client.agents.create(name="bare", model=MODEL, embedding=EMBEDDING, system="")
+    assert agent.system == "" and client.agents.retrieve(agent.id).system == ""
+    default = client.agents.create(name="default", model=MODEL, embedding=EMBEDDING)
+    assert default.system  # none given: the agent type's default prompt
+
+
+def test_a_file_without_messages_still_chats(client: Letta, mock_llm: MockLLM) -> None:
+    """The shape of @letta-ai/ezra: no messages, a group id with no group in the file, and `skills`. memlet keeps
+    the agent's freshly compiled system message (Letta's import deleted it too, leaving the agent nothing to send:
+    see the README's compatibility notes), so the first turn works."""
+    agent = {"name": "ezra-super", "group_ids": ["group-0"], "messages": [], "in_context_message_ids": []}
+    skills = [{"name": "verify-claims", "files": {"SKILL.md": "---\nname: verify-claims\n---\n"}, "source_url": None}]
+    (agent_id,) = import_bytes(client, _document(agent, skills=skills), model=MODEL, embedding=EMBEDDING)
+    (system,) = client.agents.messages.list(agent_id).items
+    assert system.message_type == "system_message"
+    mock_llm.script(Reply.text("hello"))
+    reply = client.agents.messages.create(agent_id, messages=[{"role": "user", "content": "hi"}])
+    assert [m.message_type for m in reply.messages] == ["assistant_message"]
+    assert mock_llm.requests[-1]["messages"][0]["role"] == "system"
