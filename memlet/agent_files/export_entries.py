@@ -101,7 +101,10 @@ def tool_entry(t: orm.Tool, ids: IdMap) -> dict[str, Any]:
         "npm_requirements": t.npm_requirements,
         "default_requires_approval": t.default_requires_approval,
         "enable_parallel_execution": t.enable_parallel_execution,
+        "created_by_id": t.created_by_id,  # as Letta writes them: the exporting server's user ids
+        "last_updated_by_id": t.last_updated_by_id,
         "metadata_": exported_metadata(t, ids.ids),
+        "project_id": t.project_id,
     }
 
 

@@ -4,9 +4,10 @@ the fragments that matter are built inline from the gallery's shapes (the files 
 import json
 from typing import Any
 
+import httpx
 from letta_client import Letta
 
-from tests.api.agent_files_support import EMBEDDING, MODEL, import_bytes
+from tests.api.agent_files_support import EMBEDDING, MODEL, export, import_bytes
 from tests.api.prompt_sent import openai_system_sent
 from tests.mock_llm import MockLLM, Reply
 
@@ -72,3 +73,24 @@ def test_a_file_without_messages_still_chats(client: Letta, mock_llm: MockLLM) -
     reply = client.agents.messages.create(agent_id, messages=[{"role": "user", "content": "hi"}])
     assert [m.message_type for m in reply.messages] == ["assistant_message"]
     assert mock_llm.requests[-1]["messages"][0]["role"] == "system"
+
+
+# A tool entry of a gallery file (@letta-ai/evie, exported by Letta), its keys in order.
+_LETTA_TOOL_KEYS = [
+    *("id", "tool_type", "description", "source_type", "name", "tags", "source_code", "json_schema"),
+    *("args_json_schema", "return_char_limit", "pip_requirements", "npm_requirements", "default_requires_approval"),
+    *("enable_parallel_execution", "created_by_id", "last_updated_by_id", "metadata_", "project_id"),
+]
+
+
+def test_an_exported_tool_has_the_fields_of_letta_exports(client: Letta, http: httpx.Client) -> None:
+    source = (
+        'def check_order_status(order_number: int) -> str:\n    """Check an order.\n\n    Args:\n'
+        '        order_number: the order\n    """\n    return f"Order {order_number} is processing."\n'
+    )
+    tool = client.tools.create(source_code=source)
+    agent = client.agents.create(name="support", model=MODEL, embedding=EMBEDDING, tool_ids=[tool.id])
+    entry = next(t for t in export(http, agent.id)["tools"] if t["name"] == "check_order_status")
+    assert list(entry) == _LETTA_TOOL_KEYS
+    assert (entry["created_by_id"], entry["last_updated_by_id"]) == (tool.created_by_id, tool.last_updated_by_id)
+    assert entry["created_by_id"] and entry["project_id"] is None
