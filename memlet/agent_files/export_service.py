@@ -183,7 +183,7 @@ class ExportService:
             "embedding": None,
             **_UNSET_CREATE_FIELDS,
             "tool_exec_environment_variables": secrets,
-            "secrets": secrets,
+            "secrets": secrets or None,  # as Letta: null for an agent without secrets (its env vars stay {})
             "project_id": None,
             "message_buffer_autoclear": agent.message_buffer_autoclear,
             "enable_sleeptime": False,

@@ -94,3 +94,14 @@ def test_an_exported_tool_has_the_fields_of_letta_exports(client: Letta, http: h
     assert list(entry) == _LETTA_TOOL_KEYS
     assert (entry["created_by_id"], entry["last_updated_by_id"]) == (tool.created_by_id, tool.last_updated_by_id)
     assert entry["created_by_id"] and entry["project_id"] is None
+
+
+def test_an_agent_without_secrets_exports_them_as_null(client: Letta, http: httpx.Client) -> None:
+    """As in Letta's exports (the gallery's Evie, Loop): `secrets` null and `tool_exec_environment_variables` {};
+    an agent with secrets lists their keys, blanked, in both."""
+    plain = client.agents.create(name="plain", model=MODEL, embedding=EMBEDDING)
+    (agent,) = export(http, plain.id)["agents"]
+    assert agent["secrets"] is None and agent["tool_exec_environment_variables"] == {}
+    keyed = client.agents.create(name="keyed", model=MODEL, embedding=EMBEDDING, secrets={"BSKY_PASSWORD": "pw"})
+    (agent,) = export(http, keyed.id)["agents"]
+    assert agent["secrets"] == agent["tool_exec_environment_variables"] == {"BSKY_PASSWORD": ""}
