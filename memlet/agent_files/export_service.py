@@ -31,6 +31,7 @@ from memlet.blocks.repository import BlockRepository
 from memlet.db import models as orm
 from memlet.folders.file_agent_repository import FileAgentRepository
 from memlet.folders.file_repository import FileRepository
+from memlet.folders.line_view import file_defaults_for_context_window
 from memlet.folders.repository import FolderRepository
 from memlet.groups.repository import GroupRepository
 from memlet.mcp.repository import MCPServerRepository
@@ -156,6 +157,7 @@ class ExportService:
         file_agent_id = ids("agent", agent.id)
         tags = (await self.agents.tags_for([agent.id])).get(agent.id, [])
         secrets = {str(s.get("key")): "" for s in agent.secrets or [] if s.get("key")}
+        max_files, chars = file_defaults_for_context_window((agent.llm_config or {}).get("context_window"))
         thread = Thread([], []) if req.scrub_messages else await thread_of(self.session, agent, conversation_id)
         message_entries = [entries.message_entry(m, ids, file_agent_id) for m in thread.messages]
         return {
@@ -189,8 +191,11 @@ class ExportService:
             "enable_sleeptime": False,
             "response_format": agent.response_format,
             "timezone": agent.timezone or "UTC",
-            "max_files_open": agent.max_files_open,
-            "per_file_view_window_char_limit": agent.per_file_view_window_char_limit,
+            # As Letta's export (from its AgentState): unset file limits are those the model's context window gives.
+            "max_files_open": agent.max_files_open if agent.max_files_open is not None else max_files,
+            "per_file_view_window_char_limit": (
+                agent.per_file_view_window_char_limit if agent.per_file_view_window_char_limit is not None else chars
+            ),
             "hidden": agent.hidden,
             "in_context_message_ids": [ids.ids[i] for i in thread.in_context],
             "messages": message_entries,

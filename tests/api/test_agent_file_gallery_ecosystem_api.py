@@ -105,3 +105,15 @@ def test_an_agent_without_secrets_exports_them_as_null(client: Letta, http: http
     keyed = client.agents.create(name="keyed", model=MODEL, embedding=EMBEDDING, secrets={"BSKY_PASSWORD": "pw"})
     (agent,) = export(http, keyed.id)["agents"]
     assert agent["secrets"] == agent["tool_exec_environment_variables"] == {"BSKY_PASSWORD": ""}
+
+
+def test_unset_file_limits_are_exported_as_the_agent_shows_them(client: Letta, http: httpx.Client) -> None:
+    """The gallery's scripts create agents without file limits; Letta's export (as its GET) has the limits the
+    model's context window gives, not null."""
+    agent = client.agents.create(name="customer_service", model=MODEL, embedding=EMBEDDING)
+    (entry,) = export(http, agent.id)["agents"]
+    shown = client.agents.retrieve(agent.id)
+    assert entry["max_files_open"] == shown.max_files_open and shown.max_files_open is not None
+    assert entry["per_file_view_window_char_limit"] == shown.per_file_view_window_char_limit
+    limited = client.agents.create(name="limited", model=MODEL, embedding=EMBEDDING, max_files_open=2)
+    assert export(http, limited.id)["agents"][0]["max_files_open"] == 2
