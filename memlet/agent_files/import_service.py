@@ -247,6 +247,12 @@ class ImportService:
             wanted, context = [first], [first.id]
         new_ids = {m.id: ids.new_id(ids.Prefix.MESSAGE) for m in wanted}
         rows = [self._message(actor, row, m, new_ids[m.id]) for m in wanted]
+        # Written now, whatever their creation time: the file's stored system prompt is then no older than the
+        # blocks made for it, so the first turn sends it as the file has it (as Letta's turns do) instead of
+        # recompiling it as a prompt a later block edit made stale (`refresh_if_stale`).
+        now = datetime.now(UTC)
+        for message in rows:
+            message.updated_at = now
         return rows, [new_ids[i] for i in context]
 
     @staticmethod

@@ -46,11 +46,13 @@ def _outreach_workflow() -> bytes:
 
 def test_an_empty_system_prompt_stays_empty_as_letta_keeps_it(client: Letta, mock_llm: MockLLM) -> None:
     """Letta derives a default system prompt only when none is given; the file's "" stays, so the model is sent
-    the memory alone."""
+    the memory alone, before and after a rebuild."""
     (agent_id,) = import_bytes(client, _outreach_workflow(), model=MODEL, embedding=EMBEDDING)
     assert client.agents.retrieve(agent_id).system == ""
-    sent = openai_system_sent(client, mock_llm, agent_id)  # rebuilt: the stored one lacks the memory blocks
-    assert sent.lstrip().startswith("<memory_blocks>") and "Name: Bob" in sent
+    assert openai_system_sent(client, mock_llm, agent_id) == _STORED_PROMPT  # the file's stored message
+    client.agents.blocks.update("human", agent_id=agent_id, value="Name: Ann")  # rebuilds the prompt
+    rebuilt = openai_system_sent(client, mock_llm, agent_id)
+    assert rebuilt.lstrip().startswith("<memory_blocks>") and "Name: Ann" in rebuilt
 
 
 def test_an_agent_created_with_an_empty_system_prompt_keeps_it(client: Letta) -> None:
@@ -117,3 +119,16 @@ def test_unset_file_limits_are_exported_as_the_agent_shows_them(client: Letta, h
     assert entry["per_file_view_window_char_limit"] == shown.per_file_view_window_char_limit
     limited = client.agents.create(name="limited", model=MODEL, embedding=EMBEDDING, max_files_open=2)
     assert export(http, limited.id)["agents"][0]["max_files_open"] == 2
+
+
+def test_the_first_turn_sends_the_files_stored_system_prompt(client: Letta, mock_llm: MockLLM) -> None:
+    """As Letta's turns, which do not recompile the prompt: the gallery's Loop or co-3 is first sent the system
+    message its file stores (the exporter's date and all), not a recompiled one."""
+    stored = "You are Loop. You remember.\n<memory_blocks>\n<human>\nName: Bob\n</human>\n</memory_blocks>"
+    message = {"type": "message", "id": "message-0", "agent_id": "agent-0", "role": "system"}
+    message |= {"content": [{"type": "text", "text": stored}], "created_at": "2026-01-22T02:06:34.048456+00:00"}
+    agent = {"name": "Loop", "system": "You are Loop. You remember.", "block_ids": ["block-0"]}
+    agent |= {"messages": [message], "in_context_message_ids": ["message-0"]}
+    block = {"id": "block-0", "label": "human", "value": "Name: Bob", "limit": 5000}
+    (agent_id,) = import_bytes(client, _document(agent, blocks=[block]), model=MODEL, embedding=EMBEDDING)
+    assert openai_system_sent(client, mock_llm, agent_id) == stored
