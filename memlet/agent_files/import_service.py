@@ -100,7 +100,8 @@ class ImportService:
         for agent in file.agents:
             agent_id = await self._agent(actor, agent, options, tool_ids, block_ids)
             for source in dict.fromkeys([*agent.source_ids, *(agent.folder_ids or [])]):
-                await self.folders.attach(actor, agent_id, source_ids[source])
+                # As Letta's import: the agent keeps the system message its file stores (no recompile).
+                await self.folders.attach(actor, agent_id, source_ids[source], recompile=False)
             agent_ids[agent.id] = agent_id
         await import_groups(self.session, actor, file.groups, agent_ids, block_ids, options.project_id)
         return ImportResult(list(agent_ids.values()), list(file_ids.values()))

@@ -170,8 +170,11 @@ class FolderService:
         scope = PassageScope(source_ids=[folder_id])
         return await PassageRepository(self.session).list_page(actor.organization_id, scope, page)
 
-    async def attach(self, actor: Actor, agent_id: str, folder_id: str, *, file_tools: bool = True) -> None:
-        """Attach a folder with its files, and (unless `file_tools` is false) the file tools."""
+    async def attach(
+        self, actor: Actor, agent_id: str, folder_id: str, *, file_tools: bool = True, recompile: bool = True
+    ) -> None:
+        """Attach a folder with its files, and (unless `file_tools` is false) the file tools; `recompile=False`
+        leaves the agent's stored system prompt as it is (an agent-file import keeps the file's)."""
         agent = await self.agent(actor, agent_id)
         await self.get(actor, folder_id)
         await self.folders.attach(agent_id, folder_id)
@@ -181,7 +184,10 @@ class FolderService:
         files = await self.files.of_source(folder_id)
         if files:
             await AgentFiles(self.session).attach(agent, files, await self.files.texts([f.id for f in files]))
-        await self._recompile([agent_id])
+        if recompile:
+            await self._recompile([agent_id])
+        else:
+            await self.session.flush()
 
     async def detach(self, actor: Actor, agent_id: str, folder_id: str) -> None:
         await self.agent(actor, agent_id)

@@ -132,3 +132,22 @@ def test_the_first_turn_sends_the_files_stored_system_prompt(client: Letta, mock
     block = {"id": "block-0", "label": "human", "value": "Name: Bob", "limit": 5000}
     (agent_id,) = import_bytes(client, _document(agent, blocks=[block]), model=MODEL, embedding=EMBEDDING)
     assert openai_system_sent(client, mock_llm, agent_id) == stored
+
+
+def test_an_agent_with_files_is_first_sent_its_stored_prompt(client: Letta, mock_llm: MockLLM) -> None:
+    """The shape of @cpfiffer/void: a folder with a file open. Letta's import attaches the files without
+    recompiling the prompt, so the first turn sends the file's stored system message."""
+    stored = 'You are Void.\n<directories>\n<directory name="folder-1">\n</directory>\n</directories>'
+    message = {"type": "message", "id": "message-0", "agent_id": "agent-0", "role": "system"}
+    message |= {"content": [{"type": "text", "text": stored}], "created_at": "2026-01-22T00:46:27+00:00"}
+    link = {"agent_id": "agent-0", "file_id": "file-0", "source_id": "source-0", "is_open": True}
+    link |= {"file_name": "folder-1/transcript.md", "visible_content": "hello"}
+    agent = {"name": "void", "system": "You are Void.", "source_ids": ["source-0"], "files_agents": [link]}
+    agent |= {"messages": [message], "in_context_message_ids": ["message-0"]}
+    source = {"id": "source-0", "name": "folder-1"}
+    file = {"id": "file-0", "source_id": "source-0", "file_name": "folder-1/transcript.md", "content": "hello"}
+    file |= {"original_file_name": "transcript.md", "file_type": "text/markdown"}
+    document = _document(agent, sources=[source], files=[file])
+    (agent_id,) = import_bytes(client, document, model=MODEL, embedding=EMBEDDING)
+    assert [f.file_name for f in client.agents.files.list(agent_id).files] == ["folder-1/transcript.md"]
+    assert openai_system_sent(client, mock_llm, agent_id) == stored
