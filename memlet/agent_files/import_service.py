@@ -98,10 +98,11 @@ class ImportService:
         file_ids = {f.id: await self._file(actor, f, source_ids[f.source_id]) for f in file.files}
         agent_ids: dict[str, str] = {}
         for agent in file.agents:
-            agent_id = await self._agent(actor, agent, options, tool_ids, block_ids)
+            agent_id, stored_prompt = await self._agent(actor, agent, options, tool_ids, block_ids)
             for source in dict.fromkeys([*agent.source_ids, *(agent.folder_ids or [])]):
-                # As Letta's import: the agent keeps the system message its file stores (no recompile).
-                await self.folders.attach(actor, agent_id, source_ids[source], recompile=False)
+                # As Letta's import: an agent keeps the system message its file stores (no recompile); one
+                # compiled here gets the folders' files.
+                await self.folders.attach(actor, agent_id, source_ids[source], recompile=not stored_prompt)
             agent_ids[agent.id] = agent_id
         await import_groups(self.session, actor, file.groups, agent_ids, block_ids, options.project_id)
         return ImportResult(list(agent_ids.values()), list(file_ids.values()))
@@ -217,7 +218,8 @@ class ImportService:
         options: ImportOptions,
         tool_ids: dict[str, str],
         block_ids: dict[str, str],
-    ) -> str:
+    ) -> tuple[str, bool]:
+        """The new agent's id, and whether its system message is the one the file stores."""
         state = await self.agents.create(actor, self._create_request(agent, options, tool_ids, block_ids))
         row = await AgentRepository(self.session).get_or_404(actor.organization_id, state.id)
         placeholder = list(row.message_ids or [])
@@ -225,15 +227,15 @@ class ImportService:
         for start in range(0, len(messages), MESSAGE_BATCH):
             await self.messages.add(messages[start : start + MESSAGE_BATCH])
         if not in_context:
-            return row.id  # nothing in context in the file: the agent keeps its freshly compiled system message
+            return row.id, False  # nothing in context in the file: the agent keeps its freshly compiled system message
         roles = {m.id: m.role for m in messages}
         if roles[in_context[0]] != "system":
             row.message_ids = placeholder[:1] + in_context  # the loop needs a system message first
-            return row.id
+            return row.id, False
         row.message_ids = in_context
         await self.session.flush()
         await self.messages.delete_for_agent(row.id, placeholder)
-        return row.id
+        return row.id, True
 
     def _messages(
         self, actor: Actor, row: orm.Agent, agent: AgentSchema, options: ImportOptions

@@ -134,20 +134,33 @@ def test_the_first_turn_sends_the_files_stored_system_prompt(client: Letta, mock
     assert openai_system_sent(client, mock_llm, agent_id) == stored
 
 
-def test_an_agent_with_files_is_first_sent_its_stored_prompt(client: Letta, mock_llm: MockLLM) -> None:
-    """The shape of @cpfiffer/void: a folder with a file open. Letta's import attaches the files without
-    recompiling the prompt, so the first turn sends the file's stored system message."""
-    stored = 'You are Void.\n<directories>\n<directory name="folder-1">\n</directory>\n</directories>'
+_STORED_VOID = 'You are Void.\n<directories>\n<directory name="folder-1">\n</directory>\n</directories>'
+
+
+def _void(*, messages: bool) -> bytes:
+    """The shape of @cpfiffer/void: a folder with a file open, and its stored system message (or none)."""
     message = {"type": "message", "id": "message-0", "agent_id": "agent-0", "role": "system"}
-    message |= {"content": [{"type": "text", "text": stored}], "created_at": "2026-01-22T00:46:27+00:00"}
+    message |= {"content": [{"type": "text", "text": _STORED_VOID}], "created_at": "2026-01-22T00:46:27+00:00"}
     link = {"agent_id": "agent-0", "file_id": "file-0", "source_id": "source-0", "is_open": True}
     link |= {"file_name": "folder-1/transcript.md", "visible_content": "hello"}
     agent = {"name": "void", "system": "You are Void.", "source_ids": ["source-0"], "files_agents": [link]}
-    agent |= {"messages": [message], "in_context_message_ids": ["message-0"]}
+    agent |= {"messages": [message] if messages else [], "in_context_message_ids": ["message-0"] if messages else []}
     source = {"id": "source-0", "name": "folder-1"}
     file = {"id": "file-0", "source_id": "source-0", "file_name": "folder-1/transcript.md", "content": "hello"}
     file |= {"original_file_name": "transcript.md", "file_type": "text/markdown"}
-    document = _document(agent, sources=[source], files=[file])
-    (agent_id,) = import_bytes(client, document, model=MODEL, embedding=EMBEDDING)
+    return _document(agent, sources=[source], files=[file])
+
+
+def test_an_agent_with_files_is_first_sent_its_stored_prompt(client: Letta, mock_llm: MockLLM) -> None:
+    """Letta's import attaches the files without recompiling the prompt, so the first turn sends the file's
+    stored system message."""
+    (agent_id,) = import_bytes(client, _void(messages=True), model=MODEL, embedding=EMBEDDING)
     assert [f.file_name for f in client.agents.files.list(agent_id).files] == ["folder-1/transcript.md"]
-    assert openai_system_sent(client, mock_llm, agent_id) == stored
+    assert openai_system_sent(client, mock_llm, agent_id) == _STORED_VOID
+
+
+def test_an_agent_with_files_and_no_messages_is_sent_its_files(client: Letta, mock_llm: MockLLM) -> None:
+    """No stored prompt to keep: the one memlet compiles for the agent shows the folders' files."""
+    (agent_id,) = import_bytes(client, _void(messages=False), model=MODEL, embedding=EMBEDDING)
+    sent = openai_system_sent(client, mock_llm, agent_id)
+    assert sent.startswith("You are Void.") and "transcript.md" in sent
