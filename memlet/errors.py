@@ -41,6 +41,12 @@ class BadRequestError(MemletError):
     status_code = 400
 
 
+class ValueRefusal(BadRequestError):
+    """A 400 that Letta raises as a plain ``ValueError`` (not one of its own errors), such as an approval answer
+    that matches no pending request: a stream names it with Letta's generic "unknown error" message, its text
+    in ``detail``."""
+
+
 class LimitExceededError(BadRequestError):
     def __init__(self, label: str, limit: int, size: int) -> None:
         super().__init__(

@@ -11,7 +11,7 @@ from typing import Any
 
 from memlet.db import models as orm
 from memlet.db.message_row import MessageLike
-from memlet.errors import BadRequestError, PendingApprovalError
+from memlet.errors import PendingApprovalError, ValueRefusal
 from memlet.llm.chat_format import is_v2
 from memlet.llm.types import ToolCall
 from memlet.loop.agent_state import LoopState
@@ -118,9 +118,9 @@ def check_approval(
             return None  # a retry of answers already applied: the loop carries on with a keep-alive instead
         if latest_tool is not None and already_applied([latest_tool], items):
             return None  # the same, when a compaction took the answered calls out of the context
-        raise BadRequestError(NO_PENDING_APPROVAL)
+        raise ValueRefusal(NO_PENDING_APPROVAL)
     if not items:
-        raise BadRequestError(NO_ANSWERS)
+        raise ValueRefusal(NO_ANSWERS)
     expected = [c["id"] for c in request.tool_calls or []]  # as Letta words the error: both in their own order
     received = [str(getattr(i, "tool_call_id", "")) for i in items]
     if len(expected) == 1 and received == [request.id]:
@@ -129,7 +129,7 @@ def check_approval(
         items[0].tool_call_id = expected[0]
         return request
     if set(expected) != set(received):
-        raise BadRequestError(f"Invalid tool call IDs. Expected '{expected}', but received '{received}'.")
+        raise ValueRefusal(f"Invalid tool call IDs. Expected '{expected}', but received '{received}'.")
     return request
 
 

@@ -9,7 +9,7 @@ Letta's blocking routes store ``str(e)``.
 
 from typing import Any
 
-from memlet.errors import LLMError, MemletError
+from memlet.errors import LLMError, MemletError, ValueRefusal
 from memlet.messages.schemas import LettaErrorMessage
 
 GENERIC_LLM_ERROR = "An error occurred with the LLM request."
@@ -23,7 +23,8 @@ def error_message(run_id: str, error: BaseException, error_type: str | None = No
     if isinstance(error, LLMError):
         return LettaErrorMessage(run_id=run_id, error_type=error.error_type, message=error.message, detail=error.detail)
     detail = error_text(error)
-    message = detail if isinstance(error, MemletError) else UNKNOWN_ERROR
+    # Letta's stream shows the text of its own errors; a plain ValueError (or any other) gets the generic message.
+    message = detail if isinstance(error, MemletError) and not isinstance(error, ValueRefusal) else UNKNOWN_ERROR
     return LettaErrorMessage(run_id=run_id, error_type=error_type or "internal_error", message=message, detail=detail)
 
 

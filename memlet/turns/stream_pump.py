@@ -2,9 +2,11 @@
 
 The pump runs inside the run's own task (the turn registry's, not the request's), so the log is complete whether
 or not a client still listens. ``started`` resolves when the loop holds the agent's lock (``start``, the loop's ``on_started``), or
-fails with the error the loop raised before that: a busy agent always (Letta's 409), other early errors (pending
-approval, unknown agent) only without pings; with pings they are in-stream errors after the first ping, as Letta. A plain stream reads ``live`` (this process's copy of the
-chunks as they are logged); a background stream reads the log itself (``resume.follow``).
+fails with the error the loop raised before that only for a busy agent (Letta's 409, raised before its response
+starts). Other early errors (a pending approval, approval answers that match nothing) are in-stream errors, pings or
+not, as in Letta, whose stream service turns whatever the loop raises into a 200 stream: the first ping (with pings),
+then ``stop_reason: error``, the ``event: error`` and ``[DONE]``. A plain stream reads ``live`` (this process's copy
+of the chunks as they are logged); a background stream reads the log itself (``resume.follow``).
 """
 
 import asyncio
@@ -42,8 +44,8 @@ class StreamPump:
             await self._end()
         elif isinstance(item, BaseException):
             if not self.started.done():
-                # A busy agent is always an HTTP 409; other early errors are in-stream once a ping could be sent.
-                if isinstance(item, AgentBusyError) or not self.include_pings:
+                # A busy agent is an HTTP 409; any other early error is in-stream (after the first ping, with pings).
+                if isinstance(item, AgentBusyError):
                     self.started.set_exception(item)
                     return
                 await self.start()
