@@ -10,11 +10,13 @@ error: an unknown agent or conversation (404), a busy conversation (409, pinned 
 """
 
 import json
+import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
 import pytest
-from letta_client import APIStatusError, Letta
+from letta_client import APIStatusError, ConflictError, Letta
 
 from tests.api.test_messages_api import sse_events
 from tests.mock_llm import MockLLM, Reply
@@ -154,3 +156,28 @@ def test_an_unknown_agent_or_conversation_is_a_404_before_the_stream(http: httpx
     assert (agent.status_code, agent.json()) == (404, {"detail": f"Agent with ID {MISSING_AGENT} not found"})
     conv = http.post(f"/v1/conversations/{MISSING_CONV}/messages", json=body)
     assert conv.status_code == 404 and MISSING_CONV in conv.json()["detail"]
+
+
+def test_a_busy_agent_is_still_a_409_before_the_stream_without_pings(
+    client: Letta, http: httpx.Client, mock_llm: MockLLM
+) -> None:
+    # memlet's own rule (README compatibility notes): one turn at a time on an agent's thread; Letta's agent routes
+    # took no lock at all.
+    agent = client.agents.create(
+        model="openai/gpt-4o-mini",
+        embedding="openai/text-embedding-3-small",
+        memory_blocks=[{"label": "persona", "value": "I am a bot."}],
+    )
+    mock_llm.script(Reply.delay(2.0, then=Reply.text("slow answer")), Reply.text("never"))
+    with ThreadPoolExecutor(1) as pool:
+        first = pool.submit(http.post, f"/v1/agents/{agent.id}/messages/stream", json={"messages": USER})
+        deadline = time.monotonic() + 10
+        while not [r for r in client.runs.list(agent_id=agent.id).items if r.status == "running"]:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        with pytest.raises(ConflictError) as raised:
+            client.agents.messages.stream(agent.id, messages=USER, include_pings=False)  # type: ignore[arg-type]
+        assert first.result().status_code == 200
+    body: Any = raised.value.body
+    assert "currently being processed" in body["detail"] and body["run_id"].startswith("run-")
+    assert len(mock_llm.requests) == 1
