@@ -35,7 +35,6 @@ class TestByAgentType:
 
     @pytest.mark.parametrize("agent_type", ["sleeptime_agent", "voice_sleeptime_agent"])
     def test_sleeptime_types_with_base_tools_start_bare(self, http: httpx.Client, agent_type: str) -> None:
-        # Letta has no default prompt for a voice_sleeptime_agent: it needs its own.
         assert len(_create(http, agent_type, system="You watch.")["message_ids"]) == 1  # type: ignore[arg-type]
 
     def test_sleeptime_agent_without_base_tools_gets_the_login(self, http: httpx.Client) -> None:
