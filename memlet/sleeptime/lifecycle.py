@@ -3,7 +3,8 @@
 Implements `memlet.agents.sleeptime_hook.SleeptimeHook`. Enabling creates ``<name>-sleeptime`` (type
 ``sleeptime_agent``, the default sleeptime prompt and tools, no initial messages, the main agent's models, every
 main block shared by id plus its own ``memory_persona``) and a ``sleeptime`` group managed by the main agent
-(frequency 5, counter -1). Deleting the main agent deletes its sleeptime agents and group; deleting a sleeptime
+(frequency 5, counter -1). For a ``voice_convo_agent``, as Letta does, the helper is a ``voice_sleeptime_agent`` on
+Letta's fixed gpt-4.1 config and the group a ``voice_sleeptime`` one with message buffers of 30 / 15. Deleting the main agent deletes its sleeptime agents and group; deleting a sleeptime
 agent deletes its group and turns ``enable_sleeptime`` off (null) on the main agent. Deletion treats a
 ``voice_sleeptime`` group (made through ``/v1/groups``) the same way, as Letta does.
 """
@@ -39,6 +40,22 @@ I look after the memory of an assistant that talks with a user. After its conver
 - keep the memory blocks short, current and free of duplicates, merging related facts;
 - record what the user tells about themselves, their preferences and their plans, with exact dates;
 - note patterns in what the user asks for, and conclusions that follow from what is already remembered."""
+VOICE_SLEEPTIME = "voice_sleeptime"
+VOICE_MEMORY_PERSONA = """\
+I keep the memory of a voice assistant while it talks. From each transcript I:
+- save the passages of older dialogue worth remembering, each with a note on why it matters;
+- rewrite the user's memory block so it stays accurate, organised and free of stale facts;
+- draw careful conclusions from what the user has said, without inventing anything."""
+VOICE_GROUP_DESCRIPTION = "Low latency voice chat with async memory management."
+# Letta gives every voice sleeptime agent this config, whatever the main agent runs on.
+VOICE_SLEEPTIME_LLM_CONFIG: dict[str, Any] = {
+    "model": "gpt-4.1",
+    "model_endpoint_type": "openai",
+    "model_endpoint": "https://api.openai.com/v1",
+    "context_window": 256_000,
+    "max_tokens": 8192,
+}
+DEFAULT_MAX_BUFFER, DEFAULT_MIN_BUFFER = 30, 15
 
 
 class SleeptimeLifecycle:
@@ -47,10 +64,11 @@ class SleeptimeLifecycle:
 
     async def enable(self, session: AsyncSession, actor: Actor, agent_id: str) -> None:
         groups = GroupRepository(session)
-        if await groups.managed_by(agent_id, SLEEPTIME):
-            return
         main = await AgentRepository(session).find(actor.organization_id, agent_id)
         if main is None:
+            return
+        voice = main.agent_type == "voice_convo_agent"
+        if await groups.managed_by(agent_id, VOICE_SLEEPTIME if voice else SLEEPTIME):
             return
         if main.embedding_config is None:
             log.warning(
@@ -58,16 +76,17 @@ class SleeptimeLifecycle:
             )
             return
         blocks = await BlockRepository(session).of_agent(main.id)
+        persona = VOICE_MEMORY_PERSONA if voice else MEMORY_PERSONA
         spec: dict[str, Any] = {
             "name": f"{main.name}-sleeptime",
-            "agent_type": "sleeptime_agent",
+            "agent_type": "voice_sleeptime_agent" if voice else "sleeptime_agent",
             "block_ids": [b.id for b in blocks],
             # Its own memory_persona, unless the main agent has one: then that one is shared like the others
             # (a label is unique per agent; Letta's own test creates a main agent with a memory_persona block).
             "memory_blocks": []
             if any(b.label == "memory_persona" for b in blocks)
-            else [{"label": "memory_persona", "value": MEMORY_PERSONA}],
-            "llm_config": main.llm_config,
+            else [{"label": "memory_persona", "value": persona}],
+            "llm_config": VOICE_SLEEPTIME_LLM_CONFIG if voice else main.llm_config,
             "embedding_config": main.embedding_config,
             "project_id": main.project_id,
             "initial_message_sequence": [],
@@ -78,17 +97,29 @@ class SleeptimeLifecycle:
         except ValidationError as exc:  # a stored config that no longer validates: refuse, never a 500
             raise BadRequestError(f"Cannot create the sleeptime agent of {main.id}: {exc.errors()[0]['msg']}") from None
         helper = await AgentService(session, self.catalog).create(actor, request)
+        pattern: dict[str, Any] = (
+            {
+                "manager_type": VOICE_SLEEPTIME,
+                "description": VOICE_GROUP_DESCRIPTION,
+                "max_message_buffer_length": DEFAULT_MAX_BUFFER,
+                "min_message_buffer_length": DEFAULT_MIN_BUFFER,
+            }
+            if voice
+            else {
+                "manager_type": SLEEPTIME,
+                "description": "",
+                "sleeptime_agent_frequency": DEFAULT_FREQUENCY,
+                "turns_counter": -1,
+            }
+        )
         group = orm.Group(
             id=ids.new_id(ids.Prefix.GROUP),
             organization_id=actor.organization_id,
-            manager_type=SLEEPTIME,
-            description="",
             manager_agent_id=main.id,
-            sleeptime_agent_frequency=DEFAULT_FREQUENCY,
-            turns_counter=-1,
             project_id=main.project_id,
             created_by_id=actor.user_id,
             last_updated_by_id=actor.user_id,
+            **pattern,
         )
         await groups.create(group, [helper.id])
 

@@ -12,6 +12,7 @@ final ``usage`` chunk.
 
 from typing import Any
 
+import httpx
 import pytest
 from letta_client import Letta
 from openai import OpenAI
@@ -65,3 +66,41 @@ class TestSetup:
         livekit_stream(server, agent.id, [{"role": "user", "content": "I'm Ada."}])
         sent = system_text(mock_llm.requests[-1])
         assert "search_memory" in sent and "read aloud" in sent and "Name: ?" in sent
+
+    def test_its_sleeptime_side_is_a_voice_sleeptime_group_the_example_can_tune(
+        self, client: Letta, http: httpx.Client
+    ) -> None:
+        agent = create_voice_agent(client)
+        group = agent.multi_agent_group
+        assert group is not None and group.manager_type == "voice_sleeptime"
+        assert (group.max_message_buffer_length, group.min_message_buffer_length) == (30, 15)
+        assert group.description == "Low latency voice chat with async memory management."
+        # groups.modify(manager_config=VoiceSleeptimeManagerUpdate(max_message_buffer_length=10, min_...=6))
+        config = {"manager_type": "voice_sleeptime", "max_message_buffer_length": 10, "min_message_buffer_length": 6}
+        response = http.patch(f"/v1/groups/{group.id}", json={"manager_config": config})
+        assert response.status_code == 200, response.text
+        modified = response.json()
+        assert (modified["max_message_buffer_length"], modified["min_message_buffer_length"]) == (10, 6)
+        [helper_id] = [a for a in modified["agent_ids"] if a != agent.id]
+        helper = client.agents.retrieve(helper_id, include=["agent.blocks", "agent.tools"])
+        assert helper.agent_type == "voice_sleeptime_agent" and helper.name == "low_latency_voice_agent_demo-sleeptime"
+        assert sorted(t.name for t in helper.tools) == [
+            "finish_rethinking_memory",
+            "rethink_user_memory",
+            "store_memories",
+        ]
+        assert sorted(b.label for b in helper.blocks) == ["human", "memory_persona", "persona"]
+        assert helper.llm_config.model == "gpt-4.1"  # Letta's fixed config for every voice sleeptime agent
+        # client.agents.modify(agent_id=sleeptime_agent_id, model=...) to a model the server serves
+        updated = client.agents.update(helper_id, model="openai/gpt-4o")
+        assert updated.llm_config.model == "gpt-4o"
+
+    def test_a_plain_agent_with_sleeptime_keeps_its_sleeptime_group(self, client: Letta) -> None:
+        agent = client.agents.create(
+            agent_type="letta_v1_agent",
+            memory_blocks=BLOCKS,  # type: ignore[arg-type]
+            model=MODEL,
+            embedding=EMBEDDING,
+            enable_sleeptime=True,
+        )
+        assert agent.multi_agent_group is not None and agent.multi_agent_group.manager_type == "sleeptime"
