@@ -104,3 +104,47 @@ class TestSetup:
             enable_sleeptime=True,
         )
         assert agent.multi_agent_group is not None and agent.multi_agent_group.manager_type == "sleeptime"
+
+
+class TestTalk:
+    def test_livekit_stream_reads_text_and_usage_from_the_voice_route(
+        self, client: Letta, server: Any, mock_llm: MockLLM
+    ) -> None:
+        agent = create_voice_agent(client)
+        mock_llm.script(Reply.text("Nice to meet you, Ada."))
+        chat_ctx = [
+            {"role": "system", "content": ""},  # Agent(instructions=""): the Letta agent holds the instructions
+            {"role": "assistant", "content": "Hi, what's your name?"},  # session.say(...)
+            {"role": "user", "content": "I'm Ada."},
+        ]
+        chunks = livekit_stream(server, agent.id, chat_ctx)
+        assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "Nice to meet you, Ada."
+        assert not any(c.choices[0].delta.tool_calls for c in chunks if c.choices)
+        assert chunks[-1].choices == [] and chunks[-1].usage is not None and chunks[-1].usage.total_tokens > 0
+        assert {c.id for c in chunks} == {chunks[0].id} and chunks[0].id.startswith("chatcmpl-")
+        # Only the last user message reaches the model; LiveKit's copy of the history is not replayed.
+        sent = [m for m in mock_llm.requests[-1]["messages"] if m["role"] != "system"]
+        assert [(m["role"], m["content"]) for m in sent] == [("user", "I'm Ada.")]
+
+    def test_a_long_voice_conversation_keeps_its_history_in_context(
+        self, client: Letta, server: Any, mock_llm: MockLLM
+    ) -> None:
+        """Letta 0.16.8 cut a voice agent's context to its last 15 messages once it passed 60, after every turn,
+        with no summary and nothing handed to its sleeptime agent; memlet keeps the history until the context
+        window fills and then compacts it with a summary, as for any agent."""
+        sequence = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i}"} for i in range(62)]
+        sequence[0]["content"] = "My dog is called Pixel."
+        agent = client.agents.create(
+            agent_type="voice_convo_agent",
+            memory_blocks=BLOCKS,  # type: ignore[arg-type]
+            model=MODEL,
+            embedding=EMBEDDING,
+            enable_sleeptime=True,
+            initial_message_sequence=sequence,  # type: ignore[arg-type]
+        )
+        mock_llm.script(Reply.text("Noted."), Reply.text("Pixel."))
+        livekit_stream(server, agent.id, [{"role": "user", "content": "Hello again."}])
+        livekit_stream(server, agent.id, [{"role": "user", "content": "What is my dog called?"}])
+        sent = mock_llm.requests[-1]["messages"]
+        assert any(m["role"] == "user" and "My dog is called Pixel." in str(m["content"]) for m in sent)
+        assert len(client.agents.retrieve(agent.id).message_ids or []) > 60
