@@ -12,8 +12,19 @@ from memlet.llm.client import wire_tool_call_id
 from memlet.llm.tokens import count_message_tokens, count_tools_tokens
 from memlet.llm.types import TOOL_RESULT_PARTS_KEY
 
-# Agent types whose every reply is a tool call carrying `thinking` and (non-terminal tools) `request_heartbeat`.
-V2_AGENT_TYPES = frozenset({"memgpt_agent", "memgpt_v2_agent", "react_agent", "workflow_agent", "split_thread_agent"})
+# Agent types whose every reply is a tool call carrying `thinking` and (non-terminal tools) `request_heartbeat`:
+# as in Letta's loop factory, every type but letta_v1_agent and sleeptime_agent (the voice ones included).
+V2_AGENT_TYPES = frozenset(
+    {
+        "memgpt_agent",
+        "memgpt_v2_agent",
+        "react_agent",
+        "workflow_agent",
+        "split_thread_agent",
+        "voice_convo_agent",
+        "voice_sleeptime_agent",
+    }
+)
 THINKING_PARAM = "thinking"
 HEARTBEAT_PARAM = "request_heartbeat"
 REASONING_CONTENT = "reasoning_content"  # DeepSeek's field for an assistant message's reasoning

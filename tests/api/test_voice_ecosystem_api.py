@@ -62,7 +62,7 @@ class TestSetup:
         assert agent.agent_type == "voice_convo_agent"
         assert sorted(t.name for t in agent.tools) == ["search_memory", "send_message"]
         assert len(agent.message_ids or []) == 1  # initial_message_sequence=[]: the system message alone
-        mock_llm.script(Reply.text("Hi Ada."))
+        mock_llm.script(Reply.tool_call("send_message", {"message": "Hi Ada."}))
         livekit_stream(server, agent.id, [{"role": "user", "content": "I'm Ada."}])
         sent = system_text(mock_llm.requests[-1])
         assert "search_memory" in sent and "read aloud" in sent and "Name: ?" in sent
@@ -111,7 +111,7 @@ class TestTalk:
         self, client: Letta, server: Any, mock_llm: MockLLM
     ) -> None:
         agent = create_voice_agent(client)
-        mock_llm.script(Reply.text("Nice to meet you, Ada."))
+        mock_llm.script(Reply.tool_call("send_message", {"message": "Nice to meet you, Ada."}))
         chat_ctx = [
             {"role": "system", "content": ""},  # Agent(instructions=""): the Letta agent holds the instructions
             {"role": "assistant", "content": "Hi, what's your name?"},  # session.say(...)
@@ -125,6 +125,20 @@ class TestTalk:
         # Only the last user message reaches the model; LiveKit's copy of the history is not replayed.
         sent = [m for m in mock_llm.requests[-1]["messages"] if m["role"] != "system"]
         assert [(m["role"], m["content"]) for m in sent] == [("user", "I'm Ada.")]
+
+    def test_a_send_message_reply_is_spoken_text(self, client: Letta, server: Any, mock_llm: MockLLM) -> None:
+        """A voice agent answers through send_message, whose message streams as the spoken text."""
+        agent = create_voice_agent(client)
+        mock_llm.script(Reply.tool_call("send_message", {"message": "Hello, Ada!"}))
+        chunks = livekit_stream(server, agent.id, [{"role": "user", "content": "I'm Ada."}])
+        assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "Hello, Ada!"
+        assert not any(c.choices[0].delta.tool_calls for c in chunks if c.choices)
+        assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"
+        tools = {t["function"]["name"]: t["function"]["parameters"] for t in mock_llm.requests[-1]["tools"]}
+        # Letta runs a voice agent in its memgpt-style loop: thoughts in kwargs, heartbeats on non-terminal tools.
+        assert sorted(tools) == ["search_memory", "send_message"]
+        assert tools["send_message"]["required"] == ["thinking", "message"]
+        assert "request_heartbeat" in tools["search_memory"]["properties"]
 
     def test_a_long_voice_conversation_keeps_its_history_in_context(
         self, client: Letta, server: Any, mock_llm: MockLLM
@@ -142,7 +156,10 @@ class TestTalk:
             enable_sleeptime=True,
             initial_message_sequence=sequence,  # type: ignore[arg-type]
         )
-        mock_llm.script(Reply.text("Noted."), Reply.text("Pixel."))
+        mock_llm.script(
+            Reply.tool_call("send_message", {"message": "Noted."}),
+            Reply.tool_call("send_message", {"message": "Pixel."}),
+        )
         livekit_stream(server, agent.id, [{"role": "user", "content": "Hello again."}])
         livekit_stream(server, agent.id, [{"role": "user", "content": "What is my dog called?"}])
         sent = mock_llm.requests[-1]["messages"]
