@@ -95,6 +95,15 @@ class TestSetup:
         updated = client.agents.update(helper_id, model="openai/gpt-4o")
         assert updated.llm_config.model == "gpt-4o"
 
+    def test_turning_sleeptime_back_on_brings_back_a_voice_sleeptime_group(self, client: Letta) -> None:
+        agent = create_voice_agent(client)
+        assert agent.multi_agent_group is not None
+        [helper_id] = [a for a in agent.multi_agent_group.agent_ids if a != agent.id]
+        client.agents.delete(helper_id)  # takes its group with it and turns enable_sleeptime off
+        assert client.agents.retrieve(agent.id).multi_agent_group is None
+        again = client.agents.update(agent.id, enable_sleeptime=True)
+        assert again.multi_agent_group is not None and again.multi_agent_group.manager_type == "voice_sleeptime"
+
     def test_a_plain_agent_with_sleeptime_keeps_its_sleeptime_group(self, client: Letta) -> None:
         agent = client.agents.create(
             agent_type="letta_v1_agent",
