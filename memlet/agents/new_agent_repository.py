@@ -1,11 +1,11 @@
 """SQL for a new agent: its row, its new blocks and its links (blocks, tools, tags, identities), in one statement.
 
-Each table gets one data-modifying CTE of a statement built once at import: the agent's row from a bind parameter
-per column, the other tables' rows from one JSON array each (``json_populate_recordset`` into the table's row type,
-then the model's columns: ``json``, not ``jsonb``, so a block's ``json`` metadata keeps its key order). Postgres checks the foreign keys between the CTEs at the end of the statement, so the
-links may name the agent and blocks inserted beside them. The rows written are the ones the ORM's unit of work
-wrote: every column the model maps, its Python-side default filled in where the caller left it unset. The messages
-go through `MessageRepository.add`, the one message inserter.
+Each table gets one data-modifying CTE of a statement built once at import: the agent's row from a bind parameter per
+column, the other tables' rows from one JSON array each (``json_populate_recordset`` into the table's row type, then the
+model's columns: ``json``, not ``jsonb``, so a block's ``json`` metadata keeps its key order). Postgres checks the
+foreign keys between the CTEs at the end of the statement, so the links may name the agent and blocks inserted beside
+them. The rows written are the ones the ORM's unit of work wrote: every column the model maps, its Python-side default
+filled in where the caller left it unset. The messages go through `MessageRepository.add`, the one message inserter.
 """
 
 from collections.abc import Sequence

@@ -30,9 +30,9 @@ class TokenDelta:
     """A streamed fragment of the message `message_id` (its public part `otid`); both equal those of the row
     the step commits and of its public views, and so does `step_id`.
 
-    kind "assistant" / "reasoning" carry `text` ("hidden_reasoning": the redacted thinking's data); kind "tool_call" (shown as tool_call_message) and "approval"
-    (an approval-gated call, shown as approval_request_message) carry `tool_call_id` plus `name` on the first
-    fragment and `arguments` fragments afterwards.
+    kind "assistant" / "reasoning" carry `text` ("hidden_reasoning": the redacted thinking's data); kind "tool_call"
+    (shown as tool_call_message) and "approval" (an approval-gated call, shown as approval_request_message) carry
+    `tool_call_id` plus `name` on the first fragment and `arguments` fragments afterwards.
     """
 
     kind: DeltaKind

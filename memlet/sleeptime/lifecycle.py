@@ -1,12 +1,13 @@
 """A main agent's sleeptime side: created with ``enable_sleeptime``, kept in step with its blocks, deleted with it.
 
 Implements `memlet.agents.sleeptime_hook.SleeptimeHook`. Enabling creates ``<name>-sleeptime`` (type
-``sleeptime_agent``, the default sleeptime prompt and tools, no initial messages, the main agent's models, every
-main block shared by id plus its own ``memory_persona``) and a ``sleeptime`` group managed by the main agent
-(frequency 5, counter -1). For a ``voice_convo_agent``, as Letta does, the helper is a ``voice_sleeptime_agent`` on
-Letta's fixed gpt-4.1 config and the group a ``voice_sleeptime`` one with message buffers of 30 / 15. Deleting the main agent deletes its sleeptime agents and group; deleting a sleeptime
-agent deletes its group and turns ``enable_sleeptime`` off (null) on the main agent. Deletion treats a
-``voice_sleeptime`` group (made through ``/v1/groups``) the same way, as Letta does.
+``sleeptime_agent``, the default sleeptime prompt and tools, no initial messages, the main agent's models, every main
+block shared by id plus its own ``memory_persona``) and a ``sleeptime`` group managed by the main agent (frequency 5,
+counter -1). For a ``voice_convo_agent``, as Letta does, the helper is a ``voice_sleeptime_agent`` on Letta's fixed
+gpt-4.1 config and the group a ``voice_sleeptime`` one with message buffers of 30 / 15. Deleting the main agent deletes
+its sleeptime agents and group; deleting a sleeptime agent deletes its group and turns ``enable_sleeptime`` off (null)
+on the main agent. Deletion treats a ``voice_sleeptime`` group (made through ``/v1/groups``) the same way, as Letta
+does.
 """
 
 from collections.abc import Sequence

@@ -1,12 +1,13 @@
 """Send messages to an agent: blocking (``LettaResponse``), streamed (SSE) or async (a ``Run`` returned at once).
 
-Every send creates its run row first, then drives ``run_agent`` in a task of the turn registry that feeds a sink
-(a queue, or a stream's ``StreamPump``). The request only reads, so a client that disconnects mid-turn does not
-cut a step in half: the loop finishes the turn and closes the run. Errors the loop raises before its first step
-(unknown agent, pending approval, busy agent: Letta's 409 body with the active ``run_id``) are HTTP errors of a
-blocking send; a stream answers them in-stream (200), except a busy agent's 409, as Letta's stream service. Every chunk of a stream is logged with its ``seq_id`` (``chunk_log``; only a background stream's chunks
-show it, as Letta's); a background stream reads that log (``resume.follow``), and a streamed send whose otids
-match an earlier run's (a client's retry) attaches to that run's stream instead of starting a turn.
+Every send creates its run row first, then drives ``run_agent`` in a task of the turn registry that feeds a sink (a
+queue, or a stream's ``StreamPump``). The request only reads, so a client that disconnects mid-turn does not cut a step
+in half: the loop finishes the turn and closes the run. Errors the loop raises before its first step (unknown agent,
+pending approval, busy agent: Letta's 409 body with the active ``run_id``) are HTTP errors of a blocking send; a stream
+answers them in-stream (200), except a busy agent's 409 and an unknown agent's 404, as Letta's stream service. Every
+chunk of a stream is logged with its ``seq_id`` (``chunk_log``; only a background stream's chunks show it, as Letta's);
+a background stream reads that log (``resume.follow``), and a streamed send whose otids match an earlier run's (a
+client's retry) attaches to that run's stream instead of starting a turn.
 """
 
 import asyncio
@@ -220,9 +221,9 @@ class SendService(SendAdmission):
         conversation_id: str | None = None,
         renderer_for: Callable[[str, ViewOptions], EventRenderer] = EventRenderer,
     ) -> AsyncIterator[str]:
-        """Start a streamed run (or attach to the run a retry repeats); a busy agent is raised here, as an HTTP
-        409 (`StreamPump`: the loop's other early errors are in-stream). A background run's stream reads the chunk log. `renderer_for` makes
-        the run's chunks (Letta's messages by default; OpenAI chunks for chat completions)."""
+        """Start a streamed run (or attach to the run a retry repeats); a busy agent is raised here, as an HTTP 409
+        (`StreamPump`: the loop's other early errors are in-stream). A background run's stream reads the chunk log.
+        `renderer_for` makes the run's chunks (Letta's messages by default; OpenAI chunks for chat completions)."""
         override = await self.admit(agent_id, req)
         token, otids = request_identity(req)
         if token and (earlier := await self.retried(agent_id, token)) is not None:

@@ -1,12 +1,12 @@
 """The sink of a streamed run: loop items → SSE chunks, numbered and logged (``chunk_log``), handed to the request.
 
-The pump runs inside the run's own task (the turn registry's, not the request's), so the log is complete whether
-or not a client still listens. ``started`` resolves when the loop holds the agent's lock (``start``, the loop's ``on_started``), or
-fails with the error the loop raised before that only for a busy agent (Letta's 409, raised before its response
-starts). Other early errors (a pending approval, approval answers that match nothing) are in-stream errors, pings or
-not, as in Letta, whose stream service turns whatever the loop raises into a 200 stream: the first ping (with pings),
-then ``stop_reason: error``, the ``event: error`` and ``[DONE]``. A plain stream reads ``live`` (this process's copy
-of the chunks as they are logged); a background stream reads the log itself (``resume.follow``).
+The pump runs inside the run's own task (the turn registry's, not the request's), so the log is complete whether or not
+a client still listens. ``started`` resolves when the loop holds the agent's lock (``start``, the loop's
+``on_started``), or fails with the error the loop raised before that only for a busy agent (Letta's 409, raised before
+its response starts). Other early errors (a pending approval, approval answers that match nothing) are in-stream errors,
+pings or not, as in Letta, whose stream service turns whatever the loop raises into a 200 stream: the first ping (with
+pings), then ``stop_reason: error``, the ``event: error`` and ``[DONE]``. A plain stream reads ``live`` (this process's
+copy of the chunks as they are logged); a background stream reads the log itself (``resume.follow``).
 """
 
 import asyncio

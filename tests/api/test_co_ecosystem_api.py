@@ -6,12 +6,12 @@ seconds, so ties keep the list's order); it pages older history with `before` = 
 stops when a page is shorter than `limit`. Its sends are background streams (`background: true`, `stream_tokens`
 only on the web), whose chunk ids it keeps for the messages it shows.
 
-co's web build runs in a browser (`expo start --web` serves it on http://localhost:8081) and calls the server
-straight from the page with the TypeScript SDK, so every request is a cross-origin one: the browser first sends a
-CORS preflight, then reads the answer only when it carries `Access-Control-Allow-Origin`. Letta 0.16.8 answers
-CORS for its built-in origins plus the comma list in `ACCEPTABLE_ORIGINS`; memlet honours `ACCEPTABLE_ORIGINS`
-(or `MEMLET_CORS_ORIGINS`) and has no built-in origins (a README compatibility note says why). The requests below are the ones a browser sends for
-co's login check (`client.agents.list({limit: 1})` with its bearer token) and first chat message.
+co's web build runs in a browser (`expo start --web` serves it on http://localhost:8081) and calls the server straight
+from the page with the TypeScript SDK, so every request is a cross-origin one: the browser first sends a CORS preflight,
+then reads the answer only when it carries `Access-Control-Allow-Origin`. Letta 0.16.8 answers CORS for its built-in
+origins plus the comma list in `ACCEPTABLE_ORIGINS`; memlet honours `ACCEPTABLE_ORIGINS` (or `MEMLET_CORS_ORIGINS`) and
+has no built-in origins (a README compatibility note says why). The requests below are the ones a browser sends for co's
+login check (`client.agents.list({limit: 1})` with its bearer token) and first chat message.
 """
 
 from collections.abc import Iterator
