@@ -58,6 +58,10 @@ class Settings(BaseSettings):
     openai_base_url: str = Field(
         default="https://api.openai.com/v1", validation_alias=AliasChoices("OPENAI_BASE_URL", "OPENAI_API_BASE")
     )
+    # List the chat models of an OPENAI_BASE_URL that is not api.openai.com as `openai-proxy/<model>`, the handles
+    # Letta 0.16.8 gives them (default: `openai/<model>`; both are accepted either way). For programs that look for
+    # Letta's handle names in GET /v1/models/.
+    openai_proxy_handles: bool = False
     ollama_base_url: str | None = Field(default=None, validation_alias=AliasChoices("OLLAMA_BASE_URL"))
     deepseek_api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices("DEEPSEEK_API_KEY"))
     anthropic_api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices("ANTHROPIC_API_KEY"))

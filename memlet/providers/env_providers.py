@@ -14,7 +14,7 @@ from memlet.config import Settings
 from memlet.providers import known_models as km
 from memlet.providers.endpoints import EndpointKey
 from memlet.providers.minimax_models import MINIMAX_URL
-from memlet.providers.remote import OPENAI_STYLE, ProviderSource, normalize_base_url
+from memlet.providers.remote import OPENAI_STYLE, OPENAI_URL, ProviderSource, normalize_base_url
 
 
 @dataclass(frozen=True)
@@ -90,15 +90,23 @@ def env_sources(settings: Settings) -> list[ProviderSource]:
     for keyed in _KEYED:
         key = keyed.key(settings)
         if key is not None:
+            url = keyed.url(settings)
+            # Letta's handles for an OpenAI-compatible server that is not OpenAI's, when asked for.
+            proxy = keyed.provider_type == "openai" and settings.openai_proxy_handles and url != OPENAI_URL
             sources.append(
                 ProviderSource(
-                    keyed.name(settings), keyed.provider_type, "base", keyed.url(settings), key.get_secret_value()
+                    keyed.name(settings),
+                    keyed.provider_type,
+                    "base",
+                    url,
+                    key.get_secret_value(),
+                    handle_prefix="openai-proxy" if proxy else None,
                 )
             )
     for local in _LOCAL:
-        url = local.url(settings)
-        if url:
-            sources.append(ProviderSource(local.name(settings), local.provider_type, "base", url))
+        local_url = local.url(settings)
+        if local_url:
+            sources.append(ProviderSource(local.name(settings), local.provider_type, "base", local_url))
     return sources
 
 

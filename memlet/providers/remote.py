@@ -51,13 +51,15 @@ _PLAIN_MAX_OUTPUT_TOKENS = 4096
 
 @dataclass(frozen=True)
 class ProviderSource:
-    """Where to list a provider's models: its name (the handle prefix), type, category, URL and key."""
+    """Where to list a provider's models: its name (the handle prefix), type, category, URL and key.
+    `handle_prefix` replaces the name in its chat models' handles (`openai-proxy`, `MEMLET_OPENAI_PROXY_HANDLES`)."""
 
     name: str
     provider_type: str
     category: str
     base_url: str | None
     api_key: str | None = None
+    handle_prefix: str | None = None
 
     @classmethod
     def from_row(cls, row: orm.Provider, keyring: Keyring | None) -> "ProviderSource":
@@ -108,7 +110,7 @@ def llm_entry(
         model_endpoint_type=endpoint_type,
         model_endpoint=endpoint,
         context_window=context_window,
-        handle=f"{source.name}/{handle_model or model}",
+        handle=f"{source.handle_prefix or source.name}/{handle_model or model}",
         max_tokens=max_tokens,
         provider_name=source.name,
         provider_category=source.category,
