@@ -194,8 +194,9 @@ def expand_include(include: Sequence[str] | None) -> frozenset[str]:
 def parse_include(
     include: Sequence[str] | None, include_relationships: Sequence[str] | None, *, sdk_v1: bool
 ) -> frozenset[str]:
-    """Which relationships to serialize: as in Letta, those of ``include=`` and those of the legacy
-    ``include_relationships``, which means all of them when it is absent, except for 1.x clients."""
+    """Which relationships to serialize: those of ``include=`` and those of the legacy ``include_relationships``,
+    which means all of them when it is absent, except for 1.x clients. Letta's serializer meant the same, but its
+    query left out whatever ``include=`` did not name (a README compatibility note says why memlet does not)."""
     if include_relationships is None:
         legacy = frozenset() if sdk_v1 else DEFAULT_RELATIONSHIPS
     else:
