@@ -1,5 +1,6 @@
-"""Which relationships an agent response carries: `include=` and the legacy `include_relationships`, as Letta 0.16.8
-maps them (`orm/agent.py` to_pydantic_async)."""
+"""Which relationships an agent response carries: `include=` and the legacy `include_relationships`, as Letta 0.16.8's
+serializer maps them (`orm/agent.py` to_pydantic_async; its query's narrower answer to `include=` alone is a README
+compatibility note)."""
 
 from typing import Any
 
