@@ -47,7 +47,9 @@ async def get_actor(
     if not user_id or user_id == ids.DEFAULT_USER_ID:
         return DEFAULT_ACTOR
     if not ids.is_valid(user_id, ids.Prefix.USER):
-        raise BadRequestError(f"Invalid user ID format: {user_id}")
+        raise BadRequestError(
+            f"INVALID_ARGUMENT: Invalid user ID format: {user_id}. Expected format: '{ids.Prefix.USER.value}-<uuid4>'"
+        )
     if (known := request.scope.get(_ACTOR_KEY)) is not None:  # called directly by another dependency too
         return known  # type: ignore[no-any-return]
     async with request.app.state.sessionmaker() as session:

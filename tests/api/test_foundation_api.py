@@ -68,7 +68,9 @@ class TestErrors:
     def test_malformed_user_id_header_400(self, http: httpx.Client) -> None:
         response = http.get("/v1/agents/", headers={"user_id": "not-a-user-id"})
         assert response.status_code == 400
-        assert response.json() == {"detail": "Invalid user ID format: not-a-user-id"}
+        assert response.json() == {
+            "detail": "INVALID_ARGUMENT: Invalid user ID format: not-a-user-id. Expected format: 'user-<uuid4>'"
+        }
 
 
 class TestAuth:
