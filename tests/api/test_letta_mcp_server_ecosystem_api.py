@@ -15,6 +15,8 @@ from typing import Any
 
 import httpx
 
+from tests.mock_llm import MockLLM, Reply
+
 PASSWORD_HEADERS = {"X-BARE-PASSWORD": "password pw", "Authorization": "Bearer pw", "Accept": "application/json"}
 
 # `create_agent`'s body, with its defaults (model and embedding handles plus a raw llm_config and unknown keys).
@@ -89,3 +91,78 @@ def test_a_user_id_header_holding_an_agent_id_is_refused_with_letta_s_message(ht
         assert (response.status_code, response.json()) == (400, expected), path
     # Without it (the other tools), the same agent reads fine.
     assert http.get(f"/v1/agents/{agent_id}", headers=PASSWORD_HEADERS).json()["name"] == "mcp-agent"
+
+
+def test_its_agent_memory_and_tool_calls_work_as_against_letta(http: httpx.Client, mock_llm: MockLLM) -> None:
+    h = PASSWORD_HEADERS
+    agent = create_agent(http)
+    agent_id = agent["id"]
+    assert agent["llm_config"]["model"] == "gpt-4" and agent["llm_config"]["context_window"] == 16000
+    # list_agents (no trailing slash) keeps id, name and description.
+    listed = http.get("/v1/agents", headers=h).json()
+    assert [(a["id"], a["name"], a["description"]) for a in listed] == [
+        (agent_id, "mcp-agent", "agent made through MCP")
+    ]
+
+    # prompt_agent: a non-token stream, read as text.
+    mock_llm.script(Reply.tool_call("send_message", {"message": "Hello from the agent"}))
+    body = {"messages": [{"role": "user", "content": "hi there"}], "stream_steps": False, "stream_tokens": False}
+    streamed = http.post(f"/v1/agents/{agent_id}/messages/stream", json=body, headers=h)
+    assert streamed.status_code == 200
+    assert first_assistant_text(streamed.text) == "Hello from the agent"
+
+    # create_memory_block (`name` is not a block field: ignored, as Letta), update, then attach_memory_block.
+    block = {"name": "notes", "label": "notes", "value": "some notes", "metadata": {"type": "notes", "version": "1.0"}}
+    created = http.post("/v1/blocks", json=block, headers=h)
+    assert created.status_code == 200 and "name" not in created.json()
+    block_id = created.json()["id"]
+    listed_blocks = http.get("/v1/blocks", params={"templates_only": "false", "label": "notes"}, headers=h).json()
+    assert [b["id"] for b in listed_blocks] == [block_id]
+    patched = http.patch(f"/v1/blocks/{block_id}", json={"value": "new notes", "metadata": {"v": 2}}, headers=h)
+    assert (patched.json()["value"], patched.json()["metadata"]) == ("new notes", {"v": 2})
+    assert (
+        http.patch(f"/v1/agents/{agent_id}/core-memory/blocks/attach/{block_id}", json={}, headers=h).status_code == 200
+    )
+    core = http.get(f"/v1/agents/{agent_id}/core-memory/blocks", headers=h).json()
+    assert [(b["label"], b["value"]) for b in core] == [("notes", "new notes")]
+
+    # upload_tool: delete a tool of the same name, create it again, attach it.
+    tool = {"source_code": DICE, "description": "Roll a die", "tags": ["custom"], "source_type": "python"}
+    first = http.post("/v1/tools", json=tool, headers=h).json()
+    assert http.delete(f"/v1/tools/{first['id']}", headers=h).status_code == 200
+    second = http.post("/v1/tools", json=tool, headers=h).json()
+    assert (second["name"], second["tool_type"]) == ("roll_dice", "custom")
+    assert http.patch(f"/v1/agents/{agent_id}/tools/attach/{second['id']}", json={}, headers=h).status_code == 200
+    assert "roll_dice" in [t["name"] for t in http.get(f"/v1/agents/{agent_id}/tools", headers=h).json()]
+
+    # Passages: create, search, delete. Letta 0.16.8 has no PATCH for them: modify_passage ends on a 405 there too.
+    inserted = http.post(f"/v1/agents/{agent_id}/archival-memory", json={"text": "The sky is blue"}, headers=h).json()
+    assert [p["text"] for p in inserted] == ["The sky is blue"]
+    passage_id = inserted[0]["id"]
+    query = {"search": "sky", "limit": 5, "ascending": "false"}
+    found = http.get(f"/v1/agents/{agent_id}/archival-memory", params=query, headers=h).json()
+    assert [p["id"] for p in found] == [passage_id]
+    url = f"/v1/agents/{agent_id}/archival-memory/{passage_id}"
+    assert http.patch(url, json={"text": "x"}, headers=h).status_code == 405
+    assert http.delete(url, headers=h).status_code == 200
+
+    # get_agent_summary's other reads.
+    assert http.get(f"/v1/agents/{agent_id}/sources", headers=h).json() == []
+
+    # clone_agent / import_agent: export, then a multipart import whose options ride in the query (Letta reads
+    # them from the form, so they are ignored: the name gets "_copy"); the answer lists the new ids.
+    exported = http.get(f"/v1/agents/{agent_id}/export", headers=h)
+    assert exported.status_code == 200
+    files = {"file": ("agent_clone.json", exported.content, "application/json")}
+    params = {"append_copy_suffix": "false", "override_existing_tools": "true"}
+    imported = http.post("/v1/agents/import", files=files, params=params, headers=h)
+    assert imported.status_code == 200 and list(imported.json()) == ["agent_ids"]
+    (new_id,) = imported.json()["agent_ids"]
+    assert http.get(f"/v1/agents/{new_id}", headers=h).json()["name"] == "mcp-agent_copy"
+
+    # bulk_delete_agents: the `name` filter is an exact match.
+    assert http.get("/v1/agents/", params={"name": "mcp-agent"}, headers=h).json()[0]["id"] == agent_id
+    assert http.get("/v1/agents/", params={"name": "mcp"}, headers=h).json() == []
+    for gone in (agent_id, new_id):
+        assert http.delete(f"/v1/agents/{gone}", headers=h).status_code == 200
+    assert http.get("/v1/agents", headers=h).json() == []
