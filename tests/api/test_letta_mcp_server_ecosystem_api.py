@@ -15,7 +15,10 @@ from typing import Any
 
 import httpx
 
+from tests.api.mcp_fixtures import mcp_client, mcp_http, mcp_server, stdio_config
 from tests.mock_llm import MockLLM, Reply
+
+__all__ = ["mcp_client", "mcp_http", "mcp_server"]
 
 PASSWORD_HEADERS = {"X-BARE-PASSWORD": "password pw", "Authorization": "Bearer pw", "Accept": "application/json"}
 
@@ -166,3 +169,32 @@ def test_its_agent_memory_and_tool_calls_work_as_against_letta(http: httpx.Clien
     for gone in (agent_id, new_id):
         assert http.delete(f"/v1/agents/{gone}", headers=h).status_code == 200
     assert http.get("/v1/agents", headers=h).json() == []
+
+
+def test_its_mcp_tools_list_register_and_attach_by_server_name(mcp_http: httpx.Client) -> None:
+    h = PASSWORD_HEADERS
+    config = stdio_config()
+    server = {"server_name": "demo", "type": "stdio", "command": config["command"], "args": config["args"]}
+    assert mcp_http.put("/v1/tools/mcp/servers", json=server).status_code == 200
+    agent_id = mcp_http.post("/v1/agents", json=CREATE_AGENT, headers=h).json()["id"]
+    # list_mcp_servers: an object keyed by server name; list_mcp_tools_by_server: name, description, inputSchema.
+    servers = mcp_http.get("/v1/tools/mcp/servers", headers=h).json()
+    assert list(servers) == ["demo"] and servers["demo"]["server_name"] == "demo"
+    listed = {t["name"]: t for t in mcp_http.get("/v1/tools/mcp/servers/demo/tools", headers=h).json()}
+    assert listed["echo"]["description"] == "Echo a message back."
+    assert listed["echo"]["inputSchema"]["required"] == ["message"]
+    # attach_tool by an MCP tool name: register it (POST with an empty body), then attach the returned id.
+    registered = mcp_http.post("/v1/tools/mcp/servers/demo/echo", json={}, headers=h)
+    assert registered.status_code == 200
+    tool = registered.json()
+    assert (tool["name"], tool["tool_type"]) == ("echo", "external_mcp")
+    attached = mcp_http.patch(f"/v1/agents/{agent_id}/tools/attach/{tool['id']}", json={}, headers=h)
+    assert attached.status_code == 200 and "echo" in [t["name"] for t in attached.json()["tools"]]
+    # A name the server does not have: memlet answers 404 naming it (Letta's route returned nothing: a 500).
+    missing = mcp_http.post("/v1/tools/mcp/servers/demo/no_such_tool", json={}, headers=h)
+    assert (missing.status_code, missing.json()) == (
+        404,
+        {"detail": "Tool 'no_such_tool' not found on MCP server 'demo'"},
+    )
+    unknown = mcp_http.get("/v1/tools/mcp/servers/nope/tools", headers=h)
+    assert unknown.status_code == 404
