@@ -46,7 +46,7 @@ async def add_mcp_server(req: LegacyConfig, actor: ActorDep, service: MCPService
 
 
 @router.post("/servers/test", operation_id="test_mcp_server")
-async def test_mcp_server(req: LegacyConfig, service: MCPServiceDep) -> dict[str, Any]:
+async def test_mcp_server(req: LegacyConfig, service: MCPServiceDep, actor: ActorDep) -> dict[str, Any]:
     return await LegacyMCPService(service).test(req)
 
 

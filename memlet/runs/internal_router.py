@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
+from memlet.api.deps import ActorDep
 from memlet.api.validators import MAX_PAGE_LIMIT
 from memlet.db.pagination import Page
 from memlet.messages.schemas import StopReasonType
@@ -80,7 +81,7 @@ async def list_internal_runs(
 @telemetry_router.get(
     "/{step_id}", operation_id="retrieve_provider_trace", response_model=ProviderTrace | None, deprecated=True
 )
-async def retrieve_provider_trace(step_id: str) -> Any:
+async def retrieve_provider_trace(step_id: str, _actor: ActorDep) -> Any:
     """**DEPRECATED**: use ``GET /v1/steps/{step_id}/trace``. memlet records no provider traces, so this is
     ``null`` for any step id, as Letta answers when provider-trace tracking is off."""
     return None

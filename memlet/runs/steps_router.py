@@ -5,6 +5,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Query
 
+from memlet.api.deps import ActorDep
 from memlet.api.validators import page_query
 from memlet.db.pagination import Page
 from memlet.ids import StepId
@@ -80,7 +81,7 @@ async def retrieve_metrics_for_step(step_id: StepId, service: StepServiceDep) ->
 
 
 @router.get("/{step_id}/trace", operation_id="retrieve_trace_for_step", response_model=ProviderTrace | None)
-async def retrieve_trace_for_step(step_id: StepId) -> Any:
+async def retrieve_trace_for_step(step_id: StepId, _actor: ActorDep) -> Any:
     """The raw LLM request and response of a step. memlet does not record them, so this is ``null``, as Letta
     answers without a provider-trace backend."""
     return None

@@ -124,7 +124,7 @@ async def add_base_tools(service: ToolServiceDep, actor: ActorDep) -> Any:
 
 
 @router.post("/run", operation_id="run_tool_from_source", response_model=ToolReturnMessage)
-async def run_tool_from_source(body: ToolRunFromSource, settings: SettingsDep) -> Any:
+async def run_tool_from_source(body: ToolRunFromSource, settings: SettingsDep, _actor: ActorDep) -> Any:
     """Run tool source code once on the given arguments, without saving a tool."""
     return await tool_service.run_from_source(body, settings)
 

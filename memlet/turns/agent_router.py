@@ -181,7 +181,7 @@ async def cancel_message(
 @router.patch(
     "/{agent_id}/messages/{message_id}", operation_id="modify_message", deprecated=True, response_model=LettaMessage
 )
-async def modify_message(agent_id: AgentId, message_id: MessageId, body: LettaMessageUpdate) -> Any:
+async def modify_message(agent_id: AgentId, message_id: MessageId, body: LettaMessageUpdate, _actor: ActorDep) -> Any:
     """Message editing was removed in Letta 0.16: messages are immutable (always 405)."""
     raise MethodNotAllowedError(EDITING_REMOVED)
 

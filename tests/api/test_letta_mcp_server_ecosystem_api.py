@@ -92,6 +92,26 @@ def test_a_user_id_header_holding_an_agent_id_is_refused_with_letta_s_message(ht
         body = {"label": "notes", "value": "v"} if method == "POST" else None
         response = http.request(method, path, headers=as_agent, json=body)
         assert (response.status_code, response.json()) == (400, expected), path
+    # Letta checks the header on every route that takes it, these too (before anything else).
+    step = "step-123e4567-e89b-42d3-8456-426614174000"
+    tool_run = {"source_code": 'def f() -> int:\n    """F."""\n    return 1\n', "args": {}}
+    for method, path, body in [
+        ("POST", "/v1/tools/run", tool_run),
+        ("GET", f"/v1/steps/{step}/trace", None),
+        ("GET", f"/v1/telemetry/{step}", None),
+        (
+            "PATCH",
+            f"/v1/agents/{agent_id}/messages/message-{step[5:]}",
+            {"message_type": "user_message", "content": "x"},
+        ),
+        (
+            "POST",
+            "/v1/tools/mcp/servers/test",
+            {"server_name": "x", "type": "sse", "server_url": "http://127.0.0.1:9/sse"},
+        ),
+    ]:
+        response = http.request(method, path, headers=as_agent, json=body)
+        assert (response.status_code, response.json()) == (400, expected), path
     # Without it (the other tools), the same agent reads fine.
     assert http.get(f"/v1/agents/{agent_id}", headers=PASSWORD_HEADERS).json()["name"] == "mcp-agent"
 
