@@ -42,7 +42,10 @@ def slow_llm() -> Iterator[MockLLM]:
 
 @pytest.fixture
 def roomy(settings: Settings, pg_uri: str, slow_llm: MockLLM) -> Iterator[LiveServer]:
-    yield from own_server(settings, pg_uri, slow_llm)
+    # Its 50 turns hold 51 connections of the turn pool; an API pool of 6 (not 20) leaves room, within Postgres'
+    # default max_connections of 100, for the idle connections the session's shared server keeps (up to 30). The
+    # reads must still be fast through those 6: a turn waiting on the LLM holds no API connection.
+    yield from own_server(settings, pg_uri, slow_llm, pg_pool_size=3, pg_max_overflow=3)
 
 
 @pytest.fixture
