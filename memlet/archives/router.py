@@ -18,7 +18,7 @@ OrderQuery = Literal["asc", "desc"]
 
 @router.post("/", operation_id="create_archive", response_model=Archive)
 async def create_archive(body: ArchiveCreateRequest, service: ArchiveServiceDep, actor: ActorDep) -> Any:
-    """Create an archive (its embedding model from `embedding` or `embedding_config`)."""
+    """Create an archive (its embedding model from `embedding`, `embedding_config` or the default handle)."""
     return await service.create(actor, body)
 
 

@@ -50,9 +50,11 @@ class ArchiveService:
             if self.catalog is not None:
                 await self.catalog.check_endpoint(config, "embedding_endpoint", "embedding_config.embedding_endpoint")
             return config
-        if req.embedding and self.catalog is not None:
-            return await self.catalog.resolve_embedding(self.session, actor.organization_id, req.embedding)
-        return None
+        if self.catalog is None:
+            return None
+        # Without either, Letta uses the server's default embedding handle, or none (text search only).
+        handle = req.embedding or self.catalog.default_embedding_handle
+        return await self.catalog.resolve_embedding(self.session, actor.organization_id, handle) if handle else None
 
     async def create(self, actor: Actor, req: ArchiveCreateRequest) -> orm.Archive:
         return await self._new(actor, req.name, req.description, await self._embedding_config(actor, req))

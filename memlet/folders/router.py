@@ -108,7 +108,7 @@ def build_router(prefix: str, id_name: str, ops: dict[str, str], *, deprecated: 
 
     @router.post("/", operation_id=ops["create"], response_model=model)
     async def create(body: SourceCreate, service: FolderServiceDep, actor: ActorDep) -> Any:
-        """Create a folder; its embedding model comes from `embedding` or `embedding_config`."""
+        """Create a folder; its embedding model comes from `embedding`, `embedding_config` or the default handle."""
         return await service.create(actor, body)
 
     @router.get(at, operation_id=ops["retrieve"], response_model=model)

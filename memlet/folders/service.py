@@ -71,8 +71,9 @@ class FolderService:
         if req.embedding_config is not None:
             config = req.embedding_config.model_dump(mode="json")
             await self._check_endpoint(config)
-        elif req.embedding and self.catalog is not None:
-            config = await self.catalog.resolve_embedding(self.session, actor.organization_id, req.embedding)
+        elif self.catalog is not None and (handle := req.embedding or self.catalog.default_embedding_handle):
+            # Without either, Letta gives a folder the server's default embedding handle, as it does an agent.
+            config = await self.catalog.resolve_embedding(self.session, actor.organization_id, handle)
         else:
             raise BadRequestError("INVALID_ARGUMENT: Must specify either embedding or embedding_config in request")
         if req.embedding_chunk_size is not None:
