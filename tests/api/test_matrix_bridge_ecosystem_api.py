@@ -54,6 +54,16 @@ def test_a_room_folder_without_embedding_gets_the_default_handle(bridge: Letta, 
     assert [r["model"] for r in mock_llm.embedding_requests[before:]] == ["text-embedding-ada-002"]
 
 
+def test_a_room_folder_lookup_by_name_takes_underscore_literally(bridge: Letta) -> None:
+    # Letta's name filter was ILIKE '%name%' unescaped: `_` matched any character, so the older folder of room
+    # `!aXb:x` answered the lookup of room `!a_b:x` first, and that room's documents went into it. The filter
+    # still matches part of a name in any case, as Letta's does.
+    other = bridge.folders.create(name="matrix-aXb-x", description="room !aXb:x")
+    own = bridge.folders.create(name="matrix-a_b-x", description="room !a_b:x")
+    assert [f.id for f in bridge.folders.list(name="matrix-a_b-x").items] == [own.id]
+    assert [f.id for f in bridge.folders.list(name="MATRIX-A").items] == [other.id, own.id]
+
+
 def test_an_archive_without_embedding_gets_the_default_handle(bridge: Letta) -> None:
     archive = bridge.archives.create(name="room-archive")
     assert archive.embedding_config is not None and archive.embedding_config.handle == DEFAULT_EMBEDDING
