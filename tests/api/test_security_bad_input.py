@@ -111,6 +111,11 @@ class TestNumbers:
     def test_limit_within_bounds_still_works(self, http: httpx.Client) -> None:
         assert http.get("/v1/agents/", params={"limit": 1000}).status_code == 200
 
+    def test_every_list_bounds_limit_at_1000(self, http: httpx.Client) -> None:
+        # Letta bounded only the runs list; memlet bounds every list (README compatibility note).
+        for path in ("/v1/agents/", "/v1/blocks/", "/v1/tools/", "/v1/runs/"):
+            assert_validation_error(http.get(path, params={"limit": 1001}), "query", "limit")
+
     def test_integer_filter_past_int64(self, http: httpx.Client) -> None:
         for name in ("connected_to_agents_count_gt", "connected_to_agents_count_lt"):
             assert_validation_error(http.get("/v1/blocks/", params={name: INT64_MAX + 1}), "query", name)
