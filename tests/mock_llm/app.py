@@ -11,7 +11,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from tests import token_budget as budget
-from tests.mock_llm import anthropic_wire, embeddings, openai_wire, web
+from tests.mock_llm import anthropic_wire, embeddings, logprobs, openai_wire, web
 from tests.mock_llm.replies import Reply, resolve
 from tests.mock_llm.state import MockState
 
@@ -52,6 +52,8 @@ def create_app(state: MockState) -> Starlette:
         reply = await resolve(state.take(body, "chat"))
         if reply.kind == "raw":
             return _raw(reply)
+        if reply.kind != "error" and (refused := logprobs.refusal(body)) is not None:
+            reply = refused
         if state.window is not None and reply.kind != "error":
             used = budget.prompt_tokens(body) + (budget.completion_allowance(body) or 0)
             if used > state.window:
@@ -59,6 +61,9 @@ def create_app(state: MockState) -> Starlette:
         if reply.kind == "error":
             return openai_wire.error_response(reply)
         chat = openai_wire.ChatAnswer(state.next_number(), body, reply)
+        if chat.logprobs is not None:
+            with state.lock:
+                state.sent_logprobs.append(chat.logprobs)
         if body.get("stream"):
             return StreamingResponse(chat.stream(), media_type="text/event-stream")
         return JSONResponse(chat.completion())

@@ -10,6 +10,7 @@ from typing import Any
 from starlette.responses import JSONResponse, Response
 
 from tests import token_budget as budget
+from tests.mock_llm.logprobs import AnswerLogprobs, wanted
 from tests.mock_llm.replies import Call, Reply, arguments_text
 from tests.mock_llm.text import pieces
 
@@ -57,6 +58,8 @@ class ChatAnswer:
         self.body = body
         self.id = f"chatcmpl-mock-{number}"
         self.finish = reply.finish_reason or ("tool_calls" if calls else "stop")
+        # Per-token log probabilities, only for a request that asks for them (`tests.mock_llm.logprobs`).
+        self.logprobs = AnswerLogprobs(number, body) if wanted(body) else None
 
     def _tool_call(self, index: int, call: Call) -> dict[str, Any]:
         return {
@@ -74,8 +77,18 @@ class ChatAnswer:
                 del call["index"]
         if self.reply.reasoning is not None:
             message["reasoning_content"] = self.reply.reasoning
-        choice = {"index": 0, "message": message, "finish_reason": self.finish, "logprobs": None}
+        choice = {"index": 0, "message": message, "finish_reason": self.finish, "logprobs": self._whole_logprobs()}
         return self._envelope("chat.completion", choices=[choice], usage=usage_for(self.body, self.reply))
+
+    def _whole_logprobs(self) -> dict[str, Any] | None:
+        if self.logprobs is None:
+            return None
+        for piece in pieces(self.reply.content or ""):
+            self.logprobs.token(piece)
+        for call in self.reply.calls:
+            for fragment in pieces(arguments_text(call), size=8):
+                self.logprobs.token(fragment)
+        return self.logprobs.whole()
 
     def _envelope(self, obj: str, **fields: Any) -> dict[str, Any]:
         return {
@@ -87,8 +100,10 @@ class ChatAnswer:
             **fields,
         }
 
-    def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> str:
-        choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
+    def _chunk(self, delta: dict[str, Any], finish: str | None = None, token: str | None = None) -> str:
+        """One chunk; `token`: the text it streams, whose logprobs it carries when the request asked."""
+        logprobs = self.logprobs.token(token) if self.logprobs is not None and token is not None else None
+        choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": logprobs}
         return _sse(self._envelope("chat.completion.chunk", choices=[choice]))
 
     async def stream(self) -> AsyncIterator[str]:
@@ -111,13 +126,14 @@ class ChatAnswer:
             if reply.break_after is not None and n >= reply.break_after:
                 yield _sse({"error": {"message": "Mock stream interrupted", "type": "server_error"}})
                 return
-            yield self._chunk({"content": piece})
+            yield self._chunk({"content": piece}, token=piece)
         for index, call in enumerate(reply.calls):
             head = self._tool_call(index, call)
             head["function"]["arguments"] = ""
             yield self._chunk({"tool_calls": [head]})
             for fragment in pieces(arguments_text(call), size=8):
-                yield self._chunk({"tool_calls": [{"index": index, "function": {"arguments": fragment}}]})
+                delta = {"tool_calls": [{"index": index, "function": {"arguments": fragment}}]}
+                yield self._chunk(delta, token=fragment)
         yield self._chunk({}, self.finish)
         if (self.body.get("stream_options") or {}).get("include_usage"):
             yield _sse(self._envelope("chat.completion.chunk", choices=[], usage=usage_for(self.body, reply)))

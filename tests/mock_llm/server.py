@@ -119,6 +119,13 @@ class MockLLM:
         return f"http://{self.host}:{self.port}"
 
     @property
+    def sent_logprobs(self) -> list[dict[str, Any]]:
+        """The logprobs of each answer to a chat request that asked for them (`logprobs: true`), in answer order,
+        as a non-streamed choice carries them (`tests.mock_llm.logprobs`)."""
+        with self._state.lock:
+            return [answer.whole() for answer in self._state.sent_logprobs]
+
+    @property
     def exa_requests(self) -> list[dict[str, Any]]:
         """Every request to the fake Exa API so far: ``{"endpoint", "x-api-key", "body"}``."""
         with self._state.lock:

@@ -13,6 +13,7 @@ from collections import deque
 from dataclasses import replace
 from typing import Any
 
+from tests.mock_llm.logprobs import AnswerLogprobs
 from tests.mock_llm.replies import DEFAULT_REPLY_TEXT, Reply
 
 
@@ -40,6 +41,8 @@ class MockState:
             self.counter = 0
             self.cached_prompts: set[str] = set()  # system prompts marked cache_control (Anthropic)
             self.window: int | None = None  # when set, a chat request larger than this overflows (a 400)
+            # The tokens of each OpenAI-style answer to a request that asked for logprobs, in answer order.
+            self.sent_logprobs: list[AnswerLogprobs] = []
 
     def enqueue(self, replies: tuple[Reply, ...], target: str = "chat", when: str | None = None) -> None:
         """Queue ``replies`` (each ``times`` over) for ``target``; for chat, only for requests marked ``when``
