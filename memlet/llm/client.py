@@ -179,6 +179,8 @@ class OpenAICompatibleClient:
             "verbosity",
             "prompt_cache_retention",
             "user",
+            "logprobs",
+            "top_logprobs",
         ):
             if (value := getattr(request, name)) is not None:
                 params[name] = value

@@ -9,6 +9,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from memlet.llm.types import LETTA_V1_AGENT
+
 _REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 # Anthropic models that accept `strict` tools (structured outputs), as Letta lists them.
 _ANTHROPIC_STRICT = ("sonnet-4-5", "opus-4-1", "opus-4-5", "haiku-4-5")
@@ -144,6 +146,23 @@ def extra_body(llm_config: Mapping[str, Any]) -> dict[str, Any] | None:
     elif "thinking" not in body and reasoner and (glm5 or (endpoint_type, model) == ("baseten", BASETEN_KIMI)):
         body["chat_template_args"] = {"enable_thinking": True}  # these models think only when asked this way
     return body or None
+
+
+def logprobs_params(llm_config: Mapping[str, Any], agent_type: str | None) -> dict[str, Any]:
+    """`logprobs` (and `top_logprobs` when set) for a config with `return_logprobs`, as Letta's OpenAI client asks
+    for them; not where Letta leaves them out: Groq (its client sends `logprobs: false`), DeepSeek's reasoners,
+    and a letta_v1 agent on an OpenAI reasoning model (Letta sends those through the Responses API, without them);
+    nor to Anthropic's messages API, which has no such parameter."""
+    if not llm_config.get("return_logprobs"):
+        return {}
+    model = str(llm_config.get("model") or "")
+    endpoint_type = llm_config.get("model_endpoint_type")
+    if endpoint_type in ("groq", "anthropic", "minimax") or (endpoint_type == "deepseek" and "reasoner" in model):
+        return {}
+    if is_reasoning_model(model) and agent_type == LETTA_V1_AGENT:
+        return {}
+    top = llm_config.get("top_logprobs")
+    return {"logprobs": True} if top is None else {"logprobs": True, "top_logprobs": top}
 
 
 def with_null_content_as_empty(

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memlet.llm.errors import LLMEmptyResponseError
+from memlet.llm.logprobs import Logprobs
 from memlet.llm.types import ChatEvent, ChatResult, ContentDelta, ReasoningDelta, ToolCall, ToolCallDelta, Usage
 
 
@@ -73,6 +74,7 @@ class StreamAssembler:
         self.usage: object = None
         self.model: str | None = None
         self.response_id: str | None = None
+        self.logprobs: Logprobs | None = None  # only when a chunk carried some (the request asked for them)
 
     def feed(self, chunk: dict[str, Any]) -> list[ChatEvent]:
         self.model = chunk.get("model") or self.model
@@ -83,6 +85,8 @@ class StreamAssembler:
             if not isinstance(choice, dict) or choice.get("index", 0) != 0:
                 continue
             self.finish_reason = choice.get("finish_reason") or self.finish_reason
+            if logprobs := choice.get("logprobs"):
+                self._feed_logprobs(logprobs)
             delta = _dict(choice.get("delta"))
             if reasoning := _reasoning_of(delta):
                 self.reasoning.append(reasoning)
@@ -99,6 +103,12 @@ class StreamAssembler:
                 if isinstance(tool_call, dict):
                     events.extend(self._feed_tool_call(position, tool_call))
         return events
+
+    def _feed_logprobs(self, value: object) -> None:
+        if isinstance(value, dict):
+            if self.logprobs is None:
+                self.logprobs = Logprobs()
+            self.logprobs.feed(value)
 
     def _feed_tool_call(self, position: int, tool_call: dict[str, Any]) -> list[ChatEvent]:
         index = tool_call.get("index")
@@ -128,7 +138,14 @@ class StreamAssembler:
                 f"(ID: {self.response_id}, model: {self.model}, finish_reason: {self.finish_reason})"
             )
         return ChatResult(
-            content, calls, self.finish_reason, usage_of(self.usage), reasoning, self.model, self.response_id
+            content,
+            calls,
+            self.finish_reason,
+            usage_of(self.usage),
+            reasoning,
+            self.model,
+            self.response_id,
+            logprobs=None if self.logprobs is None else self.logprobs.result(),
         )
 
 
@@ -165,4 +182,5 @@ def result_from_completion(completion: object) -> ChatResult:
         _reasoning_of(message),
         completion.get("model"),
         completion.get("id"),
+        logprobs=Logprobs.of_choice(choice.get("logprobs")),
     )

@@ -29,6 +29,9 @@ class ChatRequest:
     verbosity: str | None = None
     prompt_cache_retention: str | None = None  # OpenAI's "24h" for the models that keep a cache that long
     user: str | None = None  # the requesting user's id (OpenAI-compatible endpoints only)
+    # Per-token log probabilities (an agent whose llm_config has `return_logprobs`); None leaves them out.
+    logprobs: bool | None = None
+    top_logprobs: int | None = None
     # Provider-specific fields (e.g. reasoning_effort) passed through untouched.
     extra_body: dict[str, Any] | None = None
     # `messages` already encoded, one `orjson.Fragment` each (`loop.buffer_chat.Wire`): an OpenAI-compatible body
@@ -110,6 +113,8 @@ class ChatResult:
     response_id: str | None = None
     # The native thinking blocks with their signatures, in order (providers that sign their thinking).
     thinking: tuple[ThinkingBlock, ...] = ()
+    # OpenAI's `choices[0].logprobs` of the answer (`memlet.llm.logprobs`), when the provider sent any.
+    logprobs: dict[str, Any] | None = None
 
 
 ChatEvent = ContentDelta | ReasoningDelta | HiddenReasoningDelta | ToolCallDelta | ChatResult

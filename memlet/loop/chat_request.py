@@ -199,6 +199,7 @@ def build_chat_request(
         stream=True,
         user=user,
         **_optional_params(config, model),
+        **quirks.logprobs_params(config, agent.agent_type),
     )
 
 

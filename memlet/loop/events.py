@@ -65,6 +65,9 @@ class CompactionStarted:
 class RunFinished:
     stop_reason: str
     usage: dict[str, Any] = field(default_factory=dict)
+    # The logprobs of the turn's last LLM call that returned some (letta_v1 loop, `return_logprobs`), for
+    # a blocking send's `LettaResponse.logprobs`.
+    logprobs: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,8 @@ class RunState:
     # stored prompt (and `state.messages[0]`) for the next turn; the rest of this turn keeps its prefix, and so the
     # provider's prompt cache, as Letta's loop does (the model reads the edit in the tool's return).
     turn_system: str | None = None
+    # The last logprobs an LLM call of this turn returned (letta_v1 loop only, as Letta's V3 agent keeps them).
+    logprobs: dict[str, Any] | None = None
 
     async def next_state(self, state: LoopState) -> LoopState:
         """The state for the next step: the one in memory (kept current by each commit) unless a reload is due."""
@@ -212,7 +214,7 @@ class RunState:
     def closing(self, stop_reason: str) -> Closing:
         """The run's end for the commit of the step that ends the turn normally (`commit_step` writes it)."""
         usage = {"message_type": "usage_statistics", **self.usage}
-        event = ev.RunFinished(stop_reason=stop_reason, usage=usage)
+        event = ev.RunFinished(stop_reason=stop_reason, usage=usage, logprobs=self.logprobs)
         return Closing(self._end(stop_reason, None), event, self.options.on_finish)
 
     def closed_by(self, closing: Closing) -> None:
@@ -224,7 +226,7 @@ class RunState:
         """Close the run row in a transaction of its own (a turn that fails, is cancelled, or ends after its last
         commit), record the agent's last stop reason, and build the final event."""
         usage = {"message_type": "usage_statistics", **self.usage}
-        event = self._final_event(stop_reason, usage, error)
+        event = self._final_event(stop_reason, usage, error, self.logprobs)
         end = self._end(stop_reason, event)
         async with self.deps.sessionmaker() as session, session.begin():
             await RunRepository(session).finish(
@@ -254,9 +256,11 @@ class RunState:
         )
 
     @staticmethod
-    def _final_event(stop_reason: str, usage: dict[str, Any], error: Exception | None) -> ev.LoopEvent:
+    def _final_event(
+        stop_reason: str, usage: dict[str, Any], error: Exception | None, logprobs: dict[str, Any] | None
+    ) -> ev.LoopEvent:
         if error is None:
-            return ev.RunFinished(stop_reason=stop_reason, usage=usage)
+            return ev.RunFinished(stop_reason=stop_reason, usage=usage, logprobs=logprobs)
         error_type = error.error_type if isinstance(error, LLMError) else "internal_error"
         if stop_reason == "context_window_overflow_in_system_prompt":
             error_type = stop_reason  # Letta's in-stream error type for it

@@ -132,6 +132,8 @@ async def llm_step(
             raise
     chat = result_box[0]
     clock.llm_done()
+    if chat.logprobs is not None and not is_v2(agent.agent_type):
+        run.logprobs = chat.logprobs
     run.add_usage(step, chat.usage, context=not is_v2(agent.agent_type))
     try:
         result = await raced(run.watch, handle_response(ctx, chat, allowed, assistant_id))

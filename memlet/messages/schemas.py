@@ -198,11 +198,36 @@ class TurnTokenData(BaseModel):
     tool_name: str | None = None
 
 
+class TopLogprob(BaseModel):
+    token: str
+    bytes: list[int] | None = None
+    logprob: float
+
+
+class ChatCompletionTokenLogprob(BaseModel):
+    token: str
+    bytes: list[int] | None = None
+    logprob: float
+    top_logprobs: list[TopLogprob]
+
+
+class ChoiceLogprobs(BaseModel):
+    """OpenAI's per-token log probabilities of one answer (`memlet.llm.logprobs`)."""
+
+    content: list[ChatCompletionTokenLogprob] | None = None
+    refusal: list[ChatCompletionTokenLogprob] | None = None
+
+    @classmethod
+    def of(cls, value: dict[str, Any] | None) -> "ChoiceLogprobs | None":
+        return None if value is None else cls.model_validate(value)
+
+
 class LettaResponse(BaseModel):
     messages: list[LettaMessage]
     stop_reason: LettaStopReason
     usage: LettaUsageStatistics
-    logprobs: dict[str, Any] | None = None
+    # The last LLM call's, when the turn asked for them (`return_logprobs`).
+    logprobs: ChoiceLogprobs | None = None
     turns: list[TurnTokenData] | None = None
 
 

@@ -117,7 +117,7 @@ async def send_message(
     ensure_messages(body)
     ensure_streaming_options(body)
     if not body.streaming:
-        return await service.send(agent_id, body, "send_message")
+        return await service.send(agent_id, body, "send_message", request_logprobs=True)
     if not is_sdk_v1(request):
         raise UnprocessableError("streaming=true is only supported for SDK v1.0+ clients.")
     return sse_response(await service.open_stream(agent_id, body, "send_message"))

@@ -65,3 +65,16 @@ def tagged(inputs: list[InputItem], group_id: str | None) -> list[InputItem]:
     if group_id is None:
         return inputs
     return [i.model_copy(update={"group_id": group_id}) for i in inputs]
+
+
+def logprobs_override(req: LettaRequest) -> dict[str, Any] | None:
+    """The llm_config fields a blocking send to an agent sets for its turn when it asks for logprobs or token ids
+    (Letta's agent send route copies all three onto the config then, and only then; its streamed, async and
+    conversation sends leave the agent's own)."""
+    if not (req.return_logprobs or req.return_token_ids):
+        return None
+    return {
+        "return_logprobs": req.return_logprobs,
+        "top_logprobs": req.top_logprobs,
+        "return_token_ids": req.return_token_ids,
+    }

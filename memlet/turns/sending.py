@@ -28,7 +28,7 @@ from memlet.loop.deps import OnFinish
 from memlet.loop.runner import RunOptions, run_agent
 from memlet.messages.error_events import run_error
 from memlet.messages.requests import LettaAsyncRequest, LettaRequest, LettaStreamingRequest
-from memlet.messages.schemas import LettaResponse, StoredMessage
+from memlet.messages.schemas import ChoiceLogprobs, LettaResponse, StoredMessage
 from memlet.net.outbound import policy_for
 from memlet.runs.callbacks import dispatch_run_callback
 from memlet.runs.repository import RunRepository
@@ -38,6 +38,7 @@ from memlet.turns.chunk_log import RETENTION, ChunkLog
 from memlet.turns.resume import follow
 from memlet.turns.send_request import (
     DuplicateRequestError,
+    logprobs_override,
     request_identity,
     tagged,
     view_options,
@@ -175,23 +176,36 @@ class SendService(SendAdmission):
             return event
         return replace(event, usage={**event.usage, "run_ids": list(fired)})
 
-    async def send(self, agent_id: str, req: LettaStreamingRequest, run_type: str) -> LettaResponse:
-        """Run the loop to the end and answer with the new messages, the stop reason and the usage."""
-        done = await self.run_blocking(agent_id, req, run_type)
+    async def send(
+        self, agent_id: str, req: LettaStreamingRequest, run_type: str, *, request_logprobs: bool = False
+    ) -> LettaResponse:
+        """Run the loop to the end and answer with the new messages, the stop reason, the usage and the logprobs of
+        the turn's last LLM call (when the agent's config, or with `request_logprobs` the request, asked for them)."""
+        done = await self.run_blocking(agent_id, req, run_type, request_logprobs=request_logprobs)
         return LettaResponse(
             messages=public_views(done.messages, done.opts),
             stop_reason=stop_reason(done.outcome.stop_reason),
             usage=usage_of(done.outcome.usage),
+            logprobs=ChoiceLogprobs.of(done.outcome.logprobs),
         )
 
     async def run_blocking(
-        self, agent_id: str, req: LettaStreamingRequest, run_type: str, *, lock_wait_s: float | None = None
+        self,
+        agent_id: str,
+        req: LettaStreamingRequest,
+        run_type: str,
+        *,
+        lock_wait_s: float | None = None,
+        request_logprobs: bool = False,
     ) -> BlockingTurn:
         """Run the loop to the end; a failed run raises its error (an LLM error keeps its status and shape).
 
-        `lock_wait_s` bounds the wait for the agent's lock (None: the settings' ``agent_lock_timeout_s``).
+        `lock_wait_s` bounds the wait for the agent's lock (None: the settings' ``agent_lock_timeout_s``);
+        `request_logprobs`: the request's logprobs fields override the agent's config for this turn.
         """
         override = await self.admit(agent_id, req)
+        if request_logprobs and (fields := logprobs_override(req)) is not None:
+            override = {**(override or {}), **fields}
         run = await self.create_run(agent_id, req, {"run_type": run_type}, background=False)
         queue = self.launch(agent_id, run, req, llm_override=override, lock_wait_s=lock_wait_s)
         committed: list[StoredMessage] = []

@@ -23,7 +23,7 @@ from memlet.log import get_logger, log_fields
 from memlet.loop import events as ev
 from memlet.loop.runner import LoopDeps
 from memlet.messages.requests import LettaRequest, MessageCreate
-from memlet.messages.schemas import LettaResponse, StoredMessage
+from memlet.messages.schemas import ChoiceLogprobs, LettaResponse, StoredMessage
 from memlet.runs.queue_repository import QueuedRunRepository
 from memlet.runs.repository import RunRepository
 from memlet.sleeptime.firing import SleeptimeWork, active_group_id, fire_after_turn, prepare
@@ -175,6 +175,7 @@ async def _keep_result(
         messages=public_views(committed, view_options("sleeptime_agent", request)),
         stop_reason=stop_reason(finished.stop_reason),
         usage=usage_of(finished.usage),
+        logprobs=ChoiceLogprobs.of(finished.logprobs),
     )
     try:
         async with session.begin_nested():
