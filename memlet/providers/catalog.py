@@ -102,6 +102,14 @@ def _split_handle(handle: str) -> tuple[str, str] | None:
     return (provider, name) if sep and provider and name else None
 
 
+def _resolved(provider_type: str, config: dict[str, Any], kind: str) -> dict[str, Any]:
+    """A listed config as a handle resolves to it: an SGLang provider's chat models come with `return_logprobs` and
+    `return_token_ids` on, as Letta's (its RL-training setup; memlet serves the logprobs, not the token ids)."""
+    if provider_type != "sglang" or kind != "llm":
+        return config
+    return {**config, "return_logprobs": True, "return_token_ids": True}
+
+
 class ModelCatalog:
     """Every model memlet can serve, plus the conversions between handles, llm_configs and model_settings."""
 
@@ -258,11 +266,11 @@ class ModelCatalog:
                 for wanted in lookups:
                     match = next((c for c in configs if c["handle"] == wanted), None)
                     if match:
-                        return match, seen
+                        return _resolved(source.provider_type, match, kind), seen
                 # A model listed under a short handle (`known_models.handle_name`) is still found by its own id.
                 match = next((c for c in configs if c.get("model") == name), None)
                 if match:
-                    return match, seen
+                    return _resolved(source.provider_type, match, kind), seen
         row = await ProviderRepository(session).find_by_name(org_id, provider)
         if row is not None:
             lists = await self.byok_models(row)
@@ -273,7 +281,7 @@ class ModelCatalog:
                 # Letta falls back to matching the model name alone for BYOK chat models.
                 match = next((c for c in configs if c["model"] == name), None)
             if match:
-                return match, seen
+                return _resolved(row.provider_type, match, kind), seen
         return None, seen
 
     async def resolve_llm(

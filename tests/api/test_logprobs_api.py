@@ -9,12 +9,15 @@ the model was sent and what it answered (the mock's records, `tests.mock_llm.log
 
 import json
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 from letta_client import Letta
 
+from memlet.config import Settings
+from tests.conftest import LiveServer, reset_database
 from tests.mock_llm import MockLLM, Reply
 
 MODEL = "openai/gpt-4o-mini"
@@ -242,3 +245,28 @@ def test_a_providers_loose_logprobs_are_shown_in_openais_shape(client: Letta, mo
         ],
         "refusal": None,
     }
+
+
+@pytest.fixture(scope="module")
+def sglang_server(settings: Settings, mock_llm: MockLLM) -> Iterator[LiveServer]:
+    live = LiveServer(settings.model_copy(update={"sglang_api_base": mock_llm.root_url})).start()
+    yield live
+    live.stop()
+
+
+def test_an_sglang_model_comes_with_logprobs_on(sglang_server: LiveServer, pg_uri: str, mock_llm: MockLLM) -> None:
+    """Letta resolves an SGLang provider's handle with `return_logprobs` and `return_token_ids` on; the model list
+    shows them off. memlet asks such a model for logprobs on every call but returns no `turns` (README)."""
+    client = Letta(base_url=sglang_server.base_url, max_retries=0, timeout=60)
+    try:
+        listed = [m for m in client.models.list() if m.handle == "sglang/gpt-4o-mini"]
+        assert [(m.return_logprobs, m.return_token_ids) for m in listed] == [(False, False)]
+        agent = client.agents.create(model="sglang/gpt-4o-mini", embedding=EMBEDDING, agent_type="letta_v1_agent")
+        assert (agent.llm_config.return_logprobs, agent.llm_config.return_token_ids) == (True, True)
+        mock_llm.script(Reply.text("trained"))
+        sent = client.agents.messages.create(agent.id, messages=HI)  # type: ignore[arg-type]
+        assert asked(mock_llm.requests[-1]) == {"logprobs": True}
+        assert sent.model_dump()["logprobs"] == mock_llm.sent_logprobs[-1]
+        assert sent.turns is None
+    finally:
+        reset_database(pg_uri)
