@@ -139,7 +139,7 @@ def build_chat_request(
     thoughts = inner_thoughts_in_kwargs(agent)
     scrub = thoughts_scrubbed(config)
     echo = reasoning_echoed(config, rows)
-    system_role = "developer" if openai_reasoner and quirks.accepts_developer_role(model) else "system"
+    system_role = system_role_for(config)
     return_limit = None if is_v2(agent.agent_type) else tool_return_limit(config)
     encoded: list[Any] | None = None
     messages_size: int | None = None
@@ -167,10 +167,8 @@ def build_chat_request(
         messages_tokens = partial(wire.tokens, system)
         if not wire.any_thinking():  # the OpenAI body leaves thinking blocks out: those messages are encoded anew
             encoded = [orjson.Fragment(system_json), *wire.fragments]
-    if (emptied := quirks.with_null_content_as_empty(config, messages)) is not None:
-        messages, encoded = emptied, None
-    if (filled := quirks.with_empty_text_filled(config, messages)) is not None:
-        messages, encoded = filled, None
+    if (shaped := endpoint_messages(config, messages)) is not None:
+        messages, encoded = shaped, None
     window = int(config.get("context_window") or DEFAULT_CONTEXT_WINDOW)
     temperature = config.get("temperature")
     if openai_reasoner and not quirks.supports_temperature(model):
@@ -198,14 +196,34 @@ def build_chat_request(
         # same, and some servers answer a streamed request sooner than a plain one.
         stream=True,
         user=user,
-        **_optional_params(config, model),
+        **provider_params(config),
         **quirks.logprobs_params(config, agent.agent_type),
     )
 
 
-def _optional_params(config: Mapping[str, Any], model: str) -> dict[str, Any]:
-    """`frequency_penalty`, `response_format`, `reasoning_effort`, `verbosity` and `prompt_cache_retention`, where
-    the model takes them."""
+def system_role_for(config: Mapping[str, Any]) -> str:
+    """The role of a request's system message: `developer` for OpenAI's reasoning models that take it."""
+    model = str(config.get("model"))
+    reasoner = config.get("model_endpoint_type") == "openai" and quirks.is_reasoning_model(model)
+    return "developer" if reasoner and quirks.accepts_developer_role(model) else "system"
+
+
+def endpoint_messages(config: Mapping[str, Any], messages: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """`messages` as the config's endpoint takes them (null content as "" for gpt-oss, blank text filled for
+    Z.ai, Fireworks and Baseten); None when they go as they are."""
+    changed = None
+    if (emptied := quirks.with_null_content_as_empty(config, messages)) is not None:
+        messages = changed = emptied
+    if (filled := quirks.with_empty_text_filled(config, messages)) is not None:
+        changed = filled
+    return changed
+
+
+def provider_params(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The per-provider fields of any request to the config's model (a step's, a summary's): `frequency_penalty`,
+    `response_format`, `reasoning_effort`, `verbosity`, `prompt_cache_retention` where the model takes them, and
+    the endpoint's own fields (`extra_body`: thinking switches, GLM-5's `stop`, OpenRouter's `reasoning`)."""
+    model = str(config.get("model"))
     params: dict[str, Any] = {}
     if config.get("model_endpoint_type") in ("anthropic", "minimax"):
         return params  # Anthropic's messages API has none of them (thinking and effort come from the config)

@@ -124,11 +124,14 @@ def choose_cut(n: int, cuts: list[int], settings: SummarizerSettings, fits: Call
 Summarize = Callable[[str], Awaitable[str]]  # the evicted transcript -> its summary (raises when it fails)
 
 
-def summarizer(llm: LLMClient, config: Mapping[str, Any], settings: SummarizerSettings, window: int) -> Summarize:
-    """Summaries from `llm` (the model of `config`) with the settings' prompt, model settings and clipping."""
+def summarizer(
+    llm: LLMClient, config: Mapping[str, Any], settings: SummarizerSettings, window: int, user: str | None = None
+) -> Summarize:
+    """Summaries from `llm` (the model of `config`) with the settings' prompt, model settings and clipping;
+    `user`: the requesting user's id, sent as a step's request sends it."""
 
     async def run(text: str) -> str:
-        return await summarize(llm, config, settings, text, window)
+        return await summarize(llm, config, settings, text, window, user)
 
     return run
 

@@ -3,7 +3,7 @@
 
 Each writes the summary with the step's ids, reloads the state and yields the compaction event (only with
 `include_compaction_messages`) and the summary row (V3 only: V2 turns never show it, as in Letta). The summary goes to the summarizer model of the agent's
-`compaction_settings` (the agent's own client when it is the same model).
+`compaction_settings`, through a client opened for the summarizer's config.
 """
 
 from collections.abc import AsyncIterator
@@ -36,8 +36,7 @@ class Site:
 
 
 async def _plan(run: RunState, state: LoopState, site: Site, *, force: bool, complete: bool) -> CompactionPlan | None:
-    assert run.llm is not None
-    agent, llm, window = state.agent, run.llm, site.window
+    agent, window = state.agent, site.window
     scrub = thoughts_scrubbed(agent.llm_config or {})
     prompt = Prompt(stored_system_text(state), run.pending, site.tools, agent.agent_type, site.chat, scrub)
     rows, limit = state.messages[1:], prompt_budget(window, agent.llm_config.get("max_tokens"))
@@ -47,10 +46,10 @@ async def _plan(run: RunState, state: LoopState, site: Site, *, force: bool, com
     config = summarizer_llm_config(agent.llm_config, settings.model)
 
     async def summarize_with(text: str) -> str:
-        if config is agent.llm_config:
-            return await summarizer(llm, config, settings, window)(text)
-        async with run.deps.llm_for(config, run.org_id) as own:  # opened only when a summary is due
-            return await summarizer(own, config, settings, window)(text)
+        # The summarizer's own client (opened only when a summary is due): its config, not the step's, shapes
+        # the request (an Anthropic client's thinking follows the config it is opened for).
+        async with run.deps.llm_for(config, run.org_id) as own:
+            return await summarizer(own, config, settings, window, run.options.user_id)(text)
 
     return await plan_compaction(
         summarize_with=summarize_with,

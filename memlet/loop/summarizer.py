@@ -15,11 +15,12 @@ from typing import Any, Self
 
 from memlet.errors import BadRequestError
 from memlet.llm.chat_format import to_openai_messages
-from memlet.llm.client import LLMClient
+from memlet.llm.client import ANTHROPIC_ENDPOINTS, LLMClient
 from memlet.llm.errors import LLMEmptyResponseError
-from memlet.llm.model_quirks import is_reasoning_model, prompt_cache_retention, supports_temperature
+from memlet.llm.model_quirks import is_reasoning_model, supports_temperature
 from memlet.llm.tokens import count_tokens
-from memlet.llm.types import ChatRequest
+from memlet.llm.types import LETTA_V1_AGENT, ChatRequest
+from memlet.loop.chat_request import endpoint_messages, provider_params, system_role_for
 from memlet.loop.headroom import counting_margin
 from memlet.messages.packing import format_local_time
 from memlet.prompt.prompts import SUMMARIZER_INSTRUCTIONS
@@ -90,15 +91,19 @@ class SummarizerSettings:
 
 def summarizer_llm_config(agent_config: dict[str, Any], handle: str | None) -> dict[str, Any]:
     """The llm_config for the summary call: the agent's, with the model of `handle` when it names another model
-    of the same provider (a handle of another provider falls back to the agent's model, as Letta falls back)."""
+    of the same provider (a handle of another provider falls back to the agent's model, as Letta falls back).
+
+    Reasoning is off and thoughts are not asked for as a tool argument, as Letta's summarizer sets its config: the
+    request still carries the endpoint's other fields (`memlet.loop.chat_request.provider_params`)."""
+    config = {**agent_config, "enable_reasoner": False, "put_inner_thoughts_in_kwargs": False}
     if not handle or handle == agent_config.get("handle") or "/" not in handle:
-        return agent_config
+        return config
     provider, model = handle.split("/", 1)
     own = str(agent_config.get("handle") or "")
     if own and own.split("/", 1)[0] != provider:
         log.warning("summarizer model %s is not served by the agent's provider; using the agent's model", handle)
-        return agent_config
-    return {**agent_config, "model": model, "handle": handle}
+        return config
+    return {**config, "model": model, "handle": handle}
 
 
 def summary_max_tokens(window: int, configured: int | None = None) -> int:
@@ -130,11 +135,41 @@ def summary_temperature(config: Mapping[str, Any], settings: SummarizerSettings)
     return settings.temperature if settings.temperature is not None else config.get("temperature")
 
 
+def summary_request(
+    config: Mapping[str, Any],
+    messages: list[dict[str, Any]],
+    max_tokens: int,
+    temperature: float | None,
+    user: str | None,
+) -> ChatRequest:
+    """The summary call's request, with the per-provider fields a step's request carries for the same config (the
+    `user`, thinking switches, GLM-5's `stop`, blank text filled, ...), built as Letta's summarizer builds it: as a
+    letta_v1 agent's request without tools; streamed from Anthropic, as Letta streams it there."""
+    system, *rest = messages
+    messages = [{**system, "role": system_role_for(config)}, *rest]
+    return ChatRequest(
+        model=str(config.get("model")),
+        messages=endpoint_messages(config, messages) or messages,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        stream=config.get("model_endpoint_type") in ANTHROPIC_ENDPOINTS - {"minimax"},
+        user=user,
+        agent_type=LETTA_V1_AGENT,
+        **provider_params(config),
+    )
+
+
 async def summarize(
-    llm: LLMClient, config: Mapping[str, Any], settings: SummarizerSettings, text: str, window: int
+    llm: LLMClient,
+    config: Mapping[str, Any],
+    settings: SummarizerSettings,
+    text: str,
+    window: int,
+    user: str | None = None,
 ) -> str:
-    """One summary call to the model of `config` with the settings' instructions (after them, with
-    `prompt_acknowledgement`, the summarizer's acknowledgement); the answer clipped to `clip_chars`.
+    """One summary call to the model of `config` (from `summarizer_llm_config`) with the settings' instructions
+    (after them, with `prompt_acknowledgement`, the summarizer's acknowledgement); the answer clipped to
+    `clip_chars`. `user`: the requesting user's id.
 
     Raises what the LLM call raises, and LLMEmptyResponseError for an empty answer.
     """
@@ -150,15 +185,8 @@ async def summarize(
     while text and count_tokens(text) > budget:
         # The summarizer's own request must fit too: keep the most recent part of the evicted history.
         text = text[len(text) // 4 :]
-    request = ChatRequest(
-        model=str(config.get("model")),
-        messages=[*head, {"role": "user", "content": text}],
-        max_tokens=max_tokens,
-        temperature=summary_temperature(config, settings),
-        stream=False,
-        prompt_cache_retention=prompt_cache_retention(config),
-    )
-    result = await llm.chat(request)
+    messages = [*head, {"role": "user", "content": text}]
+    result = await llm.chat(summary_request(config, messages, max_tokens, summary_temperature(config, settings), user))
     summary = (result.content or "").strip()
     if not summary:
         raise LLMEmptyResponseError("the summarizer returned an empty summary")

@@ -84,7 +84,7 @@ async def summarize(
     # The client is shared with the app's other requests: the pool closes it, never this request.
     async with deps.llm_for(config, actor.organization_id) as llm:
         plan = await plan_compaction(
-            summarize_with=summarizer(llm, config, chosen, window),
+            summarize_with=summarizer(llm, config, chosen, window, actor.user_id),
             settings=chosen,
             prompt=Prompt(text_parts(rows[0].content), [], tools, agent.agent_type),
             rows=rows[1:],
