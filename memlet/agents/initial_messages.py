@@ -1,5 +1,9 @@
 """The messages an agent starts with: the system message, then (Letta's `initialize_message_sequence_async`) a boot
-exchange and a login event for every type but `letta_v1_agent` (none) and `sleeptime_agent` (the login only)."""
+exchange and a login event for every type but `letta_v1_agent` (none) and `sleeptime_agent` (the login only).
+
+The boot exchange has Letta's variants: a gpt-3.5 model's opens with a shorter greeting, and an agent on LM Studio
+(`lmstudio_openai`) gets the login first (some of its models want a user message before any tool call) and a
+nine-character call id (some want exactly that)."""
 
 import json
 import uuid
@@ -16,6 +20,12 @@ LOGIN_ONLY_TYPES = frozenset({"sleeptime_agent"})
 # Types a create with base tools starts with the system message alone (Letta sets their sequence to `[]`).
 BARE_WITH_BASE_TOOLS = frozenset({"letta_v1_agent", "sleeptime_agent", "voice_sleeptime_agent"})
 BOOT_GREETING = "More human than human is our motto."
+BOOT_THOUGHT = "Bootup sequence complete. Persona activated. Testing messaging functionality."
+# The opening for gpt-3.5 models (Letta's `startup_with_send_message_gpt35`, in memlet's words).
+GPT35_BOOT_THOUGHT = "*inner thoughts* Nobody has written yet. Reaching out with the send_message function."
+GPT35_BOOT_GREETING = "Hello, is someone there?"
+LMSTUDIO_PROVIDER = "lmstudio_openai"
+LMSTUDIO_CALL_ID_LENGTH = 9
 
 
 def _message(agent: orm.Agent, role: str, text: str | None, **fields: object) -> orm.Message:
@@ -47,24 +57,26 @@ def default_sequence(agent: orm.Agent, created_by_id: str | None = None) -> list
 
 
 def boot_sequence(agent: orm.Agent, created_by_id: str | None = None) -> list[orm.Message]:
-    """A first ``send_message`` call, its return and a login event, as MemGPT agents begin."""
+    """A first ``send_message`` call, its return and a login event, as MemGPT agents begin (the login first on LM
+    Studio)."""
     by = created_by_id or agent.created_by_id
-    call_id = str(uuid.uuid4())
+    config = agent.llm_config or {}
+    lmstudio = config.get("provider_name") == LMSTUDIO_PROVIDER
+    # Letta cut the uuid's text to nine characters, hyphen included; nine letters and digits are what those
+    # models take.
+    call_id = uuid.uuid4().hex[:LMSTUDIO_CALL_ID_LENGTH] if lmstudio else str(uuid.uuid4())
+    gpt35 = "gpt-3.5" in str(config.get("model") or "")
+    thought, greeting = (GPT35_BOOT_THOUGHT, GPT35_BOOT_GREETING) if gpt35 else (BOOT_THOUGHT, BOOT_GREETING)
     now = datetime.now(UTC)
     tz = agent.timezone
     call = {
         "id": call_id,
         "type": "function",
-        "function": {"name": "send_message", "arguments": json.dumps({"message": BOOT_GREETING})},
+        # Written out over lines, as Letta writes the boot call's arguments.
+        "function": {"name": "send_message", "arguments": json.dumps({"message": greeting}, indent=2)},
     }
-    return [
-        _message(
-            agent,
-            "assistant",
-            "Bootup sequence complete. Persona activated. Testing messaging functionality.",
-            tool_calls=[call],
-            created_by_id=by,
-        ),
+    exchange = [
+        _message(agent, "assistant", thought, tool_calls=[call], created_by_id=by),
         _message(
             agent,
             "tool",
@@ -73,8 +85,9 @@ def boot_sequence(agent: orm.Agent, created_by_id: str | None = None) -> list[or
             tool_call_id=call_id,
             created_by_id=by,
         ),
-        _message(agent, "user", pack_login_event(timezone=tz, now=now), created_by_id=by),
     ]
+    login = _message(agent, "user", pack_login_event(timezone=tz, now=now), created_by_id=by)
+    return [login, *exchange] if lmstudio else [*exchange, login]
 
 
 def custom_sequence(agent: orm.Agent, messages: list[MessageCreate]) -> list[orm.Message]:
