@@ -17,7 +17,7 @@ from memlet.errors import BadRequestError
 from memlet.llm.chat_format import to_openai_messages
 from memlet.llm.client import ANTHROPIC_ENDPOINTS, LLMClient
 from memlet.llm.errors import LLMEmptyResponseError
-from memlet.llm.model_quirks import is_reasoning_model, supports_temperature
+from memlet.llm.model_quirks import is_reasoning_model, logprobs_params, supports_temperature
 from memlet.llm.tokens import count_tokens
 from memlet.llm.types import LETTA_V1_AGENT, ChatRequest
 from memlet.loop.chat_request import endpoint_messages, provider_params, system_role_for
@@ -143,7 +143,7 @@ def summary_request(
     user: str | None,
 ) -> ChatRequest:
     """The summary call's request, with the per-provider fields a step's request carries for the same config (the
-    `user`, thinking switches, GLM-5's `stop`, blank text filled, ...), built as Letta's summarizer builds it: as a
+    `user`, thinking switches, GLM-5's `stop`, blank text filled, logprobs, ...), built as Letta's summarizer builds it: as a
     letta_v1 agent's request without tools; streamed from Anthropic, as Letta streams it there."""
     system, *rest = messages
     messages = [{**system, "role": system_role_for(config)}, *rest]
@@ -156,6 +156,7 @@ def summary_request(
         user=user,
         agent_type=LETTA_V1_AGENT,
         **provider_params(config),
+        **logprobs_params(config, LETTA_V1_AGENT),
     )
 
 

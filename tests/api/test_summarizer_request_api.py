@@ -91,6 +91,13 @@ def test_an_openai_reasoners_summary_instructions_go_as_developer(http: httpx.Cl
     assert sent["reasoning_effort"] == "low" and sent["user"] == ids.DEFAULT_USER_ID
 
 
+def test_an_agent_that_asks_for_logprobs_asks_for_them_in_its_summary(http: httpx.Client, mock_llm: MockLLM) -> None:
+    agent_id = raw_agent(http, mock_llm, "gpt-4o-mini", "openai", return_logprobs=True, top_logprobs=2)
+    assert chat(http, mock_llm, agent_id, turns=1)["logprobs"] is True
+    sent = summarize(http, mock_llm, agent_id)
+    assert (sent["logprobs"], sent["top_logprobs"]) == (True, 2)
+
+
 def test_an_anthropic_summary_is_streamed_without_thinking(claude: Letta, mock_llm: MockLLM) -> None:
     agent = claude.agents.create(model="anthropic/claude-sonnet-4-5-20250929", include_base_tools=False)
     mock_llm.script(Reply.text("hello"))
