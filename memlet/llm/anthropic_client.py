@@ -160,7 +160,7 @@ class _Assembler:
             return self._text(index, initial)
         if initial:
             entry.text.append(initial)
-            return [ContentDelta(initial) if block.type == "text" else ReasoningDelta(initial)]
+            return [ContentDelta(initial) if block.type == "text" else ReasoningDelta(initial, thinking_block=True)]
         return []
 
     def _delta(self, index: int, delta: Any) -> list[ChatEvent]:
@@ -171,9 +171,10 @@ class _Assembler:
             return self._text(index, delta.text) if delta.text else []
         if delta.type == "thinking_delta":
             entry.text.append(delta.thinking)
-            return [ReasoningDelta(delta.thinking)] if delta.thinking else []
+            return [ReasoningDelta(delta.thinking, thinking_block=True)] if delta.thinking else []
         if delta.type == "signature_delta":
             entry.signature = (entry.signature or "") + delta.signature
+            return [ReasoningDelta("", signature=delta.signature, thinking_block=True)]
         elif delta.type == "input_json_delta" and delta.partial_json:
             entry.text.append(delta.partial_json)
             # Every piece names its tool, as Letta's Anthropic stream labels each argument fragment.

@@ -48,9 +48,13 @@ class ContentDelta:
 
 @dataclass(frozen=True, slots=True)
 class ReasoningDelta:
-    """Reasoning text streamed by providers that send ``reasoning_content`` (DeepSeek) or ``reasoning``."""
+    """Reasoning text streamed by providers that send ``reasoning_content`` (DeepSeek) or ``reasoning``, or a
+    fragment of an Anthropic thinking block (``thinking_block``): its text, or, once the block is written, its
+    ``signature`` with no text."""
 
     text: str
+    signature: str | None = None
+    thinking_block: bool = False
 
 
 @dataclass(frozen=True, slots=True)

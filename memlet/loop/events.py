@@ -46,6 +46,8 @@ class TokenDelta:
     # Reasoning the model produced as such (thinking blocks, reasoning_content), not thoughts a V2 agent writes
     # in its `thinking` argument or its text: Letta streams it as the reasoner's in every loop.
     native: bool = False
+    # A V2 agent's Claude thinking block, once written: its signature, streamed with no text (as Letta's V2 does).
+    signature: str | None = None
 
 
 @dataclass(frozen=True)

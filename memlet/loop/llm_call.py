@@ -97,13 +97,18 @@ class DeltaLabels:
         self._kind = kind
         return otid_from_id(self.assistant_id, self._index)
 
-    def reasoning(self, text: str) -> TokenDelta:
-        """A fragment of the model's own reasoning."""
+    def reasoning(self, event: ReasoningDelta) -> TokenDelta | None:
+        """A fragment of the model's own reasoning. Of a Claude thinking block, a V2 agent streams every fragment,
+        its signature too (an empty fragment carrying it, as Letta's V2 stream does); a letta_v1 agent does not
+        stream the signature, as Letta's letta_v1 stream leaves it out."""
         if self._v2 is not None:
             self._v2.native_seen = True
             otid = otid_from_id(self.assistant_id, 0)
-            return self.delta("reasoning", self.assistant_id, otid, text=text, native=True)
-        return self.delta("reasoning", self.assistant_id, self._part("reasoning"), text=text, native=True)
+            fragment = self.delta("reasoning", self.assistant_id, otid, text=event.text, native=True)
+            return replace(fragment, signature=event.signature) if event.signature is not None else fragment
+        if event.thinking_block and not event.text:
+            return None
+        return self.delta("reasoning", self.assistant_id, self._part("reasoning"), text=event.text, native=True)
 
     def hidden_reasoning(self, data: str) -> TokenDelta | None:
         """Redacted thinking, shown whole as it starts (V2: after the step, from the stored row)."""
@@ -304,7 +309,8 @@ async def call_llm(
                     )
                 result_box.append(_storable(event))
             elif isinstance(event, ReasoningDelta):
-                yield labels.reasoning(event.text)
+                if (reasoning := labels.reasoning(event)) is not None:
+                    yield reasoning
             elif isinstance(event, HiddenReasoningDelta):
                 if (hidden := labels.hidden_reasoning(event.data)) is not None:
                     yield hidden

@@ -103,7 +103,7 @@ def delta_view(delta: ev.TokenDelta, run_id: str, reasoning_source: str = "reaso
         return HiddenReasoningMessage(**common, state="redacted", hidden_reasoning=delta.text)
     if delta.kind == "reasoning":
         source = "reasoner_model" if delta.native else reasoning_source
-        return ReasoningMessage(**common, reasoning=delta.text, source=source)  # type: ignore[arg-type]
+        return ReasoningMessage(**common, reasoning=delta.text, source=source, signature=delta.signature)  # type: ignore[arg-type]
     fragment = ToolCallDelta(name=delta.name, arguments=delta.arguments, tool_call_id=delta.tool_call_id)
     if delta.kind == "approval":
         return ApprovalRequestMessage(**common, tool_call=fragment, tool_calls=fragment)
