@@ -99,14 +99,15 @@ class DeltaLabels:
 
     def reasoning(self, event: ReasoningDelta) -> TokenDelta | None:
         """A fragment of the model's own reasoning. Of a Claude thinking block, a V2 agent streams every fragment,
-        its signature too (an empty fragment carrying it, as Letta's V2 stream does); a letta_v1 agent does not
-        stream the signature, as Letta's letta_v1 stream leaves it out."""
+        its signature too (an empty fragment carrying it, as Letta's V2 stream does); a letta_v1 agent streams
+        neither the signature nor a whitespace-only fragment, as Letta's letta_v1 stream leaves them out (the
+        stored thinking keeps its whitespace: its signature covers the text as written)."""
         if self._v2 is not None:
             self._v2.native_seen = True
             otid = otid_from_id(self.assistant_id, 0)
             fragment = self.delta("reasoning", self.assistant_id, otid, text=event.text, native=True)
             return replace(fragment, signature=event.signature) if event.signature is not None else fragment
-        if event.thinking_block and not event.text:
+        if event.thinking_block and not event.text.strip():
             return None
         return self.delta("reasoning", self.assistant_id, self._part("reasoning"), text=event.text, native=True)
 
