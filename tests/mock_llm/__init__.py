@@ -1,5 +1,5 @@
 """A deterministic OpenAI-compatible server for memlet's tests: chat completions (SSE or not), embeddings, models,
-and Anthropic's messages API over the same script and recordings.
+OpenAI's Responses API and Anthropic's messages API over the same script and recordings.
 
     mock = MockLLM.start()                      # uvicorn on 127.0.0.1:<ephemeral> in a background thread
     mock.script(Reply.tool_call("send_message", {"message": "hi"}), Reply.text("done"))
@@ -17,8 +17,9 @@ Another process can script a standalone server (``python -m tests.mock_llm --por
 ``POST /_mock/script {"replies": [...], "target": "chat"|"embeddings", "when": marker}`` (see ``script_remote``),
 ``POST /_mock/reset`` and ``GET /_mock/requests``.
 
-Modules: ``replies`` (Reply, Call), ``state`` (queues, marker routing, recordings), ``openai_wire`` and
-``anthropic_wire`` (the two chat formats), ``embeddings`` (hashed bags of words), ``web`` (a page and a fake Exa
+Modules: ``replies`` (Reply, Call), ``state`` (queues, marker routing, recordings), ``openai_wire``,
+``responses_wire`` and ``anthropic_wire`` (the three chat formats; a Responses request is recorded with
+``"_api": "responses"``), ``embeddings`` (hashed bags of words), ``web`` (a page and a fake Exa
 API for the web tools), ``app`` (the routes), ``server`` (MockLLM, script_remote).
 """
 

@@ -1,5 +1,5 @@
-"""The mock's HTTP routes (a Starlette app over one ``MockState``): OpenAI chat completions, Anthropic messages
-and token counts, both model lists, OpenAI and Ollama embeddings, the web tools' page and fake Exa API (``web``), and the
+"""The mock's HTTP routes (a Starlette app over one ``MockState``): OpenAI chat completions and responses,
+Anthropic messages and token counts, both model lists, OpenAI and Ollama embeddings, the web tools' page and fake Exa API (``web``), and the
 ``/_mock/*`` control routes another process scripts."""
 
 from collections.abc import AsyncIterator, Callable
@@ -11,7 +11,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from tests import token_budget as budget
-from tests.mock_llm import anthropic_wire, embeddings, logprobs, openai_wire, web
+from tests.mock_llm import anthropic_wire, embeddings, logprobs, openai_wire, responses_wire, web
 from tests.mock_llm.replies import Reply, resolve
 from tests.mock_llm.state import MockState
 
@@ -67,6 +67,20 @@ def create_app(state: MockState) -> Starlette:
         if body.get("stream"):
             return StreamingResponse(chat.stream(), media_type="text/event-stream")
         return JSONResponse(chat.completion())
+
+    async def responses(request: Request) -> Response:
+        # OpenAI's Responses API: recorded among the chat requests, marked with the API's name.
+        state.authorizations.append(request.headers.get("authorization", ""))
+        body = await request.json()
+        reply = await resolve(state.take({**body, "_api": "responses"}, "chat"))
+        if reply.kind == "raw":
+            return _raw(reply)
+        if reply.kind == "error":
+            return openai_wire.error_response(reply)
+        answer = responses_wire.ResponsesAnswer(state.next_number(), body, reply)
+        if body.get("stream"):
+            return StreamingResponse(answer.stream(), media_type="text/event-stream")
+        return JSONResponse(answer.response())
 
     async def messages(request: Request) -> Response:
         state.authorizations.append(_anthropic_key(request))
@@ -136,6 +150,7 @@ def create_app(state: MockState) -> Starlette:
         routes=[
             Route("/v1/models", models, methods=["GET"]),
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+            Route("/v1/responses", responses, methods=["POST"]),
             Route("/v1/messages", messages, methods=["POST"]),
             Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
             Route("/v1/embeddings", openai_embeddings, methods=["POST"]),

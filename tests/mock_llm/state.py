@@ -77,5 +77,7 @@ def system_text(body: dict[str, Any]) -> str:
     """The first message's text of a chat request (the agent's system prompt; Anthropic's ``system`` field)."""
     if "system" in body:
         return json.dumps(body["system"])
+    if "input" in body:  # OpenAI's Responses API: the first input item is the developer message
+        return json.dumps((body["input"] or [{}])[0].get("content"))
     messages = body.get("messages") or [{}]
     return json.dumps(messages[0].get("content"))
