@@ -27,14 +27,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from memlet.llm.model_quirks import supports_structured_output
-from memlet.llm.types import LETTA_V1_AGENT, TOOL_RESULT_PARTS_KEY, ChatRequest
+from memlet.llm.types import LETTA_V1_AGENT, REASONING_ITEMS_KEY, TOOL_RESULT_PARTS_KEY, ChatRequest
 
 # The internal (OpenAI-style) assistant message's list of provider thinking blocks, in Anthropic's own shape.
 THINKING_BLOCKS_KEY = "thinking_blocks"
 # The model that made them (the stored row's): another model's thinking is not sent back, as Letta drops it.
 THINKING_MODEL_KEY = "thinking_model"
-# The keys of internal chat messages that only Anthropic's body reads (OpenAI's leaves them out).
-ANTHROPIC_ONLY_KEYS = (THINKING_BLOCKS_KEY, THINKING_MODEL_KEY, TOOL_RESULT_PARTS_KEY)
+# The keys of internal chat messages that the chat completions body leaves out: Anthropic's body reads the first
+# three, the Responses API's the last (`memlet.llm.responses_format`).
+ANTHROPIC_ONLY_KEYS = (THINKING_BLOCKS_KEY, THINKING_MODEL_KEY, TOOL_RESULT_PARTS_KEY, REASONING_ITEMS_KEY)
 CACHE_CONTROL = {"type": "ephemeral"}
 DEFAULT_MAX_TOKENS = 4096  # Letta's default when an llm_config sets none
 MIN_THINKING_BUDGET = 1024

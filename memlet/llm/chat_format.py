@@ -10,7 +10,7 @@ from memlet.db.message_row import MessageLike
 from memlet.llm.anthropic_format import THINKING_BLOCKS_KEY, THINKING_MODEL_KEY
 from memlet.llm.client import wire_tool_call_id
 from memlet.llm.tokens import count_message_tokens, count_tools_tokens
-from memlet.llm.types import TOOL_RESULT_PARTS_KEY
+from memlet.llm.types import REASONING_ITEMS_KEY, TOOL_RESULT_PARTS_KEY
 
 # Agent types whose every reply is a tool call carrying `thinking` and (non-terminal tools) `request_heartbeat`:
 # as in Letta's loop factory, every type but letta_v1_agent and sleeptime_agent (the voice ones included).
@@ -87,7 +87,21 @@ def _with_thinking(message: dict[str, Any], row: MessageLike) -> dict[str, Any]:
         message[THINKING_BLOCKS_KEY] = blocks
         if row.model:
             message[THINKING_MODEL_KEY] = row.model
+    if items := reasoning_items(content):
+        message[REASONING_ITEMS_KEY] = items
     return message
+
+
+def reasoning_items(content: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """A stored row's summarized reasoning as the Responses API's reasoning items (summaries and encrypted content),
+    as Letta sends them back."""
+    items: list[dict[str, Any]] = []
+    for part in content or []:
+        if part.get("type") == "summarized_reasoning":
+            summary = [{"type": "summary_text", "text": str(s.get("text", ""))} for s in part.get("summary") or []]
+            item = {"type": "reasoning", "id": part.get("id"), "summary": summary}
+            items.append(item | {"encrypted_content": part.get("encrypted_content")})
+    return items
 
 
 def image_url(source: dict[str, Any]) -> str | None:

@@ -30,6 +30,8 @@ from memlet.llm.errors import (
 from memlet.llm.first_chunk import with_first_chunk
 from memlet.llm.openai_http import PLACEHOLDER_API_KEY, EventStream, OpenAIHTTP
 from memlet.llm.openai_result import StreamAssembler, new_tool_call_id, result_from_completion
+from memlet.llm.responses_format import RESPONSES_PATH, responses_body, uses_responses_api
+from memlet.llm.responses_stream import ResponsesAssembler, result_from_response
 from memlet.llm.retry import RetryPolicy, is_retryable, parse_retry_after, retry_after_seconds, with_retries
 from memlet.llm.stream_relay import final_result, metered, relay
 from memlet.llm.types import (
@@ -136,6 +138,11 @@ class OpenAICompatibleClient:
         return metered(self.provider, self._stream_chat(request))
 
     async def _stream_chat(self, request: ChatRequest, *, deltas: bool = True) -> AsyncGenerator[ChatEvent, None]:
+        if uses_responses_api(request):
+            async with contextlib.aclosing(self._stream_responses(request, deltas)) as answered:
+                async for event in answered:
+                    yield event
+            return
         body = _wire_body(self.request_body(request))
         if not request.stream:
             plain = _payload(body, request)
@@ -149,12 +156,30 @@ class OpenAICompatibleClient:
             async for event in relayed:
                 yield event
 
-    async def _open_stream(self, body: dict[str, Any] | bytes) -> tuple[EventStream, dict[str, Any] | None]:
+    async def _stream_responses(self, request: ChatRequest, deltas: bool) -> AsyncGenerator[ChatEvent, None]:
+        """`request` through OpenAI's Responses API (`memlet.llm.responses_format`), read as Letta reads it."""
+        body = responses_body(request, self.provider)
+        if not request.stream:
+            answer = await with_retries(lambda: self._http.post(RESPONSES_PATH, body), self.retry)
+            yield result_from_response(answer)
+            return
+        streamed = body | {"stream": True}
+        stream, first = await with_retries(lambda: self._open_stream(streamed, RESPONSES_PATH), self.retry)
+        events = relay(stream, first, ResponsesAssembler(deltas=deltas), ProviderHTTPError, to_llm_error)
+        async with contextlib.aclosing(events) as relayed:
+            async for event in relayed:
+                yield event
+
+    async def _open_stream(
+        self, body: dict[str, Any] | bytes, path: str = "/chat/completions"
+    ) -> tuple[EventStream, dict[str, Any] | None]:
         # Reading the first chunk inside the retried call means early stream errors are retried too.
-        return await with_first_chunk(await self._http.stream("/chat/completions", body))
+        return await with_first_chunk(await self._http.stream(path, body))
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         """The JSON body this client posts for `request` (the preview endpoint shows it as is)."""
+        if uses_responses_api(request):
+            return responses_body(request, self.provider)
         # Messages the loop encoded carry none of Anthropic's keys (`ChatRequest.encoded_messages`).
         messages = (
             request.messages if request.encoded_messages is not None else _without_anthropic_keys(request.messages)

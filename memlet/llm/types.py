@@ -8,6 +8,9 @@ LETTA_V1_AGENT = "letta_v1_agent"  # the agent type whose requests differ (`Chat
 # client answered with parts: Anthropic's body sends them as the tool_result's content; OpenAI's leaves the key out
 # and sends `content`, the text with a placeholder per image, as Letta does for chat-completion models.
 TOOL_RESULT_PARTS_KEY = "tool_result_parts"
+# An assistant chat message's reasoning items from OpenAI's Responses API (their summaries and encrypted content):
+# only the Responses body sends them back (`memlet.llm.responses_format`); the other bodies leave the key out.
+REASONING_ITEMS_KEY = "responses_reasoning"
 
 
 @dataclass(slots=True)
@@ -105,6 +108,16 @@ class ThinkingBlock:
 
 
 @dataclass(frozen=True, slots=True)
+class SummarizedReasoning:
+    """One reasoning item of OpenAI's Responses API: its id, its summary parts and the opaque encrypted reasoning
+    (sent back on later requests)."""
+
+    id: str
+    summary: tuple[str, ...] = ()
+    encrypted_content: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ChatResult:
     """The assembled assistant message plus why it ended and what it cost."""
 
@@ -119,6 +132,8 @@ class ChatResult:
     thinking: tuple[ThinkingBlock, ...] = ()
     # OpenAI's `choices[0].logprobs` of the answer (`memlet.llm.logprobs`), when the provider sent any.
     logprobs: dict[str, Any] | None = None
+    # The reasoning items of a Responses API answer, in order (stored as summarized_reasoning parts).
+    summarized: tuple[SummarizedReasoning, ...] = ()
 
 
 ChatEvent = ContentDelta | ReasoningDelta | HiddenReasoningDelta | ToolCallDelta | ChatResult

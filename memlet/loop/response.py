@@ -13,7 +13,7 @@ from memlet.config import Settings
 from memlet.db import models as orm
 from memlet.db.message_row import MessageRow
 from memlet.llm.chat_format import HEARTBEAT_PARAM, THINKING_PARAM, is_v2
-from memlet.llm.types import ChatResult, ThinkingBlock, ToolCall
+from memlet.llm.types import ChatResult, SummarizedReasoning, ThinkingBlock, ToolCall
 from memlet.loop.builtin_tools import ToolContext
 from memlet.loop.call_args import heartbeat_flag, parse_args, pop_heartbeat, stored_call
 from memlet.loop.chat_request import parallel_calls_enabled
@@ -135,9 +135,21 @@ def thinking_part(block: ThinkingBlock) -> dict[str, Any]:
     return {"type": "reasoning", "reasoning": block.text, "is_native": True, "signature": block.signature}
 
 
+def summarized_part(item: SummarizedReasoning) -> dict[str, Any]:
+    """A Responses API reasoning item as a stored summarized_reasoning part (its encrypted content is sent back)."""
+    summary = [{"index": i, "text": text} for i, text in enumerate(item.summary)]
+    return {
+        "type": "summarized_reasoning",
+        "id": item.id,
+        "summary": summary,
+        "encrypted_content": item.encrypted_content,
+    }
+
+
 def assistant_content(result: ChatResult, thinking: str | None, v2: bool) -> list[dict[str, Any]] | None:
     """Stored content of the assistant row: native reasoning first, then text (V2: the inner thoughts)."""
     parts: list[dict[str, Any]] = [thinking_part(block) for block in result.thinking]
+    parts += map(summarized_part, result.summarized)
     if result.reasoning and not parts:
         parts.append({"type": "reasoning", "reasoning": result.reasoning, "is_native": True, "signature": None})
     text = thinking if v2 else result.content

@@ -35,7 +35,8 @@ def _system_sent(client: Letta, mock_llm: MockLLM, agent_id: str, reply: Reply |
     mock_llm.reset()
     mock_llm.script(reply or Reply.text("ok"))
     client.agents.messages.create(agent_id, messages=[{"role": "user", "content": "hi"}])
-    content = mock_llm.requests[0]["messages"][0]["content"]
+    sent = mock_llm.requests[0]
+    content = (sent["input"] if sent.get("_api") == "responses" else sent["messages"])[0]["content"]
     return content if isinstance(content, str) else "".join(part["text"] for part in content)
 
 

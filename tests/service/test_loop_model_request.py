@@ -79,13 +79,24 @@ class TestParallelToolCalls:
 
 class TestParameters:
     async def test_reasoning_model_gets_developer_role_effort_and_verbosity(self, loop_env: LoopEnv, mock_llm) -> None:
+        # A memgpt_v2 agent's (a letta_v1 agent's goes to the Responses API: the next test).
         llm = {"model": "gpt-5-mini", "reasoning_effort": "low", "verbosity": "high", "parallel_tool_calls": True}
-        agent = await loop_env.agent(llm=llm)
+        agent = await loop_env.agent(llm=llm, agent_type="memgpt_v2_agent")
+        mock_llm.script(Reply.tool_call("send_message", {"message": "hi", "thinking": "greet"}))
         await loop_env.send(agent, "hi")
         body = mock_llm.requests[0]
         assert body["messages"][0]["role"] == "developer"
         assert (body["reasoning_effort"], body["verbosity"], body["temperature"]) == ("low", "high", 1.0)
         assert "parallel_tool_calls" not in body  # reasoning models refuse it
+
+    async def test_a_letta_v1_reasoner_gets_them_in_the_responses_form(self, loop_env: LoopEnv, mock_llm) -> None:
+        llm = {"model": "gpt-5-mini", "reasoning_effort": "low", "verbosity": "high", "parallel_tool_calls": True}
+        agent = await loop_env.agent(llm=llm)
+        await loop_env.send(agent, "hi")
+        body = mock_llm.requests[0]
+        assert body["_api"] == "responses" and body["input"][0]["role"] == "developer"
+        assert (body["reasoning"], body["text"]) == ({"effort": "low", "summary": "detailed"}, {"verbosity": "high"})
+        assert body["temperature"] is None and body["parallel_tool_calls"] is False
 
     async def test_chat_model_gets_penalty_and_format_but_no_effort(self, loop_env: LoopEnv, mock_llm) -> None:
         llm = {"frequency_penalty": 0.5, "response_format": {"type": "json_object"}, "reasoning_effort": "high"}
