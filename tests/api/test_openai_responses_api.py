@@ -193,3 +193,30 @@ def test_a_failed_response_is_an_llm_error(http: httpx.Client, client: Letta, mo
     answer = http.post(f"/v1/agents/{agent.id}/messages", json={"messages": HI})
     assert answer.status_code == 500, answer.text
     assert answer.json()["error"]["type"] == "llm_error"
+
+
+def test_an_approved_call_goes_back_with_its_reasoning(client: Letta, mock_llm: MockLLM) -> None:
+    agent = make_agent(client, mock_llm)
+    client.agents.tools.update_approval("memory_insert", agent_id=agent.id, body_requires_approval=True)
+    edit = {"label": "human", "new_string": "Bob likes tea."}
+    mock_llm.script(Reply.tool_call("memory_insert", edit, "call_edit", reasoning="Save it.", signature="enc-gated"))
+    asked = client.agents.messages.create(agent.id, messages=HI)  # type: ignore[arg-type]
+    assert [m.message_type for m in asked.messages] == ["reasoning_message", "approval_request_message"]
+    assert asked.messages[0].signature == "enc-gated"  # type: ignore[union-attr]
+
+    mock_llm.script(Reply.text("Saved."))
+    approval = {"type": "approval", "approvals": [{"type": "approval", "tool_call_id": "call_edit", "approve": True}]}
+    client.agents.messages.create(agent.id, messages=[approval])  # type: ignore[list-item]
+    items = mock_llm.requests[-1]["input"]
+    kinds = [i.get("type") for i in items[-3:]]
+    assert kinds == ["reasoning", "function_call", "function_call_output"]
+    assert items[-3]["encrypted_content"] == "enc-gated" and items[-2]["call_id"] == "call_edit"
+
+
+def test_a_refused_key_is_llm_authentication(http: httpx.Client, client: Letta, mock_llm: MockLLM) -> None:
+    agent = make_agent(client, mock_llm)
+    mock_llm.script(Reply.error(401, message="Incorrect API key provided", times=5))
+    answer = http.post(f"/v1/agents/{agent.id}/messages", json={"messages": HI})
+    assert answer.status_code == 401, answer.text
+    assert answer.json()["error"]["type"] == "llm_authentication"
+    assert [r["_api"] for r in mock_llm.requests] == ["responses"]
