@@ -346,5 +346,8 @@ def _storable(result: ChatResult) -> ChatResult:
     calls = [
         ToolCall(storable_text(c.id), storable_text(c.name), storable_text(c.arguments)) for c in result.tool_calls
     ]
+    result = replace(result, content=content, reasoning=reasoning, tool_calls=calls)
+    if not result.summarized:
+        return result
     summarized = tuple(replace(r, summary=tuple(map(storable_text, r.summary))) for r in result.summarized)
-    return replace(result, content=content, reasoning=reasoning, tool_calls=calls, summarized=summarized)
+    return replace(result, summarized=summarized)

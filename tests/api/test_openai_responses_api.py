@@ -57,6 +57,7 @@ def test_the_request_is_letta_s_responses_body(client: Letta, mock_llm: MockLLM)
     assert sent["reasoning"] == {"effort": "medium", "summary": "detailed"}
     assert sent["temperature"] is None and sent["parallel_tool_calls"] is False
     assert sent["tool_choice"] == "auto" and sent["prompt_cache_retention"] == "24h"
+    assert sent["user"].startswith("user-")
     first, last = sent["input"][0], sent["input"][-1]
     assert first["role"] == "developer" and "I am Sam." in first["content"]
     assert last["role"] == "user" and last["content"][0]["type"] == "input_text"
