@@ -13,8 +13,9 @@ from pydantic import BaseModel, Field, field_validator
 from memlet.actor import Actor
 from memlet.agents.repository import AgentRepository
 from memlet.errors import LLMError, MemletError, NotFoundError
-from memlet.llm.model_quirks import prompt_cache_retention
-from memlet.llm.types import ChatRequest, ChatResult
+from memlet.llm.model_quirks import prompt_cache_retention, response_format_param, supports_verbosity
+from memlet.llm.responses_format import uses_responses_api
+from memlet.llm.types import LETTA_V1_AGENT, ChatRequest, ChatResult
 from memlet.loop.deps import LoopDeps
 from memlet.messages.schemas import LettaUsageStatistics
 from memlet.providers.catalog import ModelCatalog
@@ -70,14 +71,19 @@ def structured_output_tool(schema: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def chat_request(config: dict[str, Any], body: GenerateRequest, user: str | None = None) -> ChatRequest:
+def chat_request(
+    config: dict[str, Any], body: GenerateRequest, user: str | None = None, agent_type: str | None = None
+) -> ChatRequest:
+    """The one request of a generation; `agent_type`: the agent's, when it is a letta_v1 agent asked for no schema
+    (its reasoning model then answers through OpenAI's Responses API, with the config's reasoning effort, verbosity
+    and response format, as Letta builds that request; other requests are as before)."""
     messages = [
         {"role": "system", "content": body.system_prompt or DEFAULT_SYSTEM_PROMPT},
         {"role": "user", "content": body.prompt},
     ]
     tools = [structured_output_tool(body.response_schema)] if body.response_schema else None
     forced = {"type": "function", "function": {"name": STRUCTURED_OUTPUT_TOOL}} if tools else None
-    return ChatRequest(
+    request = ChatRequest(
         model=str(config.get("model")),
         messages=messages,
         tools=tools,
@@ -87,7 +93,14 @@ def chat_request(config: dict[str, Any], body: GenerateRequest, user: str | None
         stream=False,
         prompt_cache_retention=prompt_cache_retention(config),
         user=user,
+        agent_type=agent_type,
     )
+    if uses_responses_api(request):
+        effort = config.get("reasoning_effort")
+        request.reasoning_effort = effort if effort and effort != "none" else None
+        request.verbosity = config.get("verbosity") if supports_verbosity(request.model) else None
+        request.response_format = response_format_param(config.get("response_format"))
+    return request
 
 
 def content_of(result: ChatResult, structured: bool) -> str:
@@ -102,6 +115,8 @@ async def generate_completion(
     async with deps.sessionmaker() as session:
         agent = await AgentRepository(session).get_or_404(actor.organization_id, agent_id)
         config = dict(agent.llm_config or {})
+        # Letta builds a schema's request as another agent type's: only a plain one can go to the Responses API.
+        agent_type = LETTA_V1_AGENT if agent.agent_type == LETTA_V1_AGENT and not body.response_schema else None
         if body.override_model and catalog is not None:
             try:
                 config = await catalog.resolve_llm(session, actor.organization_id, body.override_model)
@@ -111,7 +126,7 @@ async def generate_completion(
                 ) from exc
     try:
         async with deps.llm_for(config, actor.organization_id) as llm:
-            result = await llm.chat(chat_request(config, body, actor.user_id))
+            result = await llm.chat(chat_request(config, body, actor.user_id, agent_type))
     except LLMError as exc:
         raise BadGatewayError(f"LLM provider error: {exc.message}") from exc
     usage = LettaUsageStatistics(

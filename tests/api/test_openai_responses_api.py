@@ -221,3 +221,29 @@ def test_a_refused_key_is_llm_authentication(http: httpx.Client, client: Letta, 
     assert answer.status_code == 401, answer.text
     assert answer.json()["error"]["type"] == "llm_authentication"
     assert [r["_api"] for r in mock_llm.requests] == ["responses"]
+
+
+def test_generate_goes_through_the_responses_api(http: httpx.Client, client: Letta, mock_llm: MockLLM) -> None:
+    agent = make_agent(client, mock_llm)
+    mock_llm.script(Reply.text("Paris", reasoning="Easy.").reporting(40))
+    prompt = {"prompt": "Capital of France?", "system_prompt": "One word."}
+    answer = http.post(f"/v1/agents/{agent.id}/generate", json=prompt)
+    assert answer.status_code == 200, answer.text
+    assert (
+        answer.json()["content"] == "Paris" and answer.json()["usage"]["total_tokens"] == 40 + 4
+    )  # "Paris", "Easy.": 2 + 2
+    [sent] = mock_llm.requests
+    assert sent["_api"] == "responses" and "stream" not in sent
+    assert sent["input"] == [
+        {"role": "developer", "content": "One word."},
+        {"role": "user", "content": [{"type": "input_text", "text": "Capital of France?"}]},
+    ]
+    assert sent["reasoning"] == {"effort": "medium", "summary": "detailed"}
+    assert sent["tools"] is None and sent["tool_choice"] is None
+
+    # A schema's request is built as another agent type's (Letta's split_thread_agent): chat completions.
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}}
+    mock_llm.script(Reply.tool_call("structured_output", {"city": "Paris"}))
+    shaped = http.post(f"/v1/agents/{agent.id}/generate", json={**prompt, "response_schema": schema})
+    assert shaped.status_code == 200, shaped.text
+    assert "_api" not in mock_llm.requests[-1] and "messages" in mock_llm.requests[-1]
