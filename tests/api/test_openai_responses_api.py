@@ -247,3 +247,15 @@ def test_generate_goes_through_the_responses_api(http: httpx.Client, client: Let
     shaped = http.post(f"/v1/agents/{agent.id}/generate", json={**prompt, "response_schema": schema})
     assert shaped.status_code == 200, shaped.text
     assert "_api" not in mock_llm.requests[-1] and "messages" in mock_llm.requests[-1]
+
+
+def test_another_model_later_is_sent_no_reasoning_items(client: Letta, mock_llm: MockLLM) -> None:
+    agent = make_agent(client, mock_llm)
+    mock_llm.script(Reply.text("Hello Bob.", reasoning=REASONING))
+    client.agents.messages.create(agent.id, messages=HI)  # type: ignore[arg-type]
+    config = client.agents.retrieve(agent.id).llm_config.model_dump(exclude_none=True)
+    client.agents.update(agent.id, llm_config={**config, "model": "gpt-4o"})  # type: ignore[arg-type]
+    client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "again"}])  # type: ignore[list-item]
+    sent = mock_llm.requests[-1]
+    assert "_api" not in sent and {"role": "assistant", "content": "Hello Bob."} in sent["messages"]
+    assert "responses_reasoning" not in json.dumps(sent)
