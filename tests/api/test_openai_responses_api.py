@@ -259,3 +259,12 @@ def test_another_model_later_is_sent_no_reasoning_items(client: Letta, mock_llm:
     sent = mock_llm.requests[-1]
     assert "_api" not in sent and {"role": "assistant", "content": "Hello Bob."} in sent["messages"]
     assert "responses_reasoning" not in json.dumps(sent)
+
+
+def test_a_response_cut_at_max_output_tokens_stops_the_turn(client: Letta, mock_llm: MockLLM) -> None:
+    agent = make_agent(client, mock_llm)
+    mock_llm.script(Reply.text("Hello B", reasoning="Greet.", finish_reason="length"))
+    response = client.agents.messages.create(agent.id, messages=HI)  # type: ignore[arg-type]
+    assert mock_llm.requests[0]["_api"] == "responses"  # answered with response.incomplete (max_output_tokens)
+    assert response.stop_reason.stop_reason == "max_tokens_exceeded"
+    assert [m.message_type for m in response.messages] == ["reasoning_message", "assistant_message"]
