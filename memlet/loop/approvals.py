@@ -23,9 +23,9 @@ from memlet.loop.response import (
     StepResult,
     answered_decision,
     ending,
-    run_call,
     tool_returns_row,
 )
+from memlet.loop.tool_batch import PlannedCall, run_planned
 from memlet.loop.tool_dispatch import ToolOutcome, failure
 from memlet.messages.content import tool_return_to_text
 from memlet.messages.packing import pack_tool_return
@@ -188,33 +188,44 @@ async def resume_approval(
     names: list[str] = []
     decisions: list[tuple[bool, str | None]] = []
     asked_heartbeat = False
-    for position, call in enumerate([*(request.tool_calls or []), *held]):
+    every = [*(request.tool_calls or []), *held]
+    answered = [by_id.get(call["id"]) for call in every]  # None: a held call, which runs as allowed when requested
+    parsed = [_call_args(call) for call in every]
+    runs = [item is None or (getattr(item, "type", "") != "tool" and item.approve) for item in answered]
+    # The approved and held calls all run first (side by side where their tools allow it, as in Letta), then each
+    # answer is applied in call order.
+    planned = [
+        PlannedCall(c["function"]["name"], a, [c["function"]["name"]])
+        for c, (a, _), r in zip(every, parsed, runs, strict=True)
+        if r
+    ]
+    ran = iter(await run_planned(ctx, planned))
+    for position, (call, item, (_, heartbeat), runs_here) in enumerate(zip(every, answered, parsed, runs, strict=True)):
         call_id, name = call["id"], call["function"]["name"]
-        item = by_id.get(call_id)  # None: a held call, which runs as it was allowed when requested
-        args, heartbeat = _call_args(call)
         asked_heartbeat = asked_heartbeat or heartbeat
-        if item is not None and getattr(item, "type", "") == "tool":
-            stored, outcome = _client_return(ctx, call_id, item)
-            approvals.append(stored)
-            decisions.append(
-                (True, None) if not v2 else answered_decision(ctx, name, heartbeat, outcome.success, v2=v2)
-            )
-            order = (0, sent_at[call_id])
-        elif item is not None and not item.approve:
-            approvals.append({"type": "approval", "tool_call_id": call_id, "approve": False, "reason": item.reason})
-            outcome = failure(f"{DENIAL_PREFIX}{item.reason}")
-            decisions.append((True, HEARTBEAT_DENIED if v2 else None))
-            order = (1, position)
-        else:
+        if runs_here:
             if item is not None:
                 approvals.append({"type": "approval", "tool_call_id": call_id, "approve": True, "reason": item.reason})
-            outcome = await run_call(ctx, name, args, [name])
+            outcome = next(ran)
             ctx.solver.register_call(name)  # only calls that ran count for the rules (not denied or client ones)
             # After registering, as Letta does: a required-before-exit tool that just ran is no longer missing.
             # The answers are the loop's first step: on a blocking V2 send allowed one step, it is also the last.
             last = v2 and ctx.final_step
             decisions.append((False, None) if last else answered_decision(ctx, name, heartbeat, outcome.success, v2=v2))
             order = (2, position)
+        elif getattr(item, "type", "") == "tool":
+            stored, outcome = _client_return(ctx, call_id, item)
+            approvals.append(stored)
+            decisions.append(
+                (True, None) if not v2 else answered_decision(ctx, name, heartbeat, outcome.success, v2=v2)
+            )
+            order = (0, sent_at[call_id])
+        else:
+            assert item is not None
+            approvals.append({"type": "approval", "tool_call_id": call_id, "approve": False, "reason": item.reason})
+            outcome = failure(f"{DENIAL_PREFIX}{item.reason}")
+            decisions.append((True, HEARTBEAT_DENIED if v2 else None))
+            order = (1, position)
         names.append(name)
         outcomes.append((order, ToolCall(call_id, name, call["function"]["arguments"]), outcome))
     # As Letta orders them: the answers as the client sent them; the returns the client's first, then the denials,

@@ -43,6 +43,9 @@ class LoopDeps:
     agent_messenger: AgentMessenger | None = None
     # The process' in-context rows kept between turns (None: every turn reads its whole window).
     window_cache: WindowCache | None = None
+    # The pool's sessionmaker while `sessionmaker` is bound to a turn's locked connection (None: it is the pool's):
+    # tools run side by side take their sessions from it.
+    pooled_sessionmaker: async_sessionmaker[AsyncSession] | None = None
 
     def __post_init__(self) -> None:
         if self.embedder is None:

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
 from memlet import ids
 from memlet.config import Settings
 from memlet.db import models as orm
@@ -17,9 +19,9 @@ from memlet.llm.types import ChatResult, SummarizedReasoning, ThinkingBlock, Too
 from memlet.loop.builtin_tools import ToolContext
 from memlet.loop.call_args import heartbeat_flag, parse_args, pop_heartbeat, stored_call
 from memlet.loop.chat_request import parallel_calls_enabled
-from memlet.loop.tool_dispatch import ToolOutcome, execute_tool, failure, message_for_model
+from memlet.loop.tool_batch import PlannedCall, prefill_error, run_planned
+from memlet.loop.tool_dispatch import ToolOutcome
 from memlet.messages.packing import pack_heartbeat, pack_tool_return
-from memlet.tools.prefill import PrefillError, merge_prefilled
 from memlet.tools.solver import ToolRulesSolver
 
 HIDDEN = "[This is an automated system message hidden from the user] "
@@ -72,6 +74,9 @@ class StepContext:
     # stored one).
     system_message: MessageRow | None = None
     config_overridden: bool = False
+    # Sessions for calls run side by side (`tool_batch`): the turn's locked connection takes one statement at a
+    # time (None: `tool_ctx.sessionmaker` is a pool's already).
+    pooled_sessionmaker: async_sessionmaker[AsyncSession] | None = None
 
     def row(self, role: str, **fields: Any) -> orm.Message:
         """A new message row of this step (ids, run and step filled in)."""
@@ -164,34 +169,6 @@ def needs_approval(ctx: StepContext, name: str) -> bool:
     return name in ctx.client_tools or ctx.solver.requires_approval(name)
 
 
-def prefill_error(ctx: StepContext, name: str, args: dict[str, Any] | None) -> str | None:
-    """Why the rules' prefilled arguments for this call do not fit the tool (None: they fit, or there are none)."""
-    tool = ctx.tools.get(name)
-    if args is None or tool is None:
-        return None
-    try:
-        merge_prefilled(name, tool.json_schema, args, ctx.solver.prefilled_args(name))
-    except PrefillError as exc:
-        return f"Error: the tool rules give {name} arguments it does not accept: {exc}"
-    return None
-
-
-async def run_call(ctx: StepContext, name: str, args: dict[str, Any] | None, allowed: Sequence[str]) -> ToolOutcome:
-    """Check and execute one call; rule violations, unknown tools, bad JSON and bad prefilled arguments become
-    error outcomes."""
-    if args is None:
-        return failure(f"Error: the arguments of {name} are not a valid JSON object.")
-    if name not in allowed:
-        return failure(ctx.solver.violation_message(name, allowed))
-    tool = ctx.tools.get(name)
-    if tool is None:
-        return failure(f"Error: tool {name} not found.")
-    if (bad := prefill_error(ctx, name, args)) is not None:
-        return failure(bad)
-    outcome = await execute_tool(ctx.tool_ctx, tool, {**args, **ctx.solver.prefilled_args(name)}, ctx.settings)
-    return message_for_model(tool, outcome)
-
-
 def previous_message_id(message_id: str) -> str:
     """The message id whose uuid is one less (Letta numbers the approval row of a mixed response this way)."""
     prefix = f"{ids.Prefix.MESSAGE}-"
@@ -238,7 +215,7 @@ async def handle_response(
     """Turn one LLM response into rows and a continuation decision.
 
     With parallel tool calls off (V2 agents always; V3 unless the config turns them on and no ordering rule
-    exists) only the first call of a response is kept, as Letta does; otherwise every call runs, in order.
+    exists) only the first call of a response is kept, as Letta does; otherwise every call runs (`tool_batch`).
     The calls are stored on the assistant row and their returns on one tool row, one content part each.
     """
     v2 = is_v2(ctx.agent.agent_type)
@@ -256,18 +233,21 @@ async def handle_response(
     outcomes: list[tuple[ToolCall, ToolOutcome]] = []
     stored_calls: list[dict[str, Any]] = []
     continues: list[tuple[bool, str | None]] = []
-    asked: list[bool] = []
+    asked = [pop_heartbeat(args) for _, args in calls]
+    # Every call is checked first, then they all run (tool_batch: side by side where the tools allow it), then
+    # each is registered with the rules and decided on in call order, as Letta's V3 loop does.
+    violations = [args is not None and call.name not in allowed for call, args in calls]
+    refusals = [None if bad else prefill_error(ctx, c.name, a) for (c, a), bad in zip(calls, violations, strict=True)]
+    planned = [PlannedCall(c.name, a, allowed, r) for (c, a), r in zip(calls, refusals, strict=True)]
+    ran = await run_planned(ctx, planned)
     invalid = False
     decision: tuple[bool, str | None]
-    for call, args in calls:
-        heartbeat = pop_heartbeat(args)
-        asked.append(heartbeat)
-        violated = args is not None and call.name not in allowed
-        bad_prefill = None if violated else prefill_error(ctx, call.name, args)
+    for (call, args), heartbeat, violated, bad_prefill, outcome in zip(
+        calls, asked, violations, refusals, ran, strict=True
+    ):
         # The call is stored (and shown, and sent back to the model) with the rules' values laid over the model's,
         # as Letta's V3 loop stores it; a refused call keeps the model's own arguments.
         ran_args = args if violated or bad_prefill or args is None else {**args, **ctx.solver.prefilled_args(call.name)}
-        outcome = failure(bad_prefill) if bad_prefill else await run_call(ctx, call.name, args, allowed)
         if not violated and not bad_prefill:
             # As in Letta, a refused call is not history: the rule that refused it still applies next time.
             ctx.solver.register_call(call.name)

@@ -152,6 +152,7 @@ class RunState:
             and self.steps + self.answer_steps >= self.options.max_steps - 1,
             system_message=state.messages[0] if state.messages else None,
             config_overridden=bool(self.options.llm_config_override),
+            pooled_sessionmaker=self.deps.pooled_sessionmaker,
         )
 
     def add_usage(self, step: orm.Step, usage: Any, *, context: bool = True) -> None:

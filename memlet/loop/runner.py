@@ -103,7 +103,11 @@ async def run_agent(
     async with agent_request_lock(engine, lock_key, wait_s) as conn, watch:
         # All of the request's reads and writes go through the connection that holds the lock: one pooled
         # connection per running request, however many steps it takes.
-        locked = replace(deps, sessionmaker=async_sessionmaker(bind=conn, expire_on_commit=False, autoflush=False))
+        locked = replace(
+            deps,
+            sessionmaker=async_sessionmaker(bind=conn, expire_on_commit=False, autoflush=False),
+            pooled_sessionmaker=deps.pooled_sessionmaker or deps.sessionmaker,
+        )
         async for event in _run_locked(locked, agent_id, actor_org_id, run_id, inputs, options, watch):
             yield event
 
