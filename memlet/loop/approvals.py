@@ -85,15 +85,32 @@ def answers_group_id(inputs: Sequence[Any]) -> str | None:
 
 
 def already_applied(rows: Sequence[MessageLike], items: Sequence[Any]) -> bool:
-    """Whether every call the items answer already has its tool return among the last RECENT rows."""
+    """Whether one tool row among the last RECENT rows holds the returns of exactly the calls the items answer, as
+    Letta checks a retry: a retry answering only some of them (or others beside them) is not one.
+
+    Beyond Letta: the calls an answer covered are those its stored answer (the row before the tool row, of the same
+    step) lists, so a tool row that also holds the returns of ungated calls run beside the answered ones still
+    matches (Letta compared with every return of the row and refused that retry)."""
     wanted = {str(getattr(i, "tool_call_id", "")) for i in items}
-    answered: set[str] = set()
-    for row in rows[-RECENT:]:
-        if row.role == "tool":
-            answered.update(str(r.get("tool_call_id")) for r in row.tool_returns or [])
-            if row.tool_call_id:
-                answered.add(row.tool_call_id)
-    return bool(wanted) and wanted <= answered
+    if not wanted:
+        return False
+    for index in range(max(0, len(rows) - RECENT), len(rows)):
+        row = rows[index]
+        if row.role != "tool":
+            continue
+        returned = {str(r.get("tool_call_id")) for r in row.tool_returns or []}
+        answer = rows[index - 1] if index > 0 else None
+        answered = returned
+        if answer is not None and _is_answer_of(answer, row):
+            answered = {str(a.get("tool_call_id")) for a in answer.approvals or []}
+        if wanted == answered and wanted <= returned:
+            return True
+    return False
+
+
+def _is_answer_of(row: MessageLike, tool_row: MessageLike) -> bool:
+    """Whether `row` is the stored approval answer whose calls `tool_row` answered (same step, just before it)."""
+    return bool(row.role == "approval" and not row.tool_calls and row.approvals and row.step_id == tool_row.step_id)
 
 
 def only_system_and_summary(rows: Sequence[MessageLike]) -> bool:
@@ -103,11 +120,11 @@ def only_system_and_summary(rows: Sequence[MessageLike]) -> bool:
 
 
 def check_approval(
-    state: LoopState, items: list[Any] | None, latest_tool: MessageLike | None = None
+    state: LoopState, items: list[Any] | None, latest_tool: Sequence[MessageLike] = ()
 ) -> MessageLike | None:
     """The pending request the inputs answer, or None for a normal message (or for answers already applied,
     which Letta takes as a keep-alive); raises on a mismatch. `latest_tool`: the agent's newest tool row in its
-    whole history, read when `only_system_and_summary` holds."""
+    whole history (after the stored answer it came from, if any), read when `only_system_and_summary` holds."""
     request = pending_approval(state.messages)
     if items is None:
         if request is not None:
@@ -116,7 +133,7 @@ def check_approval(
     if request is None:
         if already_applied(state.messages, items):
             return None  # a retry of answers already applied: the loop carries on with a keep-alive instead
-        if latest_tool is not None and already_applied([latest_tool], items):
+        if latest_tool and already_applied(latest_tool, items):
             return None  # the same, when a compaction took the answered calls out of the context
         raise ValueRefusal(NO_PENDING_APPROVAL)
     if not items:

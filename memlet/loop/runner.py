@@ -150,9 +150,9 @@ async def _run_locked(
         elif state.messages and state.messages[0].role == "system":
             state.messages[0] = await refresh_agent_if_stale(session, state.agent, state.blocks, state.messages[0])
         answers = approval_items(inputs)
-        latest_tool = None
+        latest_tool: list[orm.Message] = []
         if answers is not None and only_system_and_summary(state.messages):
-            latest_tool = await LoopRepository(session).messages.latest_tool_row(agent_id)
+            latest_tool = await LoopRepository(session).messages.latest_tool_rows(agent_id)
         approval = check_approval(state, answers, latest_tool)
         solver = ToolRulesSolver.from_stored(state.agent.tool_rules)
         run = RunState(deps, run_id, agent_id, org_id, options, solver, watch=watch)

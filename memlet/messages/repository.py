@@ -196,10 +196,24 @@ class MessageRepository:
         stmt = select(M).where(M.id == wanted, M.role == "approval", M.tool_calls.is_not(None))
         return [row for row in await self.session.scalars(stmt) if row.tool_calls]
 
-    async def latest_tool_row(self, agent_id: str) -> orm.Message | None:
-        """The agent's newest tool-return row in its whole history (any thread), if any."""
+    async def latest_tool_rows(self, agent_id: str) -> list[orm.Message]:
+        """The agent's newest tool-return row in its whole history (any thread), after the approval answer stored
+        just before it in the same step, if there is one; [] when the agent has no tool row."""
         stmt = select(M).where(M.agent_id == agent_id, M.role == "tool").order_by(M.sequence_id.desc()).limit(1)
-        return await self.session.scalar(stmt)
+        tool = await self.session.scalar(stmt)
+        if tool is None:
+            return []
+        if tool.step_id is None:
+            return [tool]
+        # The step's approval rows before it: the request (with its calls) and the answer that followed it.
+        stmt = select(M).where(
+            M.agent_id == agent_id,
+            M.step_id == tool.step_id,
+            M.role == "approval",
+            M.sequence_id < tool.sequence_id,
+        )
+        before = (await self.session.scalars(stmt.order_by(M.sequence_id.desc()).limit(1))).first()
+        return [before, tool] if before is not None and not before.tool_calls else [tool]
 
     async def in_context(self, agent_id: str, message_ids: Sequence[str]) -> list[MessageRow]:
         """`by_ids` as plain read-only rows, for the loop's in-context buffer (on the driver: no ORM entities, no

@@ -249,3 +249,36 @@ def test_a_mixed_answer_lists_returns_in_lettas_order(client: Letta, mock_llm: M
     again = client.agents.messages.create(agent.id, messages=[{"type": "approval", "approvals": answers}])
     assert again.stop_reason.stop_reason == "end_turn"
     assert "keep-alive" in json.dumps(mock_llm.requests[2]["messages"][-1])
+
+
+def test_a_retry_must_answer_exactly_the_applied_calls(client: Letta, mock_llm: MockLLM) -> None:
+    # Letta's idempotency check (`validate_persisted_tool_call_ids`) takes a retry only when one recent tool message
+    # returns exactly the calls it answers; re-sending some of the answers, or others beside them, is its 400, also
+    # when it looks the answered calls up in the whole history after a full compaction.
+    agent = parallel_agent(client)
+    calls = [Call("get_secret_code_tool", {"input_text": t}, f"call_{t}") for t in ("a", "b")]
+    mock_llm.script(Reply.tool_calls(*calls, Call("lookup", {"topic": "tea"}, "call_held")), Reply.text("Done."))
+    client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "codes"}])
+    both = [{"type": "approval", "tool_call_id": i, "approve": True} for i in ("call_a", "call_b")]
+    applied = client.agents.messages.create(agent.id, messages=[{"type": "approval", "approvals": both}])
+    assert applied.stop_reason.stop_reason == "end_turn"
+    detail = (
+        "Cannot process approval response: No tool call is currently awaiting approval. Please send a regular "
+        "message to interact with the agent."
+    )
+    extra = {"type": "approval", "tool_call_id": "call_x", "approve": True}
+    for compacted in (False, True):
+        if compacted:
+            mock_llm.script(Reply.text("Codes were given."))
+            client.agents.messages.compact(agent.id, compaction_settings={"mode": "all"})
+        for answers in (both[:1], both[1:], [*both, extra]):
+            with pytest.raises(APIError) as raised:
+                client.agents.messages.create(agent.id, messages=[{"type": "approval", "approvals": answers}])
+            assert getattr(raised.value, "status_code", None) == 400
+            assert getattr(raised.value, "body", None) == {"detail": detail}
+        # The same answers, in any order, are still a keep-alive (the held call's return beside them: see README).
+        asked = len(mock_llm.requests)
+        mock_llm.script(Reply.text("Still here."))
+        again = client.agents.messages.create(agent.id, messages=[{"type": "approval", "approvals": both[::-1]}])
+        assert again.stop_reason.stop_reason == "end_turn" and len(mock_llm.requests) == asked + 1
+        assert "keep-alive" in json.dumps(mock_llm.requests[-1]["messages"][-1])
