@@ -47,10 +47,8 @@ class DeltaLabels:
     As in Letta, one response is one assistant row: its public parts (reasoning, text, tool calls) get the otids
     `otid_from_id(assistant_id, i)`, where i moves on each time the kind of fragment changes; in the stored
     row the parts come in the same order, so `views.to_letta_messages` numbers them alike. V2 agents are
-    labelled by `_V2Labels`. Approval-gated calls belong to the approval row: its id (the assistant id, or the
-    id before it when ungated calls came first in the same response; see `step.approval_request`) is also their
-    otid. Known gap: a gated call followed by ungated ones in the same response is labelled with the assistant
-    id although it is stored on the row before it (the stream does not send that request again whole).
+    labelled by `_V2Labels`. Approval-gated calls belong to the approval row: its id, the assistant id minus one
+    whatever else the response holds (`response.approval_request`), is also their otid, as Letta streams them.
     """
 
     def __init__(
@@ -73,7 +71,6 @@ class DeltaLabels:
         self._v2 = _V2Labels(self) if v2 else None
         self._kind: str | None = None
         self._index = 0
-        self.plain_seen = False
         self._approval_calls: dict[str, str] = {}  # tool call id -> approval row id
 
     def delta(
@@ -128,7 +125,7 @@ class DeltaLabels:
         """The approval row a call belongs to, or None when it runs without approval."""
         approval_id = self._approval_calls.get(delta.id)
         if approval_id is None and delta.name is not None and self.gated(delta.name):
-            approval_id = previous_message_id(self.assistant_id) if self.plain_seen else self.assistant_id
+            approval_id = previous_message_id(self.assistant_id)
             self._approval_calls[delta.id] = approval_id
         return approval_id
 
@@ -144,7 +141,6 @@ class DeltaLabels:
                     "approval", approval_id, approval_id, tool_call_id=delta.id, name=delta.name, arguments=arguments
                 )
             ]
-        self.plain_seen = True
         otid = self._part("tool_call")
         return [
             self.delta(
@@ -207,7 +203,6 @@ class _V2Labels:
         view: int | None = None
         as_assistant = approval_id is None and name == ASSISTANT_TOOL and self.labels.use_assistant_message
         if approval_id is None:
-            self.labels.plain_seen = True
             view = self._views_done
             if as_assistant:
                 fields.add(ASSISTANT_KWARG)

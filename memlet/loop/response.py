@@ -187,9 +187,10 @@ def approval_request(
 ) -> StepResult:
     """Rows for a response with approval-gated calls (their call ids in `gated`); nothing runs now.
 
-    Only gated calls: one `approval` row with the response's reasoning/text, id = the step's assistant id (so
-    the streamed fragments' ids match it). Mixed: an `assistant` row with the reasoning/text and the ungated
-    calls, then the `approval` row (id = assistant id minus one, as in Letta); `approvals.resume_approval`
+    The `approval` row's id is the step's assistant id minus one, as Letta numbers it, so it is the id its calls'
+    streamed fragments carried whatever came before or after them. Only gated calls: that row also holds the
+    response's reasoning/text (streamed under the assistant id, as Letta streams them). Mixed: an `assistant` row
+    (the assistant id) with the reasoning/text and the ungated calls comes first; `approvals.resume_approval`
     runs the ungated calls after the approved ones. An approval request's otid is its id.
     """
     v2 = is_v2(ctx.agent.agent_type)
@@ -197,12 +198,12 @@ def approval_request(
     held = [stored_call(c.id, c.name, _requested(a, v2), c.arguments) for c, a in calls if c.id not in gated]
     asked = [stored_call(c.id, c.name, _requested(a, v2), c.arguments) for c, a in calls if c.id in gated]
     rows: list[orm.Message] = []
-    approval_id = assistant_id
+    approval_id = previous_message_id(assistant_id)
     if held:
         assistant = ctx.row("assistant", id=assistant_id, content=content, tool_calls=held)
         assistant.model = result.model
         rows.append(assistant)
-        approval_id, content = previous_message_id(assistant_id), None
+        content = None
     request = ctx.row("approval", id=approval_id, otid=approval_id, content=content, tool_calls=asked)
     request.model = result.model
     rows.append(request)

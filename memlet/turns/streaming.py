@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pydantic import BaseModel
 
 from memlet.loop import events as ev
+from memlet.loop.response import previous_message_id
 from memlet.messages.error_events import error_text, stream_error
 from memlet.messages.schemas import (
     ApprovalRequestMessage,
@@ -49,6 +50,7 @@ _DELTA_TYPES = {
     "tool_call": "tool_call_message",
     "approval": "approval_request_message",
 }
+_CONTENT_KINDS = ("assistant", "reasoning", "hidden_reasoning")
 
 
 def sse(item: BaseModel) -> str:
@@ -145,9 +147,8 @@ class EventRenderer:
         self.run_id = run_id
         self.opts = opts
         self._streamed: set[tuple[str, str]] = set()
-        # Approval-gated calls whose fragments were streamed: their committed request is not sent again, even when
-        # it is stored under another id than its fragments carried (a gated call before ungated ones, see
-        # `DeltaLabels`); a client adding the whole arguments to its fragments would run them twice over.
+        # Approval-gated calls whose fragments were streamed: their committed request is not sent again (a client
+        # adding the whole arguments to its fragments would run them twice over).
         self._streamed_approvals: set[str] = set()
         self._started = False  # whether the loop's output has reached the stream (pings do not count)
 
@@ -164,6 +165,10 @@ class EventRenderer:
         if isinstance(event, ev.TokenDelta):
             view = delta_view(event, self.run_id, self.opts.reasoning_source)
             self._streamed.add((event.message_id, _DELTA_TYPES[event.kind]))
+            if event.kind in _CONTENT_KINDS:
+                # A response whose calls all wait for approval is stored as one approval row, the assistant id
+                # minus one (`response.approval_request`): its reasoning and text were streamed already.
+                self._streamed.add((previous_message_id(event.message_id), _DELTA_TYPES[event.kind]))
             if event.kind == "approval" and event.tool_call_id:
                 self._streamed_approvals.add(event.tool_call_id)
             return [sse(view)] if self._wanted(view.message_type) else []

@@ -6,6 +6,7 @@ returns come in Letta's order.
 """
 
 import json
+import uuid
 from typing import Any
 
 import pytest
@@ -282,3 +283,28 @@ def test_a_retry_must_answer_exactly_the_applied_calls(client: Letta, mock_llm: 
         again = client.agents.messages.create(agent.id, messages=[{"type": "approval", "approvals": both[::-1]}])
         assert again.stop_reason.stop_reason == "end_turn" and len(mock_llm.requests) == asked + 1
         assert "keep-alive" in json.dumps(mock_llm.requests[-1]["messages"][-1])
+
+
+def id_before(message_id: str) -> str:
+    value = uuid.UUID(message_id.removeprefix("message-")).int - 1
+    return f"message-{uuid.UUID(int=value)}"
+
+
+@pytest.mark.parametrize("held", [False, True])
+def test_a_streamed_request_carries_the_id_it_is_stored_under(client: Letta, mock_llm: MockLLM, held: bool) -> None:
+    # Letta's streaming interfaces label a gated call's fragments with the assistant id minus one, and store the
+    # request under that id, whatever else the response holds (here a gated call first, maybe an ungated one after).
+    agent = parallel_agent(client)
+    gated = Call("get_secret_code_tool", {"input_text": "a"}, "call_gated")
+    calls = [gated, Call("lookup", {"topic": "tea"}, "call_held")] if held else [gated]
+    mock_llm.script(Reply.tool_calls(*calls, content="Let me check."))
+    chunks = list(
+        client.agents.messages.stream(agent.id, messages=[{"role": "user", "content": "code?"}], stream_tokens=True)
+    )
+    texts = [c for c in chunks if c.message_type == "assistant_message"]
+    requests = [c for c in chunks if c.message_type == "approval_request_message"]
+    assert "".join(str(c.content) for c in texts) == "Let me check."  # streamed once, not again at the step's end
+    assert len({c.id for c in texts}) == 1 and {c.id for c in requests} == {id_before(texts[0].id)}
+    history = client.agents.messages.list(agent.id, limit=100).items
+    stored = next(m for m in history if m.message_type == "approval_request_message")
+    assert stored.id == requests[0].id and [c.tool_call_id for c in stored.tool_calls] == ["call_gated"]

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from memlet.loop.events import MessagesCommitted, RunFinished, TokenDelta
+from memlet.loop.response import previous_message_id
 from memlet.messages.views import to_letta_messages
 from tests.mock_llm import Call, Reply
 from tests.service.loop_factories import CustomTool, LoopEnv, Outcome, function_schema, loop_env
@@ -49,6 +50,13 @@ def committed(out: Outcome, index: int = 0) -> list[Any]:
 
 def views(rows: list[Any], v2: bool = False) -> list[Any]:
     return to_letta_messages(rows, text_is_assistant=not v2)
+
+
+def assert_content_before(fragments: list[TokenDelta], view: Any) -> None:
+    """A response's text or thinking streamed under the step's assistant id, stored on the approval row whose id
+    is the one before it (as Letta streams and stores a response whose calls all wait for approval)."""
+    assert fragments and view.step_id
+    assert {(previous_message_id(f.message_id), f.step_id) for f in fragments} == {(view.id, view.step_id)}
 
 
 def assert_labels(fragments: list[TokenDelta], view: Any) -> None:
@@ -139,7 +147,9 @@ class TestApprovalRequests:
         assert request_view.message_type == "approval_request_message"
         assert request_view.otid == request_view.id
         assert_labels(deltas(out, "approval"), request_view)
-        assert_labels(deltas(out, "assistant"), text_view)
+        # As Letta streams it, the text carries the step's assistant id; the one approval row it is stored on has
+        # the id before it.
+        assert_content_before(deltas(out, "assistant"), text_view)
 
     async def test_mixed_response_fragments_follow_the_split(self, loop_env: LoopEnv, mock_llm) -> None:
         agent = await loop_env.agent(llm=PARALLEL, custom_tools=[GATED])
@@ -159,6 +169,23 @@ class TestApprovalRequests:
         assert_labels(deltas(out, "tool_call"), call_view)
         assert_labels(deltas(out, "approval"), request_view)
         assert {d.tool_call_id for d in deltas(out, "approval")} == {"call_g"}
+
+    async def test_gated_call_before_an_ungated_one_carries_the_stored_requests_id(
+        self, loop_env: LoopEnv, mock_llm
+    ) -> None:
+        # Letta labels a gated call's fragments with the assistant id minus one, as it stores the request, whatever
+        # comes after it in the response.
+        agent = await loop_env.agent(llm=PARALLEL, custom_tools=[GATED])
+        mock_llm.script(
+            Reply.tool_calls(Call("launch", {}, id="call_g"), Call("conversation_search", {"query": "x"}, id="call_u"))
+        )
+        out = await loop_env.send(agent, "launch and search", stream_tokens=True)
+        assert shape(out) == ["approval", "tool_call", "committed", "finished"]
+        call_view, request_view = views(committed(out))
+        assert request_view.message_type == "approval_request_message"
+        assert_labels(deltas(out, "approval"), request_view)
+        assert_labels(deltas(out, "tool_call"), call_view)
+        assert request_view.id == previous_message_id(call_view.id)
 
 
 V2_TYPES = ["memgpt_v2_agent", "memgpt_agent"]
@@ -271,7 +298,7 @@ class TestV2ParsedArguments:
         assert shape(out) == ["reasoning", "approval", "committed", "finished"]
         thinking_view, request_view = views(committed(out), v2=True)
         assert request_view.message_type == "approval_request_message"
-        assert_labels(deltas(out, "reasoning"), thinking_view)
+        assert_content_before(deltas(out, "reasoning"), thinking_view)
         assert joined(deltas(out, "reasoning")) == "launch it"
         approvals = deltas(out, "approval")
         assert_labels(approvals, request_view)
