@@ -145,3 +145,26 @@ def test_resume_by_an_unknown_otid_has_lettas_text(http: httpx.Client) -> None:
     missing = http.post(f"/v1/conversations/{UNKNOWN_CONV}/stream", json={"otid": "otid-nobody-sent"})
     detail = "No run found for otid=otid-nobody-sent. The run may have expired or never existed."
     assert (missing.status_code, missing.json()) == (404, {"detail": detail})
+
+
+NOT_BACKGROUND = {"detail": "INVALID_ARGUMENT: Run was not created in background mode, so it cannot be retrieved."}
+
+
+def test_resume_of_a_run_not_in_background_is_a_400_on_every_lookup(
+    client: Letta, http: httpx.Client, mock_llm: MockLLM
+) -> None:
+    """Letta's conversation stream refused a non-background run only when it found it as the thread's active run;
+    by run_id or otid it followed a stream that was never recorded, pings until the client gave up. memlet answers
+    Letta's 400 for every lookup, as `POST /v1/runs/{id}/stream` does (README, compatibility notes)."""
+    agent = make_agent(client)
+    conv = client.conversations.create(agent_id=agent.id)
+    mock_llm.script(Reply.text("not resumable"))
+    otid = str(uuid.uuid4())
+    message = {"role": "user", "content": "hi", "otid": otid}
+    sent = http.post(f"/v1/conversations/{conv.id}/messages", json={"messages": [message], "background": False})
+    run_id = chunks(sent.text)[0]["run_id"]
+    for lookup in ({"run_id": run_id}, {"otid": otid}):
+        resumed = http.post(f"/v1/conversations/{conv.id}/stream", json=lookup)
+        assert (resumed.status_code, resumed.json()) == (400, NOT_BACKGROUND), lookup
+    resumed = http.post(f"/v1/runs/{run_id}/stream", json={})
+    assert (resumed.status_code, resumed.json()) == (400, NOT_BACKGROUND)
