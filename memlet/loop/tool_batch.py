@@ -43,8 +43,13 @@ async def run_planned(ctx: "StepContext", calls: Sequence[PlannedCall]) -> list[
         outcomes[side_by_side[0]] = await _run(ctx, calls[side_by_side[0]])
     elif side_by_side:
         contexts = [_own_context(ctx) for _ in side_by_side]
+        tasks = [asyncio.ensure_future(_run(c, calls[i])) for c, i in zip(contexts, side_by_side, strict=True)]
         try:
-            results = await asyncio.gather(*(_run(c, calls[i]) for c, i in zip(contexts, side_by_side, strict=True)))
+            results = await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:  # one failed: the others stop too (a cancel reaches them through gather already)
+                task.cancel()
+            raise
         finally:
             for own in contexts:
                 _merge(ctx.tool_ctx, own.tool_ctx)

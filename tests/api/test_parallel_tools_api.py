@@ -9,6 +9,8 @@ calls overlap unless starting the second sandbox took longer than the first call
 """
 
 import re
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -134,3 +136,32 @@ def test_parallel_builtin_searches_side_by_side_read_the_database(client: Letta,
     assert [r.tool_call_id for r in returned.tool_returns] == ["call_1", "call_2", "call_3", "call_4"]
     assert [r.status for r in returned.tool_returns] == ["success"] * 4, [r.tool_return for r in returned.tool_returns]
     assert "Ombra" in str(returned.tool_returns[1].tool_return)
+
+
+def test_a_cancel_stops_parallel_calls_at_once(client: Letta, mock_llm: MockLLM) -> None:
+    side_a = client.tools.create(source_code=timed("side_a", 20), enable_parallel_execution=True)
+    side_b = client.tools.create(source_code=timed("side_b", 20), enable_parallel_execution=True)
+    agent = make_agent(client, side_a.id, side_b.id)
+    calls = [Call("side_a", {"label": "a"}, "call_a"), Call("side_b", {"label": "b"}, "call_b")]
+    mock_llm.script(Reply.tool_calls(*calls), Reply.text("never"))
+    ended: list[float] = []
+    chunks: list[Any] = []
+
+    def consume() -> None:
+        chunks.extend(client.agents.messages.stream(agent.id, messages=[{"role": "user", "content": "go"}]))
+        ended.append(time.monotonic())
+
+    reader = threading.Thread(target=consume)
+    reader.start()
+    deadline = time.monotonic() + 10
+    while not mock_llm.requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.5)  # both calls are sleeping in their sandboxes now
+    cancelled_at = time.monotonic()
+    client.agents.messages.cancel(agent.id)
+    reader.join(15)
+    assert ended and ended[0] - cancelled_at < 5.0  # far below the calls' 20 s
+    assert chunks[-1].message_type == "stop_reason" and chunks[-1].stop_reason == "cancelled"
+    assert len(mock_llm.requests) == 1
+    history = client.agents.messages.list(agent.id, limit=50).items
+    assert "tool_return_message" not in [m.message_type for m in history]
