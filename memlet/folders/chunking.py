@@ -1,62 +1,74 @@
-"""Text → passages for embedding: pieces of about `chunk_size` tokens that break at paragraphs, lines, then words.
+"""Text → passages for embedding, split as Letta 0.16.8's file processor split them (by the file's media type):
 
-Tokens are estimated at four characters each (the embedding model's tokenizer is not known here), which keeps
-every chunk well inside the 8k-token input of common embedding models for the default chunk size of 300.
+- `text/markdown`: a section per heading (a heading line starts the next section; headings inside ``` fences
+  do not), a section longer than `chunk_size` characters split again by sentences;
+- `application/json` (and `application/jsonl`) holding an object or an array: one passage per object (per element
+  of a top-level array), each a line per leaf value, ``<key path> <value>``, a longer one split again by sentences;
+- everything else (text, PDF, CSV, code, HTML, `.md` names' `text/x-markdown`): sentences packed into chunks of
+  `chunk_size` tokens with 50 tokens of overlap (`sentence_splitter`).
 
-A JSON file (`application/json`) holding an object or an array is chunked as Letta does it: one passage per
-object (per element of a top-level array), each a line per leaf value, ``<key path> <value>``; see `chunk_json`.
+When a Markdown or JSON file gives no section or object at all (an empty array, JSON that does not parse), Letta
+split it again by sentences with its fallback sizes, 384 tokens and 25 of overlap; memlet's passages are those.
 """
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
-CHARS_PER_TOKEN = 4
+from memlet.folders.sentence_splitter import split_sentences
+
 DEFAULT_CHUNK_SIZE = 300
+CHUNK_OVERLAP = 50
+FALLBACK_CHUNK_SIZE = 384
+FALLBACK_OVERLAP = 25
+_HEADING = re.compile(r"(#+)\s(.*)")
 
 
-def _split_long(piece: str, limit: int) -> list[str]:
-    words, out, current = piece.split(), [], ""
-    for word in words:
-        while len(word) > limit:  # a single "word" longer than a chunk (minified code, base64)
-            if current:
-                out.append(current)
-                current = ""
-            out.append(word[:limit])
-            word = word[limit:]
-        candidate = f"{current} {word}" if current else word
-        if len(candidate) > limit:
-            out.append(current)
-            current = word
-        else:
-            current = candidate
-    if current:
-        out.append(current)
-    return out
+def overlap_for(chunk_size: int) -> int:
+    """Letta's 50 tokens; under a chunk size of 50 (where Letta failed every file), half the chunk size."""
+    return CHUNK_OVERLAP if chunk_size >= CHUNK_OVERLAP else chunk_size // 2
 
 
 def chunk_text(text: str, chunk_size: int | None = None) -> list[str]:
-    """Split `text` into non-empty chunks of at most `chunk_size` tokens (estimated), in order."""
-    limit = max(1, chunk_size or DEFAULT_CHUNK_SIZE) * CHARS_PER_TOKEN
-    pieces: list[str] = []
-    for line in text.splitlines():
-        stripped = line.rstrip()
-        if len(stripped) > limit:
-            pieces.extend(_split_long(stripped, limit))
-        else:
-            pieces.append(stripped)
+    """`text` by sentences, in chunks of at most `chunk_size` tokens with Letta's overlap."""
+    size = max(1, chunk_size or DEFAULT_CHUNK_SIZE)
+    return split_sentences(text, size, overlap_for(size))
+
+
+def _fallback(text: str) -> list[str]:
+    return split_sentences(text, FALLBACK_CHUNK_SIZE, FALLBACK_OVERLAP)
+
+
+def _resplit(pieces: list[str], chunk_size: int) -> list[str]:
+    """Each piece as it is, or by sentences when it is longer than `chunk_size` characters (as Letta measured)."""
     chunks: list[str] = []
-    current: list[str] = []
-    size = 0
     for piece in pieces:
-        if current and size + len(piece) + 1 > limit:
-            chunks.append("\n".join(current).strip())
-            current, size = [], 0
-        current.append(piece)
-        size += len(piece) + 1
-    if current:
-        chunks.append("\n".join(current).strip())
-    return [c for c in chunks if c]
+        chunks.extend(chunk_text(piece, chunk_size) if len(piece) > chunk_size else [piece])
+    return chunks
+
+
+def markdown_sections(text: str) -> list[str]:
+    """The stripped, non-empty sections of a Markdown text, each from a heading line to the next one."""
+    sections: list[str] = []
+    current: list[str] = []
+    fenced = False
+
+    def close() -> None:
+        section = "\n".join(current).strip()
+        if section:
+            sections.append(section)
+
+    for line in text.split("\n"):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced and (heading := _HEADING.match(line)):
+            close()
+            current = [f"{heading.group(1)} {heading.group(2)}"]
+            continue
+        current.append(line)
+    close()
+    return sections
 
 
 def _leaves(value: Any, path: list[str]) -> Iterator[str]:
@@ -71,32 +83,32 @@ def _leaves(value: Any, path: list[str]) -> Iterator[str]:
         yield " ".join([*path, str(value)])
 
 
-def chunk_json(text: str, chunk_size: int | None = None) -> list[str] | None:
-    """Letta's passages of a JSON document: the leaf lines of the object (or of each element of a top-level array),
-    a piece longer than `chunk_size` characters split again as text. None when `text` is not a JSON object or a
-    non-empty array (it is then chunked as text). A piece may be empty (``{}``): it counts, but is not embedded."""
-    size = max(1, chunk_size or DEFAULT_CHUNK_SIZE)
+def json_pieces(text: str) -> list[str] | None:
+    """The leaf lines of a JSON object, or of each element of a top-level array ([] for an empty array); None when
+    `text` is not JSON. A piece may be empty (``{}``): it counts, but is not embedded. Raises ValueError for a JSON
+    scalar and RecursionError for nesting too deep to read (Letta's parser failed on both)."""
     try:
         data = json.loads(text)
-        if isinstance(data, dict):
-            documents = [data]
-        elif isinstance(data, list) and data:
-            documents = data
-        else:
-            return None
-        pieces = ["\n".join(_leaves(document, [])) for document in documents]
-    except (ValueError, RecursionError):
+    except json.JSONDecodeError:
         return None
-    chunks: list[str] = []
-    for piece in pieces:
-        chunks.extend(chunk_text(piece, size) if len(piece) > size else [piece])
-    return chunks
+    if isinstance(data, dict):
+        documents = [data]
+    elif isinstance(data, list):
+        documents = data
+    else:
+        raise ValueError("JSON is invalid")
+    return ["\n".join(_leaves(document, [])) for document in documents]
 
 
 def chunk_file(text: str, media_type: str | None, chunk_size: int | None = None) -> list[str]:
-    """The chunks of a file's text: `chunk_json` for a JSON file, else `chunk_text`."""
-    if media_type == "application/json":
-        chunks = chunk_json(text, chunk_size)
-        if chunks is not None:
-            return chunks
-    return chunk_text(text, chunk_size)
+    """The chunks of a file's text of `media_type` (see the module docstring)."""
+    size = max(1, chunk_size or DEFAULT_CHUNK_SIZE)
+    if media_type == "text/markdown":
+        return _resplit(markdown_sections(text), size) or _fallback(text)
+    if media_type in ("application/json", "application/jsonl"):
+        try:
+            pieces = json_pieces(text)
+        except (ValueError, RecursionError):  # Letta's chunker then split the text by sentences
+            return chunk_text(text, size)
+        return (_resplit(pieces, size) if pieces else None) or _fallback(text)
+    return chunk_text(text, size)
