@@ -1,18 +1,22 @@
-"""Uploaded bytes → text: PDFs through pypdf, everything else (HTML with its markup, as Letta keeps it) as UTF-8.
+"""Uploaded bytes → text: PDFs as Letta's default parser (markitdown) reads them, everything else (HTML with its
+markup, as Letta keeps it) as UTF-8.
 
-Parsing runs in a worker thread (`parse_file`), so a large PDF never blocks the event loop. A PDF without text,
-or a text file of nothing but whitespace, is an error: the upload ends in `processing_status: error` with the
-reason. An empty text file is not: as in Letta, it is processed (and shown to agents) as an empty file. pypdf
-(~20 MB resident) is imported by the first PDF, not at start-up.
+Letta 0.16.8 read a PDF with markitdown, which takes pdfminer.six's text (its layout analysis: a blank line between
+text blocks, a form feed where each page after the first starts) and then drops trailing spaces from every line and
+squeezes three or more newlines into two; memlet does the same with pdfminer.six. (A Letta server with a Mistral API
+key used Mistral's OCR instead, which memlet does not call.) A PDF with no text is an empty file, as in Letta.
+
+Parsing runs in a worker thread (`parse_file`), so a large PDF never blocks the event loop. pdfminer (~15 MB
+resident) is imported by the first PDF, not at start-up.
 """
 
 import asyncio
 import io
 import logging
+import re
 
 # A PDF with more pages than this is refused rather than parsed for minutes.
 MAX_PDF_PAGES = 2_000
-NO_TEXT = "No text could be extracted from the file"
 
 
 class ParseError(Exception):
@@ -24,31 +28,38 @@ def _decode(data: bytes) -> str:
     return text.replace("\x00", "")  # Postgres text cannot hold NUL
 
 
-def _pdf_text(data: bytes) -> str:
-    from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
+def _markitdown_text(text: str) -> str:
+    """markitdown's clean-up of a converter's text: lines without trailing whitespace, at most one blank line."""
+    lines = "\n".join(line.rstrip() for line in re.split(r"\r?\n", text))
+    return re.sub(r"\n{3,}", "\n\n", lines)
 
+
+def _pdf_text(data: bytes) -> str:
+    from pdfminer.converter import TextConverter
+    from pdfminer.layout import LAParams
+    from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
+    from pdfminer.pdfpage import PDFPage
+    from pdfminer.psexceptions import PSException
+
+    out = io.StringIO()
     try:
-        reader = PdfReader(io.BytesIO(data))
-        if len(reader.pages) > MAX_PDF_PAGES:
-            raise ParseError(f"PDF has {len(reader.pages)} pages; at most {MAX_PDF_PAGES} are supported")
-        pages = [(page.extract_text() or "").strip() for page in reader.pages]
-    except (PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
+        resources = PDFResourceManager(caching=True)
+        device = TextConverter(resources, out, codec="utf-8", laparams=LAParams())
+        interpreter = PDFPageInterpreter(resources, device)
+        for number, page in enumerate(PDFPage.get_pages(io.BytesIO(data), caching=True), start=1):
+            if number > MAX_PDF_PAGES:
+                raise ParseError(f"PDF has more than {MAX_PDF_PAGES} pages; at most {MAX_PDF_PAGES} are supported")
+            interpreter.process_page(page)
+    except (PSException, ValueError, KeyError, TypeError, OSError, AssertionError) as exc:
         raise ParseError(f"Could not read PDF: {exc}") from exc
-    return "\n\n".join(p for p in pages if p).replace("\x00", "")
+    return _markitdown_text(out.getvalue()).replace("\x00", "")
 
 
 def extract_text(data: bytes, media_type: str) -> str:
     """The text of an upload of `media_type` (synchronous; see `parse_file`)."""
     if media_type == "application/pdf":
-        text = _pdf_text(data)
-        if not text.strip():
-            raise ParseError(NO_TEXT)
-        return text
-    text = _decode(data)
-    if text and not text.strip():
-        raise ParseError(NO_TEXT)
-    return text
+        return _pdf_text(data)
+    return _decode(data)
 
 
 async def parse_file(data: bytes, media_type: str) -> str:

@@ -4,7 +4,7 @@ Each stage is committed before the next, so `processing_status` always says how 
 is stored at `parsing`, as Letta answers it; `pending` is only a legacy starting point):
 
     parsing --text stored, file blocks added--> embedding --passages stored--> completed
-          (any failure: error, with error_message)
+          (any failure: error, with error_message; a file of only whitespace fails after its text is shown)
 
 `recover()` runs at start-up and resubmits every file still pending, parsing or embedding: its uploaded bytes
 (or its parsed text) are still stored, and a restarted embedding first deletes the passages it had written, so a
@@ -35,6 +35,7 @@ from memlet.passages.service import PassageService
 from memlet.prompt.rebuild import PromptRebuilder
 
 log = logging.getLogger(__name__)
+NO_CHUNKS = "No chunks created from text with default chunker"  # Letta's error for a file of only whitespace
 # Chunks per embedding request (and per committed round): the folder's `embedding_config.batch_size`, as Letta's
 # file embedder sends them, within the 1..2,048 inputs OpenAI takes in one request.
 DEFAULT_EMBED_BATCH = 32
@@ -123,6 +124,8 @@ class FileProcessor:
                 return
         chunk_size = (folder.embedding_config or {}).get("embedding_chunk_size")
         chunks = await asyncio.to_thread(chunk_file, text, row.file_type, chunk_size)
+        if not chunks:  # blank text: Letta's chunkers found nothing, after the file was shown to agents
+            raise ParseError(NO_CHUNKS)
         # An empty file counts as one empty chunk; empty chunks count but are not embedded (Letta's numbers).
         total = len(chunks) or 1
         chunks = [chunk for chunk in chunks if chunk.strip()]

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 from letta_client import Letta
 
-from tests.api.test_folders_api import make_folder, passages, wait_done
+from tests.api.test_folders_api import EMBEDDING, MODEL, make_folder, passages, wait_done
 from tests.mock_llm import MockLLM
 
 COLORS = ["red", "green", "blue", "amber", "violet"]
@@ -87,3 +87,84 @@ class TestChunking:
         expected[-1] += "\nowner ops"
         assert (done.total_chunks, done.chunks_embedded) == (3, 3)
         assert embedded_texts(mock_llm) == expected
+
+
+def pdf_pages(*pages: list[tuple[int, int, str]]) -> bytes:
+    """A PDF of Helvetica text lines, each page a list of (x, y, text); hand-written objects, offsets computed."""
+    font = 3 + 2 * len(pages)
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b""]
+    kids = []
+    for lines in pages:
+        stream = b"".join(b"BT /F1 12 Tf %d %d Td (%s) Tj ET\n" % (x, y, text.encode()) for x, y, text in lines)
+        kids.append(len(objects) + 1)
+        objects.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
+            b"/Resources << /Font << /F1 %d 0 R >> >> >>" % (len(objects) + 2, font)
+        )
+        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % k for k in kids), len(kids))
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+class TestParsedText:
+    def test_a_pdf_reads_as_markitdown_reads_it(self, client: Letta, mock_llm: MockLLM) -> None:
+        # Letta (no Mistral key): markitdown 0.1.2 → pdfminer.six's text, blank lines between text blocks, a form
+        # feed before page 2, lines right-stripped, 3+ newlines squeezed to 2. Expected: markitdown's own output
+        # for this PDF.
+        report = pdf_pages(
+            [
+                (72, 720, "Deploy checklist"),
+                (72, 700, "The launch code is PELICAN-42."),
+                (72, 686, "Roll back with the blue switch."),
+                (72, 640, "Second paragraph   after a gap."),
+            ],
+            [(72, 720, "Page two heading"), (300, 720, "right column"), (72, 700, "Last line.")],
+        )
+        text = (
+            "Deploy checklist\n\nThe launch code is PELICAN-42.\nRoll back with the blue switch.\n\n"
+            "Second paragraph   after a gap.\n\n\x0cPage two heading\n\nLast line.\n\nright column\n\n"
+        )
+        folder = make_folder(client)
+        mock_llm.reset()
+        uploaded = client.folders.files.upload(folder.id, file=("report.pdf", report, "application/pdf"))
+        done = wait_done(client, folder.id, uploaded.id)
+        assert (done.processing_status, done.total_chunks, done.chunks_embedded) == ("completed", 1, 1)
+        assert client.folders.files.retrieve(uploaded.id, folder_id=folder.id, include_content=True).content == text
+        assert embedded_texts(mock_llm) == [text.strip()]
+
+    def test_a_pdf_without_text_is_an_empty_file(self, client: Letta, mock_llm: MockLLM) -> None:
+        # markitdown gave "" for a page with nothing on it; Letta then stored an empty file and completed it
+        folder = make_folder(client)
+        mock_llm.reset()
+        uploaded = client.folders.files.upload(folder.id, file=("scan.pdf", pdf_pages([]), "application/pdf"))
+        done = wait_done(client, folder.id, uploaded.id)
+        assert (done.processing_status, done.total_chunks, done.chunks_embedded) == ("completed", 1, 0)
+        assert client.folders.files.retrieve(uploaded.id, folder_id=folder.id, include_content=True).content == ""
+        assert mock_llm.embedding_requests == []
+
+    def test_a_file_of_whitespace_is_shown_to_agents_then_fails_with_lettas_message(
+        self, client: Letta, mock_llm: MockLLM
+    ) -> None:
+        # Letta stored the text and put the file in its agents' context, then its chunkers found no chunk
+        folder = make_folder(client)
+        agent = client.agents.create(name="reader", model=MODEL, embedding=EMBEDDING)
+        client.agents.folders.attach(folder.id, agent_id=agent.id)
+        uploaded = client.folders.files.upload(folder.id, file=("blank.txt", b"  \n\t\n", "text/plain"))
+        done = wait_done(client, folder.id, uploaded.id)
+        assert (done.processing_status, done.error_message) == (
+            "error",
+            "No chunks created from text with default chunker",
+        )
+        assert client.folders.files.retrieve(uploaded.id, folder_id=folder.id, include_content=True).content == (
+            "  \n\t\n"
+        )
+        assert [f.file_id for f in client.agents.files.list(agent.id).files] == [uploaded.id]

@@ -33,7 +33,7 @@ LAZY = (
     "anthropic",
     "mcp",
     "mcp_types",
-    "pypdf",
+    "pdfminer",
     "tiktoken",
     "cryptography",
     "schemathesis",
@@ -83,7 +83,7 @@ def test_building_the_app_imports_no_lazy_sdk() -> None:
         ('from memlet.crypto import Keyring\nKeyring(("' + "A" * 43 + '=",))', "cryptography"),
         (
             "from memlet.folders.parsing import _pdf_text\ntry:\n    _pdf_text(b'not a pdf')\nexcept Exception:\n    pass",
-            "pypdf",
+            "pdfminer",
         ),
     ],
 )
