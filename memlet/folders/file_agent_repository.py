@@ -11,7 +11,8 @@ from memlet.db import models as orm
 from memlet.db.pagination import Page, fetch_page
 
 FA = orm.FileAgent
-_CLOSED = {"is_open": False, "visible_content": None, "start_line": None, "end_line": None}
+# A closed file shows nothing; its last window (start_line / end_line) stays on the row, as Letta keeps it.
+_CLOSED = {"is_open": False, "visible_content": None}
 
 
 class FileAgentRepository:

@@ -10,7 +10,7 @@ import httpx
 from letta_client import Letta
 
 from tests.api.test_folders_api import EMBEDDING, MODEL, make_folder, passages, wait_done
-from tests.mock_llm import MockLLM
+from tests.mock_llm import MockLLM, Reply
 
 COLORS = ["red", "green", "blue", "amber", "violet"]
 # 60 sentences of ~23 tokens. Punkt (untrained, as llama-index builds it) also ends a sentence at "e.g.", so
@@ -167,4 +167,36 @@ class TestParsedText:
         assert client.folders.files.retrieve(uploaded.id, folder_id=folder.id, include_content=True).content == (
             "  \n\t\n"
         )
-        assert [f.file_id for f in client.agents.files.list(agent.id).files] == [uploaded.id]
+        (shown,) = client.agents.files.list(agent.id).files  # open, as Letta's LineChunker shows blank lines
+        assert (shown.file_id, shown.is_open, shown.visible_content) == (
+            uploaded.id,
+            True,
+            "[Viewing file start (out of 0 lines)]",
+        )
+
+
+class TestOpenFiles:
+    def test_a_file_closed_to_make_room_or_by_close_all_keeps_its_last_window(
+        self, client: Letta, mock_llm: MockLLM
+    ) -> None:
+        # Letta's LRU eviction and close_all_other_files set is_open=False and visible_content=None only: the
+        # row's start_line / end_line stay as they were (files_agents_manager.py)
+        folder = make_folder(client)
+        for name in ("a.txt", "b.txt"):
+            upload(client, folder.id, name, "one\ntwo\nthree\n", "text/plain")
+        agent = client.agents.create(name="reader", model=MODEL, embedding=EMBEDDING, max_files_open=1)
+        client.agents.folders.attach(folder.id, agent_id=agent.id)
+        mock_llm.reset()
+        mock_llm.script(
+            Reply.tool_call("open_files", {"file_requests": [{"file_name": "docs/a.txt", "offset": 1, "length": 1}]}),
+            Reply.tool_call("open_files", {"file_requests": [{"file_name": "docs/b.txt", "offset": 0, "length": 2}]}),
+            Reply.text("done"),
+        )
+        client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "read"}])
+        files = {f.file_name: f for f in client.agents.files.list(agent.id).files}
+        evicted, shown = files["docs/a.txt"], files["docs/b.txt"]
+        assert (evicted.is_open, evicted.visible_content, evicted.start_line, evicted.end_line) == (False, None, 2, 2)
+        assert (shown.is_open, shown.start_line, shown.end_line) == (True, 1, 2)
+        assert client.agents.files.close_all(agent.id) == ["docs/b.txt"]
+        closed = {f.file_name: f for f in client.agents.files.list(agent.id).files}["docs/b.txt"]
+        assert (closed.is_open, closed.visible_content, closed.start_line, closed.end_line) == (False, None, 1, 2)
