@@ -163,17 +163,26 @@ def _include_regex(include: str | None) -> Pattern | None:
 
 
 def _grep_file(
-    name: str, lines: list[str], compiled: Pattern, context: int, room: int, deadline: float
+    name: str, lines: list[str], compiled: Pattern, room: int, deadline: float
 ) -> list[tuple[str, int, list[str]]]:
+    """The file's matches as (name, line number, the file's lines): a page's context is cut when it is shown."""
     found: list[tuple[str, int, list[str]]] = []
     for index, line in enumerate(lines):
         if len(found) >= room:
             break
         if _matches(compiled, line.strip(), deadline):  # code keeps its indentation, but is matched without it
-            shown = range(max(0, index - context), min(len(lines), index + context + 1))
-            block = [f"{'>' if i == index else ' '} {i + 1}: {lines[i]}" for i in shown]
-            found.append((name, index + 1, block))
+            found.append((name, index + 1, lines))
     return found
+
+
+def _context(lines: list[str], number: int, context: int) -> list[str]:
+    """`context` lines either side of line `number`, the match marked; nothing for a negative count, as in Letta
+    (which sets no upper bound: the block is cut here, only for the matches on the page shown)."""
+    if context < 0:
+        return []
+    index = number - 1
+    shown = range(max(0, index - context), min(len(lines), index + context + 1))
+    return [f"{'>' if i == index else ' '} {i + 1}: {lines[i]}" for i in shown]
 
 
 async def _attached_texts(ctx: ToolContext) -> list[tuple[orm.FileAgent, orm.FileMetadata | None, str]]:
@@ -211,7 +220,7 @@ async def grep_files(
             raise ToolError(f"Include pattern timed out after {INCLUDE_TIMEOUT_S} seconds") from exc
         if not attached:
             return f"No files match the filename pattern '{include}' (filtered {total} files)"
-    context = max(0, min(context_lines or 0, 20))
+    context = context_lines or 0
 
     deadline = time.monotonic() + GREP_TIMEOUT_S
 
@@ -219,7 +228,7 @@ async def grep_files(
         matches: list[tuple[str, int, list[str]]] = []
         for link, meta, text in attached:
             lines, _ = line_view.file_lines(text, meta.file_type if meta else None, link.file_name)
-            matches += _grep_file(link.file_name, lines, compiled, context, MAX_GREP_MATCHES - len(matches), deadline)
+            matches += _grep_file(link.file_name, lines, compiled, MAX_GREP_MATCHES - len(matches), deadline)
         return matches
 
     try:
@@ -229,11 +238,16 @@ async def grep_files(
     matched_files = list(dict.fromkeys(name for name, _, _ in matches))
     async with ctx.sessionmaker() as session, session.begin():
         await FileAgentRepository(session).mark_access(ctx.agent.id, matched_files)
-    return _grep_report(pattern, include, matches, matched_files, max(offset or 0, 0))
+    return _grep_report(pattern, include, matches, matched_files, max(offset or 0, 0), context)
 
 
 def _grep_report(
-    pattern: str, include: str | None, matches: Sequence[tuple[str, int, list[str]]], files: list[str], start: int
+    pattern: str,
+    include: str | None,
+    matches: Sequence[tuple[str, int, list[str]]],
+    files: list[str],
+    start: int,
+    context: int,
 ) -> str:
     if not matches:
         return f"No matches found for pattern: '{pattern}'" + (f" in files matching '{include}'" if include else "")
@@ -249,7 +263,10 @@ def _grep_report(
     per_file = {name: sum(1 for m in matches if m[0] == name) for name in files}
     out += [f"  - {name}: {n} matches" for name, n in sorted(per_file.items(), key=lambda kv: kv[1], reverse=True)]
     out.append("")
-    out += [f"\n=== {name}:{number} ===\n" + "\n".join(block) for name, number, block in matches[start:end]]
+    out += [
+        f"\n=== {name}:{number} ===\n" + "\n".join(_context(lines, number, context))
+        for name, number, lines in matches[start:end]
+    ]
     out.append("")
     if end < total:
         out.append(f'To see more matches, call: grep_files(pattern="{pattern}", offset={end})')

@@ -200,3 +200,24 @@ class TestOpenFiles:
         assert client.agents.files.close_all(agent.id) == ["docs/b.txt"]
         closed = {f.file_name: f for f in client.agents.files.list(agent.id).files}["docs/b.txt"]
         assert (closed.is_open, closed.visible_content, closed.start_line, closed.end_line) == (False, None, 1, 2)
+
+    def test_grep_files_shows_as_many_context_lines_as_asked_and_none_for_a_negative_count(
+        self, client: Letta, mock_llm: MockLLM
+    ) -> None:
+        # Letta's _get_context_lines: no upper bound on context_lines; a negative count gives an empty match block
+        folder = make_folder(client)
+        upload(client, folder.id, "long.txt", "".join(f"row {i}\n" for i in range(1, 61)), "text/plain")
+        agent = client.agents.create(name="grepper", model=MODEL, embedding=EMBEDDING)
+        client.agents.folders.attach(folder.id, agent_id=agent.id)
+        mock_llm.reset()
+        mock_llm.script(
+            Reply.tool_call("grep_files", {"pattern": "^row 30$", "context_lines": 25}),
+            Reply.tool_call("grep_files", {"pattern": "^row 30$", "context_lines": -1}),
+            Reply.text("done"),
+        )
+        response = client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "find"}])
+        wide, bare = [m.tool_return for m in response.messages if m.message_type == "tool_return_message"]
+        block = [f"  {i}: row {i}" for i in range(5, 56)]
+        block[25] = "> 30: row 30"
+        assert wide.endswith("=== docs/long.txt:30 ===\n" + "\n".join(block) + "\n\nNo more matches to show.")
+        assert bare.endswith("=== docs/long.txt:30 ===\n\n\nNo more matches to show.")
