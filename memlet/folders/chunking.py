@@ -36,7 +36,8 @@ def chunk_text(text: str, chunk_size: int | None = None) -> list[str]:
     return split_sentences(text, size, overlap_for(size))
 
 
-def _fallback(text: str) -> list[str]:
+def fallback_chunks(text: str) -> list[str]:
+    """Letta's second split of a file's text (when its own chunker found nothing, or embedding failed)."""
     return split_sentences(text, FALLBACK_CHUNK_SIZE, FALLBACK_OVERLAP)
 
 
@@ -104,11 +105,11 @@ def chunk_file(text: str, media_type: str | None, chunk_size: int | None = None)
     """The chunks of a file's text of `media_type` (see the module docstring)."""
     size = max(1, chunk_size or DEFAULT_CHUNK_SIZE)
     if media_type == "text/markdown":
-        return _resplit(markdown_sections(text), size) or _fallback(text)
+        return _resplit(markdown_sections(text), size) or fallback_chunks(text)
     if media_type in ("application/json", "application/jsonl"):
         try:
             pieces = json_pieces(text)
         except (ValueError, RecursionError):  # Letta's chunker then split the text by sentences
             return chunk_text(text, size)
-        return (_resplit(pieces, size) if pieces else None) or _fallback(text)
+        return (_resplit(pieces, size) if pieces else None) or fallback_chunks(text)
     return chunk_text(text, size)

@@ -6,6 +6,9 @@ is stored at `parsing`, as Letta answers it; `pending` is only a legacy starting
     parsing --text stored, file blocks added--> embedding --passages stored--> completed
           (any failure: error, with error_message; a file of only whitespace fails after its text is shown)
 
+A failed embedding is tried once more, as Letta did it: the text split again with the fallback sizes (384-token
+chunks, 25 of overlap, whatever the file type) and embedded afresh; `total_chunks` keeps the first count.
+
 `recover()` runs at start-up and resubmits every file still pending, parsing or embedding: its uploaded bytes
 (or its parsed text) are still stored, and a restarted embedding first deletes the passages it had written, so a
 file is never stuck and never half-embedded twice. A Postgres advisory lock per file keeps two server processes
@@ -25,7 +28,7 @@ from memlet.actor import Actor
 from memlet.db import models as orm
 from memlet.errors import MemletError
 from memlet.folders.agent_files import AgentFiles
-from memlet.folders.chunking import chunk_file
+from memlet.folders.chunking import chunk_file, fallback_chunks
 from memlet.folders.file_repository import FileRepository
 from memlet.folders.parsing import ParseError, parse_file
 from memlet.folders.repository import FolderRepository
@@ -131,7 +134,12 @@ class FileProcessor:
         chunks = [chunk for chunk in chunks if chunk.strip()]
         if not await self._move(file_id, "embedding", total_chunks=total, chunks_embedded=0):
             return
-        await self._embed(actor, row, folder.embedding_config, chunks)
+        try:
+            await self._embed(actor, row, folder.embedding_config, chunks)
+        except Exception:  # Letta split the text once more with its fallback sizes and embedded that instead
+            log.warning("embedding a file failed; retrying with the fallback chunks", exc_info=True)
+            chunks = [chunk for chunk in await asyncio.to_thread(fallback_chunks, text) if chunk.strip()]
+            await self._embed(actor, row, folder.embedding_config, chunks)
         async with self.sessionmaker() as session, session.begin():
             repo = FileRepository(session)
             if await repo.move(file_id, "completed", chunks_embedded=len(chunks)):

@@ -96,15 +96,17 @@ class TestEmbeddingFailures:
         self, client: Letta, http: httpx.Client, mock_llm: MockLLM
     ) -> None:
         # Letta's file embedder raised the provider's own error ("Error code: 401 - ..."), and stored passages only
-        # after every batch was embedded
+        # after every batch was embedded; the file processor then tried once more with its fallback chunks
         config = make_folder(client, "base").embedding_config.model_dump()
         folder = client.folders.create(name="small", embedding_config={**config, "batch_size": 1})
         notes = b"First paragraph here.\n\n" + b"x " * 700 + b"\n\nThird paragraph here.\n"
         mock_llm.reset()
-        mock_llm.script_embeddings(Reply.delay(0), Reply.error(401, message="Incorrect API key provided: sk-mock"))
+        refused = Reply.error(401, times=9, message="Incorrect API key provided: sk-mock")
+        mock_llm.script_embeddings(Reply.delay(0), refused)
         uploaded = client.folders.files.upload(folder.id, file=("notes.txt", notes, "text/plain"))
         done = wait_done(client, folder.id, uploaded.id)
-        assert len(mock_llm.embedding_requests) == 2  # the first chunk was embedded, the second refused
+        # the first chunk was embedded, the second refused; the retry's first chunk was refused too
+        assert len(mock_llm.embedding_requests) == 3
         assert done.processing_status == "error"
         assert done.error_message == "Error code: 401 - Incorrect API key provided: sk-mock"
         assert passages(http, folder.id) == []
@@ -125,4 +127,5 @@ class TestEmbeddingFailures:
         uploaded = client.folders.files.upload(folder.id, file=("again.txt", notes, "text/plain"))
         done = wait_done(client, folder.id, uploaded.id)
         assert (done.processing_status, done.error_message) == ("error", "Error code: 400 - Input too long")
-        assert [len(r["input"]) for r in mock_llm.embedding_requests] == [4, 2, 1]
+        # then Letta's retry: the four lines are one fallback chunk, refused as well
+        assert [len(r["input"]) for r in mock_llm.embedding_requests] == [4, 2, 1, 1]

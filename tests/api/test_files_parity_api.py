@@ -50,6 +50,20 @@ class TestChunking:
             assert embedded_texts(mock_llm) == expected
         assert sorted(p["text"] for p in passages(http, folder.id)) == sorted(expected * 2)
 
+    def test_a_failed_embedding_is_tried_once_more_with_the_fallback_chunks(
+        self, client: Letta, http: httpx.Client, mock_llm: MockLLM
+    ) -> None:
+        # Letta's _chunk_and_embed_with_fallback: any failure → the text split again by SentenceSplitter(384, 25)
+        # and embedded; total_chunks keeps the first split's count, chunks_embedded is the second's
+        folder = make_folder(client)
+        mock_llm.reset()
+        mock_llm.script_embeddings(Reply.error(401, message="Incorrect API key provided: sk-mock"))
+        done = upload(client, folder.id, "inventory.txt", INVENTORY, "text/plain")
+        expected = [joined(0, 17), joined(16, 33), joined(32, 49), joined(48, 60)]
+        assert (done.processing_status, done.total_chunks, done.chunks_embedded) == ("completed", 6, 4)
+        assert [r["input"] for r in mock_llm.embedding_requests][-1] == expected
+        assert sorted(p["text"] for p in passages(http, folder.id)) == sorted(expected)
+
     def test_markdown_is_split_at_headings_outside_code_fences(
         self, client: Letta, http: httpx.Client, mock_llm: MockLLM
     ) -> None:
