@@ -24,6 +24,7 @@ from memlet.db import errors as db_errors
 from memlet.db.engine import create_engine, create_sessionmaker, create_turn_engine, warn_connection_budget
 from memlet.errors import MemletError
 from memlet.exposure import is_loopback_host, refuse_unsafe_exposure
+from memlet.folders.parsing import PdfLimits
 from memlet.folders.processing import FileProcessor
 from memlet.gc_tuning import freeze_startup_objects
 from memlet.groups.views import managed_groups
@@ -100,7 +101,11 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     # Lower domains (blocks, folders, files) rebuild agents' system messages through this hook.
     app.state.rebuild_prompts = rebuild_prompts
     app.state.file_processor = files = FileProcessor(
-        app.state.sessionmaker, embedder, rebuild_prompts, settings.file_processing_concurrency
+        app.state.sessionmaker,
+        embedder,
+        rebuild_prompts,
+        settings.file_processing_concurrency,
+        PdfLimits(settings.pdf_memory_mb, settings.pdf_timeout_s),
     )
     await files.recover()
     indexer = MessageIndexer(app.state.sessionmaker, embedder, settings.message_embedding_interval_s)

@@ -30,7 +30,7 @@ from memlet.errors import MemletError
 from memlet.folders.agent_files import AgentFiles
 from memlet.folders.chunking import chunk_file, fallback_chunks
 from memlet.folders.file_repository import FileRepository
-from memlet.folders.parsing import ParseError, parse_file
+from memlet.folders.parsing import ParseError, PdfLimits, parse_file
 from memlet.folders.repository import FolderRepository
 from memlet.llm.wire_errors import ProviderHTTPError
 from memlet.passages.embedder import Embedder
@@ -61,8 +61,10 @@ class FileProcessor:
         embedder: Embedder | None,
         rebuild_prompts: PromptRebuilder,
         concurrency: int = 2,
+        pdf_limits: PdfLimits = PdfLimits(),
     ) -> None:
         self.sessionmaker = sessionmaker
+        self.pdf_limits = pdf_limits
         self.rebuild_prompts = rebuild_prompts
         self.embedder = embedder
         self.slots = asyncio.Semaphore(max(1, concurrency))
@@ -122,7 +124,7 @@ class FileProcessor:
                 return
             if content.raw is None:
                 raise ParseError("The uploaded bytes are gone; upload the file again")
-            text = await parse_file(content.raw, row.file_type or "text/plain")
+            text = await parse_file(content.raw, row.file_type or "text/plain", self.pdf_limits)
             if not await self._store_text(row, text):
                 return
         chunk_size = (folder.embedding_config or {}).get("embedding_chunk_size")

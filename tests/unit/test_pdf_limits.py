@@ -1,0 +1,54 @@
+"""An uploaded PDF is read in a capped child process: a compressed-stream bomb ends as the file's error.
+
+pdfminer inflates each compressed stream whole: the 400 KB PDF below holds one page whose content stream inflates to
+400 MB of spaces, which took 800 MB and 7 s to read in the server's own process."""
+
+import asyncio
+import zlib
+
+import pytest
+
+from memlet.folders.parsing import ParseError, PdfLimits, parse_file
+from tests.api.test_files_parity_api import pdf_pages
+
+
+def bomb(megabytes: int) -> bytes:
+    """One page whose FlateDecode content stream inflates to `megabytes` MB of spaces."""
+    stream = zlib.compress(b" " * (megabytes * 1024 * 1024), 9)
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+    ]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def test_a_pdf_that_inflates_past_the_memory_cap_is_the_files_error() -> None:
+    data = bomb(400)
+    assert len(data) < 1024 * 1024
+    with pytest.raises(ParseError, match="more than 256 MB of memory"):
+        asyncio.run(parse_file(data, "application/pdf", PdfLimits(memory_mb=256, seconds=60)))
+
+
+def test_a_pdf_that_reads_past_the_time_cap_is_the_files_error() -> None:
+    with pytest.raises(ParseError, match=r"time or memory limit|longer than 1 s"):
+        asyncio.run(parse_file(bomb(300), "application/pdf", PdfLimits(memory_mb=2048, seconds=1)))
+
+
+def test_a_plain_pdf_still_reads_in_the_child() -> None:
+    text = asyncio.run(parse_file(pdf_pages([(72, 720, "Hello from the child")]), "application/pdf", PdfLimits()))
+    assert text.strip() == "Hello from the child"
+
+
+def test_an_unreadable_pdf_keeps_its_message() -> None:
+    with pytest.raises(ParseError, match="Could not"):
+        asyncio.run(parse_file(b"%PDF-1.4\nnot really a pdf", "application/pdf", PdfLimits()))
