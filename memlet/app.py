@@ -24,7 +24,7 @@ from memlet.db import errors as db_errors
 from memlet.db.engine import create_engine, create_sessionmaker, create_turn_engine, warn_connection_budget
 from memlet.errors import MemletError
 from memlet.exposure import is_loopback_host, refuse_unsafe_exposure
-from memlet.folders.parsing import PdfLimits
+from memlet.folders.parsing import ChildLimits
 from memlet.folders.processing import FileProcessor
 from memlet.gc_tuning import freeze_startup_objects
 from memlet.groups.views import managed_groups
@@ -105,7 +105,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         embedder,
         rebuild_prompts,
         settings.file_processing_concurrency,
-        PdfLimits(settings.pdf_memory_mb, settings.pdf_timeout_s),
+        ChildLimits(settings.file_worker_memory_mb, settings.file_worker_timeout_s),
     )
     await files.recover()
     indexer = MessageIndexer(app.state.sessionmaker, embedder, settings.message_embedding_interval_s)

@@ -31,9 +31,10 @@ class Settings(BaseSettings):
     max_agent_file_bytes: int = 24 * 1024 * 1024
     # Files parsed and embedded at the same time, per server process.
     file_processing_concurrency: int = 2
-    # Reading one PDF (in a child process, memlet/folders/pdf_worker.py): its memory cap and its CPU / wait cap.
-    pdf_memory_mb: int = Field(default=1024, ge=128, le=1_000_000)
-    pdf_timeout_s: int = Field(default=300, ge=1, le=86_400)
+    # Reading a PDF or splitting a large text (in a child process, memlet/folders/file_worker.py): its memory cap
+    # and its CPU / wait cap.
+    file_worker_memory_mb: int = Field(default=1024, ge=128, le=1_000_000)
+    file_worker_timeout_s: int = Field(default=300, ge=1, le=86_400)
     # Hybrid message search: embed user, assistant and tool messages in the background (never on the send path),
     # with each agent's embedding_config. Off by default, as in Letta OSS: one embedding call per message costs.
     embed_messages: bool = False

@@ -16,6 +16,7 @@ from working on the same file.
 """
 
 import asyncio
+import json
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -30,7 +31,7 @@ from memlet.errors import MemletError
 from memlet.folders.agent_files import AgentFiles
 from memlet.folders.chunking import chunk_file, fallback_chunks
 from memlet.folders.file_repository import FileRepository
-from memlet.folders.parsing import ParseError, PdfLimits, parse_file
+from memlet.folders.parsing import ChildLimits, ParseError, parse_file, run_in_child
 from memlet.folders.repository import FolderRepository
 from memlet.llm.wire_errors import ProviderHTTPError
 from memlet.passages.embedder import Embedder
@@ -43,6 +44,23 @@ NO_CHUNKS = "No chunks created from text with default chunker"  # Letta's error 
 # file embedder sends them, within the 1..2,048 inputs OpenAI takes in one request.
 DEFAULT_EMBED_BATCH = 32
 MAX_EMBED_BATCH = 2048
+# Texts up to this many characters are split in a thread of this process (well under a second); longer ones in a
+# capped child process (memlet/folders/file_worker.py), so seconds of splitting never hold the interpreter lock
+# that this process's requests need.
+SPLIT_IN_PROCESS_CHARS = 64_000
+
+
+async def split_text(
+    text: str, media_type: str | None, chunk_size: Any, limits: ChildLimits, *, fallback: bool = False
+) -> list[str]:
+    """`chunk_file` (or, with `fallback`, `fallback_chunks`) of `text`, in a thread or a child process by its size."""
+    if len(text) <= SPLIT_IN_PROCESS_CHARS:
+        if fallback:
+            return await asyncio.to_thread(fallback_chunks, text)
+        return await asyncio.to_thread(chunk_file, text, media_type, chunk_size)
+    job = {"text": text, "media_type": media_type, "chunk_size": chunk_size, "fallback": fallback}
+    chunks: list[str] = json.loads(await run_in_child("chunks", json.dumps(job).encode(), limits))
+    return chunks
 
 
 def embed_batch_size(config: dict[str, Any] | None) -> int:
@@ -61,10 +79,10 @@ class FileProcessor:
         embedder: Embedder | None,
         rebuild_prompts: PromptRebuilder,
         concurrency: int = 2,
-        pdf_limits: PdfLimits = PdfLimits(),
+        child_limits: ChildLimits = ChildLimits(),
     ) -> None:
         self.sessionmaker = sessionmaker
-        self.pdf_limits = pdf_limits
+        self.child_limits = child_limits
         self.rebuild_prompts = rebuild_prompts
         self.embedder = embedder
         self.slots = asyncio.Semaphore(max(1, concurrency))
@@ -124,11 +142,11 @@ class FileProcessor:
                 return
             if content.raw is None:
                 raise ParseError("The uploaded bytes are gone; upload the file again")
-            text = await parse_file(content.raw, row.file_type or "text/plain", self.pdf_limits)
+            text = await parse_file(content.raw, row.file_type or "text/plain", self.child_limits)
             if not await self._store_text(row, text):
                 return
         chunk_size = (folder.embedding_config or {}).get("embedding_chunk_size")
-        chunks = await asyncio.to_thread(chunk_file, text, row.file_type, chunk_size)
+        chunks = await split_text(text, row.file_type, chunk_size, self.child_limits)
         if not chunks:  # blank text: Letta's chunkers found nothing, after the file was shown to agents
             raise ParseError(NO_CHUNKS)
         # An empty file counts as one empty chunk; empty chunks count but are not embedded (Letta's numbers).
@@ -140,7 +158,8 @@ class FileProcessor:
             await self._embed(actor, row, folder.embedding_config, chunks)
         except Exception:  # Letta split the text once more with its fallback sizes and embedded that instead
             log.warning("embedding a file failed; retrying with the fallback chunks", exc_info=True)
-            chunks = [chunk for chunk in await asyncio.to_thread(fallback_chunks, text) if chunk.strip()]
+            fallback = await split_text(text, row.file_type, chunk_size, self.child_limits, fallback=True)
+            chunks = [chunk for chunk in fallback if chunk.strip()]
             await self._embed(actor, row, folder.embedding_config, chunks)
         async with self.sessionmaker() as session, session.begin():
             repo = FileRepository(session)
