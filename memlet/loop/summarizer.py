@@ -144,7 +144,9 @@ def summary_request(
 ) -> ChatRequest:
     """The summary call's request, with the per-provider fields a step's request carries for the same config (the
     `user`, thinking switches, GLM-5's `stop`, blank text filled, logprobs, ...), built as Letta's summarizer builds it: as a
-    letta_v1 agent's request without tools; streamed from Anthropic, as Letta streams it there."""
+    letta_v1 agent's request without tools; streamed from Anthropic, as Letta streams it there. Being a letta_v1
+    agent's, an OpenAI reasoning model's goes to the Responses API (`uses_responses_api`), unstreamed, with the
+    config's reasoning effort and a detailed reasoning summary, as Letta's summarizer sends it."""
     system, *rest = messages
     messages = [{**system, "role": system_role_for(config)}, *rest]
     return ChatRequest(

@@ -1,9 +1,10 @@
 """The summarizer's request to the provider, as Letta 0.16.8's summarizer builds it: through the same client's request
 builder as a step's (as a letta_v1 agent's request, without tools, with reasoning switched off), so it carries the
 per-provider fields a step's request carries for that model: the requesting user's id, GLM-5's `stop`, the
-developer role of OpenAI's reasoners, and thinking switched off where the step has it on. Checked in what the mock
-was sent, for the loop's compaction and for `POST /v1/agents/{id}/summarize`."""
+Responses API call of OpenAI's reasoners (with their reasoning effort), and thinking switched off where the step
+has it on. Checked in what the mock was sent, for the loop's compaction and for `POST /v1/agents/{id}/summarize`."""
 
+import json
 from typing import Any
 
 import httpx
@@ -82,13 +83,36 @@ def test_a_summary_on_openrouter_and_baseten_asks_for_no_reasoning(http: httpx.C
     assert "chat_template_args" not in summarize(http, mock_llm, kimi)
 
 
-def test_an_openai_reasoners_summary_instructions_go_as_developer(http: httpx.Client, mock_llm: MockLLM) -> None:
+def test_an_openai_reasoners_summary_goes_through_the_responses_api(http: httpx.Client, mock_llm: MockLLM) -> None:
     agent_id = raw_agent(http, mock_llm, "o3-mini", "openai", reasoning_effort="low")
     step = chat(http, mock_llm, agent_id, turns=1)
-    assert step["messages"][0]["role"] == "developer"
+    assert step["_api"] == "responses"
     sent = summarize(http, mock_llm, agent_id)
-    assert [m["role"] for m in sent["messages"]] == ["developer", "user"]
-    assert sent["reasoning_effort"] == "low" and sent["user"] == ids.DEFAULT_USER_ID
+    # Letta builds the summary as a letta_v1 agent's request: for this model, an unstreamed Responses call with
+    # the config's reasoning effort and a detailed summary, no tools, nothing stored at OpenAI.
+    assert sent["_api"] == "responses" and "messages" not in sent and not sent.get("stream")
+    assert [item["role"] for item in sent["input"]] == ["developer", "user"]
+    assert "m0" in sent["input"][1]["content"][0]["text"]
+    assert sent["reasoning"] == {"effort": "low", "summary": "detailed"}
+    assert sent["store"] is False and sent["include"] == ["reasoning.encrypted_content"]
+    assert sent["tools"] is None and sent["temperature"] is None
+    assert sent["user"] == ids.DEFAULT_USER_ID
+
+
+def test_an_openai_reasoners_summary_in_the_loop_goes_through_the_responses_api(
+    http: httpx.Client, mock_llm: MockLLM
+) -> None:
+    agent_id = raw_agent(http, mock_llm, "gpt-5", "openai", reasoning_effort="medium")
+    chat(http, mock_llm, agent_id)
+    mock_llm.reset()
+    mock_llm.script(Reply.overflow(window=32000, used=40000), Reply.text("Summary of m0 and m1."), Reply.text("ok"))
+    response = http.post(f"/v1/agents/{agent_id}/messages", json=HI)
+    assert response.status_code == 200, response.text
+    summary = mock_llm.requests[1]
+    assert summary["_api"] == "responses" and summary["reasoning"] == {"effort": "medium", "summary": "detailed"}
+    assert summary["tools"] is None and "m0" in str(summary["input"])
+    stored = http.get(f"/v1/agents/{agent_id}/messages", params={"limit": 50}).json()
+    assert any("Summary of m0 and m1." in json.dumps(m) for m in stored)
 
 
 def test_an_agent_that_asks_for_logprobs_asks_for_them_in_its_summary(http: httpx.Client, mock_llm: MockLLM) -> None:
