@@ -14,9 +14,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memlet.llm.chat_format import prompt_tokens, request_messages
+from memlet.llm.chat_format import prompt_tokens, request_messages, to_openai_messages
 from memlet.llm.client import LLMClient
 from memlet.llm.openai_http import encode_json
+from memlet.llm.token_estimate import compacted_estimate
 from memlet.llm.tokens import count_tools_tokens
 from memlet.loop.buffer_chat import BufferChat, Wire, converted
 from memlet.loop.headroom import byte_bound
@@ -72,6 +73,13 @@ class Prompt:
             return prompt_tokens([*head, *self._converted(rows)], self.tools)
         # The messages' counts kept with the conversion: only new ones are counted.
         return self._wire(self.chat, rows).tokens(*head) + count_tools_tokens(self.tools)
+
+    def letta_estimate(self, kept: Sequence[Any]) -> int:
+        """Letta's count of what a compaction left (its `context_tokens_after`): the system prompt, the kept rows
+        and the pending input as OpenAI messages, and the tools, by its byte estimate with its margin. As in Letta,
+        the summary is not among them."""
+        messages = to_openai_messages(self.system, [*kept, *self.pending], self.agent_type)
+        return compacted_estimate(messages, self.tools)
 
     def _wire(self, chat: BufferChat, rows: Sequence[Any]) -> Wire:
         return chat.wire([*rows, *self.pending], self.agent_type, scrub_thoughts=self.scrub_thoughts)

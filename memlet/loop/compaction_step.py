@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memlet.llm.chat_format import is_v2, thoughts_scrubbed
+from memlet.llm.token_estimate import provider_counted
 from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopState
 from memlet.loop.buffer_chat import BufferChat
@@ -51,7 +52,7 @@ async def _plan(run: RunState, state: LoopState, site: Site, *, force: bool, com
         async with run.deps.llm_for(config, run.org_id) as own:
             return await summarizer(own, config, settings, window, run.options.user_id)(text)
 
-    return await plan_compaction(
+    plan = await plan_compaction(
         summarize_with=summarize_with,
         settings=settings,
         prompt=prompt,
@@ -61,6 +62,11 @@ async def _plan(run: RunState, state: LoopState, site: Site, *, force: bool, com
         complete=complete,
         force=force,
     )
+    if plan is not None and not provider_counted(agent.llm_config or {}):
+        # The size reported after it (stats, the usage's context_tokens) is Letta's estimate for this model;
+        # Claude's and Gemini's stay memlet's local count (Letta asked their provider).
+        plan.tokens_after = prompt.letta_estimate(plan.kept)
+    return plan
 
 
 async def compact(

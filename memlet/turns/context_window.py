@@ -8,14 +8,13 @@ of the tools' JSON (as Letta dumps them), for every model but Claude and Gemini.
 provider's token-counting API on every report; memlet makes no such call and counts them with cl100k_base.
 """
 
-import json
 from collections.abc import Callable
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memlet.agents.parts import ContextWindowOverview
 from memlet.llm.chat_format import is_v2, text_parts, to_openai_messages
+from memlet.llm.token_estimate import letta_estimate, messages_estimate, provider_counted, tools_estimate
 from memlet.llm.tokens import count_message_tokens, count_tokens, count_tools_tokens
 from memlet.llm.tool_definitions import tool_definition
 from memlet.loop.agent_state import LoopRepository
@@ -55,7 +54,7 @@ async def context_window(
     # reports the agent's base prompt as it was written.
     system_prompt = sections["system_prompt"] or agent.system or ""
 
-    tokenized = (agent.llm_config or {}).get("model_endpoint_type") in _PROVIDER_COUNTED
+    tokenized = provider_counted(agent.llm_config or {})
     text_tokens: Callable[[str], int] = count_tokens if tokenized else letta_estimate
 
     def tokens(text: str | None) -> int:
@@ -69,8 +68,8 @@ async def context_window(
         "num_tokens_tool_usage_rules": tokens(sections["tool_usage_rules"]),
         "num_tokens_directories": tokens(sections["directories"]),
         "num_tokens_summary_memory": tokens(summary),
-        "num_tokens_functions_definitions": count_tools_tokens(tools) if tokenized else _tools_estimate(tools),
-        "num_tokens_messages": count_message_tokens(chat) if tokenized else _messages_estimate(chat),
+        "num_tokens_functions_definitions": count_tools_tokens(tools) if tokenized else tools_estimate(tools),
+        "num_tokens_messages": count_message_tokens(chat) if tokenized else messages_estimate(chat),
     }
     return ContextWindowOverview(
         context_window_size_max=int((agent.llm_config or {}).get("context_window") or DEFAULT_CONTEXT_WINDOW),
@@ -89,29 +88,3 @@ async def context_window(
         messages=[StoredMessage.model_validate(row) for row in rows],
         **counts,
     )
-
-
-# Letta counted these endpoints' tokens with the provider's own API (Anthropic's count_tokens, Gemini's countTokens).
-_PROVIDER_COUNTED = frozenset({"anthropic", "google_ai", "google_vertex"})
-_BYTES_PER_TOKEN = 4
-
-
-def letta_estimate(text: str) -> int:
-    """Letta's approximate count: UTF-8 bytes / 4, rounded up."""
-    return -(-len(text.encode("utf-8", "surrogatepass")) // _BYTES_PER_TOKEN)
-
-
-def _messages_estimate(messages: list[dict[str, Any]]) -> int:
-    """The messages' JSON, as Python's json.dumps writes it (ASCII only, spaces after separators), estimated."""
-    return letta_estimate(json.dumps(messages, default=str)) if messages else 0
-
-
-def _tools_estimate(tools: list[dict[str, Any]]) -> int:
-    """The tools' JSON as Letta dumped each one: an OpenAI function tool whose function lists `name`,
-    `description`, `parameters` and `strict` (null when unset) before any other key."""
-    dumped = []
-    for tool in tools:
-        function = tool.get("function") or {}
-        head = {key: function.get(key) for key in ("name", "description", "parameters", "strict")}
-        dumped.append({"function": {**head, **function}, "type": "function"})
-    return letta_estimate(json.dumps(dumped)) if dumped else 0

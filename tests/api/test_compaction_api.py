@@ -3,6 +3,7 @@ token counts): the trigger after a step at 90% of the window, compact-and-retry 
 times at most), V2 compacting only after the turn, and the 400 for a system prompt larger than the window."""
 
 import json
+import math
 from typing import Any
 
 import httpx
@@ -231,3 +232,52 @@ def test_the_summary_is_worded_as_letta_words_it(client: Letta, http: httpx.Clie
         "Note: prior messages have been hidden from view due to conversation memory constraints.\n"
         "The following is a summary of the previous messages:\n All of it."
     )
+
+
+def letta_estimate_after(system: dict[str, Any], kept: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+    """Letta 0.16.8's count after a compaction for a non-Claude, non-Gemini model: UTF-8 bytes / 4 (rounded up)
+    of the JSON of the system prompt and kept messages (the summary left out), and of the tools as OpenAI function
+    tools (`strict` null when unset), each times 1.3, truncated."""
+    dumped = []
+    for tool in tools:
+        function = tool["function"]
+        head = {k: function.get(k) for k in ("name", "description", "parameters", "strict")}
+        dumped.append({"function": {**head, **function}, "type": "function"})
+
+    def estimate(value: Any) -> int:
+        return math.ceil(len(json.dumps(value).encode()) / 4)
+
+    return int(estimate([system, *kept]) * 1.3) + int(estimate(dumped) * 1.3)
+
+
+def test_the_size_after_an_overflow_compaction_is_lettas_estimate(
+    client: Letta, http: httpx.Client, mock_llm: MockLLM
+) -> None:
+    agent_id = agent_with_history(client, mock_llm)
+    mock_llm.script(Reply.overflow(), Reply.text("Summary before retry."), Reply.text("after the retry"))
+    response = send(http, agent_id, "hello", include_compaction_messages=True)
+    assert response.status_code == 200, response.text
+    first, retry = mock_llm.requests[0], mock_llm.requests[2]
+    # Counted: the system prompt the turn started with, the kept rows and the new input (the retry's, after the
+    # summary), and the tools.
+    expected = letta_estimate_after(first["messages"][0], retry["messages"][2:], retry["tools"])
+    stats = json.loads(response.json()["messages"][0]["content"])["compaction_stats"]
+    assert stats["context_tokens_after"] == expected
+
+
+def test_the_size_after_a_post_step_compaction_is_lettas_estimate(
+    client: Letta, http: httpx.Client, mock_llm: MockLLM
+) -> None:
+    agent_id = agent_with_history(client, mock_llm, turns=6)
+    mock_llm.script(Reply.text("x").reporting(3700), Reply.text("Earlier: greetings."))
+    response = send(http, agent_id, "hello", include_compaction_messages=True)
+    assert response.status_code == 200, response.text
+    step = mock_llm.requests[0]
+    mock_llm.script(Reply.text("next"))
+    send(http, agent_id, "again")
+    after = mock_llm.requests[-1]
+    kept = after["messages"][2:-1]  # between the summary and the next input
+    assert kept, "the sliding window kept the newest turns"
+    expected = letta_estimate_after(step["messages"][0], kept, step["tools"])
+    stats = json.loads(response.json()["messages"][1]["content"])["compaction_stats"]
+    assert response.json()["usage"]["context_tokens"] == stats["context_tokens_after"] == expected
