@@ -281,3 +281,21 @@ def test_the_size_after_a_post_step_compaction_is_lettas_estimate(
     expected = letta_estimate_after(step["messages"][0], kept, step["tools"])
     stats = json.loads(response.json()["messages"][1]["content"])["compaction_stats"]
     assert response.json()["usage"]["context_tokens"] == stats["context_tokens_after"] == expected
+
+
+def test_a_claude_agents_size_after_a_compaction_asks_the_provider_nothing(claude: Letta, mock_llm: MockLLM) -> None:
+    agent = claude.agents.create(
+        model="anthropic/claude-sonnet-4-5-20250929", context_window_limit=WINDOW, include_base_tools=False
+    )
+    stats = None
+    for i in range(8):
+        mock_llm.script(Reply.text(f"reply {i}"), Reply.text(f"reply {i}"))
+        response = claude.agents.messages.create(agent.id, input=f"message {i}: " + "lorem ipsum " * 150)
+        alerts = [m for m in response.messages if m.message_type == "user_message"]
+        if alerts:
+            stats = json.loads(alerts[0].content)["compaction_stats"]  # type: ignore[union-attr, arg-type]
+            break
+    assert stats is not None, "the window filled up"
+    # Letta asked Anthropic's count_tokens API for this size; memlet counts locally.
+    assert {r["_api"] for r in mock_llm.requests} == {"anthropic"}
+    assert 0 < stats["context_tokens_after"] < WINDOW
