@@ -3,7 +3,8 @@
 In order, as the five middlewares it replaces were stacked (outermost first): the request id (the caller's
 ``X-Request-ID`` or a new one, in `memlet.log.request_id_var` while the request runs and echoed on the response),
 the request metrics (`memlet.metrics.record_request`), the loopback Host check (400), the body-size limit (413 by
-Content-Length, or while a chunked body streams in), the password (401) and trailing-slash tolerance. Each concern's
+Content-Length, or while a chunked body streams in), the password (401), the ``/latest`` alias of ``/v1`` and
+trailing-slash tolerance. Each concern's
 code stays in its own module (`memlet.log`, `memlet.metrics`, `memlet.api.middleware`); this layer reads the headers
 once and wraps ``send`` once, instead of five coroutine layers each scanning the headers and wrapping ``send``.
 """
@@ -18,6 +19,7 @@ from memlet.api.middleware import (
     authorized,
     declared_too_big,
     foreign_host,
+    latest_alias,
     send_json,
     send_unauthorized,
     serve_chunked_limited,
@@ -97,15 +99,19 @@ class EdgeMiddleware:
     async def _serve(self, scope: Scope, headers: _Headers, receive: Receive, send: Send) -> None:
         if self.loopback_only and headers.host is not None and foreign_host(headers.host):
             await send_json(send, 400, {"detail": LOOPBACK_ONLY_DETAIL})
-        elif declared_too_big(headers.content_length, self.max_body_bytes):
+            return
+        if declared_too_big(headers.content_length, self.max_body_bytes):
             await send_json(send, 413, too_big(self.max_body_bytes))
-        elif (
+            return
+        if (
             self.password is not None
             and scope["path"] not in OPEN_PATHS
             and not authorized(headers.authorization, headers.bare_password, self.password)
         ):
             await send_unauthorized(send)
-        elif headers.transfer_encoding is not None:
+            return
+        latest_alias(scope)
+        if headers.transfer_encoding is not None:
             await serve_chunked_limited(self._slash_tolerant, scope, receive, send, self.max_body_bytes)
         else:
             # No chunked body: the server reads at most Content-Length bytes (checked above), or none without it.

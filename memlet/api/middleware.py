@@ -10,8 +10,24 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memlet.exposure import is_loopback_host
 
-# Probes stay open; everything else, the API docs and schema included (as Letta), needs the password.
-OPEN_PATHS = frozenset({"/v1/health", "/v1/health/", "/v1/ready", "/v1/ready/"})
+# Probes stay open; everything else, the API docs and schema included (as Letta), needs the password. Letta's list
+# leaves out `/latest/health` without its slash, so that one needs the password there too.
+OPEN_PATHS = frozenset(
+    {"/v1/health", "/v1/health/", "/v1/ready", "/v1/ready/", "/latest/health/", "/latest/ready", "/latest/ready/"}
+)
+
+
+def latest_alias(scope: Scope) -> None:
+    """``/latest/...`` served as ``/v1/...``: Letta mounts every v1 router under ``/latest`` too (outside its schema).
+
+    The request is routed (and counted in the metrics) as its ``/v1`` path, so the alias has no routes of its own
+    and no entries in the schema.
+    """
+    path: str = scope["path"]
+    if path.startswith("/latest/"):
+        scope["path"] = "/v1" + path[len("/latest") :]
+        raw: bytes = scope.get("raw_path") or b""
+        scope["raw_path"] = b"/v1" + raw[len(b"/latest") :] if raw.startswith(b"/latest/") else scope["path"].encode()
 
 
 async def send_json(
