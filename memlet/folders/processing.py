@@ -211,7 +211,6 @@ class FileProcessor:
                         embedding_dim=len(vector) if vector is not None else None,
                         embedding_config=config,
                         metadata_={},
-                        tags=[],
                         created_by_id=row.created_by_id,
                         last_updated_by_id=row.created_by_id,
                     )

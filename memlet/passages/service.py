@@ -94,7 +94,7 @@ class PassageService:
                 embedding_dim=len(vector) if vector is not None else None,
                 embedding_config=config,
                 metadata_=item.metadata or {},
-                tags=list(item.tags or []),
+                tags=item.tags,
                 created_by_id=actor.user_id,
                 last_updated_by_id=actor.user_id,
                 **({"created_at": utc(item.created_at)} if item.created_at else {}),

@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 from letta_client import Letta
 
-from tests.api.test_archival_api import make_agent
+from tests.api.test_archival_api import EMBEDDING, make_agent
 from tests.mock_llm import MockLLM, Reply
 
 ARCHIVAL_TOOLS = ["archival_memory_insert", "archival_memory_search"]
@@ -132,3 +132,40 @@ class TestListing:
         assert page(after=newest[0], before=newest[3]) == newest[1:3]
         # Oldest first (the default), the cursors mean what they mean in Letta.
         assert [p.id for p in client.agents.passages.list(agent.id, after=ids[0], before=ids[3])] == ids[1:3]
+
+
+class TestEmptyTags:
+    """Letta stores a passage's tags as given: ``[]`` reads ``[]``, no tags read ``null`` (each route and the tool)."""
+
+    def test_routes_keep_an_empty_list_apart_from_none(self, client: Letta, http: httpx.Client) -> None:
+        agent = make_agent(client)
+        url = f"/v1/agents/{agent.id}/archival-memory"
+        assert http.post(url, json={"text": "empty", "tags": []}).json()[0]["tags"] == []
+        assert http.post(url, json={"text": "none"}).json()[0]["tags"] is None
+        assert http.post(url, json={"text": "null", "tags": None}).json()[0]["tags"] is None
+        listed = {p["text"]: p["tags"] for p in http.get(url).json()}
+        assert listed == {"empty": [], "none": None, "null": None}
+        found = http.get(f"{url}/search", params={"query": "empty"}).json()["results"]
+        assert {r["content"]: r["tags"] for r in found} == {"empty": [], "none": [], "null": []}  # as Letta's `or []`
+        archive = client.archives.create(name="tagless", embedding=EMBEDDING)
+        one = http.post(f"/v1/archives/{archive.id}/passages", json={"text": "a", "tags": []}).json()
+        bare = http.post(f"/v1/archives/{archive.id}/passages", json={"text": "b"}).json()
+        assert (one["tags"], bare["tags"]) == ([], None)
+        batch = http.post(
+            f"/v1/archives/{archive.id}/passages/batch",
+            json={"passages": [{"text": "c", "tags": []}, {"text": "d"}]},
+        ).json()
+        assert [p["tags"] for p in batch] == [[], None]
+        hits = http.post("/v1/passages/search", json={"query": "a", "archive_id": archive.id}).json()
+        assert {h["passage"]["text"]: h["passage"]["tags"] for h in hits} == {"a": [], "b": None, "c": [], "d": None}
+
+    def test_the_tool_stores_what_the_model_gave(self, client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+        agent = make_agent(client, tools=ARCHIVAL_TOOLS)
+        mock_llm.script(
+            Reply.tool_call("archival_memory_insert", {"content": "empty", "tags": []}),
+            Reply.tool_call("archival_memory_insert", {"content": "none"}),
+            Reply.text("done"),
+        )
+        client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "remember"}])
+        listed = http.get(f"/v1/agents/{agent.id}/archival-memory").json()
+        assert {p["text"]: p["tags"] for p in listed} == {"empty": [], "none": None}

@@ -63,7 +63,7 @@ class Passage(TimestampMixin, OrgScopedMixin, Base):
     embedding_dim: Mapped[int | None] = mapped_column(Integer, default=None)
     embedding_config: Mapped[dict[str, Any] | None] = mapped_column(JSONB, default=None)
     metadata_: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSON, default=dict)
-    tags: Mapped[list[str]] = mapped_column(ARRAY(String), default=list)
+    tags: Mapped[list[str] | None] = mapped_column(ARRAY(String), default=None)  # [] and null read back as given
 
     __table_args__ = (
         Index("ix_passages_archive_created", "archive_id", "created_at", "id"),
