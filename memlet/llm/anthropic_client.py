@@ -69,7 +69,8 @@ def _get(obj: Any, name: str) -> Any:
 
 
 def usage_of(usage: Any, output_tokens: int | None = None) -> Usage:
-    """Anthropic usage as memlet's: prompt = input + cache reads + cache writes."""
+    """Anthropic usage as memlet's: prompt = input + cache reads + cache writes. No cache read or write reads as
+    not reported (None), as Letta's Anthropic stream reads it; Anthropic reports no reasoning tokens."""
     if usage is None:
         return Usage()
     read = _get(usage, "cache_read_input_tokens") or 0
@@ -80,8 +81,8 @@ def usage_of(usage: Any, output_tokens: int | None = None) -> Usage:
         prompt_tokens=prompt,
         completion_tokens=completion,
         total_tokens=prompt + completion,
-        cached_tokens=read,
-        cache_write_tokens=written,
+        cached_tokens=read or None,
+        cache_write_tokens=written or None,
     )
 
 

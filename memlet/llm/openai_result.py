@@ -28,17 +28,24 @@ def _int(value: object) -> int:
     return value if isinstance(value, int) else 0
 
 
+def _reported(value: object) -> int | None:
+    return value if isinstance(value, int) else None
+
+
 def usage_of(usage: object) -> Usage:
-    """An OpenAI ``usage`` object as memlet's ``Usage`` (all zero when absent)."""
+    """An OpenAI ``usage`` object as memlet's ``Usage`` (zero tokens when absent; details the provider left out
+    stay None)."""
     if not isinstance(usage, dict):
         return Usage()
-    cached = _dict(usage.get("prompt_tokens_details")).get("cached_tokens") or usage.get("prompt_cache_hit_tokens")
+    details = _dict(usage.get("prompt_tokens_details")).get("cached_tokens")
+    hits = usage.get("prompt_cache_hit_tokens")
+    cached = details or hits or (details if details is not None else hits)  # a reported 0 stays 0
     return Usage(
         prompt_tokens=_int(usage.get("prompt_tokens")),
         completion_tokens=_int(usage.get("completion_tokens")),
         total_tokens=_int(usage.get("total_tokens")),
-        cached_tokens=_int(cached),
-        reasoning_tokens=_int(_dict(usage.get("completion_tokens_details")).get("reasoning_tokens")),
+        cached_tokens=_reported(cached),
+        reasoning_tokens=_reported(_dict(usage.get("completion_tokens_details")).get("reasoning_tokens")),
     )
 
 

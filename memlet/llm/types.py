@@ -90,9 +90,10 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
-    cached_tokens: int = 0
-    reasoning_tokens: int = 0
-    cache_write_tokens: int = 0  # prompt tokens written to the provider's cache (Anthropic reports them)
+    # The details are None when the provider did not report them (a token stream's usage then shows null, as Letta's).
+    cached_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cache_write_tokens: int | None = None  # prompt tokens written to the provider's cache (Anthropic reports them)
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ from memlet.loop.chat_request import build_chat_request, request_tools
 from memlet.loop.events import DeltaKind, TokenDelta
 from memlet.loop.response import previous_message_id
 from memlet.loop.stream_args import ArgumentSplitter
+from memlet.loop.usage_estimate import with_counted_prompt
 from memlet.messages.views import otid_from_id
 from memlet.prompt.skills import with_skills
 
@@ -291,8 +292,10 @@ async def call_llm(
     LLMEmptyResponseError propagates (Letta's OpenAI client raises it too: invalid_llm_response).
     """
     request = build_chat_request(state, system_text, pending, tools, tool_choice, chat, user=user)
+    config = state.agent.llm_config or {}
     if not stream_tokens:
-        result_box.append(_storable(await llm.chat(request)))  # the client then builds no per-chunk events
+        # The client then builds no per-chunk events.
+        result_box.append(_storable(with_counted_prompt(await llm.chat(request), request, config)))
         return
     strict = _empty_stream_is_an_error(state.agent)
     try:
@@ -303,7 +306,7 @@ async def call_llm(
                         f"INTERNAL_SERVER_ERROR: LLM provider returned empty content in streaming response "
                         f"(model: {event.model}, message_id: {event.response_id})"
                     )
-                result_box.append(_storable(event))
+                result_box.append(_storable(with_counted_prompt(event, request, config)))
             elif isinstance(event, ReasoningDelta):
                 if (reasoning := labels.reasoning(event)) is not None:
                     yield reasoning

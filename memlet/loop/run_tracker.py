@@ -155,9 +155,9 @@ class RunState:
             pooled_sessionmaker=self.deps.pooled_sessionmaker,
         )
 
-    def add_usage(self, step: orm.Step, usage: Any, *, context: bool = True) -> None:
-        """Count one LLM call into the step row and the run totals (`context`: the call's total is the usage's
-        context size; Letta's V2 loop never reports one, so its usage keeps `context_tokens` null)."""
+    def add_usage(self, step: orm.Step, usage: Any, *, v2: bool = False) -> None:
+        """Count one LLM call into the step row and the run totals. In Letta's V3 loop the call's total is the
+        usage's context size; its V2 loop (`v2`) never reports one, so its usage keeps `context_tokens` null."""
         step.prompt_tokens, step.completion_tokens = usage.prompt_tokens, usage.completion_tokens
         step.total_tokens = usage.total_tokens
         # As in Letta, a step shows cached and reasoning tokens only when there were some (null otherwise).
@@ -166,11 +166,20 @@ class RunState:
         self.usage["prompt_tokens"] += usage.prompt_tokens
         self.usage["completion_tokens"] += usage.completion_tokens
         self.usage["total_tokens"] += usage.total_tokens
-        self.usage["cached_input_tokens"] = (self.usage["cached_input_tokens"] or 0) + usage.cached_tokens
-        # Only Anthropic reports cache writes; once a step ran, Letta's totals show 0, not null.
-        self.usage["cache_write_tokens"] = (self.usage["cache_write_tokens"] or 0) + usage.cache_write_tokens
-        self.usage["reasoning_tokens"] = (self.usage["reasoning_tokens"] or 0) + usage.reasoning_tokens
-        if context:
+        # Letta's V3 loop reads a token stream's details as the provider reported them (null when it did not) and its
+        # V2 loop's token streams never read them; its calls that are no token stream count an unreported detail as
+        # 0, so once such a step ran their totals show 0 (cache writes too).
+        streamed = self.options.stream_tokens
+        for total, detail in (
+            ("cached_input_tokens", usage.cached_tokens),
+            ("cache_write_tokens", usage.cache_write_tokens),
+            ("reasoning_tokens", usage.reasoning_tokens),
+        ):
+            if not streamed:
+                self.usage[total] = (self.usage[total] or 0) + (detail or 0)
+            elif detail is not None and not v2:
+                self.usage[total] = (self.usage[total] or 0) + detail
+        if not v2:
             self.usage["context_tokens"] = usage.total_tokens
         self.usage["step_count"] += 1
         self.steps += 1

@@ -134,7 +134,7 @@ async def llm_step(
     clock.llm_done()
     if chat.logprobs is not None and not is_v2(agent.agent_type):
         run.logprobs = chat.logprobs
-    run.add_usage(step, chat.usage, context=not is_v2(agent.agent_type))
+    run.add_usage(step, chat.usage, v2=is_v2(agent.agent_type))
     try:
         result = await raced(run.watch, handle_response(ctx, chat, allowed, assistant_id))
     except Exception as exc:  # a cancel during the step's tools: the step (and its tokens) stays on the run
