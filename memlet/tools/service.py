@@ -133,6 +133,8 @@ class ToolService:
     async def list_tools(self, actor: Actor, filters: ToolFilters, page: Page) -> list[Tool]:
         """A page of tools. A built-in tool missing from a page that must hold them all is created again (and the
         page read again), as Letta's listing does (see `_lacks_base_tools`)."""
+        if page.limit == 0:  # Letta applies the limit as given: LIMIT 0 (memlet's pagination reads 0 as no limit)
+            return []
         rows = await self.tools.list_tools(actor.organization_id, filters, page)
         if _lacks_base_tools(rows, filters, page):
             await upsert_base_tools(self.session, actor.organization_id, actor.user_id)

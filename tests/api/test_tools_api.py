@@ -160,6 +160,22 @@ class TestListTools:
         no_custom = client.tools.list(exclude_tool_types=["custom"], limit=100).items
         assert a.id not in {t.id for t in no_custom}
 
+    def test_limit_zero_lists_nothing(self, client: Letta, http: httpx.Client) -> None:
+        client.tools.create(source_code=source("limited"))
+        assert http.get("/v1/tools/", params={"limit": 0}).json() == []  # Letta's LIMIT 0
+        assert http.get("/v1/tools/", params={"limit": 0, "search": "limited"}).json() == []
+        assert len(http.get("/v1/tools/", params={"limit": 100}).json()) == len(LETTA_BASE_TOOLS) + 1
+
+    def test_search_matches_percent_and_underscore_literally(self, client: Letta, http: httpx.Client) -> None:
+        plain = client.tools.create(source_code=source("plainname"))
+        under = client.tools.create(source_code=source("under_score"))
+        assert [t["id"] for t in http.get("/v1/tools/", params={"search": "r_s"}).json()] == [under.id]
+        assert http.get("/v1/tools/", params={"search": "%"}).json() == []  # Letta: a wildcard, every tool
+        assert http.get("/v1/tools/count", params={"search": "_"}).json() == len(
+            [n for n in [*LETTA_BASE_TOOLS, "under_score"] if "_" in n]
+        )
+        assert plain.id not in {t["id"] for t in http.get("/v1/tools/", params={"search": "_", "limit": 100}).json()}
+
     def test_newest_first_by_default(self, client: Letta) -> None:
         created = client.tools.create(source_code=source("newest"))
         assert client.tools.list().items[0].id == created.id
