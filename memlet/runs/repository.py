@@ -41,6 +41,7 @@ from memlet.runs.run_statements import (
     RunStart,
     closing_values,
     lease_deadline,
+    merged_metadata,
 )
 from memlet.runs.schemas import ACTIVE_STATUSES
 
@@ -206,8 +207,7 @@ class RunRepository:
 
     async def add_metadata(self, run_id: str, values: dict[str, Any]) -> None:
         """Merge `values` into the run's metadata (one statement)."""
-        merged = func.coalesce(orm.Run.metadata_, literal({}, JSONB)).op("||")(literal(values, JSONB))
-        await self.session.execute(update(orm.Run).where(orm.Run.id == run_id).values(metadata_=merged))
+        await self.session.execute(update(RUNS).where(RUNS.c.id == run_id).values(metadata=merged_metadata(values)))
 
     async def renew_leases(self, worker_id: str, run_ids: Sequence[str], lease_s: float) -> None:
         """Extend the leases of a worker's in-flight runs (one statement)."""

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Float, Select, Table, bindparam, case, func, literal, select, update
-from sqlalchemy.dialects.postgresql import JSONB, insert
-from sqlalchemy.sql.elements import BindParameter
+from sqlalchemy.dialects.postgresql import JSON, aggregate_order_by, insert
+from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
 from memlet.db import models as orm
 from memlet.db.driver import DriverSQL
@@ -28,6 +28,25 @@ class RunEnd:
     error: dict[str, Any] | str | None = None
 
 
+def merged_metadata(values: dict[str, Any]) -> ColumnElement[Any]:
+    """The run's metadata with `values` merged in, in the statement that writes it: Python's ``{**old, **values}``
+    (a key it had keeps its place, new keys come last), as Letta merges a run's metadata. The column is `json`,
+    which has no ``||``: the object is rebuilt from its pairs in order."""
+    stored = RUNS.c.metadata
+    current = case((func.json_typeof(stored) == "object", stored), else_=literal({}, JSON))
+    old = func.json_each(current).table_valued("key", "value", with_ordinality="o").render_derived(name="old")
+    new = (
+        func.json_each(literal(values, JSON))
+        .table_valued("key", "value", with_ordinality="o")
+        .render_derived(name="new")
+    )
+    key = func.coalesce(old.c.key, new.c.key)
+    value = case((new.c.key.is_(None), old.c.value), else_=new.c.value)
+    position = func.coalesce(old.c.o, new.c.o + 1_000_000_000)
+    pairs = old.join(new, old.c.key == new.c.key, full=True)
+    return select(func.json_object_agg(key, aggregate_order_by(value, position))).select_from(pairs).scalar_subquery()
+
+
 def closing_values(end: RunEnd) -> dict[str, Any]:
     """The columns that close a run; a run already cancelled by a client stays cancelled."""
     was_cancelled = RUNS.c.status == "cancelled"
@@ -38,9 +57,7 @@ def closing_values(end: RunEnd) -> dict[str, Any]:
         "total_duration_ns": end.duration_ns,
     }
     if end.error is not None:
-        values["metadata"] = func.coalesce(RUNS.c.metadata, literal({}, JSONB)).op("||")(
-            literal({"error": end.error}, JSONB)
-        )
+        values["metadata"] = merged_metadata({"error": end.error})
     return values
 
 

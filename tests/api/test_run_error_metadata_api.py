@@ -2,6 +2,7 @@
 `error_type` and `detail` to decide whether to retry a turn), or a blocking run's error text."""
 
 import json
+import time
 from typing import Any
 
 import httpx
@@ -73,3 +74,27 @@ def test_a_blocking_runs_error_is_its_text(client: Letta, http: httpx.Client, mo
     error = run_error(client, run.id)
     assert isinstance(error, str) and error == failed.json()["error"]["detail"]
     assert "the provider said no" in error
+
+
+def ended_run(http: httpx.Client, run_id: str) -> dict[str, Any]:
+    for _ in range(200):
+        run: dict[str, Any] = http.get(f"/v1/runs/{run_id}").json()
+        if run["status"] not in ("created", "running"):
+            return run
+        time.sleep(0.05)
+    raise AssertionError(f"run {run_id} did not end")
+
+
+def test_metadata_keeps_its_key_order_with_the_error_last(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    """Letta keeps a run's metadata in a json column and merges the error in as ``{**old, "error": ...}``."""
+    mock_llm.reset()
+    agent = make_agent(client)
+    mock_llm.script(Reply.error(400, times=10, message="no"))
+    started = http.post(f"/v1/agents/{agent.id}/messages/async", json={"input": "x"}).json()
+    assert list(started["metadata"]) == ["run_type", "lettuce"]
+    run = ended_run(http, started["id"])
+    assert (run["status"], list(run["metadata"])) == ("failed", ["run_type", "lettuce", "error"])
+    assert run["metadata"]["run_type"] == "send_message_async" and run["metadata"]["lettuce"] is False
+    streamed = http.post(f"/v1/agents/{agent.id}/messages/stream", json={"input": "x"})
+    error = streamed_error(streamed)
+    assert list(http.get(f"/v1/runs/{error['run_id']}").json()["metadata"]) == ["run_type", "error"]

@@ -2,7 +2,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import BigInteger, Boolean, DateTime, ForeignKey, Index, Integer, String, Text, text
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import JSON, JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from memlet.db.base import Base, OrgScopedMixin, TimestampMixin
@@ -37,7 +37,8 @@ class Run(TimestampMixin, OrgScopedMixin, Base):
     status: Mapped[str] = mapped_column(String, default="created", index=True)
     stop_reason: Mapped[str | None] = mapped_column(String, default=None)
     background: Mapped[bool | None] = mapped_column(Boolean, default=False)
-    metadata_: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSONB, default=None)
+    # `json`: its keys keep the order written, as Letta's (an error or result merged in later comes last).
+    metadata_: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSON, default=None)
     request_config: Mapped[dict[str, Any] | None] = mapped_column(JSONB, default=None)
     callback_url: Mapped[str | None] = mapped_column(Text, default=None)
     callback_sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
