@@ -8,6 +8,7 @@ from memlet.actor import Actor
 from memlet.agents.initial_messages import default_sequence
 from memlet.agents.repository import AgentRepository
 from memlet.agents.system_message import refresh_system_message
+from memlet.conversations.service import thread_page
 from memlet.db import models as orm
 from memlet.db.pagination import Page
 from memlet.errors import BadRequestError, ConflictError, NotFoundError
@@ -50,7 +51,8 @@ class AgentMessageService:
             if known is None:
                 raise NotFoundError("Agent", agent_id)
             agent_type = known
-            page = Page(before=query.before, after=query.after, limit=query.limit, order=query.order)
+            # `before` is the older side whatever the order, as Letta compares it; `after` follows the order.
+            page = thread_page(query.before, query.after, query.limit, query.order)
             rows = await self.messages.page_for_agent(agent_id, page, **filters)
         newest_first = query.order == "desc"
         ordered = rows[::-1] if newest_first else rows
