@@ -8,7 +8,7 @@ message again.
 """
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -46,8 +46,12 @@ async def cancel_runs(session: AsyncSession, agent_id: str, run_ids: Sequence[st
         results[run_id] = "cancelled"
         if run.stop_reason is not None and run.stop_reason != "requires_approval":
             continue  # already over: cancelling is a no-op, as in Letta
+        now = datetime.now(UTC)
+        if run.stop_reason == "requires_approval":
+            # Letta's metrics count it until now; the run itself keeps the duration it stopped with.
+            run.cancelled_run_ns = (now - run.created_at) // timedelta(microseconds=1) * 1000
         run.status, run.stop_reason = "cancelled", "cancelled"
-        run.completed_at = run.completed_at or datetime.now(UTC)
+        run.completed_at = run.completed_at or now
         signal(run_id)  # a loop running here stops its LLM call or tool at once (others poll the row)
         cancelled = run_id
     if cancelled is not None:

@@ -116,7 +116,7 @@ class RunService:
             agent_id=run.agent_id,
             project_id=agent.project_id if agent is not None else None,
             run_start_ns=int(run.created_at.timestamp() * 1e9),
-            run_ns=run.total_duration_ns,
+            run_ns=run.cancelled_run_ns if run.cancelled_run_ns is not None else run.total_duration_ns,
             num_steps=run.num_steps,
             tools_used=await self._tool_ids(run.tools_used or []),
         )

@@ -48,6 +48,8 @@ class Run(TimestampMixin, OrgScopedMixin, Base):
     completed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
     ttft_ns: Mapped[int | None] = mapped_column(BigInteger, default=None)
     total_duration_ns: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    # A run cancelled while it waited for an approval: how long it had run at the cancel (its metrics' run_ns).
+    cancelled_run_ns: Mapped[int | None] = mapped_column(BigInteger, default=None)
     num_steps: Mapped[int] = mapped_column(Integer, default=0)
     tools_used: Mapped[list[str] | None] = mapped_column(JSONB, default=None)
     # The worker process running it and until when it vouches for it (renewed while it runs); see turns/lifecycle.py.
