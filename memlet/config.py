@@ -38,6 +38,9 @@ class Settings(BaseSettings):
     # Hybrid message search: embed user, assistant and tool messages in the background (never on the send path),
     # with each agent's embedding_config. Off by default, as in Letta OSS: one embedding call per message costs.
     embed_messages: bool = False
+    # Keep each agent step's raw LLM request and response (`GET /v1/steps/{id}/trace`), as Letta's
+    # `track_provider_trace` does, on by default; off: none is written and the trace routes answer null.
+    track_provider_trace: bool = True
     message_embedding_interval_s: float = Field(default=1.0, gt=0)
     # Exempt the objects alive after start-up from the garbage collector's full passes (memlet/gc_tuning.py). The
     # tests turn it off: their servers share the pytest process, whose objects would be frozen with them.

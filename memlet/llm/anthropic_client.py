@@ -224,7 +224,18 @@ def _result(
             f"(ID: {source.response_id}, model: {source.model}, finish_reason: {stop_reason})"
         )
     finish = FINISH_REASONS.get(stop_reason or "", stop_reason)
-    return ChatResult(content, calls, finish, usage, reasoning, source.model, source.response_id, thinking)
+    raw = _raw_usage(getattr(source, "usage", None))
+    return ChatResult(
+        content, calls, finish, usage, reasoning, source.model, source.response_id, thinking, raw_usage=raw
+    )
+
+
+def _raw_usage(usage: Any) -> dict[str, Any] | None:
+    """Anthropic's usage object as it reported it, without its empty fields (for the step's provider trace)."""
+    if isinstance(usage, dict):
+        return {k: v for k, v in usage.items() if v is not None}
+    dump = getattr(usage, "model_dump", None)
+    return dump(exclude_none=True) if dump is not None else None
 
 
 def _result_from_message(message: Message, prefilled: bool = False) -> ChatResult:
@@ -238,7 +249,7 @@ def _result_from_message(message: Message, prefilled: bool = False) -> ChatResul
             thinking.append(ThinkingBlock(text=block.thinking, signature=block.signature))
         elif block.type == "redacted_thinking":
             thinking.append(ThinkingBlock(redacted=block.data))
-    source = _Source(message.model, message.id)
+    source = _Source(message.model, message.id, message.usage)
     return _result(texts, calls, tuple(thinking), message.stop_reason, usage_of(message.usage), source)
 
 
@@ -246,6 +257,7 @@ def _result_from_message(message: Message, prefilled: bool = False) -> ChatResul
 class _Source:
     model: str | None
     response_id: str | None
+    usage: Any = None
 
 
 def _json(value: object) -> str:
@@ -298,6 +310,7 @@ class AnthropicClient:
 
     async def _stream_chat(self, request: ChatRequest, *, betas: tuple[str, ...]) -> AsyncGenerator[ChatEvent, None]:
         body = self.request_body(request)
+        request.sent = {**body, "stream": True} if request.stream else body  # as `_create` posts it
         thinking_prefill = prefilled(request, self.options)
         if not request.stream:
             message = await with_retries(lambda: self._create(body, betas, stream=False), self.retry, self._errors)

@@ -28,7 +28,7 @@ from memlet.llm.errors import (
     to_llm_error,
 )
 from memlet.llm.first_chunk import with_first_chunk
-from memlet.llm.openai_http import PLACEHOLDER_API_KEY, EventStream, OpenAIHTTP
+from memlet.llm.openai_http import PLACEHOLDER_API_KEY, EventStream, OpenAIHTTP, encode_json
 from memlet.llm.openai_result import StreamAssembler, new_tool_call_id, result_from_completion
 from memlet.llm.responses_format import RESPONSES_PATH, responses_body, uses_responses_api
 from memlet.llm.responses_stream import ResponsesAssembler, result_from_response
@@ -145,11 +145,11 @@ class OpenAICompatibleClient:
             return
         body = _wire_body(self.request_body(request))
         if not request.stream:
-            plain = _payload(body, request)
+            plain = request.sent = _payload(body, request)
             completion = await with_retries(lambda: self._http.post("/chat/completions", plain), self.retry)
             yield result_from_completion(completion)
             return
-        payload = _payload(body | {"stream": True, "stream_options": {"include_usage": True}}, request)
+        payload = request.sent = _payload(body | {"stream": True, "stream_options": {"include_usage": True}}, request)
         stream, first = await with_retries(lambda: self._open_stream(payload), self.retry)
         events = relay(stream, first, StreamAssembler(deltas=deltas), ProviderHTTPError, to_llm_error)
         async with contextlib.aclosing(events) as relayed:
@@ -222,15 +222,15 @@ def _wire_body(params: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in params.items() if k != "extra_body"} | extra
 
 
-def _payload(body: dict[str, Any], request: ChatRequest) -> dict[str, Any] | bytes:
-    """The body to post: encoded here with the request's already encoded messages spliced in, when it has them
-    (and orjson takes the rest of the body); else the body, for the HTTP layer to encode."""
-    if request.encoded_messages is None:
-        return body
-    try:
-        return orjson.dumps({**body, "messages": request.encoded_messages})
-    except orjson.JSONEncodeError:  # e.g. an integer beyond 64 bits in the tools: the standard library encodes it all
-        return body
+def _payload(body: dict[str, Any], request: ChatRequest) -> bytes:
+    """The body to post, encoded once here (the step's provider trace keeps these bytes): with the request's
+    already encoded messages spliced in, when it has them (and orjson takes the rest of the body)."""
+    if request.encoded_messages is not None:
+        try:
+            return orjson.dumps({**body, "messages": request.encoded_messages})
+        except orjson.JSONEncodeError:  # e.g. an integer beyond 64 bits in the tools: encoded below, all of it
+            pass
+    return encode_json(body)
 
 
 def _without_anthropic_keys(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -144,15 +144,17 @@ class StreamAssembler:
                 f"INTERNAL_SERVER_ERROR: LLM provider streamed no content and no tool calls "
                 f"(ID: {self.response_id}, model: {self.model}, finish_reason: {self.finish_reason})"
             )
+        usage = self.usage if isinstance(self.usage, dict) else None
         return ChatResult(
             content,
             calls,
             self.finish_reason,
-            usage_of(self.usage),
+            usage_of(usage),
             reasoning,
             self.model,
             self.response_id,
             logprobs=None if self.logprobs is None else self.logprobs.result(),
+            raw_usage=usage,
         )
 
 
@@ -181,13 +183,15 @@ def result_from_completion(completion: object) -> ChatResult:
             f"(ID: {completion.get('id')}, model: {completion.get('model')}, "
             f"finish_reason: {choice.get('finish_reason')})"
         )
+    usage = completion.get("usage")
     return ChatResult(
         content,
         calls,
         choice.get("finish_reason"),
-        usage_of(completion.get("usage")),
+        usage_of(usage),
         _reasoning_of(message),
         completion.get("model"),
         completion.get("id"),
         logprobs=Logprobs.of_choice(choice.get("logprobs")),
+        raw_usage=usage if isinstance(usage, dict) else None,
     )

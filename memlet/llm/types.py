@@ -42,6 +42,9 @@ class ChatRequest:
     encoded_messages: list[Any] | None = None
     # The agent's type, for formats that depend on it (Anthropic's, for letta_v1 agents); None outside the loop.
     agent_type: str | None = None
+    # Set by the client: the body it posted, as sent (the encoded bytes, or the dict the SDK encoded), for the
+    # step's provider trace.
+    sent: bytes | dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +138,8 @@ class ChatResult:
     logprobs: dict[str, Any] | None = None
     # The reasoning items of a Responses API answer, in order (stored as summarized_reasoning parts).
     summarized: tuple[SummarizedReasoning, ...] = ()
+    # The provider's own usage object as it reported it (for the step's provider trace); None: none reported.
+    raw_usage: dict[str, Any] | None = None
 
 
 ChatEvent = ContentDelta | ReasoningDelta | HiddenReasoningDelta | ToolCallDelta | ChatResult

@@ -41,6 +41,7 @@ from memlet.loop.summarizer import summary_text
 from memlet.messages.schemas import StoredMessage
 from memlet.runs.run_statements import RunEnd
 from memlet.runs.step_write import StepWritten, fits, write_step
+from memlet.runs.trace_write import TraceWrite
 
 
 @dataclass(frozen=True)
@@ -79,9 +80,11 @@ async def commit_step(
     num_steps: int,
     tools_used: list[str],
     closing: Closing | None = None,
+    trace: TraceWrite | None = None,
 ) -> Committed:
     """Append `pending` inputs plus the step's rows, extend message_ids, write memory edits, step and run rows;
-    with `closing` (the turn ends with this step), close the run in the same statements.
+    with `closing` (the turn ends with this step), close the run in the same statements; `trace`: the step's
+    provider trace, written with the step row.
 
     The common path (no memory edit, no caller's `on_finish`) is one statement (`runs.step_write`), committing by
     itself: it takes the agent's xact lock, then writes the step row, all messages, an atomic append to the thread's
@@ -100,7 +103,7 @@ async def commit_step(
         for row in rows:
             row.conversation_id = ctx.conversation_id
     end = closing.end if closing is not None else None
-    step_write = StepWrite(ctx, step, rows, num_steps, tools_used, end)
+    step_write = StepWrite(ctx, step, rows, num_steps, tools_used, end, trace)
     alone = fits(rows, end) and (closing is None or closing.on_finish is None)
     if alone and not ctx.tool_ctx.memory_changed:
         written = await _write_alone(maker, step_write)

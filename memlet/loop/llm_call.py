@@ -10,6 +10,7 @@ from memlet.llm.chat_format import HEARTBEAT_PARAM, THINKING_PARAM, is_v2
 from memlet.llm.client import LLMClient
 from memlet.llm.errors import LLMEmptyResponseError
 from memlet.llm.types import (
+    ChatRequest,
     ChatResult,
     ContentDelta,
     HiddenReasoningDelta,
@@ -284,18 +285,21 @@ async def call_llm(
     chat: BufferChat | None = None,
     *,
     user: str | None = None,
+    sent: list[bytes | dict[str, Any]] | None = None,
 ) -> AsyncIterator[TokenDelta]:
     """Call the model; with `stream_tokens` yield its fragments labelled by `labels`.
 
     A streamed response with neither text nor tool calls is an empty result here (the V3 loop then ends the
     turn without storing anything, as Letta's streaming path does); unstreamed, the client's
-    LLMEmptyResponseError propagates (Letta's OpenAI client raises it too: invalid_llm_response).
+    LLMEmptyResponseError propagates (Letta's OpenAI client raises it too: invalid_llm_response). `sent`
+    receives the body the client posted, once it has an answer (the step's provider trace).
     """
     request = build_chat_request(state, system_text, pending, tools, tool_choice, chat, user=user)
     config = state.agent.llm_config or {}
     if not stream_tokens:
         # The client then builds no per-chunk events.
         result_box.append(_storable(with_counted_prompt(await llm.chat(request), request, config)))
+        _record_sent(request, sent)
         return
     strict = _empty_stream_is_an_error(state.agent)
     try:
@@ -307,6 +311,7 @@ async def call_llm(
                         f"(model: {event.model}, message_id: {event.response_id})"
                     )
                 result_box.append(_storable(with_counted_prompt(event, request, config)))
+                _record_sent(request, sent)
             elif isinstance(event, ReasoningDelta):
                 if (reasoning := labels.reasoning(event)) is not None:
                     yield reasoning
@@ -327,6 +332,11 @@ async def call_llm(
 
 
 _NO_CONTENT_STREAMED = "streamed no content and no tool calls"
+
+
+def _record_sent(request: ChatRequest, sent: list[bytes | dict[str, Any]] | None) -> None:
+    if sent is not None and request.sent is not None:
+        sent.append(request.sent)
 
 
 def _empty_stream_is_an_error(agent: orm.Agent) -> bool:

@@ -10,6 +10,7 @@ from memlet.db import models as orm
 from memlet.db.message_row import MessageRow
 from memlet.llm.chat_format import is_v2
 from memlet.llm.errors import ContextWindowExceededError
+from memlet.llm.types import ChatResult
 from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopState
 from memlet.loop.cancel_signal import guarded, raced
@@ -20,9 +21,11 @@ from memlet.loop.compaction_step import MAX_OVERFLOW_RETRIES, Site, compact
 from memlet.loop.headroom import DEFAULT_CONTEXT_WINDOW
 from memlet.loop.images import inline_url_images
 from memlet.loop.llm_call import DeltaLabels, call_llm, request_system_text, request_tools, stored_system_text
+from memlet.loop.provider_trace import step_trace
 from memlet.loop.response import StepResult, handle_response, needs_approval
 from memlet.loop.run_tracker import RunState, turn_stop_reason
 from memlet.loop.step_clock import StepClock
+from memlet.runs.trace_write import TraceWrite
 
 
 def _step_row(run: RunState, agent: orm.Agent, step_id: str, window: int) -> orm.Step:
@@ -40,6 +43,24 @@ def _step_row(run: RunState, agent: orm.Agent, step_id: str, window: int) -> orm
         status="pending",
         tags=[],
         project_id=agent.project_id,  # as Letta copies the agent's project onto its steps
+    )
+
+
+def _trace(
+    run: RunState, agent: orm.Agent, step_id: str, chat: ChatResult, sent: list[bytes | dict[str, Any]] | None
+) -> TraceWrite | None:
+    """The step's provider trace (None: tracking is off, or the client recorded no body)."""
+    if not sent:
+        return None
+    return step_trace(
+        agent=agent,
+        org_id=run.org_id,
+        run_id=run.run_id,
+        user_id=run.options.user_id,
+        step_id=step_id,
+        sent=sent[-1],
+        result=chat,
+        streamed=run.options.stream_tokens,
     )
 
 
@@ -73,6 +94,7 @@ async def llm_step(
     clock = StepClock()
     assistant_id = ids.new_id(ids.Prefix.MESSAGE)
     result_box: list[Any] = []
+    sent: list[bytes | dict[str, Any]] | None = [] if run.deps.settings.track_provider_trace else None
     for attempt in range(MAX_OVERFLOW_RETRIES + 1):
         ctx = run.step_context(state, step_id)
         if run.turn_system is None:  # the turn's prompt was rebuilt (a compaction, a file opened or closed)
@@ -104,6 +126,7 @@ async def llm_step(
                     result_box,
                     site.chat,
                     user=run.options.user_id,
+                    sent=sent,
                 ),
             ):
                 yield delta
@@ -164,6 +187,7 @@ async def llm_step(
         num_steps=run.num_steps,
         tools_used=run.tools_used,
         closing=closing,
+        trace=_trace(run, agent, step_id, chat, sent),
     )
     if closing is not None and committed.closed:
         run.closed_by(closing)

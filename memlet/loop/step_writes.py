@@ -20,6 +20,7 @@ from memlet.agents.system_message import compile_system_message, directories_tex
 from memlet.conversations.repository import ConversationRepository, with_isolated
 from memlet.conversations.system_message import conversation_text_from, refresh_conversation_system_message
 from memlet.db import models as orm
+from memlet.db.base import utcnow
 from memlet.loop.agent_state import LoopRepository
 from memlet.loop.builtin_tools import ToolContext
 from memlet.loop.response import StepContext
@@ -27,6 +28,7 @@ from memlet.runs.repository import RunRepository
 from memlet.runs.run_statements import RunEnd
 from memlet.runs.step_repository import StepRepository
 from memlet.runs.step_write import StepWritten, SystemWrite, write_step
+from memlet.runs.trace_write import TraceWrite, insert_trace
 
 
 async def write_memory(session: AsyncSession, agent_id: str, tool_ctx: ToolContext) -> None:
@@ -73,6 +75,7 @@ class StepWrite:
     num_steps: int
     tools_used: list[str]
     end: RunEnd | None
+    trace: TraceWrite | None = None  # the step's provider trace, written with its row
 
     def statement_args(self) -> dict[str, Any]:
         """`runs.step_write.write_step`'s arguments for this step, in its thread (the agent's or the
@@ -88,6 +91,7 @@ class StepWrite:
             "tools_used": self.tools_used,
             "last_stop_reason": end.stop_reason if end is not None else None,
             "end": end,
+            "trace": self.trace,
         }
 
 
@@ -186,6 +190,8 @@ async def write_each(session: AsyncSession, write: StepWrite, *, memory_written:
     new_ids = [r.id for r in rows]
     if step is not None:
         await StepRepository(session).insert(step)
+        if write.trace is not None:
+            await insert_trace(session, write.trace, utcnow())
     await repo.messages.add(rows)
     remembered = None
     if ctx.conversation_id is not None:

@@ -6,13 +6,14 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
-from memlet.api.deps import ActorDep
+from memlet.api.deps import ActorDep, SessionDep, SettingsDep
 from memlet.api.validators import MAX_PAGE_LIMIT
 from memlet.db.pagination import Page
 from memlet.messages.schemas import StopReasonType
 from memlet.runs.deps import RunServiceDep
 from memlet.runs.router import run_filters
 from memlet.runs.schemas import ProviderTrace, Run
+from memlet.runs.trace_repository import trace_of_step
 
 router = APIRouter(prefix="/_internal_runs", tags=["_internal_runs"])
 telemetry_router = APIRouter(prefix="/telemetry", tags=["telemetry"])
@@ -81,7 +82,9 @@ async def list_internal_runs(
 @telemetry_router.get(
     "/{step_id}", operation_id="retrieve_provider_trace", response_model=ProviderTrace | None, deprecated=True
 )
-async def retrieve_provider_trace(step_id: str, _actor: ActorDep) -> Any:
-    """**DEPRECATED**: use ``GET /v1/steps/{step_id}/trace``. memlet records no provider traces, so this is
-    ``null`` for any step id, as Letta answers when provider-trace tracking is off."""
-    return None
+async def retrieve_provider_trace(step_id: str, actor: ActorDep, session: SessionDep, settings: SettingsDep) -> Any:
+    """**DEPRECATED**: use ``GET /v1/steps/{step_id}/trace``. The step's provider trace; ``null`` for any other
+    id, or with tracking off, as Letta answers."""
+    if not settings.track_provider_trace:
+        return None
+    return await trace_of_step(session, actor, step_id)

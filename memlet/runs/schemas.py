@@ -206,7 +206,8 @@ class RetrieveStreamRequest(BaseModel):
 
 
 class ProviderTrace(BaseModel):
-    """A step's raw provider request and response (Letta's schema; memlet records none, see the steps router)."""
+    """A step's raw provider request and response, as the LLM call was made (Letta's schema; `user_id` is in
+    Letta's model though its published OpenAPI leaves it out)."""
 
     created_by_id: str | None = None
     last_updated_by_id: str | None = None
@@ -222,6 +223,7 @@ class ProviderTrace(BaseModel):
     run_id: str | None = None
     source: str | None = None
     org_id: str | None = None
+    user_id: str | None = None
     compaction_settings: dict[str, Any] | None = None
     llm_config: dict[str, Any] | None = None
     billing_context: dict[str, Any] | None = None

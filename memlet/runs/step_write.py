@@ -35,6 +35,7 @@ from memlet.db.base import utcnow
 from memlet.db.driver import Driver, DriverSQL, driver_of, orm_insert_values
 from memlet.db.sql import array_rows
 from memlet.runs.run_statements import RunEnd
+from memlet.runs.trace_write import TraceWrite, trace_insert, trace_params
 
 MAX_ROWS = 8
 
@@ -91,6 +92,7 @@ def _statement(
     system: bool = False,
     locking: bool = False,
     checked: bool = False,
+    traced: bool = False,
 ) -> DriverSQL:
     written = (
         insert(_MESSAGES)
@@ -217,6 +219,8 @@ def _statement(
     if with_step:
         step = insert(_STEPS).values({c: _typed(f"s_{c.key}", _STEPS, c.key) for _, c in _STEP_COLUMNS})
         side.insert(0, step.cte("stepped"))
+        if traced:
+            side.insert(1, trace_insert().cte("traced"))
     return DriverSQL(statement.add_cte(*side) if side else statement)
 
 
@@ -240,6 +244,7 @@ async def write_step(
     system: SystemWrite | None = None,
     lock_key: int | None = None,
     now: datetime | None = None,
+    trace: TraceWrite | None = None,
 ) -> StepWritten:
     """Write the step row (unless None), `rows` (their `sequence_id` set from the database, in list order), append
     their ids to the thread's window (the conversation's when `conversation_id` is given, else the agent's) and
@@ -250,7 +255,8 @@ async def write_step(
     `lock_key` (the agent's), when the statement commits by itself: it then takes the lock itself, in the filter of
     its thread UPDATE (evaluated once, before that UPDATE reads the row), so a concurrent holder's read-modify-write
     of the window (a compaction, a reset) ends before this append reads the row, which it then appends to.
-    `now`: the time the rows are written at (their `updated_at`; the present unless given)."""
+    `now`: the time the rows are written at (their `updated_at`; the present unless given). `trace`: the step's
+    provider trace, written with the step row (`runs.trace_write`)."""
     now = now or utcnow()
     params: dict[str, Any] = {
         "a_agent_id": agent_id,
@@ -272,6 +278,8 @@ async def write_step(
     if step is not None:
         for column, value in orm_insert_values(step, _STEP_COLUMNS).items():
             params[f"s_{column}"] = value
+        if trace is not None:
+            params.update(trace_params(trace, now))
     if end is not None:
         params.update(
             r_status=end.status,
@@ -301,6 +309,7 @@ async def write_step(
         system is not None,
         lock_key is not None,
         system is not None and system.expected is not None,
+        step is not None and trace is not None,
     )
     if lock_key is not None:
         params["l_key"] = lock_key

@@ -5,7 +5,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Query
 
-from memlet.api.deps import ActorDep
+from memlet.api.deps import ActorDep, SessionDep, SettingsDep
 from memlet.api.validators import page_query
 from memlet.db.pagination import Page
 from memlet.ids import StepId
@@ -13,6 +13,7 @@ from memlet.messages.schemas import LettaMessage
 from memlet.runs.deps import StepServiceDep
 from memlet.runs.schemas import FeedbackType, ModifyFeedbackRequest, ProviderTrace, Step, StepMetrics
 from memlet.runs.step_repository import StepFilters
+from memlet.runs.trace_repository import trace_of_step
 
 router = APIRouter(prefix="/steps", tags=["steps"])
 
@@ -81,7 +82,9 @@ async def retrieve_metrics_for_step(step_id: StepId, service: StepServiceDep) ->
 
 
 @router.get("/{step_id}/trace", operation_id="retrieve_trace_for_step", response_model=ProviderTrace | None)
-async def retrieve_trace_for_step(step_id: StepId, _actor: ActorDep) -> Any:
-    """The raw LLM request and response of a step. memlet does not record them, so this is ``null``, as Letta
-    answers without a provider-trace backend."""
-    return None
+async def retrieve_trace_for_step(step_id: StepId, actor: ActorDep, session: SessionDep, settings: SettingsDep) -> Any:
+    """The raw LLM request and response of a step; ``null`` for a step without one (an unknown step too), or
+    with provider-trace tracking off, as Letta answers."""
+    if not settings.track_provider_trace:
+        return None
+    return await trace_of_step(session, actor, step_id)

@@ -84,10 +84,11 @@ class TestInternalRuns:
 
 
 class TestTelemetry:
-    def test_provider_trace_is_null(self, http: httpx.Client, mock_llm: object) -> None:
+    def test_provider_trace_is_the_steps(self, http: httpx.Client, mock_llm: object) -> None:
         agent = make_agent(http, "traced")
         http.post(f"/v1/agents/{agent['id']}/messages", json={"messages": [{"role": "user", "content": "hi"}]})
         step = http.get("/v1/steps/", params={"agent_id": agent["id"]}).json()[0]
         resp = http.get(f"/v1/telemetry/{step['id']}")
-        assert resp.status_code == 200 and resp.json() is None
+        assert resp.status_code == 200 and resp.json()["step_id"] == step["id"]
+        assert resp.json() == http.get(f"/v1/steps/{step['id']}/trace").json()
         assert http.get("/v1/telemetry/anything").json() is None

@@ -1,4 +1,5 @@
-"""Run and step traces (Letta's answers without a trace store) and ``POST /v1/agents/{id}/generate``."""
+"""Run traces (Letta's answer without ClickHouse), step traces (kept, as Letta keeps them by default; more in
+`test_provider_traces_api.py`) and ``POST /v1/agents/{id}/generate``."""
 
 import httpx
 import pytest
@@ -19,7 +20,9 @@ def make_agent(client: Letta) -> str:
     return str(agent.id)
 
 
-def test_traces_answer_as_letta_without_a_trace_store(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+def test_traces_answer_as_letta_with_its_default_trace_store(
+    client: Letta, http: httpx.Client, mock_llm: MockLLM
+) -> None:
     agent_id = make_agent(client)
     mock_llm.script(Reply.text("hi"))
     response = client.agents.messages.create(agent_id=agent_id, input="hello")
@@ -34,9 +37,10 @@ def test_traces_answer_as_letta_without_a_trace_store(client: Letta, http: httpx
     unknown = http.get("/v1/runs/run-00000000-0000-4000-8000-000000000000/trace")
     assert unknown.status_code == 404 and "not found" in unknown.json()["detail"]
 
-    assert client.steps.trace.retrieve(step.id) is None
+    trace = client.steps.trace.retrieve(step.id)
+    assert trace is not None and trace.step_id == step.id and trace.run_id == run_id
     raw = http.get(f"/v1/steps/{step.id}/trace")
-    assert raw.status_code == 200 and raw.json() is None
+    assert raw.status_code == 200 and raw.json()["id"] == trace.id
     assert http.get("/v1/steps/nope/trace").status_code == 422
 
 

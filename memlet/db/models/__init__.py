@@ -12,6 +12,7 @@ from memlet.db.models.message import Message, MessageEmbedding
 from memlet.db.models.org import Organization, User
 from memlet.db.models.passage import Archive, ArchiveAgent, Passage
 from memlet.db.models.provider import Provider
+from memlet.db.models.provider_trace import ProviderTrace
 from memlet.db.models.queued_run import QueuedRun
 from memlet.db.models.run import Run, RunChunk, Step
 from memlet.db.models.tool import Tool, ToolAgent
@@ -44,6 +45,7 @@ __all__ = [
     "Organization",
     "Passage",
     "Provider",
+    "ProviderTrace",
     "QueuedRun",
     "Run",
     "RunChunk",
