@@ -297,9 +297,10 @@ async def call_llm(
     request = build_chat_request(state, system_text, pending, tools, tool_choice, chat, user=user)
     config = state.agent.llm_config or {}
     if not stream_tokens:
-        # The client then builds no per-chunk events.
-        result_box.append(_storable(with_counted_prompt(await llm.chat(request), request, config)))
-        _record_sent(request, sent)
+        try:  # the client then builds no per-chunk events
+            result_box.append(_storable(with_counted_prompt(await llm.chat(request), request, config)))
+        finally:
+            _record_sent(request, sent)  # a failed call's too: Letta traces it with the error
         return
     strict = _empty_stream_is_an_error(state.agent)
     try:

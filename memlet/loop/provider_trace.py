@@ -5,7 +5,9 @@ The request is the body as posted: the bytes the OpenAI-compatible client encode
 or the body Anthropic's SDK was handed. The response is what Letta stores for the same call: for a request that
 streams tokens, its streaming adapter's summary (`{"content": {"tool_call", "content"}, "id", "model", "role",
 "type", "usage"}`, the tool call and content parts as JSON text); otherwise the provider's whole answer (a
-`chat.completion`, or Anthropic's `message`), here rebuilt from the streamed reply memlet read it from.
+`chat.completion`, or Anthropic's `message`), here rebuilt from the streamed reply memlet read it from, or, when
+the call failed, `{"error", "error_type"}`. A streamed call that failed keeps no trace (Letta's kept what had
+streamed when the stream broke off midway).
 """
 
 import time
@@ -15,6 +17,7 @@ import orjson
 
 from memlet import ids
 from memlet.db import models as orm
+from memlet.errors import LLMError
 from memlet.llm.openai_http import encode_json
 from memlet.llm.types import ChatResult
 from memlet.runs.trace_write import TraceWrite
@@ -32,16 +35,20 @@ def step_trace(
     run_id: str | None,
     user_id: str | None,
     step_id: str,
-    sent: bytes | dict[str, Any] | None,
-    result: ChatResult,
+    sent: bytes | dict[str, Any],
+    result: ChatResult | Exception,
     streamed: bool,
-) -> TraceWrite | None:
-    """The trace row of a step's LLM call (None: the client recorded no request body)."""
-    if sent is None:
-        return None
+) -> TraceWrite:
+    """The trace row of a step's LLM call; `result`: its reply, or the error it failed with (Letta keeps
+    `{"error", "error_type"}` then)."""
     request = sent if isinstance(sent, bytes) else encode_json(sent)
     llm_config = agent.llm_config or {}
-    if streamed:
+    response: dict[str, Any]
+    if isinstance(result, Exception):
+        # The provider's own words where the error kept them (Letta kept the SDK error's text).
+        error = result.detail if isinstance(result, LLMError) and result.detail else str(result)
+        response = {"error": error, "error_type": type(result).__name__}
+    elif streamed:
         response = _stream_summary(result, llm_config)
     elif llm_config.get("model_endpoint_type") in _ANTHROPIC:
         response = _anthropic_message(result)

@@ -6,6 +6,7 @@ from typing import Any
 
 from memlet import metrics
 from memlet.db import models as orm
+from memlet.db.base import utcnow
 from memlet.db.driver import lone_statements
 from memlet.db.message_row import MessageRow
 from memlet.errors import LLMError, NotFoundError
@@ -25,6 +26,7 @@ from memlet.messages.schemas import StopReasonType, run_status_for
 from memlet.runs.repository import RunRepository
 from memlet.runs.run_statements import RunEnd
 from memlet.runs.step_repository import StepRepository
+from memlet.runs.trace_write import TraceWrite, insert_trace
 from memlet.tools.solver import ToolRulesSolver
 
 # How old a status read by the last commit may be for the next step to go on without reading it again.
@@ -190,9 +192,16 @@ class RunState:
         """The run's `num_steps`: its step rows (as `/v1/runs/{id}/steps` lists them), a failed LLM call's included."""
         return len(self.step_ids)
 
-    async def fail_step(self, step: orm.Step, exc: Exception | None, stop_reason: str | None = None) -> None:
+    async def fail_step(
+        self,
+        step: orm.Step,
+        exc: Exception | None,
+        stop_reason: str | None = None,
+        trace: TraceWrite | None = None,
+    ) -> None:
         """Write the step row as failed (its messages are never written), with the usage of its LLM call if it
-        answered (a cancel during its tools), so the run's usage still counts those tokens."""
+        answered (a cancel during its tools), so the run's usage still counts those tokens; and its provider
+        trace, if any."""
         step.status = "failed"
         self.step_ids.add(step.id)
         if stop_reason is None and isinstance(exc, RunCancelled):
@@ -202,6 +211,9 @@ class RunState:
         step.error_data = {"message": str(exc)} if exc else None
         async with self.deps.sessionmaker() as session, session.begin():
             await StepRepository(session).merge_step(step)
+            if trace is not None:
+                await session.flush()  # the step row, before the trace that refers to it
+                await insert_trace(session, trace, utcnow())
 
     async def cancelled(self, *, fresh: bool) -> bool:
         """Whether a client cancelled the run. The first step uses the status read when the run started; later

@@ -8,6 +8,7 @@ from typing import Any
 from memlet import ids
 from memlet.db import models as orm
 from memlet.db.message_row import MessageRow
+from memlet.errors import LLMError
 from memlet.llm.chat_format import is_v2
 from memlet.llm.errors import ContextWindowExceededError
 from memlet.llm.types import ChatResult
@@ -47,10 +48,15 @@ def _step_row(run: RunState, agent: orm.Agent, step_id: str, window: int) -> orm
 
 
 def _trace(
-    run: RunState, agent: orm.Agent, step_id: str, chat: ChatResult, sent: list[bytes | dict[str, Any]] | None
+    run: RunState,
+    agent: orm.Agent,
+    step_id: str,
+    outcome: ChatResult | Exception,
+    sent: list[bytes | dict[str, Any]] | None,
 ) -> TraceWrite | None:
-    """The step's provider trace (None: tracking is off, or the client recorded no body)."""
-    if not sent:
+    """The step's provider trace (None: tracking is off, the call posted nothing, or a streamed call failed)."""
+    streamed = run.options.stream_tokens
+    if not sent or (isinstance(outcome, Exception) and (streamed or not isinstance(outcome, LLMError))):
         return None
     return step_trace(
         agent=agent,
@@ -59,8 +65,8 @@ def _trace(
         user_id=run.options.user_id,
         step_id=step_id,
         sent=sent[-1],
-        result=chat,
-        streamed=run.options.stream_tokens,
+        result=outcome,
+        streamed=streamed,
     )
 
 
@@ -133,7 +139,7 @@ async def llm_step(
             break
         except ContextWindowExceededError as exc:
             if attempt == MAX_OVERFLOW_RETRIES:
-                await run.fail_step(step, exc)
+                await run.fail_step(step, exc, trace=_trace(run, agent, step_id, exc, sent))
                 raise
             fresh.clear()
             async for event in compact(
@@ -147,11 +153,11 @@ async def llm_step(
             ):
                 yield event
             if not fresh:
-                await run.fail_step(step, exc)
+                await run.fail_step(step, exc, trace=_trace(run, agent, step_id, exc, sent))
                 raise  # no turn boundary left to cut at
             state = fresh[-1]
         except Exception as exc:
-            await run.fail_step(step, exc)
+            await run.fail_step(step, exc, trace=_trace(run, agent, step_id, exc, sent))
             raise
     chat = result_box[0]
     clock.llm_done()
@@ -161,12 +167,12 @@ async def llm_step(
     try:
         result = await raced(run.watch, handle_response(ctx, chat, allowed, assistant_id))
     except Exception as exc:  # a cancel during the step's tools: the step (and its tokens) stays on the run
-        await run.fail_step(step, exc)
+        await run.fail_step(step, exc, trace=_trace(run, agent, step_id, chat, sent))
         raise
     clock.tools_done(ran=bool(result.tools_called))
     outcome.append(result)
     if result.stop_reason == "no_tool_call":
-        await run.fail_step(step, None, stop_reason="no_tool_call")
+        await run.fail_step(step, None, stop_reason="no_tool_call", trace=_trace(run, agent, step_id, chat, sent))
         return
     step.stop_reason = None if result.should_continue else result.stop_reason
     step.status = "success"

@@ -178,3 +178,38 @@ def test_tracking_off_writes_nothing_and_answers_null(
     [kept] = steps_of(traced, again.messages[-1].run_id)
     assert traced.steps.trace.retrieve(kept.id) is not None
     assert client.steps.trace.retrieve(kept.id) is None
+
+
+def test_a_conversation_turn_with_a_memory_edit_keeps_every_steps_trace(client: Letta, mock_llm: MockLLM) -> None:
+    """Letta Code's shape: a streamed conversation turn; its memory edit is committed by another statement."""
+    agent = make_agent(client, memory_blocks=[{"label": "human", "value": "Name: Bob"}])
+    conversation = client.conversations.create(agent_id=agent.id)
+    mock_llm.script(
+        Reply.tool_call("memory_replace", {"label": "human", "old_string": "Bob", "new_string": "Ann"}),
+        Reply.text("noted"),
+    )
+    messages = [{"role": "user", "content": "I am Ann"}]
+    chunks = list(client.conversations.messages.create(conversation.id, messages=messages))  # type: ignore[arg-type]
+    run_id = next(c.run_id for c in chunks if getattr(c, "run_id", None))
+    steps = steps_of(client, run_id)
+    assert len(steps) == 2 == len(mock_llm.requests)
+    for step, sent in zip(steps, mock_llm.requests, strict=True):
+        trace = client.steps.trace.retrieve(step.id)
+        assert trace is not None and trace.request_json == sent
+    assert "Ann" in json.dumps(mock_llm.requests[1])
+
+
+def test_a_failed_blocking_call_keeps_its_request_and_the_error(
+    client: Letta, http: httpx.Client, mock_llm: MockLLM
+) -> None:
+    agent = make_agent(client)
+    mock_llm.script(Reply.error(400, times=10, message="model exploded"))
+    response = http.post(f"/v1/agents/{agent.id}/messages", json={"messages": [{"role": "user", "content": "hi"}]})
+    assert response.status_code >= 400
+    [run] = client.runs.list(agent_id=agent.id)
+    [step] = steps_of(client, run.id)
+    assert step.status == "failed"
+    trace = client.steps.trace.retrieve(step.id)
+    assert trace is not None and trace.request_json == mock_llm.requests[-1]
+    assert set(trace.response_json) == {"error", "error_type"}
+    assert "model exploded" in trace.response_json["error"]
