@@ -124,7 +124,9 @@ def _chat_completion(result: ChatResult) -> dict[str, Any]:
         "object": "chat.completion",
         "created": int(time.time()),
         "model": result.model,
-        "choices": [{"index": 0, "message": message, "finish_reason": result.finish_reason}],
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": result.finish_reason, "logprobs": result.logprobs}
+        ],
         "usage": result.raw_usage,
     }
 

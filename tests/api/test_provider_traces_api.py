@@ -213,3 +213,13 @@ def test_a_failed_blocking_call_keeps_its_request_and_the_error(
     assert trace is not None and trace.request_json == mock_llm.requests[-1]
     assert set(trace.response_json) == {"error", "error_type"}
     assert "model exploded" in trace.response_json["error"]
+
+
+def test_a_blocking_send_with_logprobs_keeps_them_in_the_completion(client: Letta, mock_llm: MockLLM) -> None:
+    agent = make_agent(client)
+    mock_llm.script(Reply.text("three little words"))
+    told = client.agents.messages.create(agent.id, input="hi", return_logprobs=True)  # type: ignore[call-arg]
+    [step] = steps_of(client, told.messages[-1].run_id)
+    trace = client.steps.trace.retrieve(step.id)
+    assert trace is not None and trace.request_json["logprobs"] is True
+    assert trace.response_json["choices"][0]["logprobs"] == mock_llm.sent_logprobs[-1]
