@@ -160,10 +160,11 @@ class OpenAICompatibleClient:
         """`request` through OpenAI's Responses API (`memlet.llm.responses_format`), read as Letta reads it."""
         body = responses_body(request, self.provider)
         if not request.stream:
-            answer = await with_retries(lambda: self._http.post(RESPONSES_PATH, body), self.retry)
+            plain = request.sent = encode_json(body)
+            answer = await with_retries(lambda: self._http.post(RESPONSES_PATH, plain), self.retry)
             yield result_from_response(answer)
             return
-        streamed = body | {"stream": True}
+        streamed = request.sent = encode_json(body | {"stream": True})
         stream, first = await with_retries(lambda: self._open_stream(streamed, RESPONSES_PATH), self.retry)
         events = relay(stream, first, ResponsesAssembler(deltas=deltas), ProviderHTTPError, to_llm_error)
         async with contextlib.aclosing(events) as relayed:

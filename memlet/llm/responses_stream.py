@@ -194,6 +194,8 @@ def result_from_response(response: object) -> ChatResult:
         _text(data.get("model")) or None,
         _text(data.get("id")) or None,
         summarized=tuple(summarized),
+        raw_usage=usage if isinstance(usage := data.get("usage"), dict) else None,
+        raw_response=data,
     )
 
 

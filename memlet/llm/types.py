@@ -140,6 +140,8 @@ class ChatResult:
     summarized: tuple[SummarizedReasoning, ...] = ()
     # The provider's own usage object as it reported it (for the step's provider trace); None: none reported.
     raw_usage: dict[str, Any] | None = None
+    # The provider's whole answer as it sent it, where one object carries it (a Responses API `response`).
+    raw_response: dict[str, Any] | None = None
 
 
 ChatEvent = ContentDelta | ReasoningDelta | HiddenReasoningDelta | ToolCallDelta | ChatResult

@@ -50,6 +50,8 @@ def step_trace(
         response = {"error": error, "error_type": type(result).__name__}
     elif streamed:
         response = _stream_summary(result, llm_config)
+    elif result.raw_response is not None:  # a Responses API answer: the provider's own object
+        response = result.raw_response
     elif llm_config.get("model_endpoint_type") in _ANTHROPIC:
         response = _anthropic_message(result)
     else:

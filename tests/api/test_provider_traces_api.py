@@ -223,3 +223,39 @@ def test_a_blocking_send_with_logprobs_keeps_them_in_the_completion(client: Lett
     trace = client.steps.trace.retrieve(step.id)
     assert trace is not None and trace.request_json["logprobs"] is True
     assert trace.response_json["choices"][0]["logprobs"] == mock_llm.sent_logprobs[-1]
+
+
+def responses_agent(client: Letta, mock_llm: MockLLM) -> Any:
+    """An agent on a model Letta calls through OpenAI's Responses API."""
+    config = {
+        "model": "gpt-5",
+        "model_endpoint_type": "openai",
+        "model_endpoint": mock_llm.base_url,
+        "provider_name": "openai",
+        "context_window": 64000,
+    }
+    return client.agents.create(llm_config=config, embedding=EMBEDDING)  # type: ignore[arg-type]
+
+
+def test_a_responses_api_step_keeps_the_body_and_the_response_object(client: Letta, mock_llm: MockLLM) -> None:
+    agent = responses_agent(client, mock_llm)
+    mock_llm.script(Reply.text("Hello Bob.").reporting(1234), Reply.text("Again.").reporting(99))
+    blocking = client.agents.messages.create(agent.id, input="hi")
+    [step] = steps_of(client, blocking.messages[-1].run_id)
+    trace = client.steps.trace.retrieve(step.id)
+    assert trace is not None
+    sent = {k: v for k, v in mock_llm.requests[0].items() if k != "_api"}
+    assert mock_llm.requests[0]["_api"] == "responses" and trace.request_json == sent
+    answer = trace.response_json  # the provider's own `response` object, as Letta keeps it
+    assert answer["object"] == "response" and answer["usage"]["input_tokens"] == 1234
+    texts = [p["text"] for item in answer["output"] if item["type"] == "message" for p in item["content"]]
+    assert texts == ["Hello Bob."]
+
+    chunks = list(client.agents.messages.stream(agent_id=agent.id, input="again", stream_tokens=True))
+    run_id = next(c.run_id for c in chunks if getattr(c, "run_id", None))
+    [streamed] = steps_of(client, run_id)
+    summary = client.steps.trace.retrieve(streamed.id)
+    assert summary is not None
+    assert summary.request_json == {k: v for k, v in mock_llm.requests[1].items() if k != "_api"}
+    assert summary.response_json["usage"]["input_tokens"] == 99
+    assert [json.loads(p)["text"] for p in summary.response_json["content"]["content"]] == ["Again."]
