@@ -40,7 +40,9 @@ class Settings(BaseSettings):
     embed_messages: bool = False
     # Keep each agent step's raw LLM request and response (`GET /v1/steps/{id}/trace`), as Letta's
     # `track_provider_trace` does, on by default; off: none is written and the trace routes answer null.
-    track_provider_trace: bool = True
+    track_provider_trace: bool = Field(
+        default=True, validation_alias=AliasChoices("MEMLET_TRACK_PROVIDER_TRACE", "LETTA_TRACK_PROVIDER_TRACE")
+    )
     message_embedding_interval_s: float = Field(default=1.0, gt=0)
     # Exempt the objects alive after start-up from the garbage collector's full passes (memlet/gc_tuning.py). The
     # tests turn it off: their servers share the pytest process, whose objects would be frozen with them.
