@@ -3,7 +3,7 @@ them by default (`GET /v1/steps/{id}/trace`, `GET /v1/telemetry/{id}`). `json` c
 the bytes memlet posted. A trace goes with its step.
 
 Revision ID: 2026_11_29_provider_traces
-Revises: 2026_11_29_user_json_order
+Revises: 2026_11_29_run_cancelled_ns
 Create Date: 2026-11-29 19:40:00
 """
 
@@ -15,7 +15,7 @@ from sqlalchemy.dialects.postgresql import JSON
 from alembic import op
 
 revision: str = "2026_11_29_provider_traces"
-down_revision: str | None = "2026_11_29_user_json_order"
+down_revision: str | None = "2026_11_29_run_cancelled_ns"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
