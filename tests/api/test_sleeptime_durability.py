@@ -131,7 +131,7 @@ RUN_VERSIONS = [
     """CREATE FUNCTION note_run_version() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
         INSERT INTO run_versions (run_id, txid, status, has_result)
-        VALUES (NEW.id, txid_current(), NEW.status, coalesce(NEW.metadata ? 'result', false));
+        VALUES (NEW.id, txid_current(), NEW.status, coalesce(NEW.metadata::jsonb ? 'result', false));
         RETURN NEW;
     END $$""",
     "CREATE TRIGGER note_run_version AFTER INSERT OR UPDATE ON runs FOR EACH ROW EXECUTE FUNCTION note_run_version()",

@@ -3,6 +3,7 @@ write are the rows the ORM and Core wrote (SQL NULL in a step's unset JSONB colu
 statement counters still see every one of them, and they stay inside SQLAlchemy's transaction."""
 
 import asyncio
+import json
 from typing import Any
 
 import asyncpg
@@ -65,7 +66,7 @@ class TestStepRow:
         assert (run["status"], run["stop_reason"], run["num_steps"]) == ("completed", "end_turn", 1)
         assert run["tools"] == "array" and run["completed_at"] is not None and run["ordered"]
         assert run["otids"] == "null" and run["callback_url"] is None  # set to None: JSON null, as before
-        assert '"run_type": "send_message"' in run["metadata"]
+        assert json.loads(run["metadata"]) == {"run_type": "send_message"}  # a json column: the text as written
 
 
 def test_driver_statements_are_counted(server: LiveServer, http: httpx.Client, sent: dict[str, Any]) -> None:

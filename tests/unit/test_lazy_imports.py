@@ -82,7 +82,7 @@ def test_building_the_app_imports_no_lazy_sdk() -> None:
         ("from memlet.loop.file_tools import _compile\n_compile('a+')", "regex"),
         ('from memlet.crypto import Keyring\nKeyring(("' + "A" * 43 + '=",))', "cryptography"),
         (
-            "from memlet.folders.parsing import _pdf_text\ntry:\n    _pdf_text(b'not a pdf')\nexcept Exception:\n    pass",
+            "from memlet.folders.parsing import pdf_text\ntry:\n    pdf_text(b'not a pdf')\nexcept Exception:\n    pass",
             "pdfminer",
         ),
     ],
