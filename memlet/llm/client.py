@@ -194,12 +194,14 @@ class OpenAICompatibleClient:
                 params["tool_choice"] = request.tool_choice
             if request.parallel_tool_calls is not None:
                 params["parallel_tool_calls"] = request.parallel_tool_calls
-        if request.temperature is not None:
+        sampling = quirks.takes_sampling_params(self.provider, request.model)
+        if request.temperature is not None and sampling:
             params["temperature"] = request.temperature
         if request.max_tokens is not None:
             params[self._max_tokens_param] = request.max_tokens
+        if request.frequency_penalty is not None and sampling:
+            params["frequency_penalty"] = request.frequency_penalty
         for name in (
-            "frequency_penalty",
             "response_format",
             "reasoning_effort",
             "verbosity",

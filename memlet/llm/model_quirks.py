@@ -28,6 +28,12 @@ def priority_tier_model(endpoint_type: str, model: str) -> str | None:
     return model.removesuffix(FAST_SUFFIX)
 
 
+def takes_sampling_params(endpoint_type: str | None, model: str) -> bool:
+    """Whether a request carries `temperature` and `frequency_penalty`: not to DeepSeek's reasoners (a model
+    named with "reasoner"), which ignore or refuse them, as Letta's DeepSeek client leaves them out."""
+    return not (endpoint_type == "deepseek" and "reasoner" in model)
+
+
 def is_reasoning_model(model: str) -> bool:
     """OpenAI's reasoning models, by name."""
     return model.startswith(_REASONING_PREFIXES)

@@ -5,6 +5,7 @@ DeepSeek client sends it. Through letta-client against the live server; the mock
 
 from typing import Any
 
+import httpx
 import pytest
 from letta_client import Letta
 
@@ -19,12 +20,13 @@ def _fresh_mock(mock_llm: MockLLM) -> None:
     mock_llm.reset()
 
 
-def make_agent(client: Letta, mock_llm: MockLLM, endpoint_type: str) -> Any:
+def make_agent(client: Letta, mock_llm: MockLLM, endpoint_type: str, **fields: Any) -> Any:
     config = {
         "model": "deepseek-reasoner",
         "model_endpoint_type": endpoint_type,
         "model_endpoint": mock_llm.base_url,
         "context_window": 64000,
+        **fields,
     }
     return client.agents.create(llm_config=config, embedding=EMBEDDING, memory_blocks=BLOCKS)  # type: ignore[arg-type]
 
@@ -69,3 +71,20 @@ def test_other_endpoints_get_no_reasoning_content(client: Letta, mock_llm: MockL
     agent = make_agent(client, mock_llm, "openai")
     search_then_answer(client, mock_llm, agent.id, "Search the history for tea.")
     assert assistant_reasoning(mock_llm.requests[-1]) == [(True, ...)]
+
+
+def test_a_reasoner_gets_no_sampling_parameters(client: Letta, http: httpx.Client, mock_llm: MockLLM) -> None:
+    """Letta's DeepSeek client leaves temperature and frequency_penalty out for a `*reasoner*` model, in a step's
+    request and a summary's; deepseek-chat keeps them."""
+    sampled = {"temperature": 0.3, "frequency_penalty": 0.5}
+    reasoner = make_agent(client, mock_llm, "deepseek", **sampled)
+    chat = make_agent(client, mock_llm, "deepseek", model="deepseek-chat", **sampled)
+    for agent, expected in ((reasoner, {}), (chat, sampled)):
+        search_then_answer(client, mock_llm, agent.id, None)
+        assert {k: v for k, v in mock_llm.requests[-1].items() if k in sampled} == expected
+        mock_llm.script(Reply.text("They asked about tea."))
+        summarized = http.post(f"/v1/agents/{agent.id}/summarize", json={"compaction_settings": {"mode": "all"}})
+        assert summarized.status_code == 200, summarized.text
+        summary = mock_llm.requests[-1]
+        assert "tea" in str(summary["messages"]) and "tools" not in summary
+        assert {k: v for k, v in summary.items() if k in sampled} == expected
