@@ -201,6 +201,13 @@ def _merge_heartbeats(message: dict[str, Any]) -> None:
     message["content"] = [result, *blocks[rest:]]
 
 
+def system_event(text: str) -> str:
+    """A system message after the first as the user text Claude is sent: ``<event>SYSTEM ALERT: ...</event>``, or
+    the alert unwrapped when its text already holds an ``<event>`` element, as Letta leaves such tags unnested."""
+    alert = f"SYSTEM ALERT: {text}"
+    return alert if "<event>" in alert and "</event>" in alert else f"<event>{alert}</event>"
+
+
 def split_messages(
     messages: list[dict[str, Any]],
     *,
@@ -224,7 +231,7 @@ def split_messages(
             result = {"type": "tool_result", "tool_use_id": message.get("tool_call_id"), "content": content}
             _append(out, "user", [result])
         elif role == "system":  # a system message after the first: an event in a user turn, as Letta sends it
-            _append(out, "user", _text_blocks(f"<event>SYSTEM ALERT: {message.get('content') or ''}</event>"))
+            _append(out, "user", _text_blocks(system_event(str(message.get("content") or ""))))
         else:
             blocks = _text_blocks(message.get("content"))
             _append(out, "user", list(_without_heartbeats(blocks)) if drop_heartbeats else blocks)

@@ -229,6 +229,12 @@ def test_a_system_message_goes_out_as_an_event(claude: Letta, mock_llm: MockLLM)
     last = mock_llm.requests[-1]["messages"][-1]
     event = {"type": "text", "text": "<event>SYSTEM ALERT: The user left.</event>", "cache_control": EPHEMERAL}
     assert last == {"role": "user", "content": [event]}
+    # Text that already holds an <event> element is not wrapped in another, as Letta leaves it.
+    mock_llm.script(Reply.text("Noted again."))
+    tagged = "<event>The user is back.</event>"
+    claude.agents.messages.create(agent.id, messages=[{"role": "system", "content": tagged}])  # type: ignore[list-item]
+    last = mock_llm.requests[-1]["messages"][-1]
+    assert last["content"][-1]["text"] == f"SYSTEM ALERT: {tagged}"
 
 
 class TestThinking:
