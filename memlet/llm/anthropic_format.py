@@ -31,7 +31,8 @@ from memlet.llm.types import LETTA_V1_AGENT, REASONING_ITEMS_KEY, TOOL_RESULT_PA
 
 # The internal (OpenAI-style) assistant message's list of provider thinking blocks, in Anthropic's own shape.
 THINKING_BLOCKS_KEY = "thinking_blocks"
-# The model that made them (the stored row's): another model's thinking is not sent back, as Letta drops it.
+# The model that made them (the stored row's; None when unknown): thinking of another model, or of an unknown one,
+# is not sent back, as Letta drops it (its signature would not verify).
 THINKING_MODEL_KEY = "thinking_model"
 # The keys of internal chat messages that the chat completions body leaves out: Anthropic's body reads the first
 # three, the Responses API's the last (`memlet.llm.responses_format`).
@@ -153,7 +154,7 @@ def _tool_input(arguments: str) -> dict[str, Any]:
 
 def _assistant_blocks(message: dict[str, Any], model: str) -> list[dict[str, Any]]:
     made_by = message.get(THINKING_MODEL_KEY)
-    same_model = made_by is None or made_by.split("/", 1)[-1] == model
+    same_model = made_by is not None and made_by.split("/", 1)[-1] == model
     blocks = [dict(block) for block in message.get(THINKING_BLOCKS_KEY) or []] if same_model else []
     blocks += _text_blocks(message.get("content"))
     for call in message.get("tool_calls") or []:

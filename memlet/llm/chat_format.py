@@ -85,7 +85,7 @@ def _with_thinking(message: dict[str, Any], row: MessageLike) -> dict[str, Any]:
     blocks = signed_thinking(content)
     if blocks:
         message[THINKING_BLOCKS_KEY] = blocks
-        if row.model:
+        if row.model:  # unknown (an imported row): Anthropic is not sent the thinking
             message[THINKING_MODEL_KEY] = row.model
     if items := reasoning_items(content):
         message[REASONING_ITEMS_KEY] = items

@@ -78,6 +78,13 @@ class StepContext:
     # time (None: `tool_ctx.sessionmaker` is a pool's already).
     pooled_sessionmaker: async_sessionmaker[AsyncSession] | None = None
 
+    @property
+    def model(self) -> str | None:
+        """The model an assistant row is stored with: the agent's configured one (for this request), as Letta
+        stores it, not the name the provider answered under (a dated one for an alias), so the thinking it made
+        is sent back while the config names that model."""
+        return (self.agent.llm_config or {}).get("model")
+
     def row(self, role: str, **fields: Any) -> orm.Message:
         """A new message row of this step (ids, run and step filled in)."""
         message_id = fields.pop("id", None) or ids.new_id(ids.Prefix.MESSAGE)
@@ -201,11 +208,11 @@ def approval_request(
     approval_id = previous_message_id(assistant_id)
     if held:
         assistant = ctx.row("assistant", id=assistant_id, content=content, tool_calls=held)
-        assistant.model = result.model
+        assistant.model = ctx.model
         rows.append(assistant)
         content = None
     request = ctx.row("approval", id=approval_id, otid=approval_id, content=content, tool_calls=asked)
-    request.model = result.model
+    request.model = ctx.model
     rows.append(request)
     return StepResult(rows=rows, stop_reason="requires_approval")
 
@@ -269,7 +276,7 @@ async def handle_response(
         stored_calls.append(stored_call(call.id, call.name, stored_args, call.arguments))
     assistant = ctx.row("assistant", id=assistant_id, content=assistant_content(result, thinking, v2))
     assistant.tool_calls = stored_calls
-    assistant.model = result.model
+    assistant.model = ctx.model
     step.rows = [assistant, tool_returns_row(ctx, outcomes)]
     step.should_continue = any(go for go, _ in continues)
     if step.should_continue:
@@ -380,7 +387,7 @@ def _handle_text(ctx: StepContext, result: ChatResult, assistant_id: str, v2: bo
     step = StepResult(stop_reason="end_turn")
     if content:
         row = ctx.row("assistant", id=assistant_id, content=content)
-        row.model = result.model
+        row.model = ctx.model
         step.rows.append(row)
     step = _require_before_exit(ctx, step, v2)
     if step.stop_reason == "end_turn" and content and result.finish_reason == "length":

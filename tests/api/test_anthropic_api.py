@@ -6,6 +6,7 @@ reached the "model" is read back from the mock's recorded requests.
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -286,6 +287,26 @@ class TestThinking:
             [{"type": "text", "text": "Sure."}],
             [{"type": "text", "text": "Ok."}],
         ]
+
+    def test_thinking_goes_back_while_the_config_names_its_model(self, claude: Letta, mock_llm: MockLLM) -> None:
+        """An alias in the config (Anthropic answers under the dated name): the thinking is stored with the
+        configured model, as Letta stores it, so it goes back to the same model on the next step."""
+        agent = make_agent(claude)
+        config = {**agent.llm_config.model_dump(), "model": "claude-sonnet-4-5"}
+        claude.agents.update(agent.id, llm_config=config)  # type: ignore[arg-type]
+        dated = "claude-sonnet-4-5-20250929"
+        mock_llm.script(
+            replace(
+                Reply.tool_call("conversation_search", {"query": "tea"}, reasoning="Look.", signature="sig-L"),
+                model=dated,
+            ),
+            Reply(content="Nothing on tea.", model=dated),
+        )
+        say(claude, agent.id, "tea?")
+        sent = mock_llm.requests[-1]
+        assert sent["model"] == "claude-sonnet-4-5"
+        [call] = [m for m in sent["messages"] if m["role"] == "assistant"]
+        assert call["content"][0] == {"type": "thinking", "thinking": "Look.", "signature": "sig-L"}
 
     def test_redacted_thinking_round_trip(self, claude: Letta, mock_llm: MockLLM) -> None:
         agent = make_agent(claude)

@@ -114,7 +114,7 @@ class AnthropicAnswer:
             "id": self.id,
             "type": "message",
             "role": "assistant",
-            "model": self.body.get("model", "claude-mock"),
+            "model": self.reply.model or self.body.get("model", "claude-mock"),
             "content": content,
             "stop_reason": stop_reason,
             "stop_sequence": None,

@@ -37,6 +37,7 @@ class Reply:
     then: "Reply | None" = None
     signature: str | None = None  # Anthropic: the thinking block's signature (default mock-signature-<n>)
     redacted: str | None = None  # Anthropic: a redacted_thinking block's data
+    model: str | None = None  # Anthropic: the model the answer names (default: the one asked for)
     prompt_tokens: int | None = None  # the prompt tokens to report instead of the counted ones
     body: tuple[str, ...] = ()  # raw: the response body, written piece by piece
     content_type: str = "text/event-stream"  # raw: the response's media type

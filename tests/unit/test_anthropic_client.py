@@ -48,6 +48,7 @@ HISTORY = [
             {"id": "toolu_1", "type": "function", "function": {"name": "lookup", "arguments": '{"word":"cat"}'}}
         ],
         "thinking_blocks": [THOUGHT, {"type": "redacted_thinking", "data": "opaque"}],
+        "thinking_model": "claude-sonnet-4-5",  # the model the requests below go to
     },
     {"role": "tool", "tool_call_id": "toolu_1", "content": "a small feline"},
     {"role": "system", "content": "Memory was updated."},
@@ -141,6 +142,12 @@ class TestConversion:
         assert request_body(chat(), adaptive)["thinking"] == {"type": "adaptive"}
         plain = AnthropicOptions.from_llm_config({"model": "claude-3-5-haiku-20241022", "enable_reasoner": True})
         assert plain.betas == () and not plain.thinking
+
+    def test_thinking_of_an_unknown_model_is_left_out(self) -> None:
+        unknown = [{k: v for k, v in m.items() if k != "thinking_model"} for m in HISTORY]
+        body = request_body(ChatRequest(model="claude-sonnet-4-5", messages=unknown), AnthropicOptions())
+        sent = json.dumps(body["messages"])
+        assert '"tool_use"' in sent and '"thinking"' not in sent and "redacted_thinking" not in sent
 
     def test_openai_client_drops_thinking_blocks(self) -> None:
         llm = OpenAICompatibleClient(base_url="http://127.0.0.1:1/v1")
