@@ -13,6 +13,7 @@ import orjson
 from memlet.db import models as orm
 from memlet.db.message_row import MessageLike
 from memlet.llm import model_quirks as quirks
+from memlet.llm.anthropic_format import AnthropicOptions
 from memlet.llm.chat_format import is_v2, request_messages, thoughts_scrubbed
 from memlet.llm.openai_http import encode_json
 from memlet.llm.tool_definitions import message_schema, tool_definition
@@ -37,6 +38,19 @@ def inner_thoughts_in_kwargs(agent: orm.Agent) -> bool:
     """Whether a V2 agent's model is asked for its thoughts as a `thinking` tool argument (Letta's
     `put_inner_thoughts_in_kwargs`); letta_v1 agents never are."""
     return is_v2(agent.agent_type) and bool((agent.llm_config or {}).get("put_inner_thoughts_in_kwargs"))
+
+
+def step_thoughts_in_kwargs(agent: orm.Agent, tool_choice: str | dict[str, Any] | None) -> bool:
+    """Whether this step's request asks for thoughts as a `thinking` argument: as configured, or for a V2 agent's
+    step forced to one tool on Claude that does not think natively. Letta's Claude client asks that tool for the
+    argument then (and gives the history's thoughts back as arguments), since the call is not started with
+    `<thinking>` text."""
+    if inner_thoughts_in_kwargs(agent):
+        return True
+    config = agent.llm_config or {}
+    if config.get("model_endpoint_type") != "anthropic" or not is_v2(agent.agent_type):
+        return False
+    return isinstance(tool_choice, dict) and not AnthropicOptions.from_llm_config(config).thinking
 
 
 def has_ordering_rules(agent: orm.Agent) -> bool:
@@ -76,7 +90,18 @@ def request_tools(
     server = [n for n in schemas if n not in client]
     allowed = [*solver.allowed_tools(server, _last_return(state.messages)), *client]
     terminal = solver.terminal_tool_names()
-    thinking = inner_thoughts_in_kwargs(agent)
+    if not allowed:
+        return [], allowed, None
+    forced = solver.must_force_tool_call()
+    choice: str | dict[str, Any] = "required"
+    if len(allowed) == 1 and (forced or v2):
+        choice = {"type": "function", "function": {"name": allowed[0]}}
+    elif forced and not v2:  # Letta's V2 loop never tells the client a rule forces a call
+        choice = "required"
+    elif quirks.requires_auto_tool_choice(config) or agent.agent_type == LETTA_V1_AGENT:
+        choice = "auto"
+    choice = quirks.tool_choice_for(config, choice)
+    thinking = step_thoughts_in_kwargs(agent, choice)
     strict = bool(config.get("strict")) and quirks.supports_structured_output(config)
     message = message_schema(agent.response_format)
     tools = []
@@ -92,17 +117,7 @@ def request_tools(
                 message=message if name == SEND_MESSAGE else None,
             )
         )
-    if not tools:
-        return [], allowed, None
-    forced = solver.must_force_tool_call()
-    choice: str | dict[str, Any] = "required"
-    if len(allowed) == 1 and (forced or v2):
-        choice = {"type": "function", "function": {"name": allowed[0]}}
-    elif forced and not v2:  # Letta's V2 loop never tells the client a rule forces a call
-        choice = "required"
-    elif quirks.requires_auto_tool_choice(config) or agent.agent_type == LETTA_V1_AGENT:
-        choice = "auto"
-    return tools, allowed, quirks.tool_choice_for(config, choice)
+    return tools, allowed, choice
 
 
 def _last_return(rows: Sequence[MessageLike]) -> str | None:
@@ -136,7 +151,7 @@ def build_chat_request(
     model = str(config.get("model"))
     openai_reasoner = config.get("model_endpoint_type") == "openai" and quirks.is_reasoning_model(model)
     rows: list[MessageLike] = [*state.messages[1:], *pending]
-    thoughts = inner_thoughts_in_kwargs(agent)
+    thoughts = step_thoughts_in_kwargs(agent, tool_choice if tools else None)
     scrub = thoughts_scrubbed(config)
     echo = reasoning_echoed(config, rows)
     system_role = system_role_for(config)

@@ -15,7 +15,7 @@ from memlet.llm.types import ChatResult
 from memlet.loop import events as ev
 from memlet.loop.agent_state import LoopState
 from memlet.loop.cancel_signal import guarded, raced
-from memlet.loop.chat_request import inner_thoughts_in_kwargs
+from memlet.loop.chat_request import step_thoughts_in_kwargs
 from memlet.loop.commit import commit_step
 from memlet.loop.compaction_plan import trigger_threshold
 from memlet.loop.compaction_step import MAX_OVERFLOW_RETRIES, Site, compact
@@ -112,7 +112,7 @@ async def llm_step(
             assistant_id,
             v2=is_v2(agent.agent_type),
             gated=partial(needs_approval, ctx),
-            thoughts_in_content=not inner_thoughts_in_kwargs(agent),
+            thoughts_in_content=not step_thoughts_in_kwargs(agent, tool_choice if tools else None),
             step_id=step_id,
             use_assistant_message=run.options.use_assistant_message,
         )

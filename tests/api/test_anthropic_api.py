@@ -223,6 +223,42 @@ class TestThinkingPrefill:
             assert mock_llm.requests[-1]["messages"][-1]["role"] == "user"
 
 
+class TestForcedCallThinking:
+    """A V2 agent's step forced to one tool on Claude that does not think natively: as Letta's Claude client does,
+    the tool asks for `thinking` as its first argument (no `<thinking>` prefill then), and the history's thoughts
+    go back the same way; the argument is shown and stored as the agent's reasoning."""
+
+    def test_the_forced_tool_asks_for_thinking(self, claude: Letta, mock_llm: MockLLM) -> None:
+        rules = [{"type": "run_first", "tool_name": "send_message"}]
+        agent = make_agent(claude, agent_type="memgpt_v2_agent", reasoning=False, tool_rules=rules)
+        mock_llm.script(Reply.tool_call("send_message", {"thinking": "Greet Bob.", "message": "Hi Bob!"}))
+        response = say(claude, agent.id, "hello")
+        shown = [
+            (m.message_type, getattr(m, "reasoning", None) or getattr(m, "content", None)) for m in response.messages
+        ]
+        assert shown == [("reasoning_message", "Greet Bob."), ("assistant_message", "Hi Bob!")]
+        first = mock_llm.requests[-1]
+        [tool] = first["tools"]
+        assert tool["name"] == "send_message" and first["tool_choice"]["type"] == "tool"
+        assert next(iter(tool["input_schema"]["properties"])) == "thinking"
+        assert tool["input_schema"]["required"][0] == "thinking"
+        assert first["messages"][-1]["role"] == "user"  # no prefill
+
+        mock_llm.script(Reply.tool_call("send_message", {"thinking": "Again.", "message": "Hi again."}))
+        say(claude, agent.id, "hello again")
+        earlier = [m for m in mock_llm.requests[-1]["messages"] if m["role"] == "assistant"][-1]
+        [call] = [b for b in earlier["content"] if b["type"] == "tool_use"]
+        assert list(call["input"])[:2] == ["thinking", "message"] and call["input"]["thinking"] == "Greet Bob."
+
+    def test_not_when_more_than_one_tool_may_be_called(self, claude: Letta, mock_llm: MockLLM) -> None:
+        agent = make_agent(claude, agent_type="memgpt_v2_agent", reasoning=False)
+        mock_llm.script(Reply.tool_call("send_message", {"message": "Hi."}, content="Bob said hello."))
+        say(claude, agent.id, "hello")
+        sent = mock_llm.requests[-1]
+        assert len(sent["tools"]) > 1 and sent["messages"][-1] == PREFILL
+        assert all("thinking" not in t["input_schema"]["properties"] for t in sent["tools"])
+
+
 def test_a_system_message_goes_out_as_an_event(claude: Letta, mock_llm: MockLLM) -> None:
     agent = make_agent(claude)
     mock_llm.script(Reply.text("Noted."))
