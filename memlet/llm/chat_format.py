@@ -114,10 +114,9 @@ def image_url(source: dict[str, Any]) -> str | None:
 
 
 def user_content(content: list[dict[str, Any]] | None) -> str | list[dict[str, Any]]:
-    """A user message's content: plain text, or text and image_url parts when it carries images."""
+    """A user message's content: plain text for one text part, else its text and image_url parts one by one, as
+    Letta sends a user message of several parts (`fill_image_content_in_messages`; Claude gets one block each)."""
     if not content or (len(content) == 1 and content[0].get("type") == "text"):
-        return text_parts(content)
-    if not any(part.get("type") == "image" for part in content):
         return text_parts(content)
     parts: list[dict[str, Any]] = []
     for part in content or []:

@@ -25,7 +25,7 @@ def test_text_parts_of_one_several_and_no_parts() -> None:
 
 def test_user_content_is_text_unless_it_carries_images() -> None:
     assert user_content([text("hi")]) == "hi"
-    assert user_content([text("a"), text("b")]) == "ab"
+    assert user_content([text("a"), text("b")]) == [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]
     image = {"type": "image", "source": {"type": "url", "url": "https://example.com/cat.png"}}
     assert user_content([text("look"), image]) == [
         {"type": "text", "text": "look"},
