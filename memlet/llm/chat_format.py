@@ -309,8 +309,9 @@ def _append_row(out: list[dict[str, Any]], row: MessageLike, in_args: bool, scru
         out.append(_with_thinking(_named(message, row), row))
     elif role == "summary":
         out.append(_named({"role": "user", "content": text_parts(parts)}, row))
-    elif role == "system":
-        out.append(_named({"role": "system", "content": text_parts(parts)}, row))
+    elif role == "system":  # several text parts are joined by blank lines, as Letta joins them
+        text = "\n\n".join(str(p.get("text", "")) for p in parts or [] if p.get("type") == "text")
+        out.append(_named({"role": "system", "content": text}, row))
 
 
 def request_messages(
