@@ -11,7 +11,7 @@
   role are merged, and a conversation that starts with the assistant gets a user turn before it.
 - Tools become ``{name, description, input_schema}`` (the last one cached); tool_choice maps to Anthropic's, with
   ``disable_parallel_tool_use`` unless parallel calls were asked for. With thinking on, Anthropic accepts only
-  ``auto`` (Letta does the same), and temperature must be left out.
+  ``auto`` (Letta does the same), and the temperature is 1.0 whatever the config's, as Letta sends it.
 - letta_v1 agents, as Letta's client sends them: tool_choice is always ``auto`` (a call is never forced), and
   heartbeat user messages are left out. Other agents with ``enable_reasoner`` get each heartbeat that follows a
   tool result appended to it (", "-joined), so no text sits between two tool turns (thinking would be dropped).
@@ -319,6 +319,7 @@ def request_body(request: ChatRequest, options: AnthropicOptions) -> dict[str, A
             # The budget must stay below max_tokens; room is made for the answer after the thinking.
             body["thinking"] = {"type": "enabled", "budget_tokens": options.thinking_budget}
             body["max_tokens"] = max(max_tokens, options.thinking_budget + 1)
+        body["temperature"] = 1.0  # the only value thinking takes, which Letta sends whatever the config's
     elif request.temperature is not None:
         body["temperature"] = _minimax_temperature(request.temperature) if options.minimax else request.temperature
     if options.effort:

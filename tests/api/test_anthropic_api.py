@@ -295,7 +295,7 @@ class TestThinking:
         ]
         first, second = mock_llm.requests
         assert first["thinking"] == {"type": "enabled", "budget_tokens": agent.llm_config.max_reasoning_tokens}
-        assert "temperature" not in first
+        assert first["temperature"] == 1.0  # the only value thinking takes, as Letta sends it
         assert first["_beta"] == "interleaved-thinking-2025-05-14"  # thinking between tool calls, as Letta asks
         thought = {"type": "thinking", "thinking": "Store the tea fact.", "signature": "sig-A"}
         assert second["messages"][-2]["content"][0] == thought  # the tool_use turn starts with its signed thinking

@@ -122,7 +122,7 @@ class TestConversion:
         assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
         assert body["max_tokens"] > 2048  # the budget must stay below max_tokens
         assert body["tool_choice"]["type"] == "auto"  # Anthropic refuses forced tools with thinking
-        assert "temperature" not in body
+        assert body["temperature"] == 1.0  # the only value thinking takes, as Letta sends it
         off = AnthropicOptions.from_llm_config({**config, "enable_reasoner": False})
         assert "thinking" not in request_body(chat(temperature=0.3), off)
 
