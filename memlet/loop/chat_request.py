@@ -36,8 +36,12 @@ def tool_return_limit(llm_config: Mapping[str, Any]) -> int:
 
 def inner_thoughts_in_kwargs(agent: orm.Agent) -> bool:
     """Whether a V2 agent's model is asked for its thoughts as a `thinking` tool argument (Letta's
-    `put_inner_thoughts_in_kwargs`); letta_v1 agents never are."""
-    return is_v2(agent.agent_type) and bool((agent.llm_config or {}).get("put_inner_thoughts_in_kwargs"))
+    `put_inner_thoughts_in_kwargs`); letta_v1 agents never are, nor DeepSeek's models (Letta's DeepSeek client
+    turns the flag off: they think in their content)."""
+    config = agent.llm_config or {}
+    if config.get("model_endpoint_type") == "deepseek":
+        return False
+    return is_v2(agent.agent_type) and bool(config.get("put_inner_thoughts_in_kwargs"))
 
 
 def step_thoughts_in_kwargs(agent: orm.Agent, tool_choice: str | dict[str, Any] | None) -> bool:

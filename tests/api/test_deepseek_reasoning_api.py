@@ -88,3 +88,26 @@ def test_a_reasoner_gets_no_sampling_parameters(client: Letta, http: httpx.Clien
         summary = mock_llm.requests[-1]
         assert "tea" in str(summary["messages"]) and "tools" not in summary
         assert {k: v for k, v in summary.items() if k in sampled} == expected
+
+
+def test_a_v2_agent_is_not_asked_for_a_thinking_argument(client: Letta, mock_llm: MockLLM) -> None:
+    """Letta's DeepSeek client turns put_inner_thoughts_in_kwargs off: a V2 agent's tools carry no `thinking`
+    argument and the text beside its call is its reasoning."""
+    agent = client.agents.create(
+        llm_config={  # type: ignore[arg-type]
+            "model": "deepseek-chat",
+            "model_endpoint_type": "deepseek",
+            "model_endpoint": mock_llm.base_url,
+            "context_window": 64000,
+            "put_inner_thoughts_in_kwargs": True,
+        },
+        agent_type="memgpt_v2_agent",
+        embedding=EMBEDDING,
+        memory_blocks=BLOCKS,
+    )
+    mock_llm.script(Reply.tool_call("send_message", {"message": "Hi Bob."}, content="Bob is here."))
+    response = client.agents.messages.create(agent.id, messages=[{"role": "user", "content": "hi"}])  # type: ignore[list-item]
+    shown = [(m.message_type, getattr(m, "reasoning", None) or getattr(m, "content", None)) for m in response.messages]
+    assert shown == [("reasoning_message", "Bob is here."), ("assistant_message", "Hi Bob.")]
+    tools = mock_llm.requests[-1]["tools"]
+    assert tools and all("thinking" not in t["function"]["parameters"]["properties"] for t in tools)
