@@ -22,6 +22,7 @@
 """
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -137,6 +138,13 @@ def _image_block(url: str) -> dict[str, Any]:
 
 
 MALFORMED_ARGUMENTS_KEY = "_malformed_tool_arguments"
+_NOT_IN_TOOL_IDS = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def tool_use_id(call_id: Any) -> str:
+    """A call id as Anthropic takes it: letters, digits, `_` and `-` only, any other character written as `_`,
+    as Letta sanitizes it (another provider's model may have made "Read:93" before the agent moved to Claude)."""
+    return _NOT_IN_TOOL_IDS.sub("_", str(call_id or ""))
 
 
 def _tool_input(arguments: str) -> dict[str, Any]:
@@ -160,7 +168,9 @@ def _assistant_blocks(message: dict[str, Any], model: str) -> list[dict[str, Any
     for call in message.get("tool_calls") or []:
         function = call.get("function") or {}
         name, arguments = str(function.get("name") or ""), str(function.get("arguments") or "")
-        blocks.append({"type": "tool_use", "id": call["id"], "name": name, "input": _tool_input(arguments)})
+        blocks.append(
+            {"type": "tool_use", "id": tool_use_id(call["id"]), "name": name, "input": _tool_input(arguments)}
+        )
     return blocks
 
 
@@ -229,7 +239,11 @@ def split_messages(
             _append(out, "assistant", _assistant_blocks(message, model))
         elif role == "tool":
             content = message.get(TOOL_RESULT_PARTS_KEY) or message.get("content") or ""
-            result = {"type": "tool_result", "tool_use_id": message.get("tool_call_id"), "content": content}
+            result = {
+                "type": "tool_result",
+                "tool_use_id": tool_use_id(message.get("tool_call_id")),
+                "content": content,
+            }
             _append(out, "user", [result])
         elif role == "system":  # a system message after the first: an event in a user turn, as Letta sends it
             _append(out, "user", _text_blocks(system_event(str(message.get("content") or ""))))

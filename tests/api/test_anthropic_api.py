@@ -259,6 +259,22 @@ class TestForcedCallThinking:
         assert all("thinking" not in t["input_schema"]["properties"] for t in sent["tools"])
 
 
+def test_another_providers_call_ids_are_sanitized(claude: Letta, mock_llm: MockLLM) -> None:
+    """A call id made by another provider's model ("Read:93", as Kimi writes them) goes to Claude with `_` for the
+    characters Anthropic refuses, in the tool_use block and its result alike, as Letta sanitizes it."""
+    agent = claude.agents.create(model="openai/gpt-4o-mini", embedding=EMBEDDING, memory_blocks=BLOCKS)  # type: ignore[arg-type]
+    mock_llm.script(Reply.tool_call("conversation_search", {"query": "tea"}, id="Read:93"), Reply.text("None."))
+    say(claude, agent.id, "tea?")
+    claude.agents.update(agent.id, model=SONNET)
+    mock_llm.script(Reply.text("Hello from Claude."))
+    say(claude, agent.id, "hi")
+    sent = mock_llm.requests[-1]
+    assert sent["_api"] == "anthropic"
+    blocks = [b for m in sent["messages"] if isinstance(m["content"], list) for b in m["content"]]
+    assert [b["id"] for b in blocks if b["type"] == "tool_use"] == ["Read_93"]
+    assert [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"] == ["Read_93"]
+
+
 def test_a_system_message_goes_out_as_an_event(claude: Letta, mock_llm: MockLLM) -> None:
     agent = make_agent(claude)
     mock_llm.script(Reply.text("Noted."))
