@@ -11,6 +11,7 @@ from letta_client import Letta
 
 from tests.api.test_folders_api import EMBEDDING, MODEL, make_folder, passages, wait_done
 from tests.mock_llm import MockLLM, Reply
+from tests.pdf_files import pdf_document
 
 COLORS = ["red", "green", "blue", "amber", "violet"]
 # 60 sentences of ~23 tokens. Punkt (untrained, as llama-index builds it) also ends a sentence at "e.g.", so
@@ -118,15 +119,7 @@ def pdf_pages(*pages: list[tuple[int, int, str]]) -> bytes:
         objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
     objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % k for k in kids), len(kids))
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-    out, offsets = bytearray(b"%PDF-1.4\n"), []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
+    return pdf_document(objects)
 
 
 class TestParsedText:

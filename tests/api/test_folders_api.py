@@ -14,6 +14,7 @@ from memlet.config import Settings
 from memlet.db.engine import async_url
 from tests.conftest import LiveServer
 from tests.mock_llm import MockLLM, Reply
+from tests.pdf_files import pdf_document
 
 MODEL = "openai/gpt-4o-mini"
 EMBEDDING = "openai/text-embedding-3-small"
@@ -31,15 +32,7 @@ def pdf_bytes(line: str) -> bytes:
         b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
-    out, offsets = bytearray(b"%PDF-1.4\n"), []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
+    return pdf_document(objects)
 
 
 def wait_done(client: Letta, folder_id: str, file_id: str, timeout: float = 20) -> Any:

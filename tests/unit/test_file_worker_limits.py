@@ -13,6 +13,7 @@ from memlet.folders.chunking import chunk_file, fallback_chunks
 from memlet.folders.parsing import ChildLimits, ParseError, parse_file
 from memlet.folders.processing import SPLIT_IN_PROCESS_CHARS, split_text
 from tests.api.test_files_parity_api import pdf_pages
+from tests.pdf_files import pdf_document
 
 
 def bomb(megabytes: int) -> bytes:
@@ -24,15 +25,7 @@ def bomb(megabytes: int) -> bytes:
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
         b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
     ]
-    out, offsets = bytearray(b"%PDF-1.4\n"), []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
+    return pdf_document(objects)
 
 
 def test_a_pdf_that_inflates_past_the_memory_cap_is_the_files_error() -> None:
