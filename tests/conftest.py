@@ -43,6 +43,12 @@ def embedded_pg() -> Iterator[EmbeddedPostgres]:
     root = Path(tempfile.mkdtemp(prefix="memlet-test-pg-"))
     server = EmbeddedPostgres(root / "pgdata", database=TEST_DB)
     server.start()
+    # The suite's servers share this cluster: the session server's idle pools plus a load test's 51 turn
+    # connections came near Postgres' default 100 ("too many clients"). Room for them, set before any test runs.
+    with (root / "pgdata" / "postgresql.auto.conf").open("a") as conf:
+        conf.write("\nmax_connections = 300\n")
+    server.stop()
+    server.start()
     yield server
     server.stop()
     shutil.rmtree(root, ignore_errors=True)
